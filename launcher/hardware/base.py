@@ -1,0 +1,64 @@
+"""What the controller needs from a hardware backend, whichever it is (GPIO header or a board on USB serial).
+
+The controller never touches pins or bytes itself: it asks a `Dispenser` to shoot a number of cards and hears
+about button presses through `Inputs.when_pressed`. Each backend keeps the motor bounded on its own side
+(a watchdog independent of its counting loop), so a hung controller can never leave the motor running.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class StopReason(enum.StrEnum):
+    """Why a fire ended."""
+
+    COUNT = "count"  # the exit sensor counted the requested cards
+    TIMEOUT = "timeout"  # the max-run watchdog cut the motor
+    JAM = "jam"  # the motor ran and no card reached the exit in time
+    ABORTED = "aborted"  # stop() was called (shutdown, lid, fault)
+    ERROR = "error"  # the backend failed mid-fire; the motor was stopped
+
+
+@dataclass(frozen=True, slots=True)
+class DispenseResult:
+    requested: int
+    dispensed: int
+    ms: int
+    stop: StopReason
+
+
+class FireJob(Protocol):
+    """A fire in progress. The motor is already running when the job exists."""
+
+    def wait(self) -> DispenseResult:
+        """Block until the fire has ended, whatever the reason; the motor is off on return."""
+        ...
+
+
+class Dispenser(Protocol):
+    def start(self, cards: int) -> FireJob:
+        """Start the motor at once and return the job that counts the cards out."""
+        ...
+
+    def stop(self) -> None:
+        """Motor off now. Safe from any thread, repeatable, and never raises."""
+        ...
+
+
+class Inputs(Protocol):
+    when_pressed: Callable[[], None] | None
+
+
+class Hardware(Protocol):
+    """One backend: its inputs, its dispenser, and a description for the status page."""
+
+    inputs: Inputs
+    dispenser: Dispenser
+
+    def describe(self) -> dict[str, object]: ...
+
+    def close(self) -> None: ...
