@@ -1,0 +1,66 @@
+"""The phone page's translation catalogues agree with each other and with the keys the page uses."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+WEBUI = Path(__file__).resolve().parent.parent / "webui"
+I18N = WEBUI / "static" / "i18n"
+LANGS = ["en", "zh-Hans", "zh-Hant"]
+
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# data-i18n="key" in the template, t("key" in the script (keys are always literal so they can be checked here).
+TEMPLATE_KEY = re.compile(r'data-i18n="([^"]+)"')
+SCRIPT_KEY = re.compile(r'(?<![\w.$])t\("([^"]+)"')
+
+
+def catalogue(lang: str) -> dict[str, str]:
+    return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def template_keys() -> set[str]:
+    return set(TEMPLATE_KEY.findall((WEBUI / "templates" / "index.html").read_text(encoding="utf-8")))
+
+
+def script_keys() -> set[str]:
+    return set(SCRIPT_KEY.findall((WEBUI / "static" / "app.js").read_text(encoding="utf-8")))
+
+
+def test_there_is_one_catalogue_per_language():
+    assert sorted(p.stem for p in I18N.glob("*.json")) == sorted(LANGS)
+
+
+@pytest.mark.parametrize("lang", LANGS[1:])
+def test_catalogue_has_exactly_the_english_keys(lang):
+    english, other = catalogue("en"), catalogue(lang)
+    assert sorted(set(english) - set(other)) == [], "missing"
+    assert sorted(set(other) - set(english)) == [], "not in en.json"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_text_is_a_non_empty_string(lang):
+    bad = [key for key, text in catalogue(lang).items() if not isinstance(text, str) or not text.strip()]
+    assert bad == []
+
+
+@pytest.mark.parametrize("lang", LANGS[1:])
+def test_translations_use_the_same_placeholders(lang):
+    english, other = catalogue("en"), catalogue(lang)
+    differ = {
+        key: (text, other[key])
+        for key, text in english.items()
+        if set(PLACEHOLDER.findall(text)) != set(PLACEHOLDER.findall(other.get(key, "")))
+    }
+    assert differ == {}
+
+
+def test_page_and_script_only_use_keys_that_exist():
+    used = template_keys() | script_keys()
+    assert script_keys(), 'no t("...") calls found: has the script changed its style?'
+    assert sorted(used - set(catalogue("en"))) == []
+
+
+def test_every_catalogue_key_is_used():
+    assert sorted(set(catalogue("en")) - template_keys() - script_keys()) == []
