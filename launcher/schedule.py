@@ -1,17 +1,46 @@
 """The randomised firing schedule: which press fires, and how many cards.
 
-Pure: no I/O, no clock. An outcome is a deterministic function of the seed and the presses so far, so a round
-can be replayed and checked. The controller only calls `Schedule.next_outcome()`.
+Pure: no I/O, no clock. An outcome is a deterministic function of the seed and the presses so far (and, for a
+pattern profile, the restarts), so a round can be replayed and checked. The controller only calls
+`Schedule.next_outcome()` and, when the lid opens, `Schedule.restart()`.
+
+Every random value comes from `random.Random(seed).random()`, whose sequence Python guarantees to stay the same
+across versions for a str, bytes or int seed; the other `random` methods carry no such promise, so they are not
+used. The draws of one press, in order (docs/FAIRNESS.md repeats this for independent verifiers):
+
+1. if the profile pauses (pause_probability > 0): one draw; below pause_probability, one more for the duration;
+2. a hazard profile that may still fire (fires_in_row < max_fires_in_row): one draw, a fire if below the hazard;
+   a pattern profile draws nothing here;
+3. on a fire: if the profile has a jackpot, one draw, a jackpot if below jackpot_probability; then one draw for
+   the number of cards (uniform over jackpot_cards for a jackpot, otherwise by card_weights).
 """
 
 from __future__ import annotations
 
+import math
 import random
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from itertools import accumulate, pairwise
+from typing import Any
+
+MAX_DROUGHT = 49  # longest hazard: a longer wait is no longer suspense
+MAX_FIRES_IN_ROW = 20
+MAX_CARDS = 30  # one fire never shoots more; the hopper holds about 112
+MAX_PAUSE_MS = 10_000
+MAX_PATTERN_PRESS = 1000
 
 
-@dataclass(frozen=True, slots=True)
+class ProfileError(ValueError):
+    """A profile parameter is not accepted; the message names it, its value and what is accepted."""
+
+
+@dataclass(slots=True)
 class Outcome:
+    """What one press does. Read-only by convention: not frozen because a frozen dataclass costs four times as
+    much to build and `next_outcome` is on the hot path (see benchmarks/bench_schedule.py)."""
+
     press: int  # 1-based press number since the schedule started
     cards: int  # 0 = a miss
     tension: float  # 0..1, how close the next fire feels; drives the cues
@@ -25,56 +54,377 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """A firing profile. `hazard[k]` is the fire probability after k misses in a row."""
+    """A firing profile, validated on construction (ProfileError).
+
+    Either a hazard or a fixed pattern decides which presses fire:
+    `hazard[k]` is the fire probability after k misses in a row; it never falls, and its last value is 1, so a
+    fire is certain after `len(hazard) - 1` misses. `pattern` lists the presses that fire in each cycle of
+    `pattern[-1]` presses. `card_weights[i]` is the weight of firing i + 1 cards; a fire is instead a jackpot,
+    uniform over `jackpot_cards` (lowest, highest), with `jackpot_probability`. Each press first pauses, with
+    `pause_probability`, for a time uniform over `pause_ms` (shortest, longest), so a pause says nothing about
+    the outcome.
+    """
 
     name: str
     hazard: tuple[float, ...]
     max_fires_in_row: int
-    card_weights: tuple[float, ...]  # card_weights[i] is the weight of firing i + 1 cards
+    card_weights: tuple[float, ...]
+    jackpot_probability: float = 0.0
+    jackpot_cards: tuple[int, int] = (12, 15)
+    pause_probability: float = 0.0
+    pause_ms: tuple[int, int] = (0, 0)
+    pattern: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        _check_firing(self.hazard, self.pattern)
+        _check_whole("max_fires_in_row", self.max_fires_in_row, 1, MAX_FIRES_IN_ROW)
+        if self.pattern:
+            _check_pattern_runs(self.pattern, self.max_fires_in_row)
+        _check_weights(self.card_weights)
+        _check_probability("jackpot_probability", self.jackpot_probability)
+        _check_range("jackpot_cards", self.jackpot_cards, 1, MAX_CARDS, "cards")
+        _check_probability("pause_probability", self.pause_probability)
+        _check_range("pause_ms", self.pause_ms, 0, MAX_PAUSE_MS, "milliseconds")
 
     @property
     def longest_drought(self) -> int:
-        """Most misses in a row before a fire is certain."""
+        """Most misses in a row; the press after them fires for certain (between restarts)."""
+        if self.pattern:
+            return max(_pattern_gaps(self.pattern))
         return len(self.hazard) - 1
 
+    @property
+    def min_cards(self) -> int:
+        lowest = next(i for i, w in enumerate(self.card_weights) if w > 0) + 1
+        return min(lowest, self.jackpot_cards[0]) if self.jackpot_probability > 0 else lowest
 
-# About one press in three fires; never more than 4 misses in a row; never 3 fires in a row; mostly 1-6 cards.
+    @property
+    def max_cards(self) -> int:
+        highest = _last_positive(self.card_weights) + 1
+        return max(highest, self.jackpot_cards[1]) if self.jackpot_probability > 0 else highest
+
+    def expected_fire_rate(self) -> float:
+        """The exact long-run share of presses that fire (no restarts)."""
+        if self.pattern:
+            return len(self.pattern) / self.pattern[-1]
+        # Renewal argument: a cycle is a run of fires (each further fire has hazard[0], up to the cap), then the
+        # misses until the next fire; k misses end with probability hazard[k] * P(reaching k misses).
+        fires = sum(self.hazard[0] ** j for j in range(self.max_fires_in_row))
+        misses, reach = 0.0, 1.0
+        for k in range(1, len(self.hazard)):
+            misses += k * reach * self.hazard[k]
+            reach *= 1.0 - self.hazard[k]
+        return fires / (fires + misses)
+
+    def cards_distribution(self) -> dict[int, float]:
+        """Probability of each number of cards in one fire, jackpots included."""
+        total = sum(self.card_weights)
+        plain = 1.0 - self.jackpot_probability
+        chances = {i + 1: plain * w / total for i, w in enumerate(self.card_weights) if w > 0}
+        if self.jackpot_probability > 0:
+            low, high = self.jackpot_cards
+            for cards in range(low, high + 1):
+                chances[cards] = chances.get(cards, 0.0) + self.jackpot_probability / (high - low + 1)
+        return dict(sorted(chances.items()))
+
+    def expected_cards_per_fire(self) -> float:
+        return sum(cards * p for cards, p in self.cards_distribution().items())
+
+
+# --- validation: every message is "<param> = <value> is not accepted: <why>; expected <what>" -------------------
+
+_ACCEPTED = {
+    "name": "a name of 1 to 40 characters",
+    "hazard": f"a list of 2 to {MAX_DROUGHT + 1} fire probabilities from 0 to 1 that never falls and ends with 1",
+    "pattern": f"a list of rising press numbers from 1 to {MAX_PATTERN_PRESS}, the last one ending the cycle",
+    "max_fires_in_row": f"a whole number from 1 to {MAX_FIRES_IN_ROW}",
+    "card_weights": f"a list of 1 to {MAX_CARDS} non-negative weights, not all zero (the first is for 1 card)",
+    "jackpot_probability": "a number from 0 to 1",
+    "jackpot_cards": f"[lowest, highest] cards with 1 <= lowest <= highest <= {MAX_CARDS}",
+    "pause_probability": "a number from 0 to 1",
+    "pause_ms": f"[shortest, longest] milliseconds with 0 <= shortest <= longest <= {MAX_PAUSE_MS}",
+}
+
+
+def _refuse(param: str, value: object, why: str) -> ProfileError:
+    shown = list(value) if isinstance(value, tuple) else value
+    return ProfileError(f"{param} = {shown!r} is not accepted: {why}; expected {_ACCEPTED[param]}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not 1 <= len(name) <= 40:
+        raise _refuse("name", name, "not a name of the right length")
+
+
+def _check_probability(param: str, value: object) -> None:
+    if not _is_number(value) or not 0 <= value <= 1:
+        raise _refuse(param, value, "not a probability")
+
+
+def _check_whole(param: str, value: object, low: int, high: int) -> None:
+    if not _is_whole(value) or not low <= value <= high:
+        raise _refuse(param, value, "out of range" if _is_whole(value) else "not a whole number")
+
+
+def _check_range(param: str, value: object, low: int, high: int, unit: str) -> None:
+    if not isinstance(value, tuple) or len(value) != 2 or not all(_is_whole(v) for v in value):
+        raise _refuse(param, value, f"not two whole numbers of {unit}")
+    if not low <= value[0] <= value[1] <= high:
+        raise _refuse(param, value, "out of order or out of range")
+
+
+def _check_firing(hazard: object, pattern: object) -> None:
+    if not isinstance(pattern, tuple):
+        raise _refuse("pattern", pattern, "not a list")
+    if pattern and hazard:
+        raise _refuse("pattern", pattern, "a profile has either a hazard or a pattern, not both")
+    if pattern:
+        _check_pattern(pattern)
+    else:
+        _check_hazard(hazard)
+
+
+def _check_hazard(hazard: object) -> None:
+    if not isinstance(hazard, tuple):
+        raise _refuse("hazard", hazard, "not a list")
+    if not 2 <= len(hazard) <= MAX_DROUGHT + 1:
+        raise _refuse("hazard", hazard, f"{len(hazard)} values (or give a pattern instead)")
+    for k, p in enumerate(hazard):
+        if not _is_number(p) or not 0 <= p <= 1:
+            raise _refuse("hazard", hazard, f"value {k} is not a probability")
+        if k and p < hazard[k - 1]:
+            raise _refuse("hazard", hazard, f"value {k} falls below the one before")
+    if hazard[-1] != 1:
+        raise _refuse("hazard", hazard, "the last value must be 1 so that a fire is certain after the drought")
+
+
+def _check_pattern(pattern: tuple[Any, ...]) -> None:
+    if not all(_is_whole(n) for n in pattern):
+        raise _refuse("pattern", pattern, "not all whole numbers")
+    if pattern[0] < 1 or pattern[-1] > MAX_PATTERN_PRESS:
+        raise _refuse("pattern", pattern, "a press number out of range")
+    if any(b <= a for a, b in pairwise(pattern)):
+        raise _refuse("pattern", pattern, "press numbers must rise")
+
+
+def _check_pattern_runs(pattern: tuple[int, ...], cap: int) -> None:
+    if len(pattern) == pattern[-1]:
+        raise _refuse("pattern", pattern, "every press fires; a cycle needs at least one miss")
+    longest = max(_pattern_runs(pattern))
+    if longest > cap:
+        raise _refuse("pattern", pattern, f"it fires {longest} presses in a row but max_fires_in_row is {cap}")
+
+
+def _check_weights(weights: object) -> None:
+    if not isinstance(weights, tuple) or not 1 <= len(weights) <= MAX_CARDS:
+        raise _refuse("card_weights", weights, "not a list of the right length")
+    if not all(_is_number(w) and w >= 0 for w in weights):
+        raise _refuse("card_weights", weights, "a weight is negative or not a number")
+    if not any(w > 0 for w in weights):
+        raise _refuse("card_weights", weights, "all weights are zero")
+
+
+def _pattern_gaps(pattern: tuple[int, ...]) -> list[int]:
+    """Misses before each fire of a cycle; the first gap also closes the previous cycle (it ends on a fire)."""
+    return [b - a - 1 for a, b in pairwise((0, *pattern))]
+
+
+def _pattern_runs(pattern: tuple[int, ...]) -> list[int]:
+    """Lengths of the runs of consecutive fires, joining the run that ends a cycle to one that starts the next."""
+    runs = [1]
+    for gap in _pattern_gaps(pattern)[1:]:
+        runs.append(runs.pop() + 1 if gap == 0 else 1)
+    if pattern[0] == 1 and len(runs) > 1:
+        runs[0] += runs.pop()
+    return runs
+
+
+def _last_positive(weights: tuple[float, ...]) -> int:
+    return max(i for i, w in enumerate(weights) if w > 0)
+
+
+# --- building profiles from config and API mappings ---------------------------------------------------------------
+
+PARAMETERS = tuple(f.name for f in fields(Profile) if f.name != "name")
+_REQUIRED = ("max_fires_in_row", "card_weights")
+_PAIRS = ("jackpot_cards", "pause_ms")
+_LISTS = ("hazard", "pattern", "card_weights", *_PAIRS)
+
+
+def profile_from_mapping(name: str, mapping: Mapping[str, Any]) -> Profile:
+    """Build a validated profile from config or API values (JSON or TOML types: lists for the sequences).
+
+    Unknown parameters are refused; missing optional ones take the Profile defaults (no jackpot, no pause).
+    """
+    if not isinstance(mapping, Mapping):
+        raise ProfileError(f"profile {name!r}: {mapping!r} is not accepted: expected a table of parameters")
+    for key in mapping:
+        if key not in PARAMETERS:
+            raise ProfileError(
+                f"{key} = {mapping[key]!r} is not accepted: unknown parameter; expected one of " + ", ".join(PARAMETERS)
+            )
+    for key in _REQUIRED:
+        if key not in mapping:
+            raise ProfileError(f"{key} is missing: expected {_ACCEPTED[key]}")
+    if "hazard" not in mapping and "pattern" not in mapping:
+        raise ProfileError(f"hazard is missing: expected {_ACCEPTED['hazard']} (or a pattern)")
+    values = {key: tuple(v) if key in _LISTS and isinstance(v, list | tuple) else v for key, v in mapping.items()}
+    return Profile(name=name, **values)
+
+
+def profile_to_mapping(profile: Profile) -> dict[str, Any]:
+    """The profile's parameters as JSON types; `profile_from_mapping(profile.name, ...)` rebuilds the profile."""
+    params = {key: getattr(profile, key) for key in PARAMETERS}
+    return {key: list(v) if isinstance(v, tuple) else v for key, v in params.items()}
+
+
+# --- the built-in profiles ----------------------------------------------------------------------------------------
+
+CLASSIC_FIRE_RATE = 0.35  # declared; the classic hazard below gives 0.3492 exactly (docs/SCHEDULE.md)
+
+# Mattel-like: about one press in three fires, never more than 4 misses in a row, never 3 fires in a row,
+# mostly 1 to 6 cards, and now and then a big burst.
 CLASSIC = Profile(
     name="classic",
-    hazard=(0.22, 0.26, 0.34, 0.5, 1.0),
+    hazard=(0.25, 0.3, 0.38, 0.55, 1.0),
     max_fires_in_row=2,
-    card_weights=(0.2, 0.22, 0.2, 0.16, 0.12, 0.1),
+    card_weights=(0.18, 0.22, 0.2, 0.15, 0.11, 0.08, 0.04, 0.02),
+    jackpot_probability=0.005,
+    jackpot_cards=(10, 12),
 )
 
-PROFILES: dict[str, Profile] = {CLASSIC.name: CLASSIC}
+# Children: short waits, and never more than 3 cards.
+GENTLE = Profile(
+    name="gentle",
+    hazard=(0.2, 0.3, 0.45, 1.0),
+    max_fires_in_row=2,
+    card_weights=(0.5, 0.35, 0.15),
+)
+
+# A crowd that wants pain: fires about one press in two, up to 3 in a row, bigger bursts and more jackpots.
+BRUTAL = Profile(
+    name="brutal",
+    hazard=(0.4, 0.45, 0.6, 1.0),
+    max_fires_in_row=3,
+    card_weights=(0.04, 0.08, 0.12, 0.14, 0.14, 0.13, 0.11, 0.09, 0.08, 0.07),
+    jackpot_probability=0.02,
+    jackpot_cards=(12, 16),
+)
+
+# The published claim in RULES.md §2: the original fires on these presses of a 96-press cycle.
+MATTEL_PATTERN = (2, 6, 9, 13, 17, 21, 24, 26, 27, 29, 32, 36, 37, 41, 44, 47, 48, 51, 54, 57, 58, 62, 66, 69,
+                  72, 73, 77, 81, 84, 85, 88, 92, 93, 96)  # fmt: skip
+PATTERN = Profile(
+    name="pattern",
+    hazard=(),
+    max_fires_in_row=2,
+    card_weights=CLASSIC.card_weights,
+    pattern=MATTEL_PATTERN,
+)
+
+# Long droughts, long suspense pauses on a quarter of the presses, and a rare jackpot of 12 or more cards.
+EXTREME = Profile(
+    name="extreme",
+    hazard=(0.15, 0.2, 0.25, 0.32, 0.42, 0.6, 1.0),
+    max_fires_in_row=2,
+    card_weights=(0.16, 0.2, 0.2, 0.16, 0.12, 0.08, 0.05, 0.03),
+    jackpot_probability=0.03,
+    jackpot_cards=(12, 20),
+    pause_probability=0.25,
+    pause_ms=(1500, 5000),
+)
+
+# The starting point for `custom`; the config and the admin page replace it through `profile_from_mapping`.
+CUSTOM = profile_from_mapping("custom", profile_to_mapping(CLASSIC))
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (CLASSIC, GENTLE, BRUTAL, PATTERN, EXTREME, CUSTOM)}
+
+
+# --- the schedule -------------------------------------------------------------------------------------------------
 
 
 class Schedule:
-    """Draws outcomes for one run of presses from a seeded generator."""
+    """Draws outcomes for one run of presses from a seeded generator.
+
+    `next_outcome()` returns the next press's Outcome. It is the `__next__` of a generator that keeps the state
+    in local variables, about twice as fast as a method reading and writing attributes; it copies the state to
+    `presses`, `misses_in_row` and `fires_in_row` after every press for the cues and the tests.
+    """
+
+    __slots__ = ("_random", "fires_in_row", "misses_in_row", "next_outcome", "presses", "profile")
+
+    next_outcome: Callable[[], Outcome]
 
     def __init__(self, profile: Profile, seed: int | bytes | str) -> None:
         self.profile = profile
-        self._rng = random.Random(seed)
-        self._cards = tuple(range(1, len(profile.card_weights) + 1))
         self.presses = 0
-        self.misses_in_row = 0
+        self.misses_in_row = 0  # since the last fire (or restart)
         self.fires_in_row = 0
+        self._random = random.Random(seed).random
+        self.next_outcome = self._outcomes().__next__
 
     @property
     def tension(self) -> float:
         """0 right after a fire, 1 when the next press must fire."""
-        return min(1.0, self.misses_in_row / self.profile.longest_drought)
+        return self.misses_in_row / self.profile.longest_drought
 
-    def next_outcome(self) -> Outcome:
-        p = self.profile
-        self.presses += 1
-        draw = self._rng.random()
-        fire = self.fires_in_row < p.max_fires_in_row and draw < p.hazard[self.misses_in_row]
-        if not fire:
-            self.misses_in_row = min(self.misses_in_row + 1, p.longest_drought)
+    def restart(self) -> None:
+        """The lid opened or the power cycled: a pattern goes back to its first press. No-op for a hazard."""
+        if self.profile.pattern:
+            self.misses_in_row = 0
             self.fires_in_row = 0
-            return Outcome(press=self.presses, cards=0, tension=self.tension)
-        cards = self._rng.choices(self._cards, weights=p.card_weights)[0]
-        self.misses_in_row = 0
-        self.fires_in_row += 1
-        return Outcome(press=self.presses, cards=cards, tension=self.tension)
+            self.next_outcome = self._outcomes().__next__
+
+    def _outcomes(self) -> Iterator[Outcome]:
+        """Outcomes from the current state on (a pattern from its first press). Draws as the module doc says."""
+        p = self.profile
+        draw = self._random
+        presses, misses, fires = self.presses, self.misses_in_row, self.fires_in_row
+        # Precomputed so that each press does table look-ups only.
+        hazard, max_fires = p.hazard, p.max_fires_in_row
+        cycle = p.pattern[-1] if p.pattern else 0
+        pattern_fires = tuple(press in p.pattern for press in range(1, cycle + 1))
+        position = 0  # index into pattern_fires of the next press
+        tensions = tuple(m / p.longest_drought for m in range(p.longest_drought + 1))
+        cumulative_weights = tuple(accumulate(p.card_weights))
+        total_weight = cumulative_weights[-1]
+        last_card_index = _last_positive(p.card_weights)  # a rounding edge must not pick a zero weight
+        jackpot_probability, jackpot_low = p.jackpot_probability, p.jackpot_cards[0]
+        jackpot_span = p.jackpot_cards[1] - jackpot_low + 1
+        pause_probability, pause_shortest = p.pause_probability, p.pause_ms[0]
+        pause_span = p.pause_ms[1] - pause_shortest + 1
+        while True:
+            presses += 1
+            pause_ms = 0
+            if pause_probability and draw() < pause_probability:
+                pause_ms = pause_shortest + int(draw() * pause_span)
+            if cycle:
+                fire = pattern_fires[position]
+                position = (position + 1) % cycle
+            else:
+                # After a miss fires is 0, so the cap never blocks the certain fire at the end of a drought.
+                fire = fires < max_fires and draw() < hazard[misses]
+            if not fire:
+                misses += 1
+                fires = 0
+                outcome = Outcome(presses, 0, tensions[misses], False, pause_ms)
+            elif jackpot_probability and draw() < jackpot_probability:
+                misses = 0
+                fires += 1
+                outcome = Outcome(presses, jackpot_low + int(draw() * jackpot_span), 0.0, True, pause_ms)
+            else:
+                misses = 0
+                fires += 1
+                index = bisect_right(cumulative_weights, draw() * total_weight, 0, last_card_index)
+                outcome = Outcome(presses, index + 1, 0.0, False, pause_ms)
+            self.presses, self.misses_in_row, self.fires_in_row = presses, misses, fires
+            yield outcome

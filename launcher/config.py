@@ -1,0 +1,179 @@
+"""Configuration: a TOML file read into frozen dataclasses.
+
+Strict, like Klipper's config: an unknown section or key, a wrong type or a value out of range stops start-up
+with one line that names the key, the value and what is accepted. Every default works on a laptop: simulated
+hardware, state in ./var/, the page on 127.0.0.1:8080.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from launcher.schedule import PROFILES
+
+
+class ConfigError(ValueError):
+    """A configuration problem, worded for the person who edits the file."""
+
+
+def _opt(default: Any, *, lo: float | None = None, hi: float | None = None, choices: tuple = ()) -> Any:
+    return field(default=default, metadata={"lo": lo, "hi": hi, "choices": choices})
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    backend: str = _opt("sim", choices=("sim", "gpio", "serial"))
+
+
+@dataclass(frozen=True)
+class PinsConfig:
+    """BCM pin numbers of the parts on the Pi header (DESIGN.md §4)."""
+
+    button: int = _opt(17, lo=0, hi=27)
+    motor_forward: int = _opt(20, lo=0, hi=27)
+    motor_backward: int = _opt(21, lo=0, hi=27)
+    motor_enable: int = _opt(12, lo=0, hi=27)
+    exit_beam: int = _opt(27, lo=0, hi=27)
+
+
+@dataclass(frozen=True)
+class DispenseConfig:
+    pwm: float = _opt(0.8, lo=0.05, hi=1.0)  # motor duty while shooting
+    max_run_ms: int = _opt(4000, lo=100, hi=20000)  # hard limit per fire, enforced by a watchdog
+    jam_ms: int = _opt(1200, lo=50, hi=10000)  # motor on and no card at the exit for this long: a jam
+    min_rest_ms: int = _opt(250, lo=0, hi=10000)  # motor rest between two fires
+    card_gap_ms: int = _opt(4, lo=0, hi=500)  # beam edges closer than this are one card (chatter)
+    deck_cards: int = _opt(112, lo=1, hi=500)  # cards loaded in the hopper at start
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """The simulated deck and card exit."""
+
+    cards_per_second: float = _opt(12.0, lo=0.5, hi=1000.0)  # at full motor duty
+    card_block_ms: float = _opt(6.0, lo=0.1, hi=200.0)  # how long one card blocks the beam
+    stall_duty: float = _opt(0.15, lo=0.0, hi=0.9)  # below this duty the roller does not move cards
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    profile: str = _opt("classic")
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    host: str = _opt("127.0.0.1")
+    port: int = _opt(8080, lo=0, hi=65535)  # 0: any free port
+    threads: int = _opt(32, lo=4, hi=256)  # each open phone holds one for its live stream
+    heartbeat_s: float = _opt(15.0, lo=0.05, hi=300.0)
+
+
+@dataclass(frozen=True)
+class StateConfig:
+    dir: str = _opt("./var")
+
+
+@dataclass(frozen=True)
+class Config:
+    hardware: HardwareConfig = field(default_factory=HardwareConfig)
+    pins: PinsConfig = field(default_factory=PinsConfig)
+    dispense: DispenseConfig = field(default_factory=DispenseConfig)
+    sim: SimConfig = field(default_factory=SimConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    web: WebConfig = field(default_factory=WebConfig)
+    state: StateConfig = field(default_factory=StateConfig)
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.state.dir)
+
+    def replace(self, section: str, **values: Any) -> Config:
+        """A copy with some values of one section changed, validated like the file (for CLI flags)."""
+        merged = {**dataclasses.asdict(getattr(self, section)), **values}
+        return dataclasses.replace(self, **{section: _build_section(section, merged)})
+
+
+_SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Config)}  # type: ignore[misc]
+
+
+def _accepted(meta: dict[str, Any], kind: type) -> str:
+    if meta["choices"]:
+        return "one of " + ", ".join(repr(c) for c in meta["choices"])
+    noun = {int: "a whole number", float: "a number", str: "a string"}[kind]
+    if meta["lo"] is not None:
+        return f"{noun} from {meta['lo']:g} to {meta['hi']:g}"
+    return noun
+
+
+def _check_value(key: str, value: Any, kind: type, meta: dict[str, Any]) -> Any:
+    accepted = _accepted(meta, kind)
+    bad = ConfigError(f"{key} = {value!r} is not accepted: expected {accepted}")
+    if isinstance(value, bool):  # TOML true/false must not pass as 1/0
+        raise bad
+    if kind is float and isinstance(value, int):
+        value = float(value)
+    if not isinstance(value, kind):
+        raise bad
+    if meta["choices"] and value not in meta["choices"]:
+        raise bad
+    if meta["lo"] is not None and not meta["lo"] <= value <= meta["hi"]:
+        raise bad
+    return value
+
+
+def _build_section(section: str, table: Any) -> Any:
+    cls = _SECTIONS[section]
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{section}] must be a table of keys, not {table!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in table:
+        if key not in fields:
+            raise ConfigError(f"{section}.{key}: unknown key; accepted keys are {', '.join(fields)}")
+    kinds = {"int": int, "float": float, "str": str}
+    values = {
+        name: _check_value(f"{section}.{name}", value, kinds[str(fields[name].type)], fields[name].metadata)
+        for name, value in table.items()
+    }
+    return cls(**values)
+
+
+def _check_pins(pins: PinsConfig) -> None:
+    owners: dict[int, str] = {}
+    for name, pin in dataclasses.asdict(pins).items():
+        if pin in owners:
+            raise ConfigError(f"pins.{name} = {pin} clashes with pins.{owners[pin]} = {pin}: one part per pin")
+        owners[pin] = name
+
+
+def from_mapping(data: dict[str, Any]) -> Config:
+    """Build and validate a Config from parsed TOML."""
+    for section in data:
+        if section not in _SECTIONS:
+            raise ConfigError(f"[{section}]: unknown section; accepted sections are {', '.join(_SECTIONS)}")
+    config = Config(**{name: _build_section(name, table) for name, table in data.items()})
+    _check_pins(config.pins)
+    if config.schedule.profile not in PROFILES:
+        raise ConfigError(
+            f"schedule.profile = {config.schedule.profile!r} is not accepted: "
+            f"expected one of {', '.join(repr(p) for p in PROFILES)}"
+        )
+    return config
+
+
+def load(path: Path | None) -> Config:
+    """Read the config file; no path means every default."""
+    if path is None:
+        return Config()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    return from_mapping(data)

@@ -1,0 +1,230 @@
+"""The controller: the one place that decides and commands the dispenser.
+
+A press (the physical button or a phone) is decided by the schedule and, when it fires, the motor starts before
+anything is written anywhere. A single worker thread then waits for the fire to end, publishes the outcome and
+keeps the motor resting before the next fire. Presses that arrive while the launcher is firing or resting are
+ignored, as on the real launcher. Any failure in the dispense path stops the motor and latches FAULT: only a
+status read and `reset()` are accepted until then.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from launcher.events import EventBus, EventType
+from launcher.hardware.base import Dispenser, DispenseResult, FireJob, StopReason
+from launcher.schedule import Outcome, Schedule
+
+log = logging.getLogger(__name__)
+
+
+class PressRefused(Exception):
+    """A press that the launcher did not take; `code` is "busy" or "fault"."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    loaded: int
+    dispensed: int
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.loaded - self.dispensed)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"loaded": self.loaded, "dispensed": self.dispensed, "remaining": self.remaining}
+
+
+class PressTicket:
+    """What a press became; `wait()` returns once any fire it started is over."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.result: DispenseResult | None = None
+        self._done = threading.Event()
+
+    def finish(self, result: DispenseResult | None) -> None:
+        self.result = result
+        self._done.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "press": self.outcome.press,
+            "cards": self.outcome.cards,
+            "dispensed": self.result.dispensed if self.result else 0,
+            "tension": self.outcome.tension,
+        }
+
+
+class Controller:
+    def __init__(
+        self,
+        *,
+        dispenser: Dispenser,
+        schedule: Schedule,
+        bus: EventBus,
+        deck_cards: int,
+        min_rest_ms: int,
+    ) -> None:
+        self._dispenser = dispenser
+        self._schedule = schedule
+        self._bus = bus
+        self._rest_s = min_rest_ms / 1000
+        self._lock = threading.Lock()
+        self._busy = False
+        self._fault: str | None = None
+        self._deck = Deck(loaded=deck_cards, dispensed=0)
+        self._last: PressTicket | None = None
+        self._jobs: queue.SimpleQueue[tuple[PressTicket, FireJob] | None] = queue.SimpleQueue()
+        self._worker = threading.Thread(target=self._work, name="controller", daemon=True)
+        self._worker.start()
+
+    # --- commands --------------------------------------------------------------------------------------
+
+    def press(self, source: str) -> PressTicket:
+        """Take one press. Raises PressRefused when the launcher is busy or in FAULT."""
+        with self._lock:
+            refusal = self._refusal()
+            if refusal is None:
+                outcome = self._schedule.next_outcome()
+                ticket = self._last = PressTicket(outcome)
+                job, error = None, None
+                if outcome.fired and self._deck.remaining > 0:
+                    try:
+                        job = self._dispenser.start(min(outcome.cards, self._deck.remaining))
+                    except Exception as e:
+                        self._dispenser.stop()
+                        error = f"motor did not start: {e}"
+                self._busy = job is not None
+        if refusal is not None:
+            self._bus.publish(EventType.BUTTON_IGNORED, {"source": source, "reason": refusal.code})
+            raise refusal
+        # The motor is running (if it fires); only now do events and logging happen.
+        self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
+        if job is not None:
+            self._jobs.put((ticket, job))
+            return ticket
+        if error is not None:
+            with self._lock:
+                self._latch_fault(error)
+        elif outcome.fired:  # the schedule fired on an empty deck
+            self._bus.publish(
+                EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0}
+            )
+        else:
+            self._bus.publish(
+                EventType.LAUNCHER_MISSED,
+                {"press": outcome.press, "tension": outcome.tension, "misses_in_row": self._schedule.misses_in_row},
+            )
+        ticket.finish(None)
+        return ticket
+
+    def press_from_button(self) -> None:
+        """The physical button's callback: never blocks, never raises into gpiozero's thread."""
+        try:
+            self.press("button")
+        except PressRefused:
+            pass  # already published as button.ignored
+        except Exception:
+            log.exception("press from the button failed")
+
+    def reset(self) -> None:
+        """Leave FAULT: the one command accepted while latched."""
+        with self._lock:
+            was = self._fault
+            self._fault = None
+        if was is not None:
+            self._bus.publish(EventType.HARDWARE_OK, {})
+
+    def emergency_stop(self) -> None:
+        """Motor off now (signal handlers, shutdown). Never raises."""
+        self._dispenser.stop()
+
+    def close(self) -> None:
+        """Stop the motor and the worker. Safe to call twice."""
+        self.emergency_stop()
+        self._jobs.put(None)
+        self._worker.join(timeout=5)
+
+    # --- state -----------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            last = self._last
+            return {
+                "presses": self._schedule.presses,
+                "busy": self._busy,
+                "fault": self._fault,
+                "deck": self._deck.as_dict(),
+                "tension": self._schedule.tension,
+                "profile": self._schedule.profile.name,
+                "last_outcome": last.as_dict() if last else None,
+            }
+
+    # --- internals -------------------------------------------------------------------------------------
+
+    def _refusal(self) -> PressRefused | None:
+        if self._fault is not None:
+            return PressRefused("fault", f"the launcher is in FAULT ({self._fault}); reset it first")
+        if self._busy:
+            return PressRefused("busy", "the launcher is still firing; press again in a moment")
+        return None
+
+    def _work(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            ticket, job = item
+            try:
+                result = job.wait()
+            except Exception as e:
+                self._dispenser.stop()
+                log.exception("dispense failed")
+                with self._lock:
+                    self._latch_fault(f"dispense failed: {e}")
+                    self._busy = False
+                ticket.finish(None)
+                continue
+            self._publish_outcome(ticket, result)
+            time.sleep(self._rest_s)  # the motor rests before the next fire can start
+            with self._lock:
+                self._busy = False
+            ticket.finish(result)
+
+    def _publish_outcome(self, ticket: PressTicket, result: DispenseResult) -> None:
+        with self._lock:
+            self._deck = Deck(self._deck.loaded, self._deck.dispensed + result.dispensed)
+            deck = self._deck
+        outcome = ticket.outcome
+        data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
+        if result.stop is StopReason.COUNT:
+            self._bus.publish(EventType.LAUNCHER_FIRED, {**data, "ms": result.ms, "tension": outcome.tension})
+        elif result.stop is StopReason.JAM and deck.remaining == 0:
+            self._bus.publish(EventType.LAUNCHER_EMPTY, data)
+        elif result.stop is StopReason.JAM:
+            self._bus.publish(EventType.LAUNCHER_JAMMED, data)
+        elif result.stop is StopReason.TIMEOUT:
+            with self._lock:
+                self._latch_fault(f"the motor ran {result.ms} ms without finishing; watchdog stopped it")
+        elif result.stop is StopReason.ERROR:
+            with self._lock:
+                self._latch_fault("the dispenser reported an error")
+        if result.dispensed:
+            self._bus.publish(EventType.DECK_CHANGED, deck.as_dict())
+
+    def _latch_fault(self, message: str) -> None:
+        """Called with the lock held. Motor off, FAULT latched, everyone told."""
+        self._dispenser.stop()
+        if self._fault is None:
+            self._fault = message
+            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message})

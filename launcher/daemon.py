@@ -1,0 +1,115 @@
+"""The daemon: builds every part from the config, serves the page, and shuts down with the motor off.
+
+One process: the hardware backend, the controller, the event bus with its SQLite writer, and waitress serving
+the Flask app in-process. SIGTERM and SIGINT stop the motor first, end the live streams, then close the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import signal
+import socket
+from types import FrameType
+
+import waitress
+from waitress.server import BaseWSGIServer, MultiSocketServer
+
+from launcher.config import Config
+from launcher.controller import Controller
+from launcher.events import EventBus, EventType
+from launcher.hardware.base import Hardware
+from launcher.netinfo import public_urls
+from launcher.schedule import PROFILES, Schedule
+from launcher.store import Store
+from webui import create_app
+
+log = logging.getLogger(__name__)
+
+
+class StartupError(RuntimeError):
+    """The daemon cannot start; the message says why, for the console."""
+
+
+def build_hardware(config: Config) -> Hardware:
+    if config.hardware.backend == "sim":
+        from launcher.hardware.sim import SimulatedHardware
+
+        return SimulatedHardware(config)
+    if config.hardware.backend == "gpio":
+        from launcher.hardware.factories import NoPinFactory, pin_factory
+        from launcher.hardware.gpio import GpioHardware
+
+        try:
+            factory = pin_factory()
+        except NoPinFactory as e:
+            raise StartupError(str(e)) from None
+        return GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
+    raise StartupError(f"hardware.backend = {config.hardware.backend!r} is not available in this version")
+
+
+class Daemon:
+    def __init__(self, config: Config, *, hardware: Hardware | None = None) -> None:
+        self.config = config
+        self.store = Store(config.state_dir / "launcher.sqlite3")
+        self.bus = EventBus(self.store)
+        self.hardware = hardware or build_hardware(config)
+        try:
+            self.controller = Controller(
+                dispenser=self.hardware.dispenser,
+                schedule=Schedule(PROFILES[config.schedule.profile], secrets.token_hex(16)),
+                bus=self.bus,
+                deck_cards=config.dispense.deck_cards,
+                min_rest_ms=config.dispense.min_rest_ms,
+            )
+            self.hardware.inputs.when_pressed = self.controller.press_from_button
+            self.server = self._listen()
+        except BaseException:
+            self.hardware.close()
+            self.bus.close()
+            raise
+        self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
+
+    def _listen(self) -> BaseWSGIServer | MultiSocketServer:
+        web = self.config.web
+        # Bind first, so that port 0 (any free port) is known before the page is built.
+        family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
+        try:
+            sock = socket.create_server((web.host, web.port), family=family, backlog=128)
+        except OSError as e:
+            raise StartupError(
+                f"cannot listen on {web.host}:{web.port}: {e.strerror} (is another uno-launcher running? "
+                "pick another port with --port)"
+            ) from None
+        self.urls = public_urls(web.host, sock.getsockname()[1])
+        app = create_app(
+            controller=self.controller,
+            bus=self.bus,
+            hardware=self.hardware,
+            public_urls=self.urls,
+            heartbeat_s=web.heartbeat_s,
+        )
+        return waitress.create_server(
+            app, sockets=[sock], threads=web.threads, asyncore_use_poll=True, ident="uno-launcher"
+        )
+
+    def serve(self) -> None:
+        """Serve until SIGTERM or SIGINT, then shut everything down with the motor off."""
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.server.run()  # returns once the signal handler's SystemExit has closed the server
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.close()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.controller.emergency_stop()
+        self.bus.end_streams()  # open streams finish, so waitress' threads can stop at once
+        raise SystemExit(0)  # waitress' loop catches it and closes the server
+
+    def close(self) -> None:
+        """Motor off, hardware released, pending events written. Safe to call twice."""
+        self.controller.close()
+        self.hardware.close()
+        self.bus.close()

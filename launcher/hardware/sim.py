@@ -1,0 +1,146 @@
+"""Simulated hardware: a virtual card deck and card exit acting on gpiozero's mock pins.
+
+Nothing here replaces `gpio.py`: the daemon builds the very same `GpioHardware` on a mock pin factory, and this
+module plays the physical world around it. While the motor's forward pin is driven, cards leave the deck at a
+rate that grows with the PWM duty; each card blocks the exit beam for a few milliseconds. A jam or an empty
+deck can be injected.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from launcher.config import Config
+from launcher.hardware.gpio import GpioHardware
+
+
+class SimPin(MockPWMPin):
+    """A mock PWM pin that tells the simulated world when its state changes, so the world needs no polling."""
+
+    def _change_state(self, value: float) -> bool:
+        changed = super()._change_state(value)
+        world = getattr(self.factory, "world", None)
+        if changed and world is not None:
+            world.pins_changed.set()
+        return changed
+
+
+class SimulatedWorld:
+    """The deck and the card exit around the launcher's pins."""
+
+    def __init__(self, config: Config, factory: MockFactory) -> None:
+        self._sim = config.sim
+        pins = config.pins
+        self._forward = factory.pin(pins.motor_forward)
+        self._backward = factory.pin(pins.motor_backward)
+        self._enable = factory.pin(pins.motor_enable)
+        self._beam = factory.pin(pins.exit_beam)
+        self._button = factory.pin(pins.button)
+        self._lock = threading.Lock()
+        self._deck = config.dispense.deck_cards
+        self._jammed = False
+        self.cards_out = 0
+        self.pins_changed = threading.Event()
+        self._closed = threading.Event()
+        factory.world = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._run, name="sim-world", daemon=True)
+        self._thread.start()
+
+    # --- what a person at the table does -------------------------------------------------------------------
+
+    def press_button(self, hold_s: float = 0.03) -> None:
+        """Press and release the big button."""
+        self._button.drive_low()
+        time.sleep(hold_s)
+        self._button.drive_high()
+
+    def refill(self, cards: int) -> None:
+        with self._lock:
+            self._deck = cards
+
+    def jam(self, jammed: bool = True) -> None:
+        """A card wedged in the roller: the motor turns, nothing comes out."""
+        with self._lock:
+            self._jammed = jammed
+        self.pins_changed.set()
+
+    @property
+    def deck(self) -> int:
+        with self._lock:
+            return self._deck
+
+    def close(self) -> None:
+        self._closed.set()
+        self.pins_changed.set()
+        self._thread.join()
+
+    # --- physics -------------------------------------------------------------------------------------------
+
+    def _duty(self) -> float:
+        """How hard the roller pushes cards out (0 when stalled, jammed, empty or reversing)."""
+        try:
+            forward = float(self._forward.state) if self._enable.state else 0.0
+        except Exception:  # pins closed during shutdown
+            return 0.0
+        with self._lock:
+            if self._jammed or self._deck == 0:
+                return 0.0
+        return forward if forward > self._sim.stall_duty else 0.0
+
+    def _run(self) -> None:
+        progress = 0.0  # fraction of the next card already pushed out
+        while not self._closed.is_set():
+            self.pins_changed.clear()
+            duty = self._duty()
+            if duty == 0.0:
+                self._forget_pin_history()
+                self.pins_changed.wait()
+                continue
+            rate = self._sim.cards_per_second * duty
+            began = time.monotonic()
+            if self.pins_changed.wait((1.0 - progress) / rate):
+                progress = min(1.0, progress + (time.monotonic() - began) * rate)
+                continue
+            progress = 0.0
+            self._card_passes()
+
+    def _card_passes(self) -> None:
+        with self._lock:
+            if self._deck == 0:
+                return
+            self._deck -= 1
+            self.cards_out += 1
+        self._beam.drive_low()  # the exit callbacks run here, in this thread, as on mock pins they do
+        time.sleep(self._sim.card_block_ms / 1000)
+        self._beam.drive_high()
+
+    def _forget_pin_history(self) -> None:
+        # Mock pins record every change for ever; a long-running simulation would grow without bound.
+        for pin in (self._forward, self._backward, self._enable, self._beam, self._button):
+            pin.clear_states()
+
+
+class SimulatedHardware(GpioHardware):
+    """`GpioHardware` on mock pins, with the simulated world attached."""
+
+    def __init__(self, config: Config) -> None:
+        self.pin_factory = MockFactory(pin_class=SimPin)
+        self.world = SimulatedWorld(config, self.pin_factory)
+        try:
+            super().__init__(
+                pins=config.pins, dispense=config.dispense, pin_factory=self.pin_factory, describe={"backend": "sim"}
+            )
+        except Exception:
+            self.world.close()
+            raise
+
+    def describe(self) -> dict[str, object]:
+        return {**super().describe(), "sim_deck": self.world.deck, "sim_cards_out": self.world.cards_out}
+
+    def close(self) -> None:
+        super().close()
+        self.world.close()
+        self.pin_factory.close()

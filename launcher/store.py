@@ -1,0 +1,96 @@
+"""SQLite persistence: one file in the state directory, schema by numbered migrations.
+
+WAL mode; `synchronous=FULL` so that anything a player was told is saved survives a power cut. Connections are
+short-lived and per thread (one per request, one for the event writer), as in Flask's tutorial.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from launcher.events import Event
+
+# Each entry moves the schema from version i to i + 1 (PRAGMA user_version). Never edit one that has shipped.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE events (
+        id   INTEGER PRIMARY KEY,
+        ts   REAL NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    """,
+)
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self.connect() as conn:
+            self._migrate(conn)
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            yield conn
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise RuntimeError(
+                f"the database is schema version {version}, newer than this program knows "
+                f"({len(MIGRATIONS)}); upgrade uno-launcher"
+            )
+        for number in range(version, len(MIGRATIONS)):
+            # Statement by statement: executescript() would commit before the version bump.
+            with transaction(conn):
+                for statement in _statements(MIGRATIONS[number]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+
+    # --- events -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def append_events(conn: sqlite3.Connection, events: Iterable[Event]) -> None:
+        rows = [(e.id, e.ts, e.type, json.dumps(e.data, ensure_ascii=False)) for e in events]
+        with transaction(conn):
+            conn.executemany("INSERT INTO events (id, ts, type, data) VALUES (?, ?, ?, ?)", rows)
+
+    @staticmethod
+    def events_after(conn: sqlite3.Connection, last_id: int, limit: int) -> list[Event]:
+        rows = conn.execute(
+            "SELECT id, ts, type, data FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit)
+        )
+        return [Event(id=i, ts=ts, type=t, data=json.loads(d)) for i, ts, t, d in rows]
+
+    @staticmethod
+    def last_event_id(conn: sqlite3.Connection) -> int:
+        return conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]

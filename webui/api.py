@@ -1,0 +1,86 @@
+"""The JSON API the phones use. The web layer never touches hardware: it calls the controller.
+
+Every error is `{"error": {"code": ..., "message": ...}}` with a 4xx status; nothing a client sends yields a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from launcher.controller import Controller, PressRefused
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+class ApiError(Exception):
+    """An error the client caused, with the HTTP status it maps to."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def error_response(status: int, code: str, message: str) -> tuple[Response, int]:
+    return jsonify(error={"code": code, "message": message}), status
+
+
+def json_object() -> dict[str, Any]:
+    """The request body as a JSON object; an empty body counts as {}."""
+    if not request.get_data(cache=True):
+        return {}
+    if not request.is_json:
+        raise ApiError(415, "unsupported_media_type", "send the body as application/json")
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_json", "the body must be a JSON object")
+    return body
+
+
+def _controller() -> Controller:
+    return current_app.extensions["launcher.controller"]
+
+
+@bp.get("/state")
+def state() -> Response:
+    snapshot = _controller().snapshot()
+    snapshot["hardware"] = current_app.extensions["launcher.hardware"].describe()
+    snapshot["connection"] = {
+        "urls": current_app.config["PUBLIC_URLS"],
+        "sse_clients": current_app.extensions["launcher.streams"].count,
+    }
+    snapshot["last_event_id"] = current_app.extensions["launcher.bus"].last_id
+    return jsonify(snapshot)
+
+
+@bp.post("/press")
+def press() -> tuple[Response, int]:
+    body = json_object()
+    if body:
+        raise ApiError(400, "unknown_field", f"a press takes no fields; got {', '.join(sorted(body))}")
+    try:
+        ticket = _controller().press("web")
+    except PressRefused as refused:
+        raise ApiError(409, refused.code, str(refused)) from None
+    ticket.wait(timeout=current_app.config["PRESS_WAIT_S"])
+    return jsonify(ticket.as_dict()), 200
+
+
+def register_errors(app: Any) -> None:
+    @app.errorhandler(ApiError)
+    def _api_error(e: ApiError) -> tuple[Response, int]:
+        return error_response(e.status, e.code, e.message)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(e: HTTPException) -> tuple[Response, int]:
+        code = (e.name or "error").lower().replace(" ", "_")
+        return error_response(e.code or 500, code, e.description or e.name)
+
+    @app.errorhandler(Exception)
+    def _unexpected(e: Exception) -> tuple[Response, int]:
+        app.logger.exception("unexpected error")
+        return error_response(500, "internal", "something went wrong inside the launcher; see its log")
