@@ -5,6 +5,7 @@
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
 const FEED_MAX = 30;
+const HISTORY_EVENTS = 60; // replayed when the page opens: about two events per feed line
 const TOAST_MS = 3000;
 
 const $ = (id) => document.getElementById(id);
@@ -17,6 +18,7 @@ const ui = {
   deck: null, // {loaded, dispensed, remaining} once known
   fault: null, // message of the latched hardware fault, if any
   feed: [], // events shown in the feed, newest first
+  lastId: 0, // id of the newest event received
 };
 
 // ---- Translation ----
@@ -118,7 +120,7 @@ function describe({ type, data }) {
     case "launcher.missed":
       return ["○", t("feed.missed", data)];
     case "launcher.fired":
-      return [`🃏×${data.dispensed}`, data.dispensed === 1 ? t("feed.fired_one", data) : t("feed.fired", data)];
+      return [`🃏\uFE0F×${data.dispensed}`, data.dispensed === 1 ? t("feed.fired_one", data) : t("feed.fired", data)];
     case "launcher.jammed":
       return ["⚠", t("feed.jammed", data)];
     case "launcher.empty":
@@ -202,16 +204,18 @@ async function press() {
 // Called on every (re)connection of the stream, so a restarted daemon's state replaces what we showed.
 async function refreshState() {
   const response = await fetch("/api/state");
-  if (!response.ok) return;
+  if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
   const state = await response.json();
   ui.deck = state.deck;
-  ui.fault = state.fault?.message ?? state.fault;
+  ui.fault = state.fault;
   setTension(state.tension);
   renderDeck();
   renderFault();
+  return state;
 }
 
 function onEvent(event) {
+  ui.lastId = event.id;
   const data = event.data;
   switch (event.type) {
     case "launcher.missed":
@@ -240,8 +244,9 @@ function onEvent(event) {
   }
 }
 
+// The browser itself sends Last-Event-ID when it reconnects; the query only matters for a new stream.
 function connect() {
-  const source = new EventSource("/api/events");
+  const source = new EventSource(`/api/events?last_event_id=${ui.lastId}`);
   source.onopen = () => {
     ui.conn = "live";
     renderConn();
@@ -269,6 +274,9 @@ async function start() {
   await setLang(LANGS.includes(wanted) ? wanted : guessLang())
     .catch(() => setLang("en"))
     .catch(() => render()); // without any catalogue the page shows the keys, but still works
+  // Start the stream a little in the past, so a phone that joins sees what just happened.
+  const state = await refreshState().catch(() => null);
+  ui.lastId = Math.max(0, (state?.last_event_id ?? 0) - HISTORY_EVENTS);
   connect();
 }
 
