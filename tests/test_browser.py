@@ -106,3 +106,18 @@ def test_phone_presses_sees_the_outcome_live_and_switches_language(daemon, playw
     context.close()
     assert foreign_requests == []
     assert console_errors == []
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang"),
+    [("zh-TW", "zh-Hant"), ("zh-HK", "zh-Hant"), ("zh-CN", "zh-Hans"), ("zh-SG", "zh-Hans"), ("fr-FR", "en")],
+)
+def test_first_visit_picks_the_language_from_the_browser(daemon, playwright_chromium, locale, lang):
+    playwright, browser = playwright_chromium
+    context = browser.new_context(**playwright.devices["Pixel 5"], locale=locale)
+    page = context.new_page()
+    page.goto(daemon.url + "/")
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    expect(page.locator("#lang-label")).to_have_text(catalogue(lang)["lang.label"])
+    expect(page.locator("#lang")).to_have_value(lang)
+    context.close()

@@ -33,11 +33,12 @@ function t(key, params = {}) {
 function guessLang() {
   for (const tag of navigator.languages || [navigator.language]) {
     const lower = tag.toLowerCase();
-    if (lower.startsWith("zh")) {
+    const base = lower.split("-")[0];
+    if (base === "zh") {
       const traditional = !lower.includes("-hans") && /-(hant|tw|hk|mo)\b/.test(lower);
       return traditional ? "zh-Hant" : "zh-Hans";
     }
-    if (lower.startsWith("en")) return "en";
+    if (base === "en") return "en";
   }
   return "en";
 }
