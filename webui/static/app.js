@@ -138,20 +138,23 @@ function describe({ type, data }) {
 }
 
 function renderFeed() {
-  const clock = new Intl.DateTimeFormat(ui.lang, { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
-  const items = ui.feed.map((event) => {
-    const [symbol, text] = describe(event);
-    const li = document.createElement("li");
-    li.dataset.type = event.type;
-    if (event.data.press !== undefined) li.dataset.press = event.data.press;
-    const when = document.createElement("time");
-    when.dateTime = new Date(event.ts * 1000).toISOString();
-    when.textContent = clock.format(event.ts * 1000);
-    li.append(span("feed-symbol", symbol), span("feed-text", text), when);
-    return li;
-  });
-  $("feed").replaceChildren(...items);
-  $("feed-none").hidden = items.length > 0;
+  $("feed").replaceChildren(...ui.feed.map(feedItem));
+  $("feed-none").hidden = ui.feed.length > 0;
+}
+
+const CLOCK = { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" };
+
+function feedItem(event) {
+  const [symbol, text] = describe(event);
+  const li = document.createElement("li");
+  li.dataset.type = event.type;
+  if (event.data.press !== undefined) li.dataset.press = event.data.press;
+  const when = document.createElement("time");
+  const date = new Date(event.ts * 1000);
+  when.dateTime = date.toISOString();
+  when.textContent = date.toLocaleTimeString(ui.lang, CLOCK);
+  li.append(span("feed-symbol", symbol), span("feed-text", text), when);
+  return li;
 }
 
 function span(className, text) {
@@ -241,7 +244,11 @@ function onEvent(event) {
   if (describe(event)) {
     ui.feed.unshift(event);
     ui.feed.length = Math.min(ui.feed.length, FEED_MAX);
-    renderFeed();
+    // Add one line rather than redraw the list, so screen readers announce only the new line.
+    const list = $("feed");
+    list.prepend(feedItem(event));
+    while (list.children.length > FEED_MAX) list.lastElementChild.remove();
+    $("feed-none").hidden = true;
   }
 }
 
