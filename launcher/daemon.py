@@ -6,6 +6,7 @@ the Flask app in-process. SIGTERM and SIGINT stop the motor first, end the live 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import signal
@@ -13,6 +14,7 @@ import socket
 from types import FrameType
 
 import waitress
+from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
 from launcher.config import Config
@@ -51,10 +53,12 @@ def build_hardware(config: Config) -> Hardware:
 class Daemon:
     def __init__(self, config: Config, *, hardware: Hardware | None = None) -> None:
         self.config = config
-        self.store = Store(config.state_dir / "launcher.sqlite3")
-        self.bus = EventBus(self.store)
-        self.hardware = hardware or build_hardware(config)
-        try:
+        with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
+            self.store = Store(config.state_dir / "launcher.sqlite3")
+            self.bus = EventBus(self.store)
+            undo.callback(self.bus.close)
+            self.hardware = hardware or build_hardware(config)
+            undo.callback(self.hardware.close)
             self.controller = Controller(
                 dispenser=self.hardware.dispenser,
                 schedule=Schedule(PROFILES[config.schedule.profile], secrets.token_hex(16)),
@@ -62,12 +66,11 @@ class Daemon:
                 deck_cards=config.dispense.deck_cards,
                 min_rest_ms=config.dispense.min_rest_ms,
             )
+            undo.callback(self.controller.close)
             self.hardware.inputs.when_pressed = self.controller.press_from_button
+            self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self.server = self._listen()
-        except BaseException:
-            self.hardware.close()
-            self.bus.close()
-            raise
+            undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
 
     def _listen(self) -> BaseWSGIServer | MultiSocketServer:
@@ -90,7 +93,12 @@ class Daemon:
             heartbeat_s=web.heartbeat_s,
         )
         return waitress.create_server(
-            app, sockets=[sock], threads=web.threads, asyncore_use_poll=True, ident="uno-launcher"
+            app,
+            map=self._sockets,
+            sockets=[sock],
+            threads=web.threads,
+            asyncore_use_poll=True,
+            ident="uno-launcher",
         )
 
     def serve(self) -> None:
@@ -109,7 +117,9 @@ class Daemon:
         raise SystemExit(0)  # waitress' loop catches it and closes the server
 
     def close(self) -> None:
-        """Motor off, hardware released, pending events written. Safe to call twice."""
+        """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
         self.controller.close()
         self.hardware.close()
         self.bus.close()
+        self.server.task_dispatcher.shutdown(timeout=1)
+        wasyncore.close_all(self._sockets)

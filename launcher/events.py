@@ -54,6 +54,7 @@ class EventBus:
         self._store = store
         with store.connect() as conn:
             self._last_id = store.last_event_id(conn)
+        self._saved_id = self._last_id
         self._recent: deque[Event] = deque(maxlen=self.RECENT)
         self._changed = threading.Condition()
         self._streams_ended = False
@@ -81,9 +82,10 @@ class EventBus:
             recent = list(self._recent)
         if not recent or last_id + 1 >= recent[0].id:
             return [e for e in recent if e.id > last_id][:limit]
+        with self._changed:  # the store must hold everything older than what memory still has
+            self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
         with self._store.connect() as conn:
             older = self._store.events_after(conn, last_id, limit)
-        # The writer may be behind: take from memory whatever the store does not have yet.
         newest = older[-1].id if older else last_id
         return (older + [e for e in recent if e.id > newest])[:limit]
 
@@ -126,5 +128,8 @@ class EventBus:
                         self._store.append_events(conn, events)
                     except Exception:  # a full disk must not stop the launcher; the events stay live
                         log.exception("could not save %d events", len(events))
+                    with self._changed:
+                        self._saved_id = events[-1].id
+                        self._changed.notify_all()
                 if done:
                     return

@@ -34,12 +34,14 @@ def format_event(event: Event) -> str:
     return f"id: {event.id}\ndata: {json.dumps(event.as_dict(), ensure_ascii=False, separators=(',', ':'))}\n\n"
 
 
-def _last_event_id() -> int:
-    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
+def _last_event_id(bus: EventBus) -> int:
+    """Where to resume: the browser's Last-Event-ID on a reconnect, else `?last_event_id=` (the id the page
+    read in /api/state, so nothing falls between the snapshot and the stream), else from now on."""
+    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
     try:
-        return max(0, int(raw))
+        return max(0, int(raw)) if raw else bus.last_id
     except ValueError:
-        return 0  # a garbled header: start live from now on rather than fail the stream
+        return bus.last_id  # garbled: follow from now rather than fail the stream
 
 
 def _events(bus: EventBus, counter: StreamCounter, last_id: int, heartbeat_s: float) -> Iterator[str]:
@@ -64,7 +66,7 @@ def events() -> Response:
     bus: EventBus = current_app.extensions["launcher.bus"]
     counter: StreamCounter = current_app.extensions["launcher.streams"]
     heartbeat_s: float = current_app.config["HEARTBEAT_S"]
-    body = _events(bus, counter, _last_event_id(), heartbeat_s)
+    body = _events(bus, counter, _last_event_id(bus), heartbeat_s)
     return Response(
         body,
         mimetype="text/event-stream",

@@ -133,15 +133,19 @@ class GpioDispenser:
 
     def close(self) -> None:
         """Motor off, then release every pin. Safe to call twice."""
+        if self._motor.closed:
+            return
         self.stop()
         self._watchdog.close()
         self._beam.close()
         self._motor.close()
 
     def _motor_off(self) -> None:
+        if self._motor.closed:
+            return  # closed devices have released their pins, which idle low: the driver is off
         try:
             self._motor.stop()
-        except Exception:  # a closed device; the pin is already released
+        except Exception:
             log.exception("could not stop the motor")
 
     def _end_fire(self, reason: StopReason) -> None:

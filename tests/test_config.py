@@ -1,0 +1,87 @@
+"""Config: every default works; every mistake is refused with one line naming the key, the value and what fits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launcher.config import Config, ConfigError, from_mapping, load
+
+
+def test_defaults_run_simulated_on_localhost() -> None:
+    config = load(None)
+    assert config.hardware.backend == "sim"
+    assert (config.web.host, config.web.port) == ("127.0.0.1", 8080)
+    assert config.state_dir == Path("./var")
+
+
+def test_a_full_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[web]\nhost = "0.0.0.0"\nport = 9000\n[dispense]\npwm = 1\n[pins]\nbutton = 5\n')
+    config = load(path)
+    assert (config.web.host, config.web.port, config.dispense.pwm, config.pins.button) == ("0.0.0.0", 9000, 1.0, 5)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"web": {"prot": 1}}, "web.prot: unknown key; accepted keys are host, port, threads, heartbeat_s"),
+        ({"wifi": {}}, "[wifi]: unknown section"),
+        ({"web": {"port": "80"}}, "web.port = '80' is not accepted: expected a whole number from 0 to 65535"),
+        ({"web": {"port": 70000}}, "web.port = 70000 is not accepted"),
+        ({"web": {"port": True}}, "web.port = True is not accepted"),
+        ({"dispense": {"pwm": 1.5}}, "dispense.pwm = 1.5 is not accepted: expected a number from 0.05 to 1"),
+        ({"dispense": {"max_run_ms": 0}}, "dispense.max_run_ms = 0 is not accepted"),
+        ({"hardware": {"backend": "pi"}}, "hardware.backend = 'pi' is not accepted: expected one of 'sim', 'gpio'"),
+        ({"schedule": {"profile": "nope"}}, "schedule.profile = 'nope' is not accepted: expected one of 'classic'"),
+        ({"pins": {"button": 20}}, "pins.motor_forward = 20 clashes with pins.button = 20"),
+        ({"web": 3}, "[web] must be a table"),
+    ],
+)
+def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        from_mapping(data)
+    assert message in str(raised.value)
+
+
+def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[web\nport = 1\n")
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        load(bad)
+
+
+def test_flag_overrides_are_validated_like_the_file() -> None:
+    assert Config().replace("web", port=0).web.port == 0
+    with pytest.raises(ConfigError, match=r"web\.port = -1"):
+        Config().replace("web", port=-1)
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "launcher", *args], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "toml", "expected"),
+    [
+        (["run", "--config", "c.toml"], "[web]\nport = 'x'\n", "uno-launcher: config: web.port = 'x' is not accepted"),
+        (["run", "--config", "c.toml"], "[dispense]\nturbo = 1\n", "dispense.turbo: unknown key"),
+        (["run", "--port", "eighty"], "", "'eighty' is not a port number"),
+        (["run", "--port", "99999"], "", "web.port = 99999 is not accepted"),
+        (["fly"], "", "invalid choice: 'fly'"),
+    ],
+)
+def test_cli_mistakes_exit_2_with_one_line(tmp_path: Path, args: list[str], toml: str, expected: str) -> None:
+    (tmp_path / "c.toml").write_text(toml)
+    result = _cli(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "var").exists(), "nothing may be created when the config is refused"

@@ -1,0 +1,203 @@
+"""The controller on simulated hardware: what each press becomes, refusals, FAULT, jams and an empty deck."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher.config import Config
+from launcher.controller import Controller, PressRefused
+from launcher.events import EventBus
+from launcher.hardware.sim import SimulatedHardware
+from launcher.schedule import Outcome
+from launcher.store import Store
+from tests.conftest import wait_until
+
+
+@dataclass
+class Named:
+    name: str
+
+
+class ScriptedSchedule:
+    """A schedule that fires exactly the card counts it is given (0 = miss), so tests know what to expect."""
+
+    def __init__(self, cards: list[int]) -> None:
+        self._cards = iter(cards)
+        self.presses = 0
+        self.misses_in_row = 0
+        self.tension = 0.0
+        self.profile = Named("scripted")
+
+    def next_outcome(self) -> Outcome:
+        self.presses += 1
+        cards = next(self._cards)
+        self.misses_in_row = 0 if cards else self.misses_in_row + 1
+        return Outcome(press=self.presses, cards=cards, tension=self.tension)
+
+
+@dataclass
+class Rig:
+    controller: Controller
+    hardware: SimulatedHardware
+    bus: EventBus
+    config: Config
+
+    def events(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(e.type, e.data) for e in self.bus.events_after(0)]
+
+    def types(self) -> list[str]:
+        return [t for t, _ in self.events()]
+
+    def motor_duty(self) -> float:
+        return float(self.hardware.pin_factory.pin(self.config.pins.motor_forward).state)
+
+
+def fast_config(**dispense: int) -> Config:
+    config = Config().replace("sim", cards_per_second=300.0, card_block_ms=1.0)
+    return config.replace("dispense", **{"min_rest_ms": 5, "jam_ms": 300, **dispense})
+
+
+@pytest.fixture
+def rig_factory(tmp_path: Path) -> Iterator[Any]:
+    made: list[Rig] = []
+
+    def build(cards: list[int], config: Config | None = None) -> Rig:
+        config = config or fast_config()
+        hardware = SimulatedHardware(config)
+        bus = EventBus(Store(tmp_path / f"db{len(made)}.sqlite3"))
+        controller = Controller(
+            dispenser=hardware.dispenser,
+            schedule=ScriptedSchedule(cards),  # type: ignore[arg-type]
+            bus=bus,
+            deck_cards=config.dispense.deck_cards,
+            min_rest_ms=config.dispense.min_rest_ms,
+        )
+        hardware.inputs.when_pressed = controller.press_from_button
+        rig = Rig(controller, hardware, bus, config)
+        made.append(rig)
+        return rig
+
+    yield build
+    for rig in made:
+        rig.controller.close()
+        rig.hardware.close()
+        rig.bus.close()
+
+
+def test_each_press_gives_one_pressed_and_one_outcome(rig_factory: Any) -> None:
+    rig = rig_factory([0, 3, 0, 2])
+    results = []
+    for _ in range(4):
+        ticket = rig.controller.press("web")
+        assert ticket.wait(5)
+        results.append((ticket.outcome.cards, ticket.result.dispensed if ticket.result else 0))
+    assert results == [(0, 0), (3, 3), (0, 0), (2, 2)]
+    assert rig.types() == [
+        "button.pressed", "launcher.missed",
+        "button.pressed", "launcher.fired", "deck.changed",
+        "button.pressed", "launcher.missed",
+        "button.pressed", "launcher.fired", "deck.changed",
+    ]  # fmt: skip
+    snapshot = rig.controller.snapshot()
+    assert snapshot["deck"] == {"loaded": 112, "dispensed": 5, "remaining": 107}
+    assert rig.hardware.world.deck == 107
+    assert snapshot["presses"] == 4
+
+
+def test_a_press_on_the_button_pin_is_the_same_as_a_phone_press(rig_factory: Any) -> None:
+    rig = rig_factory([2, 0])
+    rig.hardware.world.press_button()
+    wait_until(lambda: "deck.changed" in rig.types())
+    wait_until(lambda: not rig.controller.snapshot()["busy"])
+    rig.hardware.world.press_button()
+    wait_until(lambda: "launcher.missed" in rig.types())
+    events = rig.events()
+    assert events[0] == ("button.pressed", {"press": 1, "source": "button"})
+    assert events[1][0] == "launcher.fired" and events[1][1]["dispensed"] == 2
+    assert events[3] == ("button.pressed", {"press": 2, "source": "button"})
+
+
+def test_presses_while_firing_are_refused_and_told(rig_factory: Any) -> None:
+    rig = rig_factory([5, 1], fast_config())
+    rig.hardware.world.jam()  # keeps the first fire running until jam_ms
+    first = rig.controller.press("web")
+    with pytest.raises(PressRefused) as refused:
+        rig.controller.press("web")
+    assert refused.value.code == "busy"
+    rig.hardware.world.press_button()  # the physical button is ignored the same way, without raising
+    assert first.wait(5)
+    ignored = [d for t, d in rig.events() if t == "button.ignored"]
+    assert ignored == [{"source": "web", "reason": "busy"}, {"source": "button", "reason": "busy"}]
+
+
+def test_a_jam_is_reported_with_what_came_out(rig_factory: Any) -> None:
+    rig = rig_factory([4])
+    rig.hardware.world.jam()
+    ticket = rig.controller.press("web")
+    assert ticket.wait(5)
+    assert ("launcher.jammed", {"press": 1, "requested": 4, "dispensed": 0}) in rig.events()
+    assert rig.motor_duty() == 0
+
+
+def test_an_empty_deck_is_reported_and_the_motor_stays_off(rig_factory: Any) -> None:
+    rig = rig_factory([3, 2], fast_config(deck_cards=3))
+    assert rig.controller.press("web").wait(5)
+    assert rig.controller.snapshot()["deck"]["remaining"] == 0
+    forward = rig.hardware.pin_factory.pin(rig.config.pins.motor_forward)
+    forward.clear_states()
+    assert rig.controller.press("web").wait(5)
+    assert rig.events()[-1] == ("launcher.empty", {"press": 2, "requested": 2, "dispensed": 0})
+    assert [s.state for s in forward.states] == [0.0], "the motor must not start on an empty deck"
+
+
+def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(
+    rig_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rig = rig_factory([4, 0, 0])
+    dispenser = rig.hardware.dispenser
+
+    def broken_wait(fire: Any) -> Any:
+        assert rig.motor_duty() > 0  # the motor is running when the loop fails
+        raise RuntimeError("beam sensor vanished")
+
+    monkeypatch.setattr(dispenser, "_wait", broken_wait)
+    rig.hardware.world.jam()  # no card would stop the motor on its own
+    ticket = rig.controller.press("web")
+    assert ticket.wait(5)
+    assert rig.motor_duty() == 0
+    assert rig.controller.snapshot()["fault"] == "dispense failed: beam sensor vanished"
+    assert ("hardware.fault", {"message": "dispense failed: beam sensor vanished"}) in rig.events()
+
+    with pytest.raises(PressRefused) as refused:
+        rig.controller.press("web")
+    assert refused.value.code == "fault"
+
+    rig.controller.reset()
+    assert rig.events()[-1] == ("hardware.ok", {})
+    assert rig.controller.press("web").wait(5)
+    assert rig.events()[-1][0] == "launcher.missed"
+
+
+def test_a_motor_that_will_not_start_latches_fault(rig_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    rig = rig_factory([2])
+
+    def refuse(speed: float) -> None:
+        raise OSError("H-bridge not answering")
+
+    monkeypatch.setattr(rig.hardware.dispenser._motor, "forward", refuse)
+    assert rig.controller.press("web").wait(5)
+    assert rig.controller.snapshot()["fault"] == "motor did not start: H-bridge not answering"
+    assert rig.motor_duty() == 0
+
+
+def test_the_watchdog_timeout_latches_fault(rig_factory: Any) -> None:
+    rig = rig_factory([6], fast_config(max_run_ms=100, jam_ms=5000))
+    rig.hardware.world.jam()
+    assert rig.controller.press("web").wait(5)
+    assert rig.motor_duty() == 0
+    assert "watchdog stopped it" in rig.controller.snapshot()["fault"]
