@@ -70,9 +70,7 @@ class Store:
 
     @staticmethod
     def events_after(conn: sqlite3.Connection, last_id: int, limit: int) -> list[Event]:
-        rows = conn.execute(
-            "SELECT id, ts, type, data FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit)
-        )
+        rows = conn.execute("SELECT id, ts, type, data FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit))
         return [Event(id=i, ts=ts, type=t, data=json.loads(d)) for i, ts, t, d in rows]
 
     @staticmethod

@@ -1,0 +1,16 @@
+# Shared by the scripts: make .venv and install the project into it, once per change of pyproject.toml.
+ensure_venv() {
+    local extras="$1"
+    local python="${PYTHON:-python3}"
+    if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+        echo "error: Python 3.11 or newer is needed as '$python' (set PYTHON=/path/to/python3.11)" >&2
+        exit 1
+    fi
+    [ -x .venv/bin/python ] || "$python" -m venv .venv
+    local stamp=".venv/.installed${extras:+-$extras}"
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        echo "Installing uno-launcher${extras:+ with [$extras]} into .venv …" >&2
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${extras:+[$extras]}"
+        touch "$stamp"
+    fi
+}
