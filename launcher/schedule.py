@@ -278,7 +278,7 @@ def profile_from_mapping(name: str, mapping: Mapping[str, Any]) -> Profile:
     if "hazard" not in mapping and "pattern" not in mapping:
         raise ProfileError(f"hazard is missing: expected {_ACCEPTED['hazard']} (or a pattern)")
     values = {key: tuple(v) if key in _LISTS and isinstance(v, list | tuple) else v for key, v in mapping.items()}
-    return Profile(name=name, **values)
+    return Profile(name=name, **{"hazard": (), **values})
 
 
 def profile_to_mapping(profile: Profile) -> dict[str, Any]:
@@ -402,6 +402,7 @@ class Schedule:
         jackpot_span = p.jackpot_cards[1] - jackpot_low + 1
         pause_probability, pause_shortest = p.pause_probability, p.pause_ms[0]
         pause_span = p.pause_ms[1] - pause_shortest + 1
+        new = object.__new__
         while True:
             presses += 1
             pause_ms = 0
@@ -416,15 +417,24 @@ class Schedule:
             if not fire:
                 misses += 1
                 fires = 0
-                outcome = Outcome(presses, 0, tensions[misses], False, pause_ms)
-            elif jackpot_probability and draw() < jackpot_probability:
-                misses = 0
-                fires += 1
-                outcome = Outcome(presses, jackpot_low + int(draw() * jackpot_span), 0.0, True, pause_ms)
+                cards, tension, jackpot = 0, tensions[misses], False
             else:
                 misses = 0
                 fires += 1
-                index = bisect_right(cumulative_weights, draw() * total_weight, 0, last_card_index)
-                outcome = Outcome(presses, index + 1, 0.0, False, pause_ms)
+                tension = 0.0
+                jackpot = jackpot_probability > 0 and draw() < jackpot_probability
+                if jackpot:
+                    cards = jackpot_low + int(draw() * jackpot_span)
+                else:
+                    cards = bisect_right(cumulative_weights, draw() * total_weight, 0, last_card_index) + 1
+            # Filling the slots of a bare instance costs half as much as calling Outcome(...).
+            outcome = new(Outcome)
+            outcome.press, outcome.cards, outcome.tension, outcome.jackpot, outcome.pause_ms = (
+                presses,
+                cards,
+                tension,
+                jackpot,
+                pause_ms,
+            )
             self.presses, self.misses_in_row, self.fires_in_row = presses, misses, fires
             yield outcome
