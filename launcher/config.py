@@ -47,7 +47,7 @@ class DispenseConfig:
     jam_ms: int = _opt(1200, lo=50, hi=10000)  # motor on and no card at the exit for this long: a jam
     min_rest_ms: int = _opt(250, lo=0, hi=10000)  # motor rest between two fires
     card_gap_ms: int = _opt(4, lo=0, hi=500)  # beam edges closer than this are one card (chatter)
-    deck_cards: int = _opt(112, lo=1, hi=500)  # cards loaded in the hopper at start
+    deck_cards: int = _opt(112, lo=1, hi=500)  # cards loaded in the hopper at start (controller.MAX_DECK)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,8 @@ from launcher.hardware.base import Dispenser, DispenseResult, FireJob, StopReaso
 from launcher.schedule import Outcome, Schedule
 
 log = logging.getLogger(__name__)
+
+MAX_DECK = 500  # more than any hopper holds; the same bound as dispense.deck_cards in the config
 
 
 class PressRefused(Exception):
@@ -77,11 +80,13 @@ class Controller:
         bus: EventBus,
         deck_cards: int,
         min_rest_ms: int,
+        on_reload: Callable[[int], None] | None = None,
     ) -> None:
         self._dispenser = dispenser
         self._schedule = schedule
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
+        self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
         self._lock = threading.Lock()
         self._busy = False
         self._fault: str | None = None
@@ -139,6 +144,16 @@ class Controller:
             pass  # already published as button.ignored
         except Exception:
             log.exception("press from the button failed")
+
+    def reload_deck(self, cards: int) -> None:
+        """The hopper was refilled with `cards` cards."""
+        if not 1 <= cards <= MAX_DECK:
+            raise ValueError(f"a deck holds 1 to {MAX_DECK} cards, not {cards}")
+        with self._lock:
+            self._deck = Deck(loaded=cards, dispensed=0)
+        if self._on_reload is not None:
+            self._on_reload(cards)
+        self._bus.publish(EventType.DECK_RELOADED, self._deck.as_dict())
 
     def reset(self) -> None:
         """Leave FAULT: the one command accepted while latched."""

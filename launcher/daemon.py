@@ -65,6 +65,7 @@ class Daemon:
                 bus=self.bus,
                 deck_cards=config.dispense.deck_cards,
                 min_rest_ms=config.dispense.min_rest_ms,
+                on_reload=getattr(self.hardware, "refill", None),
             )
             undo.callback(self.controller.close)
             self.hardware.inputs.when_pressed = self.controller.press_from_button
@@ -85,7 +86,7 @@ class Daemon:
                 "pick another port with --port)"
             ) from None
         self.urls = public_urls(web.host, sock.getsockname()[1])
-        app = create_app(
+        self.app = app = create_app(
             controller=self.controller,
             bus=self.bus,
             hardware=self.hardware,

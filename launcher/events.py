@@ -29,6 +29,7 @@ class EventType(enum.StrEnum):
     LAUNCHER_JAMMED = "launcher.jammed"
     LAUNCHER_EMPTY = "launcher.empty"
     DECK_CHANGED = "deck.changed"
+    DECK_RELOADED = "deck.reloaded"
     HARDWARE_FAULT = "hardware.fault"
     HARDWARE_OK = "hardware.ok"
     DAEMON_STARTED = "daemon.started"

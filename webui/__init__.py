@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-from flask import Flask, render_template
+from collections.abc import Iterable
+
+from flask import Flask, render_template, request
 
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import Hardware
 from webui import api, stream
+
+LANGUAGES = ("en", "zh-Hans", "zh-Hant")
+_TRADITIONAL = ("zh-hant", "zh-tw", "zh-hk", "zh-mo")
+
+
+def guess_language(preferred: Iterable[str]) -> str:
+    """The page's language from the browser's list, as the page's own script decides it."""
+    for tag in (t.lower() for t in preferred):
+        if tag.startswith(_TRADITIONAL):
+            return "zh-Hant"
+        if tag == "zh" or tag.startswith("zh-"):
+            return "zh-Hans"
+        if tag == "en" or tag.startswith("en-"):
+            return "en"
+    return "en"
 
 
 def create_app(
@@ -38,7 +55,7 @@ def create_app(
 
     @app.get("/")
     def index() -> str:
-        return render_template("index.html", lang="en")
+        return render_template("index.html", lang=guess_language(request.accept_languages.values()))
 
     @app.after_request
     def _headers(response):  # type: ignore[no-untyped-def]

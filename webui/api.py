@@ -10,7 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from launcher.controller import Controller, PressRefused
+from launcher.controller import MAX_DECK, Controller, PressRefused
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -68,6 +68,20 @@ def press() -> tuple[Response, int]:
         raise ApiError(409, refused.code, str(refused)) from None
     ticket.wait(timeout=current_app.config["PRESS_WAIT_S"])
     return jsonify(ticket.as_dict()), 200
+
+
+@bp.post("/deck")
+def reload_deck() -> tuple[Response, int]:
+    body = json_object()
+    unknown = set(body) - {"cards"}
+    if unknown:
+        raise ApiError(400, "unknown_field", f'unknown field {", ".join(sorted(unknown))}; send {{"cards": N}}')
+    cards = body.get("cards")
+    if isinstance(cards, bool) or not isinstance(cards, int) or not 1 <= cards <= MAX_DECK:
+        raise ApiError(400, "bad_cards", f"cards must be a whole number from 1 to {MAX_DECK}, not {cards!r}")
+    controller = _controller()
+    controller.reload_deck(cards)
+    return jsonify(controller.snapshot()["deck"]), 200
 
 
 def register_errors(app: Any) -> None:

@@ -137,6 +137,10 @@ class SimulatedHardware(GpioHardware):
             self.world.close()
             raise
 
+    def refill(self, cards: int) -> None:
+        """Whoever reloads the deck in the simulation also fills the virtual hopper."""
+        self.world.refill(cards)
+
     def describe(self) -> dict[str, object]:
         return {**super().describe(), "sim_deck": self.world.deck, "sim_cards_out": self.world.cards_out}
 

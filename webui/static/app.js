@@ -132,6 +132,8 @@ function describe({ type, data }) {
       return ["⚠", t("feed.fault", data)];
     case "hardware.ok":
       return ["✓", t("feed.ok")];
+    case "deck.reloaded":
+      return ["↻", t("feed.reloaded", data)];
     default:
       return null;
   }
@@ -205,6 +207,23 @@ async function press() {
   }
 }
 
+// Someone refilled the hopper: the deck is full again, at the size it was loaded with.
+async function reload() {
+  try {
+    const response = await fetch("/api/deck", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ cards: ui.deck?.loaded ?? 112 }),
+    });
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      toast(body.error?.message || t("toast.failed", { status: response.status }));
+    }
+  } catch {
+    toast(t("toast.offline"));
+  }
+}
+
 // Called on every (re)connection of the stream, so a restarted daemon's state replaces what we showed.
 async function refreshState() {
   const response = await fetch("/api/state");
@@ -229,6 +248,7 @@ function onEvent(event) {
       setTension(0);
       break;
     case "deck.changed":
+    case "deck.reloaded":
       ui.deck = data;
       renderDeck();
       break;
@@ -274,6 +294,7 @@ function connect() {
 
 async function start() {
   $("press").addEventListener("click", press);
+  $("reload").addEventListener("click", reload);
   $("lang").addEventListener("change", (e) => {
     rememberLang(e.target.value);
     setLang(e.target.value).catch(() => toast(t("toast.offline")));
