@@ -19,8 +19,7 @@ from pathlib import Path
 
 from gpiozero import Button, Motor
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from measure import percentile
 
 from launcher.config import Config
 from launcher.daemon import Daemon
@@ -38,11 +37,6 @@ class TimedPin(MockPWMPin):
         if value and not self._state:
             self.on_at = time.perf_counter()
         return super()._change_state(value)
-
-
-def percentile(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def bare_gpiozero(fires: int) -> list[float]:
