@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,15 @@ def test_cli_mistakes_exit_2_with_one_line(tmp_path: Path, args: list[str], toml
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "var").exists(), "nothing may be created when the config is refused"
+
+
+def test_every_setting_is_documented() -> None:
+    """docs/CONFIG.md lists every key with its real default, so the docs cannot drift from the code."""
+    text = (Path(__file__).parent.parent / "docs" / "CONFIG.md").read_text(encoding="utf-8")
+    config = Config()
+    for section in dataclasses.fields(config):
+        assert f"## `[{section.name}]`" in text
+        for key in dataclasses.fields(getattr(config, section.name)):
+            default = getattr(getattr(config, section.name), key.name)
+            shown = f'"{default}"' if isinstance(default, str) else f"{default}"
+            assert f"| `{key.name}` | {shown} |" in text.replace(f"`{shown}`", shown), f"{section.name}.{key.name}"
