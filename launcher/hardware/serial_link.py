@@ -224,10 +224,9 @@ class SerialHardware:
         link, reader, dispatch = self._threads[2], self._threads[1], self._threads[0]
         self._join(link)
         self._stop_reader.set()
-        with self._cond:
-            port = self._serial
-        if port is not None:
-            port.cancel_read()
+        with self._write_lock, self._cond:  # the reader closes ports under the write lock
+            if self._serial is not None:
+                self._serial.cancel_read()  # wakes the reader now rather than at its read timeout
         self._join(reader)
         with self._cond:
             if self._job is not None:
@@ -341,8 +340,8 @@ class SerialHardware:
         with self._cond:
             closing = self._closing
             if self._job is not None:  # closing stops the fire on purpose; anything else is a failure
-                reason = StopReason.ABORTED if closing else StopReason.ERROR
-                self._finish_job(self._job, self._failed(self._job, reason))
+                stop = StopReason.ABORTED if closing else StopReason.ERROR
+                self._finish_job(self._job, self._failed(self._job, stop))
             self._cancel_queued_fires()
             self._queue.clear()
             self._board_state = "unknown"
