@@ -1,0 +1,437 @@
+"""firmware/main.py under CPython with a fake `machine`: on a manual clock, and on a pty against the real host."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher.hardware.base import StopReason
+from launcher.hardware.framing import EVENT, Frame, Parser, encode
+from launcher.hardware.serial_link import SerialHardware
+from tests.fake_machine import (
+    FakeBoard,
+    FakeClock,
+    FakeMachine,
+    FakeMicropython,
+    Mechanics,
+    board,
+    close_lid,
+    firmware,
+    pins,
+    wait_until,
+)
+
+BOOT_ID = "C0FFEE01"
+WRAP = 1 << 30
+
+
+class Rig:
+    """The firmware on a manual clock: a hand on its pins, its output parsed, and time that moves when told."""
+
+    def __init__(self, pin_map: Any = board, *, start_ms: int = 0, deck: int = 100, card_ms: int = 40) -> None:
+        self.pins = pin_map
+        self.clock = FakeClock(start_ms)
+        self.machine = FakeMachine(self.clock)
+        close_lid(self.machine, pin_map)
+        self.frames: list[Frame] = []
+        self._parser = Parser()
+        self.wdt = self.machine.WDT(timeout=1000)
+        self.launcher = firmware.Launcher(self.machine, self.clock, self._write, BOOT_ID, wdt=self.wdt, pins=pin_map)
+        self.mechanics = Mechanics(self.machine, pin_map, deck=deck, card_ms=card_ms)
+        self.seq = 0
+
+    def _write(self, data: bytes) -> None:
+        self.frames += self._parser.feed(data)
+
+    def send_line(self, line: bytes) -> list[Frame]:
+        """Feed raw bytes; return what the firmware wrote meanwhile."""
+        before = len(self.frames)
+        self.launcher.receive(line)
+        return self.frames[before:]
+
+    def send(self, cmd: str, *args: object) -> Frame:
+        self.seq += 1
+        written = self.send_line(encode(self.seq, cmd, args))
+        replies = [f for f in written if f.seq == self.seq]
+        assert len(replies) == 1, written
+        return replies[0]
+
+    def run(self, ms: int) -> None:
+        for _ in range(ms):
+            self.clock.advance(1)
+            self.mechanics.step(self.clock.now_ms())
+            self.launcher.poll()
+
+    def events(self, name: str) -> list[tuple[str, ...]]:
+        return [f.args for f in self.frames if f.seq == EVENT and f.cmd == name]
+
+    @property
+    def forward(self) -> Any:
+        return self.machine.pwm(self.pins.MOTOR_IN1)
+
+    @property
+    def reverse(self) -> Any:
+        return self.machine.pwm(self.pins.MOTOR_IN2)
+
+    def armed(self, **config: int) -> Rig:
+        assert self.send("HELLO").cmd == "OK"
+        if config:
+            assert self.send("CONFIG", *(f"{k}={v}" for k, v in config.items())).cmd == "OK"
+        return self
+
+
+def fields(frame: Frame) -> dict[str, str]:
+    return dict(a.split("=", 1) for a in frame.args)
+
+
+def test_boots_safe_and_refuses_to_fire_until_hello() -> None:
+    rig = Rig()
+    assert rig.frames[0] == Frame(EVENT, "BOOT", (BOOT_ID,))
+    assert rig.send("FIRE", 3, 4000, 80) == Frame(1, "ERR", ("safe",))
+    rig.run(100)
+    assert rig.forward.starts == 0
+    hello = rig.send("HELLO")
+    assert fields(hello)["boot"] == BOOT_ID and fields(hello)["state"] == "IDLE" and fields(hello)["lid"] == "closed"
+
+
+def test_fire_soft_starts_counts_the_cards_and_pulls_the_next_one_back() -> None:
+    rig = Rig(card_ms=40).armed()
+    assert rig.send("FIRE", 3, 4000, 80) == Frame(2, "OK", ("fire=1",))
+    full = 80 * 65535 // 100
+    assert 0 < rig.forward.duty < full  # on at once, before the loop runs, at half duty
+    rig.run(500)
+    assert rig.events("CARD") == [("1",), ("2",), ("3",)]
+    [(dispensed, ms, reason, fire)] = rig.events("DONE")
+    assert (dispensed, reason, fire) == ("3", "count", "1") and int(ms) < 500
+    assert rig.mechanics.cards_out == 3
+    assert max(duty for _, duty in rig.forward.history) == full
+    assert rig.forward.duty == 0 and rig.reverse.duty == 0
+    assert rig.forward.starts == 1 and rig.reverse.starts == 1  # one pull-back pulse
+    status = fields(rig.send("STATUS"))
+    assert status["last"] == f"1:3:{ms}:count" and status["cards"] == "3" and status["state"] == "IDLE"
+
+
+def test_a_retransmission_is_answered_again_and_never_fires_again() -> None:
+    rig = Rig().armed(rest_ms=0)
+    fire = encode(7, "FIRE", (2, 4000, 80))
+    [first] = rig.send_line(fire)
+    assert first == Frame(7, "OK", ("fire=1",))
+    assert rig.send_line(fire) == [first]
+    rig.run(300)
+    assert rig.send_line(fire) == [first]  # even after the fire is over
+    assert rig.launcher.fires == 1 and rig.forward.starts == 1 and rig.mechanics.cards_out == 2
+    assert rig.launcher.replays == 2
+    # The same number with other words is a new command, not a retransmission.
+    [again] = rig.send_line(encode(7, "FIRE", (1, 4000, 80)))
+    assert again == Frame(7, "OK", ("fire=2",))
+
+
+def test_hello_forgets_the_last_command_so_a_new_host_session_is_not_mistaken_for_a_retransmission() -> None:
+    rig = Rig().armed(rest_ms=0)
+    fire = encode(3, "FIRE", (1, 4000, 80))
+    rig.send_line(fire)
+    rig.run(200)
+    rig.send_line(encode(1, "HELLO"))
+    assert rig.send_line(fire) == [Frame(3, "OK", ("fire=2",))]
+
+
+def test_no_card_reverses_once_then_reports_a_jam() -> None:
+    rig = Rig().armed(jam_ms=200, reverse_ms=60)
+    rig.mechanics.jammed = True
+    rig.send("FIRE", 2, 4000, 80)
+    rig.run(199)
+    assert rig.reverse.starts == 0
+    rig.run(1)
+    assert rig.reverse.duty > 0 and rig.forward.duty == 0
+    rig.run(60 + 199)
+    assert rig.events("JAM") == [] and rig.forward.duty > 0
+    rig.run(1)
+    assert rig.events("JAM") == [()] and rig.events("DONE") == [("0", "460", "jam", "1")]
+    assert rig.forward.duty == 0 and rig.reverse.duty == 0 and rig.reverse.starts == 1
+
+
+def test_a_card_stuck_in_the_beam_is_a_jam() -> None:
+    rig = Rig().armed(stuck_ms=300)
+    rig.mechanics.stuck = True
+    rig.send("FIRE", 2, 4000, 80)
+    rig.run(400)
+    assert rig.events("JAM") == [()]
+    assert rig.events("DONE")[0][2] == "jam" and rig.forward.duty == 0
+
+
+def test_an_empty_hopper_is_reported_as_empty() -> None:
+    rig = Rig(pins(HOPPER=12), deck=2).armed(jam_ms=200)
+    rig.send("FIRE", 5, 4000, 80)
+    rig.run(400)
+    assert rig.events("CARD") == [("1",), ("2",)]
+    assert rig.events("EMPTY") == [()] and rig.events("DONE")[0][::2] == ("2", "empty")
+    assert rig.reverse.starts == 0  # no point retrying an empty hopper
+    assert fields(rig.send("STATUS"))["hopper"] == "empty"
+
+
+@pytest.mark.parametrize("start_ms", [0, WRAP - 150], ids=["plain", "ticks-wrap"])
+def test_the_board_enforces_max_ms_itself(start_ms: int) -> None:
+    rig = Rig(start_ms=start_ms, card_ms=1000).armed(jam_ms=10000)
+    rig.send("FIRE", 5, 300, 80)
+    started = rig.clock.now_ms()
+    rig.run(299)
+    assert rig.forward.duty > 0
+    rig.run(1)
+    assert rig.forward.duty == 0
+    assert rig.forward.history[-1] == (started + 300, 0)
+    assert rig.events("DONE") == [("0", "300", "timeout", "1")]
+
+
+def test_fire_arguments_are_checked() -> None:
+    rig = Rig().armed()
+    assert rig.send("FIRE", 3, board.MAX_RUN_MS + 1, 80).args == ("range",)
+    assert rig.send("FIRE", 0, 1000, 80).args == ("range",)
+    assert rig.send("FIRE", 3, 1000, 101).args == ("range",)
+    assert rig.send("FIRE", 3, 1000).args == ("args",)
+    assert rig.send("FIRE", "x", 1000, 80).args == ("args",)
+    assert rig.send("FIRE", -1, 1000, 80).args == ("args",)
+    assert rig.send("SPIN").args == ("cmd",)
+    assert rig.forward.starts == 0
+
+
+@pytest.mark.parametrize("start_ms", [0, WRAP - 700], ids=["plain", "ticks-wrap"])
+def test_host_silence_stops_the_motor_within_1500_ms_and_latches_safe(start_ms: int) -> None:
+    rig = Rig(start_ms=start_ms, card_ms=100_000).armed(jam_ms=10000)
+    rig.run(500)
+    rig.send("FIRE", 5, board.MAX_RUN_MS, 80)  # the last the board hears
+    rig.run(1499)
+    assert rig.forward.duty > 0 and rig.launcher.state == "FIRING"
+    rig.run(1)
+    assert rig.forward.duty == 0 and rig.reverse.duty == 0
+    assert rig.launcher.state == "SAFE" and rig.events("DONE")[0][2] == "safe"
+    assert rig.send("FIRE", 1, 1000, 80).args == ("safe",)
+    assert fields(rig.send("PING"))["state"] == "SAFE"  # a ping is heard, but only HELLO re-arms
+    rig.run(3000)
+    assert rig.forward.starts == 1
+    assert fields(rig.send("HELLO"))["state"] == "IDLE"
+
+
+def test_heartbeats_keep_the_board_armed() -> None:
+    rig = Rig().armed()
+    for _ in range(10):
+        rig.run(500)
+        assert fields(rig.send("PING"))["state"] == "IDLE"
+    assert rig.machine.line(board.LED).value() == 1
+
+
+def test_lid_open_stops_the_motor_and_refuses_fires_until_closed() -> None:
+    rig = Rig(card_ms=1000).armed(rest_ms=0)
+    rig.send("FIRE", 3, 4000, 80)
+    rig.run(10)
+    lid = rig.machine.line(board.LID)
+    lid.drive(1)
+    rig.run(19)
+    assert rig.forward.duty > 0  # a 20 ms settle: a glitch on the switch is not an opening
+    rig.run(1)
+    assert rig.forward.duty == 0 and rig.events("LID") == [("open",)]
+    assert rig.events("DONE")[0][2] == "lid"
+    assert rig.send("FIRE", 1, 1000, 80).args == ("lid",)
+    lid.drive(0)
+    rig.run(20)
+    assert rig.events("LID") == [("open",), ("closed",)]
+    assert rig.send("FIRE", 1, 1000, 80).cmd == "OK"
+
+
+def test_the_motor_rests_between_fires() -> None:
+    rig = Rig().armed(rest_ms=300)
+    rig.send("FIRE", 1, 4000, 80)
+    rig.run(200)
+    assert rig.events("DONE")
+    assert rig.send("FIRE", 1, 4000, 80).args == ("rest",)
+    rig.run(300)
+    assert rig.send("FIRE", 1, 4000, 80).cmd == "OK"
+
+
+def test_stop_and_hello_end_a_fire() -> None:
+    rig = Rig(card_ms=1000).armed(rest_ms=0)
+    rig.send("FIRE", 3, 4000, 80)
+    rig.run(50)
+    assert rig.send("STOP") == Frame(rig.seq, "OK")
+    assert rig.forward.duty == 0 and rig.events("DONE")[0][2] == "stop"
+    rig.send("FIRE", 3, 4000, 80)
+    rig.run(50)
+    rig.send("HELLO")  # a new host session: the old one's fire ends
+    assert rig.forward.duty == 0 and [d[2] for d in rig.events("DONE")] == ["stop", "stop"]
+
+
+def test_one_press_despite_contact_bounce() -> None:
+    rig = Rig().armed()
+    button = rig.machine.line(board.BUTTON)
+    rig.run(10)
+    pressed_at = rig.clock.ticks_ms()
+    for level in (0, None, 0, None, 0):  # bounce on the way down
+        button.drive(level)
+    rig.run(100)
+    for level in (None, 0, None, 0, None):  # and on the way up
+        button.drive(level)
+        rig.run(2)
+    rig.run(60)
+    assert rig.events("BTN") == [(str(pressed_at),)]
+    button.drive(0)
+    rig.run(5)
+    assert len(rig.events("BTN")) == 2
+
+
+def test_config_is_checked_and_applied_all_or_nothing() -> None:
+    rig = Rig().armed()
+    listing = rig.send("CONFIG", "jam_ms=300", "gap_ms=10")
+    assert listing.cmd == "OK" and "jam_ms=300" in listing.args and "gap_ms=10" in listing.args
+    assert rig.send("CONFIG", "jam_ms=500", "speed=3").args == ("key",)
+    assert rig.send("CONFIG", "jam_ms=500", "gap_ms=501").args == ("range",)
+    assert rig.send("CONFIG", "jam_ms").args == ("args",)
+    assert rig.send("CONFIG", "=5").args == ("args",)
+    assert rig.send("CONFIG", "jam_ms=-1").args == ("args",)
+    assert rig.launcher.settings["jam_ms"] == 300
+    assert len(rig.send("CONFIG").args) == len(firmware.SETTINGS)
+
+
+def test_noise_ctrl_c_and_its_own_echo_do_nothing() -> None:
+    rig = Rig().armed()
+    own = b"".join(f.encode() for f in rig.frames)  # an echoing port sends our own lines back
+    noise = b"\x03\x03\x04" + bytes(range(256)) + b"\n" + b"A" * 5000 + b"\n" + own
+    for _ in range(3):
+        assert rig.send_line(noise) == []
+    assert rig.launcher._parser.bad > 0 and rig.forward.starts == 0
+    rig.run(1500)
+    assert rig.launcher.state == "SAFE"  # an echo is not the host
+
+
+def test_the_watchdog_is_fed_by_every_pass_of_the_loop() -> None:
+    rig = Rig()
+    rig.run(50)
+    assert rig.wdt.feeds == 50
+
+
+# --- run(): the loop on the board, on a fake MicroPython --------------------------------------------------------
+
+
+class _Stdin:
+    """sys.stdin as MicroPython has it on USB: select.poll()-able, with a byte-wise .buffer.read()."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.buffer = self
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def read(self, n: int) -> bytes:
+        data = os.read(self._fd, n)
+        if not data:
+            raise EOFError("the test closed the board's stdin")
+        return data
+
+
+class _Stdout:
+    def __init__(self) -> None:
+        self.buffer = self
+        self.parser = Parser()
+        self.frames: list[Frame] = []
+        self.text = b""
+
+    def write(self, data: bytes | str) -> int:
+        if isinstance(data, str):  # print()
+            self.text += data.encode()
+        else:
+            self.frames += self.parser.feed(data)
+        return len(data)
+
+
+@pytest.fixture
+def micropython_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]:
+    clock = FakeClock(real=True)
+    machine = FakeMachine(clock)
+    close_lid(machine)
+    upy = FakeMicropython()
+    read_fd, write_fd = os.pipe()
+    monkeypatch.setitem(sys.modules, "machine", machine)
+    monkeypatch.setitem(sys.modules, "micropython", upy)
+    monkeypatch.setitem(sys.modules, "time", clock)  # MicroPython's time has the ticks functions
+    env = types.SimpleNamespace(
+        machine=machine, micropython=upy, stdin=_Stdin(read_fd), stdout=_Stdout(), host=write_fd, patch=monkeypatch
+    )
+    try:
+        yield env
+    finally:
+        os.close(read_fd)
+        if env.host != -1:
+            os.close(env.host)
+
+
+def _usb_stdio(env: types.SimpleNamespace) -> None:
+    # In the test body: pytest puts its own capture back on sys.stdout before every test phase.
+    env.patch.setattr(sys, "stdin", env.stdin)
+    env.patch.setattr(sys, "stdout", env.stdout)
+
+
+def test_run_is_the_board_loop(micropython_env: types.SimpleNamespace) -> None:
+    env = micropython_env
+    errors: list[BaseException] = []
+
+    def board_loop() -> None:
+        try:
+            firmware.run()
+        except EOFError as e:  # on the board an error ends main.py and the watchdog resets the chip
+            errors.append(e)
+
+    _usb_stdio(env)
+    thread = threading.Thread(target=board_loop)
+    thread.start()
+    try:
+        os.write(env.host, encode(1, "HELLO") + b"\x03\n" + encode(2, "PING"))
+        wait_until(lambda: len(env.stdout.frames) >= 3, 5)
+    finally:
+        os.close(env.host)
+        env.host = -1
+        thread.join(5)
+    boot, hello, ping = env.stdout.frames[:3]
+    assert boot.cmd == "BOOT" and len(boot.args[0]) == 8
+    assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(ping)["state"] == "IDLE"
+    assert env.micropython.kbd_intr_char == -1
+    [wdt] = env.machine.wdts
+    assert wdt.timeout == board.WDT_MS and wdt.feeds > 0
+    assert errors and not thread.is_alive()
+
+
+def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython_env: types.SimpleNamespace) -> None:
+    env = micropython_env
+    env.machine.line(board.BUTTON).drive(0)
+    _usb_stdio(env)
+    firmware.run()
+    assert b"REPL" in env.stdout.text and env.stdout.frames == []
+    assert env.micropython.kbd_intr_char == 3 and env.machine.wdts == []
+
+
+# --- end to end: the firmware on one end of a pty, the real host link on the other ----------------------------
+
+
+@pytest.fixture
+def link(tmp_path: Path) -> Path:
+    return tmp_path / "usb-Raspberry_Pi_Pico_E6614C311B7A3B2A-if00"
+
+
+def test_a_press_on_the_board_fires_cards_through_the_host(link: Path) -> None:
+    with FakeBoard(link) as pico, SerialHardware(port=str(link), max_run_ms=4000, pwm=0.8, jam_ms=500) as host:
+        wait_until(lambda: host.describe()["link"] == "up", 5)
+        jobs = []
+        host.inputs.when_pressed = lambda: jobs.append(host.dispenser.start(3))
+        pico.click()
+        wait_until(lambda: jobs, 5)
+        result = jobs[0].wait(5)
+        assert (result.requested, result.dispensed, result.stop) == (3, 3, StopReason.COUNT)
+        assert pico.motor.starts == 1 and pico.mechanics.cards_out == 3 and pico.launcher.fires == 1
+        described = host.describe()
+        assert described["backend"] == "serial" and described["port"] == str(link)
+        assert described["boot_id"] == "B0A7D001" and described["link"] == "up"

@@ -1,0 +1,297 @@
+"""SerialHardware against the firmware on a pty: lost and doubled frames, a silent host, a pulled cable, a reset.
+
+The fake board runs firmware/main.py in a thread on one end of a pty pair; the host opens the other end by a
+symlink, as it opens /dev/serial/by-id/... on a Pi. `Tamper` drops or duplicates whole lines on the wire.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import serial
+
+from launcher.hardware.base import StopReason
+from launcher.hardware.serial_link import LinkDown, SerialHardware
+from tests.fake_machine import FakeBoard, Tamper, board, wait_until
+
+
+class Watch:
+    """Records on_link_change calls."""
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[bool, str]] = []
+        self.threads: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, ok: bool, message: str) -> None:
+        with self._lock:
+            self.changes.append((ok, message))
+            self.threads.add(threading.current_thread().name)
+
+    def wait(self, ok: bool, after: int = 0, timeout: float = 10) -> str:
+        """The message of the first change to `ok` at or after index `after`."""
+
+        def seen() -> str | None:
+            with self._lock:
+                return next((m for o, m in self.changes[after:] if o is ok), None)
+
+        return wait_until(seen, timeout, f"link {'up' if ok else 'down'} after {self.changes[:after]}")
+
+
+@pytest.fixture
+def link(tmp_path: Path) -> Path:
+    return tmp_path / "usb-Raspberry_Pi_Pico_E6614C311B7A3B2A-if00"
+
+
+@pytest.fixture
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.fixture
+def make_host(link: Path, watch: Watch) -> Iterator[Any]:
+    made: list[SerialHardware] = []
+
+    def make(**options: Any) -> SerialHardware:
+        settings = {"max_run_ms": 4000, "pwm": 0.8, "jam_ms": 500, "min_rest_ms": 0, "on_link_change": watch}
+        host = SerialHardware(port=str(link), **{**settings, **options})
+        made.append(host)
+        return host
+
+    yield make
+    for host in made:
+        host.close()
+
+
+def up(host: SerialHardware, watch: Watch | None = None) -> None:
+    """Wait for the link; with `watch`, also for its callback, which comes a moment later from the dispatcher."""
+    wait_until(lambda: host.describe()["link"] == "up", 10, "link up")
+    if watch is not None:
+        watch.wait(True)
+
+
+def fire_replies(pico: FakeBoard) -> dict[int, set[int]]:
+    """fire number -> the sequence numbers of the FIRE replies that carry it."""
+    seqs: dict[int, set[int]] = collections.defaultdict(set)
+    for line in list(pico.sent):
+        match = re.match(rb"(\d+) OK fire=(\d+) ", line)
+        if match:
+            seqs[int(match[2])].add(int(match[1]))
+    return seqs
+
+
+def test_dropped_and_duplicated_frames_never_fire_twice(link: Path, make_host: Any) -> None:
+    to_board, to_host = Tamper(), Tamper()
+    with FakeBoard(link, to_board=to_board, to_host=to_host) as pico:
+        host = make_host()
+        up(host)
+        to_board.drop(b" FIRE ")  # the first FIRE never arrives,
+        to_board.duplicate(b" FIRE ")  # its retransmission arrives twice,
+        to_host.drop(b" OK fire=")  # the answer to the first copy is lost,
+        to_host.duplicate(b"E DONE ")  # and the end of the fire is heard twice
+        result = host.dispenser.start(3).wait(10)
+        assert (result.dispensed, result.stop) == (3, StopReason.COUNT)
+        assert pico.launcher.fires == 1 and pico.motor.starts == 1 and pico.mechanics.cards_out == 3
+        assert [action for action, line in to_board.log if b" FIRE " in line] == ["drop", "duplicate"]
+        assert pico.launcher.replays >= 1 and host.describe()["retransmits"] >= 1
+        again = host.dispenser.start(1).wait(10)  # the link is still in step
+        assert (again.dispensed, again.stop) == (1, StopReason.COUNT) and pico.launcher.fires == 2
+
+
+@pytest.mark.parametrize("seed", [3, 7])
+def test_random_loss_and_duplication_never_fire_a_frame_twice(link: Path, make_host: Any, seed: int) -> None:
+    to_board = Tamper(seed=seed, drop=0.15, duplicate=0.15)
+    to_host = Tamper(seed=seed + 100, drop=0.15, duplicate=0.15)
+    with FakeBoard(link, to_board=to_board, to_host=to_host) as pico:
+        host = make_host()
+        starts = 0
+        for _ in range(8):
+            up(host)
+            try:
+                job = host.dispenser.start(2)
+            except LinkDown:  # the link faulted between the check and the start: fine, try again
+                continue
+            starts += 1
+            job.wait(15)
+        replies = fire_replies(pico)
+        assert 0 < pico.launcher.fires <= starts
+        assert all(len(seqs) == 1 for seqs in replies.values())  # one FIRE frame per fire...
+        seq_fires = collections.Counter(seq for seqs in replies.values() for seq in seqs)
+        assert all(n == 1 for n in seq_fires.values())  # ...and one fire per FIRE frame
+        assert pico.mechanics.cards_out <= 2 * pico.launcher.fires
+        assert any(action == "drop" for action, _ in to_board.log + to_host.log)
+
+
+def test_a_lost_done_is_recovered_from_status(link: Path, make_host: Any) -> None:
+    to_host = Tamper()
+    with FakeBoard(link, to_host=to_host) as pico:
+        host = make_host()
+        up(host)
+        to_host.drop(b"E DONE ")
+        result = host.dispenser.start(2).wait(10)
+        assert (result.dispensed, result.stop) == (2, StopReason.COUNT) and pico.launcher.fires == 1
+        assert any(b" STATUS " in line for line in pico.received)
+
+
+def test_a_silent_host_stops_the_motor_and_the_link_recovers(link: Path, make_host: Any, watch: Watch) -> None:
+    to_board = Tamper()
+    with FakeBoard(link, to_board=to_board, card_ms=100_000) as pico:
+        host = make_host(jam_ms=10000, max_run_ms=20000)
+        up(host)
+        job = host.dispenser.start(3)
+        wait_until(lambda: pico.motor.duty > 0, 5, "motor on")
+        to_board.block = True  # from here on the board hears nothing from the host
+        result = job.wait(10)
+        assert result.stop in (StopReason.ERROR, StopReason.ABORTED)
+        watch.wait(False)
+        wait_until(lambda: pico.events(b"DONE"), 10, "the board to give up on the host")
+        assert b" safe " in pico.events(b"DONE")[0] and pico.launcher.state == "SAFE"
+        assert pico.motor.duty == 0 and to_board.block  # stopped by the board alone
+        changes = len(watch.changes)
+        pico.mechanics.card_ms = 40
+        to_board.block = False
+        watch.wait(True, after=changes)
+        again = host.dispenser.start(1).wait(10)
+        assert (again.dispensed, again.stop) == (1, StopReason.COUNT)
+
+
+def test_unplug_and_replug_without_recreating_the_host(link: Path, make_host: Any, watch: Watch) -> None:
+    pico = FakeBoard(link, card_ms=100_000)
+    try:
+        host = make_host()
+        up(host, watch)
+        job = host.dispenser.start(2)
+        wait_until(lambda: pico.motor.duty > 0, 5, "motor on")
+        changes = len(watch.changes)
+        pico.unplug()
+        down = watch.wait(False, after=changes)
+        assert str(link) in down
+        assert job.wait(5).stop is StopReason.ERROR
+        with pytest.raises(LinkDown):
+            host.dispenser.start(1)
+        host.dispenser.stop()  # harmless while the board is away
+        assert host.describe()["link"] == "down"
+    finally:
+        pico.close()
+    changes = len(watch.changes)
+    with FakeBoard(link, boot_id="B0A7D002") as replugged:
+        assert "B0A7D002" in watch.wait(True, after=changes)
+        described = host.describe()
+        assert described["boot_id"] == "B0A7D002" and described["restarts"] == 1
+        result = host.dispenser.start(2).wait(10)
+        assert (result.dispensed, result.stop) == (2, StopReason.COUNT) and replugged.launcher.fires == 1
+
+
+def test_a_board_reset_mid_fire_never_fires_again(link: Path, make_host: Any, watch: Watch) -> None:
+    to_host = Tamper()
+    with FakeBoard(link, to_host=to_host, card_ms=100_000) as pico:
+        host = make_host()
+        up(host, watch)
+        changes = len(watch.changes)
+        to_host.drop(b" OK fire=")  # the host never hears that the FIRE started, so it will retransmit...
+        job = host.dispenser.start(3)
+        wait_until(lambda: pico.launcher.fires == 1, 5, "the FIRE to run")
+        pico.reset("B0A7D00F")  # ...to a board that browned out meanwhile
+        assert job.wait(10).stop is StopReason.ERROR
+        assert "restarted" in watch.wait(False, after=changes)
+        watch.wait(True, after=changes)
+        assert host.describe()["boot_id"] == "B0A7D00F" and pico.launcher.fires == 0
+        assert pico.motor.starts == 0
+        pico.mechanics.card_ms = 40
+        result = host.dispenser.start(1).wait(10)
+        assert (result.dispensed, result.stop) == (1, StopReason.COUNT) and pico.launcher.fires == 1
+
+
+def test_the_port_is_opened_exclusively(link: Path, make_host: Any) -> None:
+    with FakeBoard(link):
+        host = make_host()
+        up(host)
+        with pytest.raises(serial.SerialException):
+            serial.Serial(str(link), exclusive=True)
+        other = Watch()
+        second = make_host(on_link_change=other)
+        assert "cannot open" in other.wait(False)
+        assert host.describe()["link"] == "up"
+        second.close()
+
+
+def test_started_before_the_board_is_plugged_in(link: Path, make_host: Any, watch: Watch) -> None:
+    host = make_host()
+    assert "cannot open" in watch.wait(False)
+    with pytest.raises(LinkDown, match="cannot open"):
+        host.dispenser.start(1)
+    with FakeBoard(link):
+        watch.wait(True)
+        assert watch.changes[0][0] is False and watch.threads == {"serial-dispatch"}
+
+
+def test_a_board_that_does_not_answer_is_reported(link: Path, make_host: Any, watch: Watch) -> None:
+    to_host = Tamper()
+    to_host.block = True
+    with FakeBoard(link, to_host=to_host):
+        make_host()
+        assert "no answer" in watch.wait(False)
+
+
+def test_stop_and_close_end_a_fire_and_close_is_idempotent(link: Path, make_host: Any) -> None:
+    with FakeBoard(link, card_ms=100_000) as pico:
+        host = make_host()
+        up(host)
+        job = host.dispenser.start(3)
+        wait_until(lambda: pico.motor.duty > 0, 5, "motor on")
+        host.dispenser.stop()
+        assert job.wait(5).stop is StopReason.ABORTED
+        assert pico.motor.duty == 0 and b" stop " in pico.events(b"DONE")[-1]
+        with pytest.raises(ValueError):
+            host.dispenser.start(0)
+        job = host.dispenser.start(3)
+        with pytest.raises(RuntimeError, match="already"):
+            host.dispenser.start(1)
+        wait_until(lambda: pico.motor.duty > 0, 5, "motor on")
+        with host:
+            pass  # leaving the block closes it
+        assert job.wait(5).stop is StopReason.ABORTED
+        wait_until(lambda: pico.motor.duty == 0, 5, "motor off")
+        host.close()
+        assert all(not t.is_alive() for t in threading.enumerate() if t.name.startswith("serial-"))
+        with pytest.raises(LinkDown):
+            host.dispenser.start(1)
+        host.dispenser.stop()
+
+
+def test_a_refused_fire_ends_its_job_with_an_error(link: Path, make_host: Any) -> None:
+    with FakeBoard(link) as pico:
+        host = make_host()
+        up(host)
+        opened: list[bool] = []
+        host.inputs.when_lid_changed = opened.append
+        pico.machine.line(board.LID).drive(None)  # the lid opens
+        wait_until(lambda: opened == [True], 5, "lid open")
+        assert host.inputs.lid_open is True
+        result = host.dispenser.start(2).wait(5)
+        assert (result.dispensed, result.stop) == (0, StopReason.ERROR) and pico.motor.starts == 0
+
+
+def test_a_failing_callback_does_not_stop_the_link(link: Path, make_host: Any) -> None:
+    with FakeBoard(link) as pico:
+        host = make_host()
+        up(host)
+        presses: list[int] = []
+
+        def pressed() -> None:
+            presses.append(1)
+            raise RuntimeError("a bug in the controller")
+
+        host.inputs.when_pressed = pressed
+        pico.click()
+        wait_until(lambda: presses, 5, "first press")
+        wait_until(lambda: pico.launcher._btn_armed, 5, "button released")
+        pico.click()
+        wait_until(lambda: len(presses) == 2, 5, "second press")
+        assert host.describe()["link"] == "up"
