@@ -9,8 +9,8 @@ across versions for a str, bytes or int seed; the other `random` methods carry n
 used. The draws of one press, in order (docs/FAIRNESS.md repeats this for independent verifiers):
 
 1. if the profile pauses (pause_probability > 0): one draw; below pause_probability, one more for the duration;
-2. a hazard profile that may still fire (fires_in_row < max_fires_in_row): one draw, a fire if below the hazard;
-   a pattern profile draws nothing here;
+2. one draw, a fire if below the threshold: hazard[misses_in_row] for a hazard profile, or 0 once fires_in_row has
+   reached max_fires_in_row; for a pattern profile 1 on a listed press of the cycle, otherwise 0;
 3. on a fire: if the profile has a jackpot, one draw, a jackpot if below jackpot_probability; then one draw for
    the number of cards (uniform over jackpot_cards for a jackpot, otherwise by card_weights).
 """
@@ -22,6 +22,7 @@ import random
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from itertools import accumulate, pairwise
 from typing import Any
 
@@ -38,8 +39,8 @@ class ProfileError(ValueError):
 
 @dataclass(slots=True)
 class Outcome:
-    """What one press does. Read-only by convention: not frozen because a frozen dataclass costs four times as
-    much to build and `next_outcome` is on the hot path (see benchmarks/bench_schedule.py)."""
+    """What one press does. Read-only by convention: not frozen, because a frozen dataclass takes several times
+    longer to build and `next_outcome` is on the hot path (see benchmarks/bench_schedule.py)."""
 
     press: int  # 1-based press number since the schedule started
     cards: int  # 0 = a miss
@@ -352,49 +353,107 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (CLASSIC, GENTLE, BRUTAL, PAT
 # --- the schedule -------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Machine:
+    """A profile as a state machine. In state i a press fires if its draw is below `threshold[i]`, then moves to
+    `after_fire[i]` or `after_miss[i]`; `misses[i]` and `fires[i]` are the misses and fires in a row there."""
+
+    threshold: tuple[float, ...]
+    after_fire: tuple[int, ...]
+    after_miss: tuple[int, ...]
+    misses: tuple[int, ...]
+    fires: tuple[int, ...]
+    tension: tuple[float, ...]  # misses / longest drought
+
+
+@lru_cache(maxsize=64)
+def _machine(profile: Profile) -> _Machine:
+    """State 0 is the start (and where a pattern restarts)."""
+    return _pattern_machine(profile) if profile.pattern else _hazard_machine(profile)
+
+
+def _hazard_machine(p: Profile) -> _Machine:
+    cap, drought = p.max_fires_in_row, p.longest_drought
+    # A state is (misses, fires) in a row: (0, 0) at the start, then (0, 1..cap) or (1..drought, 0).
+    states = [(0, f) for f in range(cap + 1)] + [(m, 0) for m in range(1, drought + 1)]
+    index = {state: i for i, state in enumerate(states)}
+    return _Machine(
+        threshold=tuple(p.hazard[m] if f < cap else 0.0 for m, f in states),  # at the cap: a miss, still drawn
+        after_fire=tuple(index[0, min(f + 1, cap)] for m, f in states),
+        after_miss=tuple(index[min(m + 1, drought), 0] for m, f in states),  # the drought's end always fires
+        misses=tuple(m for m, _ in states),
+        fires=tuple(f for _, f in states),
+        tension=tuple(m / drought for m, _ in states),
+    )
+
+
+def _pattern_machine(p: Profile) -> _Machine:
+    cycle = p.pattern[-1]
+    # State k: k presses made since the start. From the second lap on the counts repeat (a cycle ends with a
+    # fire and has a miss), so the end of the second lap loops back to its beginning.
+    laps = 2 * cycle
+    fire = [k % cycle + 1 in p.pattern for k in range(laps)]
+    misses, fires = [0], [0]
+    for k in range(laps - 1):
+        misses.append(0 if fire[k] else misses[-1] + 1)
+        fires.append(fires[-1] + 1 if fire[k] else 0)
+    following = (*range(1, laps), cycle)
+    return _Machine(
+        threshold=tuple(1.0 if f else 0.0 for f in fire),  # drawn anyway, to keep one rule for every profile
+        after_fire=following,
+        after_miss=following,
+        misses=tuple(misses),
+        fires=tuple(fires),
+        tension=tuple(m / p.longest_drought for m in misses),
+    )
+
+
 class Schedule:
     """Draws outcomes for one run of presses from a seeded generator.
 
-    `next_outcome()` returns the next press's Outcome. It is the `__next__` of a generator that keeps the state
-    in local variables, about twice as fast as a method reading and writing attributes; it copies the state to
-    `presses`, `misses_in_row` and `fires_in_row` after every press for the cues and the tests.
+    `next_outcome()` returns the next press's Outcome. It is the `__next__` of a generator that keeps its
+    working values in local variables, which is much faster than a method reading attributes.
     """
 
-    __slots__ = ("_random", "fires_in_row", "misses_in_row", "next_outcome", "presses", "profile")
+    __slots__ = ("_machine", "_random", "_state", "next_outcome", "presses", "profile")
 
     next_outcome: Callable[[], Outcome]
 
     def __init__(self, profile: Profile, seed: int | bytes | str) -> None:
         self.profile = profile
         self.presses = 0
-        self.misses_in_row = 0  # since the last fire (or restart)
-        self.fires_in_row = 0
+        self._machine = _machine(profile)
+        self._state = 0
         self._random = random.Random(seed).random
         self.next_outcome = self._outcomes().__next__
 
     @property
+    def misses_in_row(self) -> int:
+        """Misses since the last fire (or a pattern's restart)."""
+        return self._machine.misses[self._state]
+
+    @property
+    def fires_in_row(self) -> int:
+        return self._machine.fires[self._state]
+
+    @property
     def tension(self) -> float:
         """0 right after a fire, 1 when the next press must fire."""
-        return self.misses_in_row / self.profile.longest_drought
+        return self._machine.tension[self._state]
 
     def restart(self) -> None:
         """The lid opened or the power cycled: a pattern goes back to its first press. No-op for a hazard."""
         if self.profile.pattern:
-            self.misses_in_row = 0
-            self.fires_in_row = 0
+            self._state = 0
             self.next_outcome = self._outcomes().__next__
 
     def _outcomes(self) -> Iterator[Outcome]:
-        """Outcomes from the current state on (a pattern from its first press). Draws as the module doc says."""
+        """Outcomes from the current state on, drawn as the module doc says."""
         p = self.profile
         draw = self._random
-        presses, misses, fires = self.presses, self.misses_in_row, self.fires_in_row
-        # Precomputed so that each press does table look-ups only.
-        hazard, max_fires = p.hazard, p.max_fires_in_row
-        cycle = p.pattern[-1] if p.pattern else 0
-        pattern_fires = tuple(press in p.pattern for press in range(1, cycle + 1))
-        position = 0  # index into pattern_fires of the next press
-        tensions = tuple(m / p.longest_drought for m in range(p.longest_drought + 1))
+        presses, state = self.presses, self._state
+        m = self._machine
+        threshold, after_fire, after_miss, tension = m.threshold, m.after_fire, m.after_miss, m.tension
         cumulative_weights = tuple(accumulate(p.card_weights))
         total_weight = cumulative_weights[-1]
         last_card_index = _last_positive(p.card_weights)  # a rounding edge must not pick a zero weight
@@ -405,36 +464,25 @@ class Schedule:
         new = object.__new__
         while True:
             presses += 1
-            pause_ms = 0
-            if pause_probability and draw() < pause_probability:
-                pause_ms = pause_shortest + int(draw() * pause_span)
-            if cycle:
-                fire = pattern_fires[position]
-                position = (position + 1) % cycle
-            else:
-                # After a miss fires is 0, so the cap never blocks the certain fire at the end of a drought.
-                fire = fires < max_fires and draw() < hazard[misses]
-            if not fire:
-                misses += 1
-                fires = 0
-                cards, tension, jackpot = 0, tensions[misses], False
-            else:
-                misses = 0
-                fires += 1
-                tension = 0.0
-                jackpot = jackpot_probability > 0 and draw() < jackpot_probability
-                if jackpot:
-                    cards = jackpot_low + int(draw() * jackpot_span)
-                else:
-                    cards = bisect_right(cumulative_weights, draw() * total_weight, 0, last_card_index) + 1
-            # Filling the slots of a bare instance costs half as much as calling Outcome(...).
+            # A bare instance with its slots filled one by one costs half as much as calling Outcome(...).
             outcome = new(Outcome)
-            outcome.press, outcome.cards, outcome.tension, outcome.jackpot, outcome.pause_ms = (
-                presses,
-                cards,
-                tension,
-                jackpot,
-                pause_ms,
-            )
-            self.presses, self.misses_in_row, self.fires_in_row = presses, misses, fires
+            outcome.press = presses
+            outcome.pause_ms = 0
+            if pause_probability and draw() < pause_probability:
+                outcome.pause_ms = pause_shortest + int(draw() * pause_span)
+            if draw() < threshold[state]:
+                state = after_fire[state]
+                if jackpot_probability and draw() < jackpot_probability:
+                    outcome.cards = jackpot_low + int(draw() * jackpot_span)
+                    outcome.jackpot = True
+                else:
+                    outcome.cards = bisect_right(cumulative_weights, draw() * total_weight, 0, last_card_index) + 1
+                    outcome.jackpot = False
+            else:
+                state = after_miss[state]
+                outcome.cards = 0
+                outcome.jackpot = False
+            outcome.tension = tension[state]
+            self.presses = presses
+            self._state = state
             yield outcome

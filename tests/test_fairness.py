@@ -235,9 +235,10 @@ def documented_replay(profile: dict[str, Any], seed: str, n: int, restarts: set[
             pause = low + int(draw() * (high - low + 1))
         if profile["pattern"]:
             place = place % profile["pattern"][-1] + 1
-            fire = place in profile["pattern"]
+            threshold = 1.0 if place in profile["pattern"] else 0.0
         else:
-            fire = fires < profile["max_fires_in_row"] and draw() < profile["hazard"][misses]
+            threshold = profile["hazard"][misses] if fires < profile["max_fires_in_row"] else 0.0
+        fire = draw() < threshold
         cards, jackpot = 0, False
         if not fire:
             misses, fires = misses + 1, 0
