@@ -198,7 +198,7 @@ def _check_hazard(hazard: object) -> None:
     if not isinstance(hazard, tuple):
         raise _refuse("hazard", hazard, "not a list")
     if not 2 <= len(hazard) <= MAX_DROUGHT + 1:
-        raise _refuse("hazard", hazard, f"{len(hazard)} values (or give a pattern instead)")
+        raise _refuse("hazard", hazard, f"it has {len(hazard)} value(s) (or give a pattern instead)")
     for k, p in enumerate(hazard):
         if not _is_number(p) or not 0 <= p <= 1:
             raise _refuse("hazard", hazard, f"value {k} is not a probability")
@@ -257,8 +257,7 @@ def _last_positive(weights: tuple[float, ...]) -> int:
 
 PARAMETERS = tuple(f.name for f in fields(Profile) if f.name != "name")
 _REQUIRED = ("max_fires_in_row", "card_weights")
-_PAIRS = ("jackpot_cards", "pause_ms")
-_LISTS = ("hazard", "pattern", "card_weights", *_PAIRS)
+_LISTS = ("hazard", "pattern", "card_weights", "jackpot_cards", "pause_ms")
 
 
 def profile_from_mapping(name: str, mapping: Mapping[str, Any]) -> Profile:
