@@ -172,12 +172,13 @@ def test_wild_hit_fire_ends_within_the_longest_drought_plus_one(
 @given(profile=any_profile, seed=seeds)
 def test_the_schedule_state_follows_the_outcomes(profile: Profile, seed: int | str) -> None:
     schedule = Schedule(profile, seed)
-    assert (schedule.presses, schedule.misses_in_row, schedule.tension) == (0, 0, 0.0)
-    misses = 0
+    assert (schedule.presses, schedule.misses_in_row, schedule.fires_in_row, schedule.tension) == (0, 0, 0, 0.0)
+    misses = fires = 0
     for n in range(1, 200):
         outcome = schedule.next_outcome()
-        misses = 0 if outcome.fired else misses + 1
-        assert (outcome.press, schedule.presses, schedule.misses_in_row) == (n, n, misses)
+        misses, fires = (0, fires + 1) if outcome.fired else (misses + 1, 0)
+        assert (outcome.press, schedule.presses) == (n, n)
+        assert (schedule.misses_in_row, schedule.fires_in_row) == (misses, fires)
         assert schedule.tension == outcome.tension
 
 
@@ -267,10 +268,26 @@ def test_pattern_restarts_at_its_first_press_when_the_lid_opens() -> None:
     for _ in range(11):  # presses 9 fired, 10 and 11 missed
         schedule.next_outcome()
     schedule.restart()
-    assert (schedule.presses, schedule.misses_in_row, schedule.tension) == (11, 0, 0.0)
+    assert (schedule.presses, schedule.misses_in_row, schedule.fires_in_row, schedule.tension) == (11, 0, 0, 0.0)
     after = [schedule.next_outcome() for _ in range(96)]
     assert [o.press for o in after] == list(range(12, 108))
     assert [o.press - 11 for o in after if o.fired] == list(MATTEL_PATTERN)
+
+
+@PROPERTY_SETTINGS
+@given(
+    profile=st.one_of(st.just(PROFILES["pattern"]), pattern_profiles()),
+    restarts=st.lists(st.integers(0, 150), max_size=5),
+)
+def test_after_any_restart_a_pattern_plays_like_a_fresh_one(profile: Profile, restarts: list[int]) -> None:
+    schedule, fresh = Schedule(profile, 1), Schedule(profile, 1)
+    for n in range(160):
+        if n in restarts:
+            schedule.restart()
+            fresh = Schedule(profile, 1)
+        outcome, expected = schedule.next_outcome(), fresh.next_outcome()
+        assert (outcome.fired, outcome.tension) == (expected.fired, expected.tension)
+        assert (schedule.misses_in_row, schedule.fires_in_row) == (fresh.misses_in_row, fresh.fires_in_row)
 
 
 def test_restart_changes_nothing_for_a_hazard_profile() -> None:
