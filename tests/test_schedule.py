@@ -24,7 +24,7 @@ from launcher.schedule import (
     profile_to_mapping,
 )
 
-PROPERTY_SETTINGS = settings(max_examples=60, deadline=None)
+PROPERTY_SETTINGS = settings(max_examples=120, deadline=None)
 
 
 # --- helpers --------------------------------------------------------------------------------------------------------
