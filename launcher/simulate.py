@@ -209,13 +209,13 @@ def _bar_chart(title: str, axis: str, counts: dict[int, int], total: int, colour
         x = slot * BAR_SLOT
         middle = x + BAR_SLOT / 2
         elements += [
-            f'<rect x="{x + 4}" y="{base - height}" width="{BAR_SLOT - 8}" height="{height}" fill="{colour}"/>',
-            f'<text x="{middle}" y="{base - height - 4}" font-size="11" text-anchor="middle" fill="#222">'
+            f'<rect x="{x + 4}" y="{base - height:g}" width="{BAR_SLOT - 8}" height="{height:g}" fill="{colour}"/>',
+            f'<text x="{middle:g}" y="{base - height - 4:g}" font-size="11" text-anchor="middle" fill="#222">'
             f"{100 * count / total if total else 0:.1f}</text>",
-            f'<text x="{middle}" y="{base + 16}" font-size="12" text-anchor="middle" fill="#222">{value}</text>',
+            f'<text x="{middle:g}" y="{base + 16}" font-size="12" text-anchor="middle" fill="#222">{value}</text>',
         ]
     elements.append(
-        f'<text x="{width / 2}" y="{base + 36}" font-size="12" text-anchor="middle" fill="#444">{axis}</text>'
+        f'<text x="{width / 2:g}" y="{base + 36}" font-size="12" text-anchor="middle" fill="#444">{axis}</text>'
     )
     return _Chart(width, elements)
 
