@@ -1,0 +1,150 @@
+"""Board button → motor on, through the host over a pty, against a bare reflex host in the same run.
+
+The board is firmware/main.py under CPython on a fake Pico (tests/fake_machine.py) in a process of its own,
+its main loop on the master end of a pty at about 1 kHz, as on a real Pico. It presses its own button and times
+the moment its motor's IN1 PWM goes on, so both ends of each sample are on the board's clock. The host, in this
+process, is either:
+
+- bare reflex: the lightest possible host, one pyserial thread that answers `E BTN` with a FIRE line;
+- SerialHardware: the real host link (reader, dispatcher and link threads; one frame in flight, heartbeats)
+  whose `when_pressed` calls `dispenser.start(1)` at once, as the controller does.
+
+The difference is what SerialHardware costs on top of the wire and the board's loop. A USB cable to a real
+Pico adds its own latency (USB full speed polls every 1 ms), which a pty does not have.
+
+    .venv/bin/python benchmarks/bench_serial.py [--presses 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import serial
+from measure import percentile
+
+from launcher.hardware.framing import Parser, encode
+from launcher.hardware.serial_link import SerialHardware
+from tests.fake_machine import FakeBoard, wait_until
+
+Host = Callable[[Path, list[float]], contextlib.AbstractContextManager[object]]
+
+
+def board_process(link: Path, presses: int) -> None:
+    """The board's side: plug in, wait to be armed, press the button `presses` times; print the samples."""
+    pico = FakeBoard(link, card_ms=5, deck=100_000)
+    pico.launcher.settings["reverse_ms"] = 0  # no pull-back pulse: the next press comes sooner
+    print("plugged", flush=True)
+    wait_until(lambda: pico.launcher.state == "IDLE" and pico.launcher.settings["rest_ms"] == 0, 10, "host")
+    samples = []
+    for _ in range(presses):
+        pico.motor.turned_on.clear()
+        at = time.monotonic()  # the host notes when it hears the press on the same clock
+        pressed = time.perf_counter()
+        pico.press()
+        if not pico.motor.turned_on.wait(5):
+            raise RuntimeError("the motor did not start within 5 s of a press")
+        samples.append((at, pico.motor.on_perf - pressed))
+        pico.release()
+        wait_until(lambda: pico.launcher.state == "IDLE" and pico.launcher._btn_armed, 5, "the next press")
+    print(json.dumps(samples), flush=True)
+    sys.stdin.readline()  # stay plugged in until the host has let go
+    pico.close()
+
+
+@contextlib.contextmanager
+def bare_reflex(link: Path, heard: list[float]) -> Iterator[object]:
+    port = serial.Serial(str(link), 115200, timeout=0.05, exclusive=True)
+    stop = threading.Event()
+
+    def host() -> None:
+        parser, seq = Parser(), 2
+        port.write(encode(1, "HELLO") + encode(2, "CONFIG", ("rest_ms=0", "gap_ms=4")))
+        while not stop.is_set():
+            for frame in parser.feed(port.read(port.in_waiting or 1)):
+                if frame.cmd == "BTN":
+                    heard.append(time.monotonic())
+                    seq += 1
+                    port.write(encode(seq, "FIRE", (1, 4000, 80)))
+
+    thread = threading.Thread(target=host)
+    thread.start()
+    try:
+        yield None
+    finally:
+        stop.set()
+        thread.join()
+        port.close()
+
+
+@contextlib.contextmanager
+def serial_hardware(link: Path, heard: list[float]) -> Iterator[object]:
+    with SerialHardware(port=str(link), max_run_ms=4000, pwm=0.8, jam_ms=500, min_rest_ms=0) as host:
+
+        def pressed() -> None:
+            heard.append(time.monotonic())
+            host.dispenser.start(1)
+
+        host.inputs.when_pressed = pressed
+        yield host
+
+
+def run(host: Host, presses: int) -> list[tuple[float, float]]:
+    """(press -> host has it, press -> motor on) in seconds, one pair per press."""
+    with tempfile.TemporaryDirectory() as tmp:
+        link = Path(tmp) / "usb-Raspberry_Pi_Pico-if00"
+        board = subprocess.Popen(
+            [sys.executable, __file__, "--board", str(link), "--presses", str(presses)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert board.stdin is not None and board.stdout is not None
+        board.stdout.readline()  # plugged in
+        heard: list[float] = []
+        with host(link, heard):
+            out = board.stdout.readline()
+        board.communicate("bye\n", timeout=30)
+        if board.returncode or not out:
+            raise RuntimeError(f"the board process failed ({board.returncode})")
+    return [(h - at, total) for (at, total), h in zip(json.loads(out), heard, strict=True)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presses", type=int, default=300)
+    parser.add_argument("--board", type=Path, help=argparse.SUPPRESS)  # internal: be the board process
+    args = parser.parse_args()
+    if args.board:
+        board_process(args.board, args.presses)
+        return 0
+    run(serial_hardware, 20)  # warm-up
+    runs = {"bare reflex": run(bare_reflex, args.presses), "SerialHardware": run(serial_hardware, args.presses)}
+    print(f"board press -> motor on through the host over a pty, {args.presses} presses each, milliseconds")
+    print(f"{'host':<16}{'p50':>8}{'p99':>8}{'mean':>8}{'max':>8}   {'p50 press->host':>16}")
+    figures = {}
+    for name, samples in runs.items():
+        to_host = [s[0] * 1000 for s in samples]
+        total = [s[1] * 1000 for s in samples]
+        figures[name] = (percentile(total, 50), percentile(total, 99))
+        print(
+            f"{name:<16}{figures[name][0]:>8.2f}{figures[name][1]:>8.2f}{statistics.mean(total):>8.2f}"
+            f"{max(total):>8.2f}   {percentile(to_host, 50):>16.2f}"
+        )
+    (b50, b99), (s50, s99) = figures["bare reflex"], figures["SerialHardware"]
+    print(f"ratio SerialHardware/bare: p50 {s50 / b50:.2f}x, p99 {s99 / b99:.2f}x")
+    print(f"SerialHardware overhead: p50 {s50 - b50:+.2f} ms, p99 {s99 - b99:+.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
