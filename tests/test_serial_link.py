@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import serial
 
+from launcher.hardware import serial_link
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
 from tests.fake_machine import FakeBoard, Tamper, board, wait_until
@@ -259,10 +260,25 @@ def test_stop_and_close_end_a_fire_and_close_is_idempotent(link: Path, make_host
         assert job.wait(5).stop is StopReason.ABORTED
         wait_until(lambda: pico.motor.duty == 0, 5, "motor off")
         host.close()
-        assert all(not t.is_alive() for t in threading.enumerate() if t.name.startswith("serial-"))
+        assert not any(t.is_alive() for t in host._threads)
         with pytest.raises(LinkDown):
             host.dispenser.start(1)
         host.dispenser.stop()
+
+
+def test_a_fire_the_board_never_ends_is_given_up_and_stopped(
+    link: Path, make_host: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(serial_link, "JOB_SLACK_S", 0.2)
+    with FakeBoard(link, card_ms=100_000) as pico:
+        host = make_host(max_run_ms=400, jam_ms=10000)
+        up(host)
+        job = host.dispenser.start(2)
+        wait_until(lambda: pico.motor.duty > 0, 5, "motor on")
+        pico.launcher._fire_max_ms = 10**6  # a board bug: it ignores max_ms and keeps saying FIRING
+        assert job.wait(5).stop is StopReason.ERROR
+        wait_until(lambda: pico.motor.duty == 0, 5, "motor off")
+        assert b" stop " in pico.events(b"DONE")[0]
 
 
 def test_a_refused_fire_ends_its_job_with_an_error(link: Path, make_host: Any) -> None:
