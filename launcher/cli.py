@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import qrcode
 
-from launcher import __version__
+from launcher import __version__, fairness, simulate
 from launcher.config import Config, ConfigError, load
+from launcher.rounds import RoundOpen
+from launcher.store import STORE_FILE, Store
 
 EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"uno-launcher: {message} (see uno-launcher --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,6 +39,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", help="address to listen on (0.0.0.0: every interface, for phones on the Wi-Fi)")
     run.add_argument("--port", type=_port, help="port to listen on (0: any free port)")
     run.add_argument("--verbose", action="store_true", help="log more")
+
+    simulate_ = commands.add_parser("simulate", help="figures of a firing profile over many simulated presses")
+    simulate.add_arguments(simulate_)
+
+    verify = commands.add_parser("verify", help="check a round's outcomes against its revealed seed")
+    source = verify.add_mutually_exclusive_group(required=True)
+    source.add_argument("record", nargs="?", type=Path, help="a round record (JSON, as the page downloads it)")
+    source.add_argument("--round", type=int, metavar="N", help="round N from the daemon's store")
+    verify.add_argument("--config", type=Path, help="the daemon's config file, to find its store (with --round)")
     return parser
 
 
@@ -47,9 +60,9 @@ def _port(text: str) -> int:
 
 def _effective_config(args: argparse.Namespace) -> Config:
     config = load(args.config)
-    if args.sim:
+    if getattr(args, "sim", False):
         config = config.replace("hardware", backend="sim")
-    web = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    web = {k: v for k in ("host", "port") if (v := getattr(args, k, None)) is not None}
     return config.replace("web", **web) if web else config
 
 
@@ -84,12 +97,46 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _verify(args: argparse.Namespace) -> int:
+    """0: the round checks out; 1: it does not; 2: no readable record."""
     try:
-        if args.command == "run":
-            return _run(args)
+        if args.record is not None:
+            report = fairness.verify_file(args.record)
+        else:
+            record = _stored_record(_effective_config(args), args.round)
+            report = fairness.verify(record)
+    except (fairness.RecordError, RoundOpen) as e:
+        print(f"uno-launcher verify: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(report)
+    return 0 if report.ok else 1
+
+
+def _stored_record(config: Config, number: int) -> dict[str, Any]:
+    path = config.state_dir / STORE_FILE
+    if not path.exists():
+        raise fairness.RecordError(f"no store at {path}: pass the daemon's --config, or a record file")
+    store = Store(path)
+    with store.connect() as conn:
+        found = store.round_record(conn, number)
+    if found is None:
+        raise fairness.RecordError(f"there is no round {number} in {path}")
+    record, ended = found
+    if not ended:
+        raise RoundOpen(f"round {number} is still being played; its seed is revealed when it ends")
+    return json.loads(record)
+
+
+COMMANDS = {"run": _run, "simulate": simulate.run, "verify": _verify}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # --help and --version (0), or a usage error already printed (2)
+        return int(e.code or 0)
+    try:
+        return COMMANDS[args.command](args)
     except ConfigError as e:
         print(f"uno-launcher: config: {e}", file=sys.stderr)
         return EXIT_USAGE
-    raise AssertionError(f"unhandled command {args.command}")

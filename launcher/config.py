@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from launcher.schedule import PROFILES
+from launcher.schedule import PROFILES, Profile, ProfileError, profile_from_mapping, profile_to_mapping
 
 
 class ConfigError(ValueError):
@@ -59,9 +59,24 @@ class SimConfig:
     stall_duty: float = _opt(0.15, lo=0.0, hi=0.9)  # below this duty the roller does not move cards
 
 
+def _custom_profile(table: Any) -> Profile:
+    """[schedule.custom]: parameters over those of `classic`, so a table may change only a few."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"[schedule.custom] must be a table of profile parameters, not {table!r}")
+    try:
+        return profile_from_mapping("custom", {**profile_to_mapping(PROFILES["classic"]), **table})
+    except ProfileError as e:
+        raise ConfigError(f"schedule.custom.{e}") from None
+
+
 @dataclass(frozen=True)
 class ScheduleConfig:
     profile: str = _opt("classic")
+    custom: Profile = field(default=PROFILES["custom"], metadata={"parse": _custom_profile})
+
+    @property
+    def active_profile(self) -> Profile:
+        return self.custom if self.profile == "custom" else PROFILES[self.profile]
 
 
 @dataclass(frozen=True)
@@ -93,8 +108,9 @@ class Config:
 
     def replace(self, section: str, **values: Any) -> Config:
         """A copy with some values of one section changed, validated like the file (for CLI flags)."""
-        merged = {**dataclasses.asdict(getattr(self, section)), **values}
-        return dataclasses.replace(self, **{section: _build_section(section, merged)})
+        checked = _build_section(section, values)
+        changed = dataclasses.replace(getattr(self, section), **{key: getattr(checked, key) for key in values})
+        return dataclasses.replace(self, **{section: changed})
 
 
 _SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Config)}  # type: ignore[misc]
@@ -134,10 +150,13 @@ def _build_section(section: str, table: Any) -> Any:
         if key not in fields:
             raise ConfigError(f"{section}.{key}: unknown key; accepted keys are {', '.join(fields)}")
     kinds = {"int": int, "float": float, "str": str}
-    values = {
-        name: _check_value(f"{section}.{name}", value, kinds[str(fields[name].type)], fields[name].metadata)
-        for name, value in table.items()
-    }
+    values = {}
+    for name, value in table.items():
+        meta = fields[name].metadata
+        if "parse" in meta:
+            values[name] = meta["parse"](value)
+        else:
+            values[name] = _check_value(f"{section}.{name}", value, kinds[str(fields[name].type)], meta)
     return cls(**values)
 
 

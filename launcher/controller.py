@@ -1,10 +1,11 @@
 """The controller: the one place that decides and commands the dispenser.
 
-A press (the physical button or a phone) is decided by the schedule and, when it fires, the motor starts before
-anything is written anywhere. A single worker thread then waits for the fire to end, publishes the outcome and
-keeps the motor resting before the next fire. Presses that arrive while the launcher is firing or resting are
-ignored, as on the real launcher. Any failure in the dispense path stops the motor and latches FAULT: only a
-status read and `reset()` are accepted until then.
+A press (the physical button or a phone) draws the next outcome of the round's schedule and, when it fires, the
+motor starts before anything is written anywhere. A single worker thread then waits for the fire to end, publishes
+the outcome and keeps the motor resting before the next fire. An outcome with a suspense pause is held back on the
+worker for the pause first. Presses that arrive while the launcher is busy are ignored, as on the real launcher.
+Any failure in the dispense path stops the motor and latches FAULT: only a status read and `reset()` are accepted
+until then.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from launcher.events import EventBus, EventType
 from launcher.hardware.base import Dispenser, DispenseResult, FireJob, StopReason
-from launcher.schedule import Outcome, Schedule
+from launcher.rounds import Round, RoundBook
+from launcher.schedule import Outcome, Profile
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ MAX_DECK = 500  # more than any hopper holds; the same bound as dispense.deck_ca
 
 
 class PressRefused(Exception):
-    """A press that the launcher did not take; `code` is "busy" or "fault"."""
+    """A press or command that the launcher did not take; `code` is "busy" or "fault"."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -48,7 +49,7 @@ class Deck:
 
 
 class PressTicket:
-    """What a press became; `wait()` returns once any fire it started is over."""
+    """What a press became; `wait()` returns once any fire it started is over and the motor has rested."""
 
     def __init__(self, outcome: Outcome) -> None:
         self.outcome = outcome
@@ -68,6 +69,7 @@ class PressTicket:
             "cards": self.outcome.cards,
             "dispensed": self.result.dispensed if self.result else 0,
             "tension": self.outcome.tension,
+            "jackpot": self.outcome.jackpot,
         }
 
 
@@ -76,14 +78,15 @@ class Controller:
         self,
         *,
         dispenser: Dispenser,
-        schedule: Schedule,
+        rounds: RoundBook,
+        profile: Profile,
         bus: EventBus,
         deck_cards: int,
         min_rest_ms: int,
         on_reload: Callable[[int], None] | None = None,
     ) -> None:
         self._dispenser = dispenser
-        self._schedule = schedule
+        self._rounds = rounds
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
@@ -92,7 +95,9 @@ class Controller:
         self._fault: str | None = None
         self._deck = Deck(loaded=deck_cards, dispensed=0)
         self._last: PressTicket | None = None
-        self._jobs: queue.SimpleQueue[tuple[PressTicket, FireJob] | None] = queue.SimpleQueue()
+        self._round: Round = rounds.resume_or_start(profile)
+        self._closing = threading.Event()
+        self._jobs: queue.SimpleQueue[tuple[PressTicket, FireJob | None] | None] = queue.SimpleQueue()
         self._worker = threading.Thread(target=self._work, name="controller", daemon=True)
         self._worker.start()
 
@@ -103,37 +108,22 @@ class Controller:
         with self._lock:
             refusal = self._refusal()
             if refusal is None:
-                outcome = self._schedule.next_outcome()
+                outcome = self._round.draw()
                 ticket = self._last = PressTicket(outcome)
-                job, error = None, None
-                if outcome.fired and self._deck.remaining > 0:
-                    try:
-                        job = self._dispenser.start(min(outcome.cards, self._deck.remaining))
-                    except Exception as e:
-                        self._dispenser.stop()
-                        error = f"motor did not start: {e}"
-                self._busy = job is not None
+                job, error = (None, None) if outcome.pause_ms else self._start_motor(outcome)
+                self._busy = job is not None or outcome.pause_ms > 0
         if refusal is not None:
             self._bus.publish(EventType.BUTTON_IGNORED, {"source": source, "reason": refusal.code})
             raise refusal
         # The motor is running (if it fires); only now do events and logging happen.
         self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
-        if job is not None:
+        if outcome.pause_ms:
+            self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
+            self._jobs.put((ticket, None))
+        elif job is not None:
             self._jobs.put((ticket, job))
-            return ticket
-        if error is not None:
-            with self._lock:
-                self._latch_fault(error)
-        elif outcome.fired:  # the schedule fired on an empty deck
-            self._bus.publish(
-                EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0}
-            )
         else:
-            self._bus.publish(
-                EventType.LAUNCHER_MISSED,
-                {"press": outcome.press, "tension": outcome.tension, "misses_in_row": self._schedule.misses_in_row},
-            )
-        ticket.finish(None)
+            self._conclude_without_fire(ticket, error)
         return ticket
 
     def press_from_button(self) -> None:
@@ -144,6 +134,18 @@ class Controller:
             pass  # already published as button.ignored
         except Exception:
             log.exception("press from the button failed")
+
+    def new_round(self, profile: Profile | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """End the round (revealing its seed) and start the next, with another profile if given.
+
+        Returns the ended round's record and the new round's summary.
+        """
+        with self._lock:
+            if self._busy:
+                raise PressRefused("busy", "the launcher is still firing; start the round when it has finished")
+            record = self._rounds.end(self._round)
+            self._round = self._rounds.start(profile or self._round.profile)
+            return record, self._round.summary()
 
     def reload_deck(self, cards: int) -> None:
         """The hopper was refilled with `cards` cards."""
@@ -169,22 +171,29 @@ class Controller:
 
     def close(self) -> None:
         """Stop the motor and the worker. Safe to call twice."""
+        self._closing.set()
         self.emergency_stop()
         self._jobs.put(None)
         self._worker.join(timeout=5)
 
     # --- state -----------------------------------------------------------------------------------------
 
+    @property
+    def profile(self) -> Profile:
+        return self._round.profile
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             last = self._last
+            schedule = self._round.schedule
             return {
-                "presses": self._schedule.presses,
+                "presses": schedule.presses,
                 "busy": self._busy,
                 "fault": self._fault,
                 "deck": self._deck.as_dict(),
-                "tension": self._schedule.tension,
-                "profile": self._schedule.profile.name,
+                "tension": schedule.tension,
+                "profile": self._round.profile.name,
+                "round": self._round.summary(),
                 "last_outcome": last.as_dict() if last else None,
             }
 
@@ -197,9 +206,46 @@ class Controller:
             return PressRefused("busy", "the launcher is still firing; press again in a moment")
         return None
 
+    def _start_motor(self, outcome: Outcome) -> tuple[FireJob | None, str | None]:
+        """With the lock held: start the fire this outcome asks for, if the deck has cards. (job, error)."""
+        if not outcome.fired or self._deck.remaining == 0:
+            return None, None
+        try:
+            return self._dispenser.start(min(outcome.cards, self._deck.remaining)), None
+        except Exception as e:
+            self._dispenser.stop()
+            return None, f"motor did not start: {e}"
+
+    def _conclude_without_fire(self, ticket: PressTicket, error: str | None) -> None:
+        """A press that did not run the motor: a miss, an empty deck, or a motor that would not start."""
+        outcome = ticket.outcome
+        if error is not None:
+            with self._lock:
+                self._latch_fault(error)
+        elif outcome.fired:
+            self._bus.publish(
+                EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0}
+            )
+        else:
+            misses = self._round.schedule.misses_in_row
+            self._bus.publish(
+                EventType.LAUNCHER_MISSED, {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses}
+            )
+        with self._lock:
+            self._busy = False
+        ticket.finish(None)
+
     def _work(self) -> None:
         while (item := self._jobs.get()) is not None:
             ticket, job = item
+            if job is None:  # a suspense pause first
+                if self._closing.wait(ticket.outcome.pause_ms / 1000):
+                    continue
+                with self._lock:
+                    job, error = self._start_motor(ticket.outcome)
+                if job is None:
+                    self._conclude_without_fire(ticket, error)
+                    continue
             try:
                 result = job.wait()
             except Exception as e:
@@ -211,7 +257,7 @@ class Controller:
                 ticket.finish(None)
                 continue
             self._publish_outcome(ticket, result)
-            time.sleep(self._rest_s)  # the motor rests before the next fire can start
+            self._closing.wait(self._rest_s)  # the motor rests before the next fire can start
             with self._lock:
                 self._busy = False
             ticket.finish(result)
@@ -223,7 +269,10 @@ class Controller:
         outcome = ticket.outcome
         data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
         if result.stop is StopReason.COUNT:
-            self._bus.publish(EventType.LAUNCHER_FIRED, {**data, "ms": result.ms, "tension": outcome.tension})
+            self._bus.publish(
+                EventType.LAUNCHER_FIRED,
+                {**data, "ms": result.ms, "tension": outcome.tension, "jackpot": outcome.jackpot},
+            )
         elif result.stop is StopReason.JAM and deck.remaining == 0:
             self._bus.publish(EventType.LAUNCHER_EMPTY, data)
         elif result.stop is StopReason.JAM:

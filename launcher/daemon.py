@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 import signal
 import socket
 from types import FrameType
@@ -22,8 +21,9 @@ from launcher.controller import Controller
 from launcher.events import EventBus, EventType
 from launcher.hardware.base import Hardware
 from launcher.netinfo import public_urls
-from launcher.schedule import PROFILES, Schedule
-from launcher.store import Store
+from launcher.rounds import RoundBook
+from launcher.schedule import PROFILES
+from launcher.store import STORE_FILE, Store
 from webui import create_app
 
 log = logging.getLogger(__name__)
@@ -54,14 +54,17 @@ class Daemon:
     def __init__(self, config: Config, *, hardware: Hardware | None = None) -> None:
         self.config = config
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
-            self.store = Store(config.state_dir / "launcher.sqlite3")
+            self.store = Store(config.state_dir / STORE_FILE)
             self.bus = EventBus(self.store)
             undo.callback(self.bus.close)
             self.hardware = hardware or build_hardware(config)
             undo.callback(self.hardware.close)
+            self.profiles = {**PROFILES, "custom": config.schedule.custom}
+            self.rounds = RoundBook(self.store, self.bus)
             self.controller = Controller(
                 dispenser=self.hardware.dispenser,
-                schedule=Schedule(PROFILES[config.schedule.profile], secrets.token_hex(16)),
+                rounds=self.rounds,
+                profile=config.schedule.active_profile,
                 bus=self.bus,
                 deck_cards=config.dispense.deck_cards,
                 min_rest_ms=config.dispense.min_rest_ms,
@@ -90,6 +93,8 @@ class Daemon:
             controller=self.controller,
             bus=self.bus,
             hardware=self.hardware,
+            rounds=self.rounds,
+            profiles=self.profiles,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,
         )

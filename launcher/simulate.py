@@ -11,7 +11,6 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from launcher.fairness import new_seed
 from launcher.schedule import PROFILES, Profile, Schedule
 
 MAX_PRESSES = 100_000_000
-EXIT_USAGE = 2
 
 
 @dataclass(frozen=True)
@@ -223,15 +221,6 @@ def _bar_chart(title: str, axis: str, counts: dict[int, int], total: int, colour
 # --- the command line ----------------------------------------------------------------------------------------------
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(message)
-
-
 def _presses(text: str) -> int:
     try:
         value = int(text)
@@ -262,20 +251,3 @@ def run(args: argparse.Namespace) -> int:
             print(f"uno-launcher simulate: cannot write {args.svg}: {e.strerror}", file=sys.stderr)
             return 1
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(prog="uno-launcher simulate", description="Simulate a firing profile and report its figures.")
-    add_arguments(parser)
-    try:
-        args = parser.parse_args(argv)
-    except _UsageError as e:
-        print(f"uno-launcher simulate: {e} (see --help)", file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    return run(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

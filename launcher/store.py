@@ -14,6 +14,8 @@ from pathlib import Path
 
 from launcher.events import Event
 
+STORE_FILE = "launcher.sqlite3"  # in the state directory
+
 # Each entry moves the schema from version i to i + 1 (PRAGMA user_version). Never edit one that has shipped.
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -22,6 +24,18 @@ MIGRATIONS: tuple[str, ...] = (
         ts   REAL NOT NULL,
         type TEXT NOT NULL,
         data TEXT NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE rounds (
+        number        INTEGER PRIMARY KEY,
+        profile       TEXT NOT NULL,
+        seed          TEXT NOT NULL,
+        commitment    TEXT NOT NULL,
+        started_event INTEGER NOT NULL,
+        started_ts    REAL NOT NULL,
+        ended_ts      REAL,
+        record        TEXT
     );
     """,
 )
@@ -76,6 +90,45 @@ class Store:
     @staticmethod
     def last_event_id(conn: sqlite3.Connection) -> int:
         return conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+
+    @staticmethod
+    def count_events_after(conn: sqlite3.Connection, type: str, after_id: int) -> int:
+        return conn.execute("SELECT count(*) FROM events WHERE type = ? AND id > ?", (type, after_id)).fetchone()[0]
+
+    # --- rounds -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def start_round(
+        conn: sqlite3.Connection, number: int, profile: str, seed: str, commitment: str, event_id: int, ts: float
+    ) -> None:
+        with transaction(conn):
+            conn.execute(
+                "INSERT INTO rounds (number, profile, seed, commitment, started_event, started_ts) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (number, profile, seed, commitment, event_id, ts),
+            )
+
+    @staticmethod
+    def end_round(conn: sqlite3.Connection, number: int, record: str, ts: float) -> None:
+        with transaction(conn):
+            conn.execute("UPDATE rounds SET record = ?, ended_ts = ? WHERE number = ?", (record, ts, number))
+
+    @staticmethod
+    def open_round(conn: sqlite3.Connection) -> tuple[int, str, str, int] | None:
+        """(number, profile, seed, started_event) of the round not ended yet, if any."""
+        return conn.execute(
+            "SELECT number, profile, seed, started_event FROM rounds WHERE ended_ts IS NULL ORDER BY number DESC"
+        ).fetchone()
+
+    @staticmethod
+    def last_round_number(conn: sqlite3.Connection) -> int:
+        return conn.execute("SELECT coalesce(max(number), 0) FROM rounds").fetchone()[0]
+
+    @staticmethod
+    def round_record(conn: sqlite3.Connection, number: int) -> tuple[str, bool] | None:
+        """(record, ended) of a round, or None."""
+        row = conn.execute("SELECT record, ended_ts IS NOT NULL FROM rounds WHERE number = ?", (number,)).fetchone()
+        return None if row is None else (row[0], bool(row[1]))
 
 
 @contextmanager

@@ -13,14 +13,10 @@ from launcher.config import Config
 from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
 from launcher.hardware.sim import SimulatedHardware
-from launcher.schedule import Outcome
+from launcher.rounds import RoundBook
+from launcher.schedule import PROFILES, Outcome
 from launcher.store import Store
 from tests.conftest import wait_until
-
-
-@dataclass
-class Named:
-    name: str
 
 
 class ScriptedSchedule:
@@ -31,13 +27,15 @@ class ScriptedSchedule:
         self.presses = 0
         self.misses_in_row = 0
         self.tension = 0.0
-        self.profile = Named("scripted")
 
     def next_outcome(self) -> Outcome:
         self.presses += 1
         cards = next(self._cards)
+        pause_ms = 0
+        if cards < 0:  # a negative count: that many cards after a suspense pause of 100 ms
+            cards, pause_ms = -cards, 100
         self.misses_in_row = 0 if cards else self.misses_in_row + 1
-        return Outcome(press=self.presses, cards=cards, tension=self.tension)
+        return Outcome(press=self.presses, cards=cards, tension=self.tension, pause_ms=pause_ms)
 
 
 @dataclass
@@ -48,7 +46,8 @@ class Rig:
     config: Config
 
     def events(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(e.type, e.data) for e in self.bus.events_after(0)]
+        """Everything after the first round.started."""
+        return [(e.type, e.data) for e in self.bus.events_after(1)]
 
     def types(self) -> list[str]:
         return [t for t, _ in self.events()]
@@ -69,10 +68,12 @@ def rig_factory(tmp_path: Path) -> Iterator[Any]:
     def build(cards: list[int], config: Config | None = None) -> Rig:
         config = config or fast_config()
         hardware = SimulatedHardware(config)
-        bus = EventBus(Store(tmp_path / f"db{len(made)}.sqlite3"))
+        store = Store(tmp_path / f"db{len(made)}.sqlite3")
+        bus = EventBus(store)
         controller = Controller(
             dispenser=hardware.dispenser,
-            schedule=ScriptedSchedule(cards),  # type: ignore[arg-type]
+            rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
+            profile=PROFILES["classic"],
             bus=bus,
             deck_cards=config.dispense.deck_cards,
             min_rest_ms=config.dispense.min_rest_ms,
@@ -201,3 +202,43 @@ def test_the_watchdog_timeout_latches_fault(rig_factory: Any) -> None:
     assert rig.controller.press("web").wait(5)
     assert rig.motor_duty() == 0
     assert "watchdog stopped it" in rig.controller.snapshot()["fault"]
+
+
+def test_a_suspense_pause_holds_the_outcome_back(rig_factory: Any) -> None:
+    rig = rig_factory([-3, 0])
+    ticket = rig.controller.press("web")
+    assert rig.motor_duty() == 0, "the motor waits for the pause"
+    with pytest.raises(PressRefused):
+        rig.controller.press("web")  # busy during the pause
+    assert ticket.wait(5)
+    types = rig.types()
+    assert types[:2] == ["button.pressed", "launcher.suspense"]
+    assert ("launcher.suspense", {"press": 1, "pause_ms": 100}) in rig.events()
+    assert "launcher.fired" in types and types.index("launcher.fired") > types.index("launcher.suspense")
+    assert ticket.result is not None and ticket.result.dispensed == 3
+
+
+def test_a_new_round_reveals_the_seed_and_commits_to_the_next(rig_factory: Any) -> None:
+    rig = rig_factory([0, 2, 0])
+    first = rig.controller.snapshot()["round"]
+    for _ in range(2):
+        assert rig.controller.press("web").wait(5)
+    record, started = rig.controller.new_round(PROFILES["gentle"])
+    assert record["round"] == first["number"] and record["commitment"] == first["commitment"]
+    assert [o["cards"] for o in record["outcomes"]] == [0, 2]
+    assert started["number"] == first["number"] + 1 and started["profile"] == "gentle"
+    assert started["commitment"] != first["commitment"] and started["presses"] == 0
+    ended = [d for t, d in rig.events() if t == "round.ended"]
+    assert ended == [
+        {"round": 1, "profile": "classic", "commitment": first["commitment"], "seed": record["seed"], "presses": 2}
+    ]
+
+
+def test_no_new_round_while_firing(rig_factory: Any) -> None:
+    rig = rig_factory([4])
+    rig.hardware.world.jam()
+    ticket = rig.controller.press("web")
+    with pytest.raises(PressRefused) as refused:
+        rig.controller.new_round()
+    assert refused.value.code == "busy"
+    assert ticket.wait(5)

@@ -9,6 +9,8 @@ from flask import Flask, render_template, request
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import Hardware
+from launcher.rounds import RoundBook
+from launcher.schedule import Profile
 from webui import api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
@@ -32,6 +34,8 @@ def create_app(
     controller: Controller,
     bus: EventBus,
     hardware: Hardware,
+    rounds: RoundBook,
+    profiles: dict[str, Profile],
     public_urls: list[str],
     heartbeat_s: float = 15.0,
     press_wait_s: float = 30.0,
@@ -48,6 +52,8 @@ def create_app(
     app.extensions["launcher.controller"] = controller
     app.extensions["launcher.bus"] = bus
     app.extensions["launcher.hardware"] = hardware
+    app.extensions["launcher.rounds"] = rounds
+    app.extensions["launcher.profiles"] = profiles
     app.extensions["launcher.streams"] = stream.StreamCounter()
     app.register_blueprint(api.bp)
     app.register_blueprint(stream.bp)

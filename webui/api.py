@@ -11,6 +11,8 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from launcher.controller import MAX_DECK, Controller, PressRefused
+from launcher.rounds import RoundBook, RoundOpen
+from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -82,6 +84,83 @@ def reload_deck() -> tuple[Response, int]:
     controller = _controller()
     controller.reload_deck(cards)
     return jsonify(controller.snapshot()["deck"]), 200
+
+
+def _profile_figures(profile: Profile) -> dict[str, Any]:
+    """What players should expect of a profile, computed from its parameters (no simulation)."""
+    fire_rate = profile.expected_fire_rate()
+    per_fire = profile.expected_cards_per_fire()
+    return {
+        "name": profile.name,
+        "fire_rate": round(fire_rate, 4),
+        "cards_per_press": round(fire_rate * per_fire, 3),
+        "cards_per_fire": round(per_fire, 3),
+        "longest_drought": profile.longest_drought,
+        "max_fires_in_row": profile.max_fires_in_row,
+        "min_cards": profile.min_cards,
+        "max_cards": profile.max_cards,
+        "jackpot_probability": profile.jackpot_probability,
+        "pause_probability": profile.pause_probability,
+    }
+
+
+@bp.get("/profiles")
+def profiles() -> Response:
+    known: dict[str, Profile] = current_app.extensions["launcher.profiles"]
+    active = _controller().profile
+    listed = {**known, active.name: active}  # a custom profile set from a phone replaces the configured one
+    return jsonify(active=active.name, profiles=[_profile_figures(p) for p in listed.values()])
+
+
+@bp.post("/rounds")
+def new_round() -> tuple[Response, int]:
+    """End the round (revealing its seed) and start the next, optionally with another profile."""
+    body = json_object()
+    unknown = set(body) - {"profile", "custom"}
+    if unknown:
+        raise ApiError(400, "unknown_field", f'unknown field {", ".join(sorted(unknown))}; send {{"profile": NAME}}')
+    profile = _chosen_profile(body)
+    try:
+        ended, started = _controller().new_round(profile)
+    except PressRefused as refused:
+        raise ApiError(409, refused.code, str(refused)) from None
+    return jsonify(ended=ended, round=started), 201
+
+
+def _chosen_profile(body: dict[str, Any]) -> Profile | None:
+    known: dict[str, Profile] = current_app.extensions["launcher.profiles"]
+    name = body.get("profile")
+    if name is None:
+        if "custom" in body:
+            raise ApiError(400, "bad_profile", 'custom parameters go with {"profile": "custom"}')
+        return None
+    if not isinstance(name, str) or name not in known:
+        raise ApiError(400, "bad_profile", f"profile {name!r} is not accepted: expected one of {', '.join(known)}")
+    if "custom" not in body:
+        return known[name]
+    if name != "custom":
+        raise ApiError(400, "bad_profile", 'custom parameters go with {"profile": "custom"}')
+    if not isinstance(body["custom"], dict):
+        raise ApiError(400, "bad_profile", "custom must be an object of profile parameters")
+    try:
+        return profile_from_mapping("custom", {**profile_to_mapping(known["custom"]), **body["custom"]})
+    except ProfileError as e:
+        raise ApiError(400, "bad_profile", f"custom.{e}") from None
+
+
+@bp.get("/rounds/<int:number>")
+def round_record(number: int) -> Response:
+    """The record of an ended round, seed revealed: what `uno-launcher verify FILE` checks."""
+    rounds: RoundBook = current_app.extensions["launcher.rounds"]
+    try:
+        record = rounds.record(number)
+    except RoundOpen as e:
+        raise ApiError(409, "round_open", str(e)) from None
+    if record is None:
+        raise ApiError(404, "not_found", f"there is no round {number}")
+    response = jsonify(record)
+    response.headers["Content-Disposition"] = f'attachment; filename="uno-round-{number}.json"'
+    return response
 
 
 def register_errors(app: Any) -> None:

@@ -1,0 +1,156 @@
+"""Rounds with the real schedule: commit, reveal, resume after a restart, the API and `uno-launcher verify`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher import fairness
+from launcher.cli import main
+from launcher.config import Config
+from launcher.daemon import Daemon
+
+
+def fast(tmp_path: Path) -> Config:
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    return config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    running = Daemon(fast(tmp_path))
+    yield running
+    running.close()
+
+
+def press(daemon: Daemon, times: int) -> None:
+    for _ in range(times):
+        assert daemon.controller.press("web").wait(10)
+
+
+def test_a_played_round_verifies_and_any_change_is_caught(daemon: Daemon) -> None:
+    press(daemon, 40)
+    record, _ = daemon.controller.new_round()
+    assert len(record["outcomes"]) == 40
+    assert hashlib.sha256(record["seed"].encode()).hexdigest() == record["commitment"]
+    assert fairness.verify(record).ok
+    for press_index in (0, 17, 39):
+        tampered = json.loads(json.dumps(record))
+        outcome = tampered["outcomes"][press_index]
+        outcome["cards"] = 0 if outcome["cards"] else 3
+        report = fairness.verify(tampered)
+        assert not report.ok and report.first_bad_press == press_index + 1
+
+
+def test_a_restart_resumes_the_same_round_where_it_was(tmp_path: Path) -> None:
+    first = Daemon(fast(tmp_path))
+    press(first, 25)
+    before = first.controller.snapshot()["round"]
+    first.close()
+
+    second = Daemon(fast(tmp_path))
+    try:
+        assert second.controller.snapshot()["round"] == before  # same number, commitment and press count
+        press(second, 15)
+        record, _ = second.controller.new_round()
+    finally:
+        second.close()
+    assert len(record["outcomes"]) == 40
+    assert fairness.verify(record).ok
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> FlaskClient:
+    return daemon.app.test_client()
+
+
+def test_rounds_over_the_api(daemon: Daemon, client: FlaskClient) -> None:
+    start = client.get("/api/state").get_json()["round"]
+    press(daemon, 5)
+    assert client.get(f"/api/rounds/{start['number']}").status_code == 409  # still secret
+
+    reply = client.post("/api/rounds", json={"profile": "gentle"})
+    assert reply.status_code == 201
+    body = reply.get_json()
+    assert body["ended"]["commitment"] == start["commitment"]
+    assert body["round"] == {
+        "number": start["number"] + 1,
+        "profile": "gentle",
+        "commitment": body["round"]["commitment"],
+        "presses": 0,
+    }
+    assert client.get("/api/state").get_json()["profile"] == "gentle"
+
+    download = client.get(f"/api/rounds/{start['number']}")
+    assert download.status_code == 200
+    assert "attachment" in download.headers["Content-Disposition"]
+    assert fairness.verify(download.get_json()).ok
+    assert client.get("/api/rounds/999").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"profile": "turbo"}, "profile 'turbo' is not accepted: expected one of classic, gentle"),
+        ({"profile": 3}, "profile 3 is not accepted"),
+        ({"profile": "custom", "custom": {"hazard": [0.5, 0.4]}}, "custom.hazard = [0.5, 0.4] is not accepted"),
+        ({"profile": "custom", "custom": {"speed": 1}}, "custom.speed = 1 is not accepted: unknown parameter"),
+        ({"profile": "gentle", "custom": {}}, 'custom parameters go with {"profile": "custom"}'),
+        ({"colour": "red"}, "unknown field colour"),
+    ],
+)
+def test_a_bad_profile_is_refused_by_name(client: FlaskClient, body: dict, message: str) -> None:
+    before = client.get("/api/state").get_json()["round"]
+    reply = client.post("/api/rounds", json=body)
+    assert reply.status_code == 400
+    assert message in reply.get_json()["error"]["message"]
+    assert client.get("/api/state").get_json()["round"] == before
+
+
+def test_a_custom_profile_from_a_phone(client: FlaskClient) -> None:
+    reply = client.post("/api/rounds", json={"profile": "custom", "custom": {"max_fires_in_row": 1}})
+    assert reply.status_code == 201
+    profiles = client.get("/api/profiles").get_json()
+    assert profiles["active"] == "custom"
+    custom = next(p for p in profiles["profiles"] if p["name"] == "custom")
+    assert custom["max_fires_in_row"] == 1
+
+
+def test_profiles_publish_their_expected_figures(client: FlaskClient) -> None:
+    profiles = client.get("/api/profiles").get_json()
+    names = [p["name"] for p in profiles["profiles"]]
+    assert names == ["classic", "gentle", "brutal", "pattern", "extreme", "custom"]
+    classic = profiles["profiles"][0]
+    assert abs(classic["fire_rate"] - 0.35) < 0.005
+    assert classic["longest_drought"] == 4 and classic["max_fires_in_row"] == 2
+
+
+def test_verify_command_on_a_file_and_on_the_store(
+    daemon: Daemon, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    press(daemon, 12)
+    record, _ = daemon.controller.new_round()
+    good = tmp_path / "round.json"
+    good.write_text(json.dumps(record))
+    assert main(["verify", str(good)]) == 0
+    assert "OK" in capsys.readouterr().out
+
+    record["outcomes"][5]["cards"] = 9
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(record))
+    assert main(["verify", str(bad)]) == 1
+    assert "FAILED: press 6" in capsys.readouterr().out
+
+    config = tmp_path / "c.toml"
+    config.write_text(f'[state]\ndir = "{tmp_path}"\n')
+    assert main(["verify", "--round", "1", "--config", str(config)]) == 0
+    assert main(["verify", "--round", "2", "--config", str(config)]) == 2
+    assert "still being played" in capsys.readouterr().err
+    (tmp_path / "junk.json").write_text("{")
+    assert main(["verify", str(tmp_path / "junk.json")]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err
