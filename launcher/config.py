@@ -51,6 +51,14 @@ class DispenseConfig:
 
 
 @dataclass(frozen=True)
+class SerialConfig:
+    """A launcher board on USB serial (firmware/), best named by its /dev/serial/by-id/ path: it survives a replug."""
+
+    port: str = _opt("")
+    baudrate: int = _opt(115200, lo=1200, hi=4000000)
+
+
+@dataclass(frozen=True)
 class SimConfig:
     """The simulated deck and card exit."""
 
@@ -97,6 +105,7 @@ class Config:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
     pins: PinsConfig = field(default_factory=PinsConfig)
     dispense: DispenseConfig = field(default_factory=DispenseConfig)
+    serial: SerialConfig = field(default_factory=SerialConfig)
     sim: SimConfig = field(default_factory=SimConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     web: WebConfig = field(default_factory=WebConfig)
@@ -168,6 +177,13 @@ def _check_pins(pins: PinsConfig) -> None:
         owners[pin] = name
 
 
+def _check_serial(config: Config) -> None:
+    if config.hardware.backend == "serial" and not config.serial.port:
+        raise ConfigError(
+            'hardware.backend = "serial" needs serial.port, e.g. "/dev/serial/by-id/usb-Raspberry_Pi_Pico_…-if00"'
+        )
+
+
 def from_mapping(data: dict[str, Any]) -> Config:
     """Build and validate a Config from parsed TOML."""
     for section in data:
@@ -175,6 +191,7 @@ def from_mapping(data: dict[str, Any]) -> Config:
             raise ConfigError(f"[{section}]: unknown section; accepted sections are {', '.join(_SECTIONS)}")
     config = Config(**{name: _build_section(name, table) for name, table in data.items()})
     _check_pins(config.pins)
+    _check_serial(config)
     if config.schedule.profile not in PROFILES:
         raise ConfigError(
             f"schedule.profile = {config.schedule.profile!r} is not accepted: "

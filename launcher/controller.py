@@ -93,6 +93,7 @@ class Controller:
         self._lock = threading.Lock()
         self._busy = False
         self._fault: str | None = None
+        self._fault_from_link = False  # cleared by itself when the board is back
         self._deck = Deck(loaded=deck_cards, dispensed=0)
         self._last: PressTicket | None = None
         self._round: Round = rounds.resume_or_start(profile)
@@ -157,11 +158,26 @@ class Controller:
             self._on_reload(cards)
         self._bus.publish(EventType.DECK_RELOADED, self._deck.as_dict())
 
+    def link_changed(self, ok: bool, message: str) -> None:
+        """A backend that can lose its hardware (a board on USB) lost or regained it: FAULT while it is gone."""
+        with self._lock:
+            if not ok:
+                self._latch_fault(f"launcher board: {message}")
+                self._fault_from_link = True
+                return
+            cleared = self._fault_from_link
+            if cleared:
+                self._fault = None
+                self._fault_from_link = False
+        if cleared:
+            self._bus.publish(EventType.HARDWARE_OK, {"message": message})
+
     def reset(self) -> None:
         """Leave FAULT: the one command accepted while latched."""
         with self._lock:
             was = self._fault
             self._fault = None
+            self._fault_from_link = False
         if was is not None:
             self._bus.publish(EventType.HARDWARE_OK, {})
 

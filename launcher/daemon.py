@@ -47,7 +47,18 @@ def build_hardware(config: Config) -> Hardware:
         except NoPinFactory as e:
             raise StartupError(str(e)) from None
         return GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
-    raise StartupError(f"hardware.backend = {config.hardware.backend!r} is not available in this version")
+    from launcher.hardware.serial_link import SerialHardware
+
+    d = config.dispense
+    return SerialHardware(
+        port=config.serial.port,
+        baudrate=config.serial.baudrate,
+        max_run_ms=d.max_run_ms,
+        pwm=d.pwm,
+        jam_ms=d.jam_ms,
+        min_rest_ms=d.min_rest_ms,
+        card_gap_ms=d.card_gap_ms,
+    )
 
 
 class Daemon:
@@ -72,10 +83,19 @@ class Daemon:
             )
             undo.callback(self.controller.close)
             self.hardware.inputs.when_pressed = self.controller.press_from_button
+            self._follow_link()
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self.server = self._listen()
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
+
+    def _follow_link(self) -> None:
+        """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""
+        if not hasattr(self.hardware, "when_link_changed"):
+            return  # the GPIO header does not come and go
+        self.hardware.when_link_changed = self.controller.link_changed
+        if self.hardware.describe().get("link") != "up":  # read after attaching, so no change falls between
+            self.controller.link_changed(False, "waiting for the board to answer")
 
     def _listen(self) -> BaseWSGIServer | MultiSocketServer:
         web = self.config.web

@@ -23,7 +23,7 @@ from tests.fake_machine import FakeBoard, Tamper, board, wait_until
 
 
 class Watch:
-    """Records on_link_change calls."""
+    """Records when_link_changed calls."""
 
     def __init__(self) -> None:
         self.changes: list[tuple[bool, str]] = []
@@ -60,7 +60,7 @@ def make_host(link: Path, watch: Watch) -> Iterator[Any]:
     made: list[SerialHardware] = []
 
     def make(**options: Any) -> SerialHardware:
-        settings = {"max_run_ms": 4000, "pwm": 0.8, "jam_ms": 500, "min_rest_ms": 0, "on_link_change": watch}
+        settings = {"max_run_ms": 4000, "pwm": 0.8, "jam_ms": 500, "min_rest_ms": 0, "when_link_changed": watch}
         host = SerialHardware(port=str(link), **{**settings, **options})
         made.append(host)
         return host
@@ -216,7 +216,7 @@ def test_the_port_is_opened_exclusively(link: Path, make_host: Any) -> None:
         with pytest.raises(serial.SerialException):
             serial.Serial(str(link), exclusive=True)
         other = Watch()
-        second = make_host(on_link_change=other)
+        second = make_host(when_link_changed=other)
         assert "cannot open" in other.wait(False)
         assert host.describe()["link"] == "up"
         second.close()

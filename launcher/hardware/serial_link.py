@@ -8,7 +8,7 @@ times the motor and counts the cards; the host only asks. Three threads, each st
 - the link thread is the only writer: HELLO and CONFIG when a board appears, then one command in flight at a
   time, each retransmitted unchanged up to TRIES times, and a heartbeat when nothing else was sent for
   HEARTBEAT_S (the board stops its motor and latches SAFE after 1.5 s without one);
-- the dispatcher runs `when_pressed` and `on_link_change` in order, so a slow callback never stalls the wire.
+- the dispatcher runs `when_pressed` and `when_link_changed` in order, so a slow callback never stalls the wire.
 
 A FIRE is never executed twice: the board answers a retransmission from memory, a board that has restarted is
 SAFE until HELLO and refuses it, and the host never sends a FIRE again once its session (one port opening and
@@ -126,7 +126,7 @@ def _fields(args: tuple[str, ...]) -> dict[str, str]:
 class SerialHardware:
     """A launcher board on a serial port (firmware/ on a Raspberry Pi Pico). Closable twice; a context manager.
 
-    `on_link_change(ok, message)` is called, on the dispatcher thread, whenever the link comes up or goes down:
+    `when_link_changed(ok, message)` is called, on the dispatcher thread, whenever the link comes up or goes down:
     the board appeared or answered, or it was unplugged, stopped answering, or restarted.
     """
 
@@ -140,7 +140,7 @@ class SerialHardware:
         jam_ms: int,
         min_rest_ms: int = 250,
         card_gap_ms: int = 4,
-        on_link_change: Callable[[bool, str], None] | None = None,
+        when_link_changed: Callable[[bool, str], None] | None = None,
         clock: Clock = time.monotonic,
     ) -> None:
         if not 0 < pwm <= 1:
@@ -153,7 +153,7 @@ class SerialHardware:
         self._max_run_ms = max_run_ms
         self._pwm_percent = max(1, min(100, round(pwm * 100)))
         self._config = (f"jam_ms={jam_ms}", f"rest_ms={min_rest_ms}", f"gap_ms={card_gap_ms}")
-        self._on_link_change = on_link_change
+        self.when_link_changed = when_link_changed
         self._clock = clock
         self.inputs = SerialInputs()
         self.dispenser = SerialDispenser(self)
@@ -596,6 +596,6 @@ class SerialHardware:
                 return
             self._link_up = ok
         (log.info if ok else log.warning)("serial link %s: %s", "up" if ok else "down", message)
-        callback = self._on_link_change
+        callback = self.when_link_changed
         if callback is not None:
             self._calls.put(lambda: callback(ok, message))

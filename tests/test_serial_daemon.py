@@ -1,0 +1,82 @@
+"""The whole daemon on the serial backend, talking to the firmware on a pty: nothing above the hardware changes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from launcher.config import from_mapping
+from launcher.daemon import Daemon
+from tests.conftest import wait_until
+from tests.fake_machine import FakeBoard
+
+
+@pytest.fixture
+def link(tmp_path: Path) -> Path:
+    return tmp_path / "usb-Raspberry_Pi_Pico_E6614C311B7A3B2A-if00"
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
+    config = from_mapping(
+        {
+            "hardware": {"backend": "serial"},
+            "serial": {"port": str(link)},
+            "dispense": {"min_rest_ms": 0, "jam_ms": 500},
+            "state": {"dir": str(tmp_path / "state")},
+            "web": {"port": 0},
+        }
+    )
+    running = Daemon(config)
+    yield running
+    running.close()
+
+
+def event_types(daemon: Daemon) -> list[str]:
+    return [e.type for e in daemon.bus.events_after(0)]
+
+
+def test_a_press_on_the_board_fires_cards_through_the_daemon(link: Path, daemon: Daemon) -> None:
+    with FakeBoard(link, deck=100) as pico:
+        wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
+        for _ in range(30):  # the schedule misses about two presses in three
+            before = len(event_types(daemon))
+            time.sleep(0.08)  # the board re-arms its button 50 ms after a release
+            pico.click()
+            wait_until(lambda b=before: not daemon.controller.snapshot()["busy"] and len(event_types(daemon)) > b + 1)
+            if "launcher.fired" in event_types(daemon):
+                break
+        events = daemon.bus.events_after(0)
+        pressed = [e.data for e in events if e.type == "button.pressed"]
+        fired = [e.data for e in events if e.type == "launcher.fired"]
+        assert pressed and all(p["source"] == "button" for p in pressed)
+        assert fired and all(f["dispensed"] == f["requested"] for f in fired)
+        wait_until(lambda: pico.mechanics.cards_out == sum(f["dispensed"] for f in fired))
+        assert daemon.controller.snapshot()["deck"]["dispensed"] == pico.mechanics.cards_out
+        assert daemon.hardware.describe()["backend"] == "serial"
+
+
+def test_a_replugged_board_is_taken_back_without_a_restart(link: Path, daemon: Daemon) -> None:
+    with FakeBoard(link):
+        wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
+    # Unplugged: the phones are told, and presses are refused rather than lost in the cable.
+    wait_until(lambda: (daemon.controller.snapshot()["fault"] or "").startswith("launcher board:"))
+    assert "hardware.fault" in event_types(daemon)
+    with FakeBoard(link, boot_id="B0A7D002") as pico:
+        wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
+        ok = [e.data for e in daemon.bus.events_after(0) if e.type == "hardware.ok"]
+        assert ok and "B0A7D002 ready" in ok[-1]["message"]
+        ticket = daemon.controller.press("web")
+        assert ticket.wait(10)
+        assert daemon.hardware.describe()["boot_id"] == "B0A7D002"
+        assert pico.launcher is not None
+
+
+def test_serial_needs_a_port() -> None:
+    from launcher.config import ConfigError
+
+    with pytest.raises(ConfigError, match="needs serial.port"):
+        from_mapping({"hardware": {"backend": "serial"}})
