@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config import from_mapping
+from launcher.config import ConfigError, from_mapping
 from launcher.daemon import Daemon
 from tests.conftest import wait_until
 from tests.fake_machine import FakeBoard
@@ -76,7 +76,5 @@ def test_a_replugged_board_is_taken_back_without_a_restart(link: Path, daemon: D
 
 
 def test_serial_needs_a_port() -> None:
-    from launcher.config import ConfigError
-
-    with pytest.raises(ConfigError, match="needs serial.port"):
+    with pytest.raises(ConfigError, match=r"needs serial\.port"):
         from_mapping({"hardware": {"backend": "serial"}})
