@@ -4,6 +4,7 @@ Needs `chromium` on the PATH (`apt-get install -y chromium`); Playwright drives 
 The screenshot lands in test-artifacts/ for a human to look at.
 """
 
+import hashlib
 import json
 import re
 import shutil
@@ -13,6 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
+
+from tests.conftest import FAST_SIM_TOML, start_daemon
 
 pytestmark = pytest.mark.browser
 
@@ -142,3 +145,222 @@ def test_refilling_the_deck_from_a_phone_shows_on_every_phone(daemon, playwright
             english["deck.level"].replace("{remaining}", str(loaded)).replace("{loaded}", str(loaded))
         )
         page.context.close()
+
+
+def fill(template: str, **values: object) -> str:
+    """A catalogue text with its placeholders filled, as the page's t() does."""
+    return re.sub(r"\{(\w+)\}", lambda m: str(values[m.group(1)]), template)
+
+
+def watch(page, home: str, foreign_requests: list[str], console_errors: list[str]) -> None:
+    page.on("request", lambda r: origin(r.url) != home and foreign_requests.append(r.url))
+    page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+
+
+def open_live(page, home: str) -> None:
+    page.goto(home + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+
+
+def test_new_round_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwright_chromium, tmp_path):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    english = catalogue("en")
+    foreign_requests, console_errors = [], []
+    phones = []
+    for _ in range(2):
+        page = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page()
+        watch(page, home, foreign_requests, console_errors)
+        open_live(page, home)
+        phones.append(page)
+    phone_a, phone_b = phones
+    first = daemon.get("/api/state")["round"]
+    classic = english["profile.classic"]
+
+    # The round bar shows the round, its profile and the commitment, short and (in the details) whole.
+    for page in phones:
+        expect(page.locator("#round-title")).to_have_text(
+            fill(english["round.title"], round=first["number"], profile=classic)
+        )
+    expect(phone_b.locator("#seal-short")).to_have_text(first["commitment"][:12] + "…")
+    phone_b.locator("#seal summary").tap()
+    expect(phone_b.locator(".seal-explain")).to_have_text(english["round.explain"])
+    shown_at_start = phone_b.locator("#seal-full").inner_text()
+    assert shown_at_start == first["commitment"]
+
+    # A press in the first round, so its record has an outcome to check.
+    phone_a.locator("#press").tap()
+    expect(phone_b.locator("#round-presses")).to_have_text(english["round.presses_one"], timeout=WAIT_MS)
+    expect(phone_a.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+
+    phone_a.locator("#profile").select_option("gentle")
+    expect(phone_a.locator("#profile-about")).to_have_text(english["profile.gentle_about"])
+    phone_a.locator("#new-round").tap()
+
+    second = first["number"] + 1
+    gentle = english["profile.gentle"]
+    started = fill(english["feed.round_started"], round=second, profile=gentle)
+    expect(phone_a.locator("#toast")).to_have_text(started, timeout=WAIT_MS)
+    new_commitment = daemon.get("/api/state")["round"]["commitment"]
+    assert new_commitment != first["commitment"]
+    for page in phones:  # phone B learns it over the event stream
+        expect(page.locator(f'#feed li[data-type="round.started"][data-round="{second}"] .feed-text')).to_have_text(
+            started, timeout=WAIT_MS
+        )
+        expect(page.locator("#round-title")).to_have_text(fill(english["round.title"], round=second, profile=gentle))
+        expect(page.locator("#seal-short")).to_have_text(new_commitment[:12] + "…")
+        expect(page.locator("#round-presses")).to_have_text(fill(english["round.presses"], presses=0))
+    expect(phone_b.locator("#profile")).to_have_value("gentle")  # B's select follows the round in play
+
+    # The ended round's line reveals the seed, which hashes to the commitment shown at its start.
+    ended = phone_b.locator(f'#feed li[data-type="round.ended"][data-round="{first["number"]}"]')
+    expect(ended.locator(".feed-text")).to_have_text(fill(english["feed.round_ended"], round=first["number"]))
+    seed = ended.locator(".seed").inner_text()
+    assert hashlib.sha256(seed.encode("utf-8")).hexdigest() == shown_at_start
+    record_link = ended.locator("a.record")
+    expect(record_link).to_have_text(english["feed.record"])
+    with urllib.request.urlopen(home + record_link.get_attribute("href")) as response:
+        record = json.load(response)
+    assert record["seed"] == seed
+    assert hashlib.sha256(record["seed"].encode("utf-8")).hexdigest() == shown_at_start == record["commitment"]
+    assert [o["press"] for o in record["outcomes"]] == [1]
+    with phone_b.expect_download() as download:  # the link saves the record as a file
+        record_link.click()
+    saved = tmp_path / "record.json"
+    download.value.save_as(saved)
+    assert json.loads(saved.read_text(encoding="utf-8")) == record
+
+    # The rules page lists every profile with its long-run figures; the one in play is marked in words.
+    profiles = daemon.get("/api/profiles")["profiles"]
+    phone_b.locator("#rules summary").tap()
+    tables = phone_b.locator("#rules-tables table")
+    expect(tables).to_have_count(len(profiles))
+    assert [p["name"] for p in profiles] == ["classic", "gentle", "brutal", "pattern", "extreme", "custom"]
+    for figures in profiles:
+        table = phone_b.locator(f'#rules-tables table[data-profile="{figures["name"]}"]')
+        expect(table.locator(".profile-title")).to_have_text(english[f"profile.{figures['name']}"])
+        expect(table.locator(".profile-about")).to_have_text(english[f"profile.{figures['name']}_about"])
+        fire_rate = f"{figures['fire_rate'] * 100:.1f}".removesuffix(".0") + "%"
+        expect(table.locator("tr").first.locator("td")).to_have_text(fire_rate)
+    expect(phone_b.locator("#rules-tables table[data-active]")).to_have_attribute("data-profile", "gentle")
+    expect(phone_b.locator('table[data-profile="gentle"] .profile-active')).to_have_text(english["rules.active"])
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    phone_b.screenshot(path=ARTIFACTS / "browser-new-round.png", full_page=True)
+    for page in phones:
+        page.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+# Every press of this profile pauses, then fires a jackpot: what the page does is then certain.
+SUSPENSE_JACKPOT_TOML = """
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+max_fires_in_row = 20
+pause_probability = 1.0
+pause_ms = [1500, 1500]
+jackpot_probability = 1.0
+jackpot_cards = [12, 14]
+"""
+
+
+@pytest.mark.parametrize("reduced_motion", ["no-preference", "reduce"])
+def test_suspense_then_jackpot_show_on_the_page_and_the_pressing_phone_vibrates(
+    tmp_path, playwright_chromium, reduced_motion
+):
+    playwright, browser = playwright_chromium
+    running = start_daemon(tmp_path, FAST_SIM_TOML + SUSPENSE_JACKPOT_TOML)
+    try:
+        home = origin(running.url)
+        english = catalogue("en")
+        foreign_requests, console_errors = [], []
+        context = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US", reduced_motion=reduced_motion)
+        # Record what the page asks to vibrate (headless Chromium has no motor to ask).
+        context.add_init_script("window.__vibrations = []; navigator.vibrate = (p) => (__vibrations.push(p), true);")
+        page = context.new_page()
+        watch(page, home, foreign_requests, console_errors)
+        open_live(page, home)
+        expect(page.locator("#round-title")).to_have_text(
+            fill(english["round.title"], round=1, profile=english["profile.custom"])
+        )
+
+        page.locator("#press").tap()
+
+        # During the pause: the suspense line, and the ring at its fastest.
+        expect(page.locator('#feed li[data-type="launcher.suspense"] .feed-text')).to_have_text(
+            fill(english["feed.suspense"], press=1), timeout=WAIT_MS
+        )
+        expect(page.locator("#ring")).to_have_attribute("data-suspense", "true")
+        assert page.locator("#ring").evaluate("e => getComputedStyle(e).animationDuration") == (
+            "0s" if reduced_motion == "reduce" else "0.3s"
+        )
+        # Then the jackpot: its own symbol and words in the feed, the badge and the stage's celebration.
+        jackpot = page.locator('#feed li[data-type="launcher.fired"][data-jackpot="true"]')
+        jackpot_text = re.escape(fill(english["feed.jackpot"], press=1, dispensed="NN")).replace("NN", "1[2-4]")
+        expect(jackpot.locator(".feed-text")).to_have_text(re.compile(f"^{jackpot_text}$"), timeout=WAIT_MS)
+        expect(jackpot.locator(".feed-symbol")).to_have_text("★")
+        expect(page.locator("#ring")).not_to_have_attribute("data-suspense", "true")
+        expect(page.locator("#stage")).to_have_attribute("data-jackpot", "true")
+        expect(page.locator("#jackpot-badge")).to_be_visible()
+        expect(page.locator("#jackpot-badge")).to_contain_text(english["stage.jackpot"])
+        shaking = page.locator("#press").evaluate("e => getComputedStyle(e).animationName")
+        assert shaking == ("none" if reduced_motion == "reduce" else "shake")
+        if reduced_motion == "no-preference":
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=ARTIFACTS / "browser-jackpot.png")
+        expect(page.locator("#jackpot-badge")).to_be_hidden(timeout=WAIT_MS)
+
+        # This phone pressed, so it vibrated once, with the jackpot's pattern.
+        expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+        assert page.evaluate("window.__vibrations") == [[90, 60, 90, 60, 240]]
+        context.close()
+        assert foreign_requests == []
+        assert console_errors == []
+    finally:
+        running.stop()
+        if running.process.stdout:
+            running.process.stdout.close()
+
+
+# Small controls people tap: every one at least 48 px high and (but inline links) wide enough.
+TARGETS = "button, select, summary, a, #lang"
+
+
+@pytest.mark.parametrize("color_scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [393, 320])
+def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium, color_scheme, width):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    status, _ = daemon.post("/api/rounds", {"profile": "brutal"})  # a round.ended line with its record link
+    assert status == 201
+    device = {**playwright.devices["Pixel 5"], "viewport": {"width": width, "height": 727 if width == 393 else 568}}
+    context = browser.new_context(**device, locale="zh-Hant" if width == 320 else "en-US", color_scheme=color_scheme)
+    page = context.new_page()
+    foreign_requests, console_errors = [], []
+    watch(page, home, foreign_requests, console_errors)
+    open_live(page, home)
+    expect(page.locator('#feed li[data-type="round.ended"] a.record')).to_have_count(1, timeout=WAIT_MS)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}.png")  # the first screen, as players see it
+    page.locator("#seal summary").tap()
+    page.locator("#rules summary").tap()
+    expect(page.locator("#rules-tables table")).to_have_count(6)
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    small = page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+            .filter((e) => e.getClientRects().length)
+            .map((e) => [e.id || e.className || e.tagName, e.getBoundingClientRect().height])
+            .filter(([, height]) => height < 47.5)""",
+        TARGETS,
+    )
+    assert small == []
+    page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}-full.png", full_page=True)
+    context.close()
+    assert foreign_requests == []
+    assert console_errors == []

@@ -1,4 +1,5 @@
-// The phone page of the UNO launcher: one big button, a live feed, the deck level and a language switch.
+// The phone page of the UNO launcher: one big button, the round and its sealed seed, a live feed, the deck level,
+// a new-round control, the rules of each profile and a language switch.
 // Vanilla JS with no build step. Every visible text comes from the catalogues in static/i18n/.
 "use strict";
 
@@ -7,6 +8,11 @@ const LANG_KEY = "uno-launcher.lang";
 const FEED_MAX = 30;
 const HISTORY_EVENTS = 60; // replayed when the page opens: about two events per feed line
 const TOAST_MS = 3000;
+const JACKPOT_MS = 2400; // how long the stage celebrates a jackpot
+const SUSPENSE_GRACE_MS = 15000; // a suspense the outcome never followed (lost stream) ends after pause + this
+const SHORT_HASH = 12; // hex characters of the commitment shown before "…"
+const VIBRATE_FIRE = 120;
+const VIBRATE_JACKPOT = [90, 60, 90, 60, 240];
 
 const $ = (id) => document.getElementById(id);
 
@@ -19,6 +25,12 @@ const ui = {
   fault: null, // message of the latched hardware fault, if any
   feed: [], // events shown in the feed, newest first
   lastId: 0, // id of the newest event received
+  snapshotId: 0, // last_event_id of the newest /api/state: older events are already in the state we show
+  round: null, // {number, profile, commitment, presses} of the round being played
+  profiles: null, // [{name, fire_rate, ...}] from /api/profiles
+  picked: false, // the host chose a profile in the select since the last round started
+  starting: false, // a new round is being requested from this phone
+  suspense: null, // timer that ends a suspense the outcome did not follow
 };
 
 // ---- Translation ----
@@ -71,14 +83,45 @@ async function setLang(code) {
   render();
 }
 
+// Each profile's name and one-line description. The keys are literal so that tests/test_i18n.py can check them.
+const PROFILE_TEXTS = {
+  classic: () => [t("profile.classic"), t("profile.classic_about")],
+  gentle: () => [t("profile.gentle"), t("profile.gentle_about")],
+  brutal: () => [t("profile.brutal"), t("profile.brutal_about")],
+  pattern: () => [t("profile.pattern"), t("profile.pattern_about")],
+  extreme: () => [t("profile.extreme"), t("profile.extreme_about")],
+  custom: () => [t("profile.custom"), t("profile.custom_about")],
+};
+const PROFILE_NAMES = Object.keys(PROFILE_TEXTS);
+
+function profileName(name) {
+  return PROFILE_TEXTS[name]?.()[0] ?? name;
+}
+
+function profileAbout(name) {
+  return PROFILE_TEXTS[name]?.()[1] ?? "";
+}
+
+// Numbers in the reader's language: 34.9%, 1.16, 0.5%.
+function percent(value) {
+  return new Intl.NumberFormat(ui.lang, { style: "percent", maximumFractionDigits: 1 }).format(value);
+}
+
+function decimal(value, digits = 2) {
+  return new Intl.NumberFormat(ui.lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+}
+
 // ---- Rendering ----
 
 function render() {
   renderConn();
   renderButton();
+  renderRound();
   renderDeck();
   renderFault();
   renderFeed();
+  renderProfileChoice();
+  renderRules();
 }
 
 function renderConn() {
@@ -97,6 +140,84 @@ function renderButton() {
   button.disabled = ui.busy;
   button.setAttribute("aria-busy", String(ui.busy));
   $("press-caption").textContent = ui.busy ? t("button.busy") : t("button.caption");
+}
+
+function renderRound() {
+  const round = ui.round;
+  $("round-title").textContent = round
+    ? t("round.title", { round: round.number, profile: profileName(round.profile) })
+    : t("round.unknown");
+  $("round-presses").textContent = !round
+    ? ""
+    : round.presses === 1
+      ? t("round.presses_one")
+      : t("round.presses", { presses: decimal(round.presses, 0) });
+  $("seal").hidden = !round?.commitment;
+  $("seal-short").textContent = round?.commitment ? round.commitment.slice(0, SHORT_HASH) + "…" : "";
+  $("seal-full").textContent = round?.commitment ?? "";
+}
+
+// The profile select: one option per profile, its description below. It follows the round being played until
+// the host picks another profile.
+function renderProfileChoice() {
+  const select = $("profile");
+  const names = ui.profiles?.map((p) => p.name) ?? PROFILE_NAMES;
+  const wanted = ui.picked ? select.value : ui.round?.profile;
+  select.replaceChildren(
+    ...names.map((name) => {
+      const option = document.createElement("option");
+      option.value = name;
+      option.textContent = profileName(name);
+      return option;
+    }),
+  );
+  if (names.includes(wanted)) select.value = wanted;
+  $("profile-about").textContent = profileAbout(select.value);
+  $("host-ends").textContent = ui.round ? t("host.ends", { round: ui.round.number }) : "";
+  const button = $("new-round");
+  button.disabled = ui.starting;
+  button.setAttribute("aria-busy", String(ui.starting));
+}
+
+// The rules page of the schedule: what each profile does in the long run, one table per profile.
+function renderRules() {
+  const active = ui.round?.profile;
+  $("rules-tables").replaceChildren(...(ui.profiles ?? []).map((p) => profileTable(p, p.name === active)));
+}
+
+function profileTable(profile, active) {
+  const table = document.createElement("table");
+  table.className = "profile-table";
+  table.dataset.profile = profile.name;
+  if (active) table.dataset.active = "true";
+  const caption = document.createElement("caption");
+  const title = span("profile-title", profileName(profile.name));
+  caption.append(title);
+  if (active) caption.append(span("profile-active", t("rules.active")));
+  caption.append(span("profile-about", profileAbout(profile.name)));
+  const rows = [
+    [t("rules.fire_rate"), percent(profile.fire_rate)],
+    [t("rules.cards_per_press"), decimal(profile.cards_per_press)],
+    [t("rules.cards_per_fire"), decimal(profile.cards_per_fire)],
+    [t("rules.cards_range"), t("rules.range", { min: profile.min_cards, max: profile.max_cards })],
+    [t("rules.longest_drought"), decimal(profile.longest_drought, 0)],
+    [t("rules.max_fires_in_row"), decimal(profile.max_fires_in_row, 0)],
+    [t("rules.jackpot"), profile.jackpot_probability > 0 ? percent(profile.jackpot_probability) : t("rules.none")],
+    [t("rules.pause"), profile.pause_probability > 0 ? percent(profile.pause_probability) : t("rules.none")],
+  ];
+  const body = document.createElement("tbody");
+  for (const [label, value] of rows) {
+    const row = document.createElement("tr");
+    const head = document.createElement("th");
+    head.scope = "row";
+    head.textContent = label;
+    const cell = document.createElement("td");
+    cell.textContent = value;
+    row.append(head, cell);
+    body.append(row);
+  }
+  table.append(caption, body);
+  return table;
 }
 
 function renderDeck() {
@@ -121,7 +242,14 @@ function describe({ type, data }) {
     case "launcher.missed":
       return ["○", t("feed.missed", data)];
     case "launcher.fired":
+      if (data.jackpot) return ["★", t("feed.jackpot", data)];
       return [`🃏\uFE0F×${data.dispensed}`, data.dispensed === 1 ? t("feed.fired_one", data) : t("feed.fired", data)];
+    case "launcher.suspense":
+      return ["…", t("feed.suspense", data)];
+    case "round.started":
+      return ["▶", t("feed.round_started", { round: data.round, profile: profileName(data.profile) })];
+    case "round.ended":
+      return ["■", t("feed.round_ended", data)];
     case "launcher.jammed":
       return ["⚠", t("feed.jammed", data)];
     case "launcher.empty":
@@ -151,12 +279,30 @@ function feedItem(event) {
   const li = document.createElement("li");
   li.dataset.type = event.type;
   if (event.data.press !== undefined) li.dataset.press = event.data.press;
+  if (event.data.round !== undefined) li.dataset.round = event.data.round;
+  if (event.data.jackpot) li.dataset.jackpot = "true";
   const when = document.createElement("time");
   const date = new Date(event.ts * 1000);
   when.dateTime = date.toISOString();
   when.textContent = date.toLocaleTimeString(ui.lang, CLOCK);
   li.append(span("feed-symbol", symbol), span("feed-text", text), when);
+  if (event.type === "round.ended") li.append(revealed(event.data));
   return li;
+}
+
+// Under a round.ended line: the revealed seed, and its full record (what `uno-launcher verify` checks).
+function revealed({ round, seed }) {
+  const extra = span("feed-extra", "");
+  const code = document.createElement("code");
+  code.className = "seed";
+  code.textContent = seed;
+  const record = document.createElement("a");
+  record.className = "record";
+  record.href = `/api/rounds/${encodeURIComponent(round)}`;
+  record.download = `uno-round-${round}.json`;
+  record.textContent = t("feed.record");
+  extra.append(span("seed-label", t("feed.seed")), code, record);
+  return extra;
 }
 
 function span(className, text) {
@@ -172,6 +318,41 @@ function setTension(value) {
   const ring = $("ring");
   ring.style.setProperty("--pulse", `${(2.4 - 2 * tension).toFixed(2)}s`);
   ring.style.setProperty("--tension", tension.toFixed(2));
+}
+
+// A suspense pause: the ring pulses at its fastest until the outcome arrives.
+function setSuspense(pauseMs) {
+  clearTimeout(ui.suspense);
+  ui.suspense = null;
+  const ring = $("ring");
+  if (pauseMs === null) {
+    delete ring.dataset.suspense;
+    return;
+  }
+  ring.dataset.suspense = "true";
+  ui.suspense = setTimeout(() => setSuspense(null), Number(pauseMs || 0) + SUSPENSE_GRACE_MS);
+}
+
+let jackpotTimer;
+function celebrateJackpot() {
+  const stage = $("stage");
+  delete stage.dataset.jackpot;
+  void stage.offsetWidth; // restart the animation when jackpots follow each other
+  stage.dataset.jackpot = "true";
+  $("jackpot-badge").hidden = false;
+  clearTimeout(jackpotTimer);
+  jackpotTimer = setTimeout(() => {
+    delete stage.dataset.jackpot;
+    $("jackpot-badge").hidden = true;
+  }, JACKPOT_MS);
+}
+
+function vibrate(pattern) {
+  try {
+    navigator.vibrate?.(pattern);
+  } catch {
+    // Not every browser may vibrate (or at all times): the feed and the sounds still tell.
+  }
 }
 
 let toastTimer;
@@ -196,8 +377,10 @@ async function press() {
       body: "{}",
     });
     const body = await response.json().catch(() => ({}));
-    if (response.ok) setTension(body.tension);
-    else if (response.status === 409 && body.error?.code === "busy") toast(t("toast.busy"));
+    if (response.ok) {
+      setTension(body.tension);
+      if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
+    } else if (response.status === 409 && body.error?.code === "busy") toast(t("toast.busy"));
     else toast(body.error?.message || t("toast.failed", { status: response.status }));
   } catch {
     toast(t("toast.offline"));
@@ -224,35 +407,122 @@ async function reload() {
   }
 }
 
+// End the round being played (its seed is revealed) and start a new one with the chosen profile.
+async function newRound() {
+  if (ui.starting) return;
+  ui.starting = true;
+  renderProfileChoice();
+  try {
+    const response = await fetch("/api/rounds", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ profile: $("profile").value }),
+    });
+    const body = await response.json().catch(() => ({}));
+    if (response.ok && body.round) {
+      ui.picked = false;
+      showRound(body.round);
+      toast(t("toast.round_started", { round: body.round.number, profile: profileName(body.round.profile) }));
+    } else {
+      toast(body.error?.message || t("toast.round_failed", { status: response.status }));
+    }
+  } catch {
+    toast(t("toast.offline"));
+  } finally {
+    ui.starting = false;
+    renderProfileChoice();
+  }
+}
+
+// A round from an event or an answer; an older one (a late answer) never replaces a newer one, except from
+// /api/state (`latest`), which may follow a daemon that started afresh.
+function showRound(round, latest = false) {
+  if (!latest && ui.round && round.number < ui.round.number) return;
+  const changed = round.number !== ui.round?.number || round.profile !== ui.round?.profile;
+  ui.round = round;
+  renderRound();
+  if (changed) {
+    renderProfileChoice();
+    renderRules();
+  }
+}
+
+// The whole commitment to the clipboard; where the page may not use the clipboard (plain http on the home
+// network is not a secure context), the text is selected for the phone's own Copy.
+async function copyCommitment() {
+  const full = $("seal-full");
+  try {
+    await navigator.clipboard.writeText(full.textContent);
+    toast(t("toast.copied"));
+  } catch {
+    getSelection().selectAllChildren(full);
+    toast(t("toast.selected"));
+  }
+}
+
 // Called on every (re)connection of the stream, so a restarted daemon's state replaces what we showed.
 async function refreshState() {
   const response = await fetch("/api/state");
   if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
   const state = await response.json();
+  ui.snapshotId = state.last_event_id ?? ui.snapshotId;
   ui.deck = state.deck;
   ui.fault = state.fault;
   setTension(state.tension);
+  if (state.round) showRound(state.round, true);
   renderDeck();
   renderFault();
   return state;
 }
 
+// The profiles and their long-run figures, for the select and the rules page.
+async function loadProfiles() {
+  const response = await fetch("/api/profiles");
+  if (!response.ok) throw new Error(`profiles: HTTP ${response.status}`);
+  const body = await response.json();
+  ui.profiles = body.profiles;
+  renderProfileChoice();
+  renderRules();
+}
+
 function onEvent(event) {
   ui.lastId = event.id;
   const data = event.data;
+  // Events the last /api/state already holds (the history replayed when the page opens) only add feed lines.
+  const fresh = event.id > ui.snapshotId;
   switch (event.type) {
+    case "button.pressed":
+      if (fresh && ui.round) showRound({ ...ui.round, presses: Math.max(ui.round.presses, data.press) });
+      break;
+    case "launcher.suspense":
+      setSuspense(data.pause_ms);
+      break;
     case "launcher.missed":
+      setSuspense(null);
       setTension(data.tension);
       break;
     case "launcher.fired":
+      setSuspense(null);
       setTension(0);
+      if (fresh && data.jackpot) celebrateJackpot();
+      break;
+    case "launcher.jammed":
+    case "launcher.empty":
+      setSuspense(null);
+      break;
+    case "round.started":
+      if (fresh) {
+        showRound({ number: data.round, profile: data.profile, commitment: data.commitment, presses: 0 });
+        loadProfiles().catch(() => {}); // the custom profile may have changed
+      }
       break;
     case "deck.changed":
     case "deck.reloaded":
-      ui.deck = data;
+      if (fresh) ui.deck = data;
       renderDeck();
       break;
     case "hardware.fault":
+      setSuspense(null);
       ui.fault = data.message;
       renderFault();
       break;
@@ -295,6 +565,12 @@ function connect() {
 async function start() {
   $("press").addEventListener("click", press);
   $("reload").addEventListener("click", reload);
+  $("new-round").addEventListener("click", newRound);
+  $("seal-copy").addEventListener("click", copyCommitment);
+  $("profile").addEventListener("change", () => {
+    ui.picked = true;
+    $("profile-about").textContent = profileAbout($("profile").value);
+  });
   $("lang").addEventListener("change", (e) => {
     rememberLang(e.target.value);
     setLang(e.target.value).catch(() => toast(t("toast.offline")));
@@ -307,6 +583,7 @@ async function start() {
   const state = await refreshState().catch(() => null);
   ui.lastId = Math.max(0, (state?.last_event_id ?? 0) - HISTORY_EVENTS);
   connect();
+  loadProfiles().catch(() => {}); // without them the select still offers the built-in names
 }
 
 start();
