@@ -38,6 +38,8 @@ class PinsConfig:
     motor_backward: int = _opt(21, lo=0, hi=27)
     motor_enable: int = _opt(12, lo=0, hi=27)
     exit_beam: int = _opt(27, lo=0, hi=27)
+    light: int = _opt(13, lo=0, hi=27)
+    buzzer: int = _opt(18, lo=0, hi=27)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher.events import EventBus, EventType
-from launcher.hardware.base import Dispenser, DispenseResult, FireJob, StopReason
+from launcher.hardware.base import Cues, Dispenser, DispenseResult, FireJob, StopReason
 from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
 
@@ -78,6 +78,7 @@ class Controller:
         self,
         *,
         dispenser: Dispenser,
+        cues: Cues,
         rounds: RoundBook,
         profile: Profile,
         bus: EventBus,
@@ -86,6 +87,7 @@ class Controller:
         on_reload: Callable[[int], None] | None = None,
     ) -> None:
         self._dispenser = dispenser
+        self._cues = cues
         self._rounds = rounds
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
@@ -118,8 +120,10 @@ class Controller:
             raise refusal
         # The motor is running (if it fires); only now do events and logging happen.
         self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
+        self._cues.pressed(outcome.tension)
         if outcome.pause_ms:
             self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
+            self._cues.suspense(outcome.pause_ms)
             self._jobs.put((ticket, None))
         elif job is not None:
             self._jobs.put((ticket, job))
@@ -146,6 +150,7 @@ class Controller:
                 raise PressRefused("busy", "the launcher is still firing; start the round when it has finished")
             record = self._rounds.end(self._round)
             self._round = self._rounds.start(profile or self._round.profile)
+            self._cues.idle()
             return record, self._round.summary()
 
     def reload_deck(self, cards: int) -> None:
@@ -170,6 +175,7 @@ class Controller:
                 self._fault = None
                 self._fault_from_link = False
         if cleared:
+            self._cues.idle()
             self._bus.publish(EventType.HARDWARE_OK, {"message": message})
 
     def reset(self) -> None:
@@ -179,6 +185,7 @@ class Controller:
             self._fault = None
             self._fault_from_link = False
         if was is not None:
+            self._cues.idle()
             self._bus.publish(EventType.HARDWARE_OK, {})
 
     def emergency_stop(self) -> None:
@@ -285,6 +292,10 @@ class Controller:
         outcome = ticket.outcome
         data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
         if result.stop is StopReason.COUNT:
+            if outcome.jackpot:
+                self._cues.jackpot(result.dispensed)
+            else:
+                self._cues.fired(result.dispensed)
             self._bus.publish(
                 EventType.LAUNCHER_FIRED,
                 {**data, "ms": result.ms, "tension": outcome.tension, "jackpot": outcome.jackpot},
@@ -307,4 +318,5 @@ class Controller:
         self._dispenser.stop()
         if self._fault is None:
             self._fault = message
+            self._cues.fault()
             self._bus.publish(EventType.HARDWARE_FAULT, {"message": message})

@@ -74,6 +74,7 @@ class Daemon:
             self.rounds = RoundBook(self.store, self.bus)
             self.controller = Controller(
                 dispenser=self.hardware.dispenser,
+                cues=self.hardware.cues,
                 rounds=self.rounds,
                 profile=config.schedule.active_profile,
                 bus=self.bus,

@@ -72,6 +72,7 @@ def rig_factory(tmp_path: Path) -> Iterator[Any]:
         bus = EventBus(store)
         controller = Controller(
             dispenser=hardware.dispenser,
+            cues=hardware.cues,
             rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
             profile=PROFILES["classic"],
             bus=bus,
@@ -242,3 +243,16 @@ def test_no_new_round_while_firing(rig_factory: Any) -> None:
         rig.controller.new_round()
     assert refused.value.code == "busy"
     assert ticket.wait(5)
+
+
+def test_every_press_dings_and_a_fire_flashes(rig_factory: Any) -> None:
+    rig = rig_factory([0, 3])
+    pins = rig.config.pins
+    buzzer = rig.hardware.pin_factory.pin(pins.buzzer)
+    light = rig.hardware.pin_factory.pin(pins.light)
+    buzzer.clear_states()
+    assert rig.controller.press("web").wait(5)
+    wait_until(lambda: any(s.state > 0 for s in buzzer.states))  # the ding confirms the press
+    light.clear_states()
+    assert rig.controller.press("web").wait(5)
+    wait_until(lambda: any(s.state == 1.0 for s in light.states))  # a fire flashes at full brightness

@@ -53,11 +53,55 @@ class Inputs(Protocol):
     when_pressed: Callable[[], None] | None
 
 
+class Cues(Protocol):
+    """Light and sound that build suspense. Every method returns at once and never raises."""
+
+    def pressed(self, tension: float) -> None: ...
+
+    def tension(self, level: float) -> None: ...
+
+    def suspense(self, pause_ms: int) -> None: ...
+
+    def fired(self, cards: int) -> None: ...
+
+    def jackpot(self, cards: int) -> None: ...
+
+    def fault(self) -> None: ...
+
+    def idle(self) -> None: ...
+
+
+class NoCues:
+    """For a backend with no light or buzzer on the host's side (the Pico board): cues go nowhere."""
+
+    def pressed(self, tension: float) -> None:
+        pass
+
+    def tension(self, level: float) -> None:
+        pass
+
+    def suspense(self, pause_ms: int) -> None:
+        pass
+
+    def fired(self, cards: int) -> None:
+        pass
+
+    def jackpot(self, cards: int) -> None:
+        pass
+
+    def fault(self) -> None:
+        pass
+
+    def idle(self) -> None:
+        pass
+
+
 class Hardware(Protocol):
-    """One backend: its inputs, its dispenser, and a description for the status page."""
+    """One backend: its inputs, its dispenser, its cues, and a description for the status page."""
 
     inputs: Inputs
     dispenser: Dispenser
+    cues: Cues
 
     def describe(self) -> dict[str, object]: ...
 

@@ -6,6 +6,7 @@ factory is always passed in, never taken from gpiozero's global default.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -16,6 +17,7 @@ from gpiozero.pins import Factory
 
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import DispenseResult, StopReason
+from launcher.hardware.cues import GpioCues
 
 log = logging.getLogger(__name__)
 
@@ -201,18 +203,20 @@ class GpioHardware:
         describe: dict[str, object] | None = None,
     ) -> None:
         self._description = {"backend": "gpio", **(describe or {})}
-        self.inputs = Button(pins.button, pull_up=True, bounce_time=None, pin_factory=pin_factory)
-        try:
+        with contextlib.ExitStack() as undo:  # a part that fails to open releases the ones before it
+            self.inputs = Button(pins.button, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+            undo.callback(self.inputs.close)
             self.dispenser = GpioDispenser(pins=pins, dispense=dispense, pin_factory=pin_factory, clock=clock)
-        except Exception:
-            self.inputs.close()
-            raise
+            undo.callback(self.dispenser.close)
+            self.cues = GpioCues(light=pins.light, buzzer=pins.buzzer, pin_factory=pin_factory, clock=clock)
+            undo.pop_all()
 
     def describe(self) -> dict[str, object]:
-        return dict(self._description)
+        return {**self._description, "cues": self.cues.running}
 
     def close(self) -> None:
         self.dispenser.close()
+        self.cues.close()
         self.inputs.close()
 
     def __enter__(self) -> GpioHardware:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 import serial
 
 from launcher.hardware import framing
-from launcher.hardware.base import DispenseResult, StopReason
+from launcher.hardware.base import DispenseResult, NoCues, StopReason
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +156,7 @@ class SerialHardware:
         self.when_link_changed = when_link_changed
         self._clock = clock
         self.inputs = SerialInputs()
+        self.cues = NoCues()  # the board has no light or buzzer of ours
         self.dispenser = SerialDispenser(self)
 
         self._cond = threading.Condition()

@@ -16,14 +16,17 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from launcher.config import Config
 from launcher.hardware.gpio import GpioHardware
 
+HISTORY_KEPT = 2000  # state changes kept per mock pin, enough for any test to look back on
+HISTORY_TRIM_S = 5.0
+
 
 class SimPin(MockPWMPin):
-    """A mock PWM pin that tells the simulated world when its state changes, so the world needs no polling."""
+    """A mock PWM pin that tells the simulated world when a motor pin changes, so the world needs no polling."""
 
     def _change_state(self, value: float) -> bool:
         changed = super()._change_state(value)
         world = getattr(self.factory, "world", None)
-        if changed and world is not None:
+        if changed and world is not None and self in world.motor_pins:
             world.pins_changed.set()
         return changed
 
@@ -39,6 +42,9 @@ class SimulatedWorld:
         self._enable = factory.pin(pins.motor_enable)
         self._beam = factory.pin(pins.exit_beam)
         self._button = factory.pin(pins.button)
+        self._light = factory.pin(pins.light)
+        self._buzzer = factory.pin(pins.buzzer)
+        self.motor_pins = (self._forward, self._backward, self._enable)
         self._lock = threading.Lock()
         self._deck = config.dispense.deck_cards
         self._jammed = False
@@ -96,8 +102,8 @@ class SimulatedWorld:
             self.pins_changed.clear()
             duty = self._duty()
             if duty == 0.0:
-                self._forget_pin_history()
-                self.pins_changed.wait()
+                self._trim_pin_history()
+                self.pins_changed.wait(HISTORY_TRIM_S)
                 continue
             rate = self._sim.cards_per_second * duty
             began = time.monotonic()
@@ -117,10 +123,11 @@ class SimulatedWorld:
         time.sleep(self._sim.card_block_ms / 1000)
         self._beam.drive_high()
 
-    def _forget_pin_history(self) -> None:
-        # Mock pins record every change for ever; a long-running simulation would grow without bound.
-        for pin in (self._forward, self._backward, self._enable, self._beam, self._button):
-            pin.clear_states()
+    def _trim_pin_history(self) -> None:
+        # Mock pins record every change for ever (the breathing light 40 times a second): keep the recent ones.
+        for pin in (*self.motor_pins, self._beam, self._button, self._light, self._buzzer):
+            if len(pin.states) > HISTORY_KEPT:
+                del pin.states[:-HISTORY_KEPT]
 
 
 class SimulatedHardware(GpioHardware):
