@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import serial
+from bench_press_latency import full_daemon
 from measure import percentile
 
 from launcher.hardware.framing import Parser, encode
@@ -143,6 +144,13 @@ def main() -> int:
     (b50, b99), (s50, s99) = figures["bare reflex"], figures["SerialHardware"]
     print(f"ratio SerialHardware/bare: p50 {s50 / b50:.2f}x, p99 {s99 / b99:.2f}x")
     print(f"SerialHardware overhead: p50 {s50 - b50:+.2f} ms, p99 {s99 - b99:+.2f} ms")
+
+    # The GPIO header in the same run: the full daemon (controller, schedule, events) on mock pins.
+    with tempfile.TemporaryDirectory() as tmp:
+        gpio = [s * 1000 for s in full_daemon(args.presses, Path(tmp))]
+    g50, g99 = percentile(gpio, 50), percentile(gpio, 99)
+    print(f"GPIO header, full daemon on mock pins: p50 {g50:.3f} ms, p99 {g99:.3f} ms")
+    print(f"ratio SerialHardware/GPIO: p50 {s50 / g50:.1f}x, p99 {s99 / g99:.1f}x (the board's 1 ms loop dominates)")
     return 0
 
 
