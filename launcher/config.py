@@ -38,6 +38,7 @@ class PinsConfig:
     motor_backward: int = _opt(21, lo=0, hi=27)
     motor_enable: int = _opt(12, lo=0, hi=27)
     exit_beam: int = _opt(27, lo=0, hi=27)
+    lid: int = _opt(22, lo=0, hi=27)
     light: int = _opt(13, lo=0, hi=27)
     buzzer: int = _opt(18, lo=0, hi=27)
 
@@ -49,6 +50,10 @@ class DispenseConfig:
     jam_ms: int = _opt(1200, lo=50, hi=10000)  # motor on and no card at the exit for this long: a jam
     min_rest_ms: int = _opt(250, lo=0, hi=10000)  # motor rest between two fires
     card_gap_ms: int = _opt(4, lo=0, hi=500)  # beam edges closer than this are one card (chatter)
+    stuck_ms: int = _opt(400, lo=20, hi=10000)  # beam blocked this long: a card stuck at the exit
+    ramp_ms: int = _opt(80, lo=0, hi=2000)  # soft start: from a third of the duty up to pwm over this time
+    reverse_ms: int = _opt(40, lo=0, hi=500)  # pull back a card left sticking out after each fire
+    debounce_ms: int = _opt(30, lo=0, hi=500)  # the button must rest released this long before a press counts
     deck_cards: int = _opt(112, lo=1, hi=500)  # cards loaded in the hopper at start (controller.MAX_DECK)
 
 
@@ -171,12 +176,21 @@ def _build_section(section: str, table: Any) -> Any:
     return cls(**values)
 
 
+MOTOR_PINS = ("motor_forward", "motor_backward", "motor_enable")
+FIXED_PULL_UPS = (2, 3)  # I2C pins with 1.8 kOhm pull-ups on the board: high while the Pi boots
+
+
 def _check_pins(pins: PinsConfig) -> None:
     owners: dict[int, str] = {}
     for name, pin in dataclasses.asdict(pins).items():
         if pin in owners:
             raise ConfigError(f"pins.{name} = {pin} clashes with pins.{owners[pin]} = {pin}: one part per pin")
         owners[pin] = name
+        if name in MOTOR_PINS and pin in FIXED_PULL_UPS:
+            raise ConfigError(
+                f"pins.{name} = {pin} is not accepted: GPIO2 and GPIO3 have fixed pull-ups, so the motor driver "
+                "would be on while the Pi boots; use a pin that can be pulled down"
+            )
 
 
 def _check_serial(config: Config) -> None:

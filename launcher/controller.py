@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher.events import EventBus, EventType
-from launcher.hardware.base import Cues, Dispenser, DispenseResult, FireJob, StopReason
+from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
 from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
 
@@ -77,8 +77,7 @@ class Controller:
     def __init__(
         self,
         *,
-        dispenser: Dispenser,
-        cues: Cues,
+        hardware: Hardware,
         rounds: RoundBook,
         profile: Profile,
         bus: EventBus,
@@ -86,8 +85,9 @@ class Controller:
         min_rest_ms: int,
         on_reload: Callable[[int], None] | None = None,
     ) -> None:
-        self._dispenser = dispenser
-        self._cues = cues
+        self._dispenser = hardware.dispenser
+        self._cues = hardware.cues
+        self._inputs = hardware.inputs
         self._rounds = rounds
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
@@ -103,6 +103,9 @@ class Controller:
         self._jobs: queue.SimpleQueue[tuple[PressTicket, FireJob | None] | None] = queue.SimpleQueue()
         self._worker = threading.Thread(target=self._work, name="controller", daemon=True)
         self._worker.start()
+        # The hardware's callbacks come to the controller, and only to it.
+        self._inputs.when_pressed = self.press_from_button
+        self._inputs.when_lid_changed = self.lid_changed
 
     # --- commands --------------------------------------------------------------------------------------
 
@@ -162,6 +165,16 @@ class Controller:
         if self._on_reload is not None:
             self._on_reload(cards)
         self._bus.publish(EventType.DECK_RELOADED, self._deck.as_dict())
+
+    def lid_changed(self, is_open: bool) -> None:
+        """The lid opened (the hardware has already stopped the motor) or closed (perhaps after a refill)."""
+        if is_open:
+            with self._lock:
+                self._rounds.lid_opened(self._round)
+            self._cues.idle()
+        else:
+            self._cues.lid_closed()
+        self._bus.publish(EventType.LAUNCHER_LID, {"open": is_open})
 
     def link_changed(self, ok: bool, message: str) -> None:
         """A backend that can lose its hardware (a board on USB) lost or regained it: FAULT while it is gone."""
@@ -225,6 +238,8 @@ class Controller:
     def _refusal(self) -> PressRefused | None:
         if self._fault is not None:
             return PressRefused("fault", f"the launcher is in FAULT ({self._fault}); reset it first")
+        if self._inputs.lid_open:
+            return PressRefused("lid_open", "the lid is open; close it to play")
         if self._busy:
             return PressRefused("busy", "the launcher is still firing; press again in a moment")
         return None
@@ -302,8 +317,11 @@ class Controller:
             )
         elif result.stop is StopReason.JAM and deck.remaining == 0:
             self._bus.publish(EventType.LAUNCHER_EMPTY, data)
-        elif result.stop is StopReason.JAM:
-            self._bus.publish(EventType.LAUNCHER_JAMMED, data)
+        elif result.stop in (StopReason.JAM, StopReason.STUCK):
+            reason = "no_card" if result.stop is StopReason.JAM else "stuck_at_exit"
+            self._bus.publish(EventType.LAUNCHER_JAMMED, {**data, "reason": reason})
+        elif result.stop in (StopReason.LID, StopReason.ABORTED):
+            self._bus.publish(EventType.LAUNCHER_STOPPED, {**data, "reason": str(result.stop)})
         elif result.stop is StopReason.TIMEOUT:
             with self._lock:
                 self._latch_fault(f"the motor ran {result.ms} ms without finishing; watchdog stopped it")

@@ -73,8 +73,7 @@ class Daemon:
             self.profiles = {**PROFILES, "custom": config.schedule.custom}
             self.rounds = RoundBook(self.store, self.bus)
             self.controller = Controller(
-                dispenser=self.hardware.dispenser,
-                cues=self.hardware.cues,
+                hardware=self.hardware,
                 rounds=self.rounds,
                 profile=config.schedule.active_profile,
                 bus=self.bus,
@@ -83,7 +82,6 @@ class Daemon:
                 on_reload=getattr(self.hardware, "refill", None),
             )
             undo.callback(self.controller.close)
-            self.hardware.inputs.when_pressed = self.controller.press_from_button
             self._follow_link()
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self.server = self._listen()

@@ -28,6 +28,8 @@ class EventType(enum.StrEnum):
     LAUNCHER_FIRED = "launcher.fired"
     LAUNCHER_JAMMED = "launcher.jammed"
     LAUNCHER_EMPTY = "launcher.empty"
+    LAUNCHER_STOPPED = "launcher.stopped"
+    LAUNCHER_LID = "launcher.lid"
     DECK_CHANGED = "deck.changed"
     DECK_RELOADED = "deck.reloaded"
     ROUND_STARTED = "round.started"

@@ -28,6 +28,8 @@ class DrawsOutcomes(Protocol):
 
     def next_outcome(self) -> Outcome: ...
 
+    def restart(self) -> None: ...
+
 
 ScheduleFactory = Callable[[Profile, str], DrawsOutcomes]
 
@@ -78,13 +80,25 @@ class RoundBook:
             row = self._store.open_round(conn)
             if row is None:
                 return self.start(profile)
-            number, profile_json, seed, started_event = row
+            number, profile_json, seed, started_event, restarts = row
             presses = self._store.count_events_after(conn, "button.pressed", started_event)
         saved = json.loads(profile_json)
         resumed = self._new_round(number, profile_from_mapping(saved["name"], saved["parameters"]), seed)
-        for _ in range(presses):
-            resumed.draw()
+        resumed.restarts = [r for r in json.loads(restarts) if r <= presses]
+        for done in range(presses + 1):  # replay the lid openings where they happened, as fairness.replay does
+            if done in resumed.restarts:
+                resumed.schedule.restart()
+            if done < presses:
+                resumed.draw()
         return resumed
+
+    def lid_opened(self, played: Round) -> None:
+        """The lid opened: the pattern profile starts over, as on the original launcher. Saved at once."""
+        if played.schedule.presses not in played.restarts:
+            played.restarts.append(played.schedule.presses)
+        played.schedule.restart()
+        with self._store.connect() as conn:
+            self._store.set_round_restarts(conn, played.number, json.dumps(played.restarts))
 
     def start(self, profile: Profile) -> Round:
         with self._store.connect() as conn:

@@ -38,6 +38,9 @@ MIGRATIONS: tuple[str, ...] = (
         record        TEXT
     );
     """,
+    """
+    ALTER TABLE rounds ADD COLUMN restarts TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 
 
@@ -114,11 +117,17 @@ class Store:
             conn.execute("UPDATE rounds SET record = ?, ended_ts = ? WHERE number = ?", (record, ts, number))
 
     @staticmethod
-    def open_round(conn: sqlite3.Connection) -> tuple[int, str, str, int] | None:
-        """(number, profile, seed, started_event) of the round not ended yet, if any."""
+    def open_round(conn: sqlite3.Connection) -> tuple[int, str, str, int, str] | None:
+        """(number, profile, seed, started_event, restarts) of the round not ended yet, if any."""
         return conn.execute(
-            "SELECT number, profile, seed, started_event FROM rounds WHERE ended_ts IS NULL ORDER BY number DESC"
+            "SELECT number, profile, seed, started_event, restarts FROM rounds WHERE ended_ts IS NULL "
+            "ORDER BY number DESC"
         ).fetchone()
+
+    @staticmethod
+    def set_round_restarts(conn: sqlite3.Connection, number: int, restarts: str) -> None:
+        with transaction(conn):
+            conn.execute("UPDATE rounds SET restarts = ? WHERE number = ?", (restarts, number))
 
     @staticmethod
     def last_round_number(conn: sqlite3.Connection) -> int:

@@ -28,6 +28,9 @@ class ScriptedSchedule:
         self.misses_in_row = 0
         self.tension = 0.0
 
+    def restart(self) -> None:
+        pass
+
     def next_outcome(self) -> Outcome:
         self.presses += 1
         cards = next(self._cards)
@@ -71,15 +74,13 @@ def rig_factory(tmp_path: Path) -> Iterator[Any]:
         store = Store(tmp_path / f"db{len(made)}.sqlite3")
         bus = EventBus(store)
         controller = Controller(
-            dispenser=hardware.dispenser,
-            cues=hardware.cues,
+            hardware=hardware,
             rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
             profile=PROFILES["classic"],
             bus=bus,
             deck_cards=config.dispense.deck_cards,
             min_rest_ms=config.dispense.min_rest_ms,
         )
-        hardware.inputs.when_pressed = controller.press_from_button
         rig = Rig(controller, hardware, bus, config)
         made.append(rig)
         return rig
@@ -142,7 +143,7 @@ def test_a_jam_is_reported_with_what_came_out(rig_factory: Any) -> None:
     rig.hardware.world.jam()
     ticket = rig.controller.press("web")
     assert ticket.wait(5)
-    assert ("launcher.jammed", {"press": 1, "requested": 4, "dispensed": 0}) in rig.events()
+    assert ("launcher.jammed", {"press": 1, "requested": 4, "dispensed": 0, "reason": "no_card"}) in rig.events()
     assert rig.motor_duty() == 0
 
 
@@ -256,3 +257,21 @@ def test_every_press_dings_and_a_fire_flashes(rig_factory: Any) -> None:
     light.clear_states()
     assert rig.controller.press("web").wait(5)
     wait_until(lambda: any(s.state == 1.0 for s in light.states))  # a fire flashes at full brightness
+
+
+def test_no_press_while_the_lid_is_open_and_opening_it_mid_fire_stops(rig_factory: Any) -> None:
+    rig = rig_factory([5, 0])
+    rig.hardware.world.jam()  # the fire would run until jam_ms
+    ticket = rig.controller.press("web")
+    rig.hardware.world.open_lid()
+    assert rig.motor_duty() == 0
+    assert ticket.wait(5)
+    assert ("launcher.stopped", {"press": 1, "requested": 5, "dispensed": 0, "reason": "lid"}) in rig.events()
+    assert ("launcher.lid", {"open": True}) in rig.events()
+    with pytest.raises(PressRefused) as refused:
+        rig.controller.press("web")
+    assert refused.value.code == "lid_open"
+    rig.hardware.world.jam(False)
+    rig.hardware.world.close_lid()
+    assert rig.events()[-1] == ("launcher.lid", {"open": False})
+    assert rig.controller.press("web").wait(5)

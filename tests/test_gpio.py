@@ -10,7 +10,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import StopReason
-from launcher.hardware.gpio import GpioDispenser, GpioHardware
+from launcher.hardware.gpio import GpioDispenser, GpioHardware, Interlocked
 from tests.conftest import wait_until
 
 PINS = PinsConfig()
@@ -25,8 +25,9 @@ def factory() -> Iterator[MockFactory]:
 
 
 def make(factory: MockFactory, **settings: int | float) -> GpioDispenser:
-    # The test's cards follow each other within microseconds, so no chatter filter unless a test sets one.
-    settings = {"card_gap_ms": 0, **settings}
+    # The test's cards follow each other within microseconds, so no chatter filter unless a test sets one;
+    # no soft start or reverse pulse either, unless the test is about them.
+    settings = {"card_gap_ms": 0, "ramp_ms": 0, "reverse_ms": 0, **settings}
     return GpioDispenser(pins=PINS, dispense=DispenseConfig(**settings), pin_factory=factory)
 
 
@@ -129,3 +130,134 @@ def test_hardware_closes_twice_and_works_in_with(factory: MockFactory) -> None:
     assert presses == [1]
     # Every pin is free again: a second launcher can be built on the same factory.
     GpioHardware(pins=PINS, dispense=DispenseConfig(), pin_factory=factory).close()
+
+
+def duties(factory: MockFactory, pin: int) -> list[float]:
+    return [float(s.state) for s in factory.pin(pin).states]
+
+
+def test_soft_start_ramps_up_to_the_duty(factory: MockFactory) -> None:
+    dispenser = make(factory, pwm=0.9, ramp_ms=60, jam_ms=5000)
+    factory.pin(PINS.motor_forward).clear_states()
+    job = dispenser.start(1)
+    assert motor_duty(factory) == pytest.approx(0.3)  # a third of the duty at once
+    waiter = threading.Thread(target=job.wait)
+    waiter.start()
+    wait_until(lambda: motor_duty(factory) == pytest.approx(0.9), timeout=5)
+    card(factory)
+    waiter.join(5)
+    rising = [d for d in duties(factory, PINS.motor_forward) if d > 0]
+    assert rising == sorted(rising) and rising[0] == pytest.approx(0.3) and rising[-1] == pytest.approx(0.9)
+    dispenser.close()
+
+
+def test_a_reverse_pulse_pulls_back_the_last_card(factory: MockFactory) -> None:
+    dispenser = make(factory, reverse_ms=30)
+    factory.pin(PINS.motor_backward).clear_states()
+    job = dispenser.start(1)
+    card(factory)
+    assert job.wait().stop is StopReason.COUNT
+    assert duties(factory, PINS.motor_backward) == [0.0, pytest.approx(0.8), 0.0]  # one pulse, then off
+    assert motor_duty(factory) == 0
+    dispenser.close()
+
+
+def test_a_jam_is_retried_once_after_pulling_back(factory: MockFactory) -> None:
+    dispenser = make(factory, jam_ms=60, reverse_ms=20, max_run_ms=5000)
+    factory.pin(PINS.motor_forward).clear_states()
+    factory.pin(PINS.motor_backward).clear_states()
+    result = dispenser.start(2).wait()
+    assert result.stop is StopReason.JAM
+    forward_starts = sum(
+        1
+        for a, b in zip(duties(factory, PINS.motor_forward), duties(factory, PINS.motor_forward)[1:], strict=False)
+        if a == 0 and b > 0
+    )
+    assert forward_starts == 2, "the first try and one retry"
+    assert duties(factory, PINS.motor_backward).count(pytest.approx(0.8)) >= 2  # before the retry, and after
+    assert motor_duty(factory) == 0
+    dispenser.close()
+
+
+def test_a_retry_that_brings_cards_is_not_a_jam(factory: MockFactory) -> None:
+    dispenser = make(factory, jam_ms=80, reverse_ms=20, max_run_ms=5000)
+    job = dispenser.start(1)
+    retried = threading.Event()
+
+    def card_after_the_retry() -> None:
+        wait_until(lambda: float(factory.pin(PINS.motor_backward).state) > 0, timeout=5)
+        wait_until(lambda: motor_duty(factory) > 0, timeout=5)
+        retried.set()
+        card(factory)
+
+    helper = threading.Thread(target=card_after_the_retry)
+    helper.start()
+    result = job.wait()
+    helper.join(5)
+    assert retried.is_set() and (result.dispensed, result.stop) == (1, StopReason.COUNT)
+    dispenser.close()
+
+
+def test_a_card_stuck_in_the_beam_stops_the_motor(factory: MockFactory) -> None:
+    dispenser = make(factory, stuck_ms=50, jam_ms=5000)
+    job = dispenser.start(3)
+    factory.pin(PINS.exit_beam).drive_low()  # a card goes in and stays
+    result = job.wait()
+    assert (result.dispensed, result.stop) == (1, StopReason.STUCK)
+    assert motor_duty(factory) == 0
+    factory.pin(PINS.exit_beam).drive_high()
+    dispenser.close()
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_1000_presses_with_5_ms_of_contact_bounce_are_1000_presses(factory: MockFactory) -> None:
+    clock = FakeClock()
+    hardware = GpioHardware(pins=PINS, dispense=DispenseConfig(debounce_ms=30), pin_factory=factory, clock=clock)
+    factory.pin(PINS.lid).drive_low()
+    presses: list[float] = []
+    hardware.inputs.when_pressed = lambda: presses.append(clock.now)
+    button = factory.pin(PINS.button)
+    for _ in range(1000):
+        for _ in range(4):  # the contact bounces for 5 ms as it closes...
+            button.drive_low()
+            clock.now += 0.0006
+            button.drive_high()
+            clock.now += 0.0006
+        button.drive_low()
+        clock.now += 0.08  # ...held down...
+        for _ in range(4):  # ...and bounces again as it opens
+            button.drive_high()
+            clock.now += 0.0006
+            button.drive_low()
+            clock.now += 0.0006
+        button.drive_high()
+        clock.now += 0.2  # the finger comes back a moment later
+    hardware.close()
+    assert len(presses) == 1000
+
+
+def test_opening_the_lid_stops_the_motor_at_once_and_blocks_fires(factory: MockFactory) -> None:
+    hardware = GpioHardware(pins=PINS, dispense=DispenseConfig(jam_ms=5000), pin_factory=factory)
+    lid = factory.pin(PINS.lid)
+    lid.drive_low()  # closed
+    changes: list[bool] = []
+    hardware.inputs.when_lid_changed = changes.append
+    job = hardware.dispenser.start(3)
+    assert motor_duty(factory) > 0
+    lid.drive_high()  # opened: the motor stops inside this very callback
+    assert motor_duty(factory) == 0
+    assert job.wait().stop is StopReason.LID
+    assert hardware.inputs.lid_open and changes == [True]
+    with pytest.raises(Interlocked):
+        hardware.dispenser.start(1)
+    assert motor_duty(factory) == 0
+    lid.drive_low()
+    assert changes == [True, False]
+    hardware.close()

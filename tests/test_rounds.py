@@ -154,3 +154,25 @@ def test_verify_command_on_a_file_and_on_the_store(
     (tmp_path / "junk.json").write_text("{")
     assert main(["verify", str(tmp_path / "junk.json")]) == 2
     assert "is not valid JSON" in capsys.readouterr().err
+
+
+def test_the_pattern_restarts_when_the_lid_opens_and_still_verifies(tmp_path: Path) -> None:
+    config = fast(tmp_path).replace("schedule", profile="pattern")
+    first = Daemon(config)
+    press(first, 5)
+    first.hardware.world.open_lid()  # type: ignore[attr-defined]
+    first.hardware.world.close_lid()  # type: ignore[attr-defined]
+    press(first, 4)  # the published pattern fires on presses 2 and 6 counted from the lid closing
+    fired = [o.cards > 0 for o in first.controller._round.outcomes]
+    assert fired[5:9] == [False, True, False, False]
+    first.close()
+
+    second = Daemon(config)  # resumes the round, lid opening included
+    try:
+        press(second, 2)
+        record, _ = second.controller.new_round()
+    finally:
+        second.close()
+    assert record["restarts"] == [5]
+    assert [o["cards"] > 0 for o in record["outcomes"]][5:11] == [False, True, False, False, False, True]
+    assert fairness.verify(record).ok

@@ -18,8 +18,10 @@ class StopReason(enum.StrEnum):
 
     COUNT = "count"  # the exit sensor counted the requested cards
     TIMEOUT = "timeout"  # the max-run watchdog cut the motor
-    JAM = "jam"  # the motor ran and no card reached the exit in time
-    ABORTED = "aborted"  # stop() was called (shutdown, lid, fault)
+    JAM = "jam"  # the motor ran and no card reached the exit in time, even after a retry
+    STUCK = "stuck"  # a card stayed in the exit beam: stuck sticking out
+    LID = "lid"  # the lid was opened
+    ABORTED = "aborted"  # stop() was called (shutdown, fault)
     ERROR = "error"  # the backend failed mid-fire; the motor was stopped
 
 
@@ -51,6 +53,8 @@ class Dispenser(Protocol):
 
 class Inputs(Protocol):
     when_pressed: Callable[[], None] | None
+    when_lid_changed: Callable[[bool], None] | None  # called with True when the lid opens
+    lid_open: bool | None  # None while unknown
 
 
 class Cues(Protocol):
@@ -67,6 +71,8 @@ class Cues(Protocol):
     def jackpot(self, cards: int) -> None: ...
 
     def fault(self) -> None: ...
+
+    def lid_closed(self) -> None: ...
 
     def idle(self) -> None: ...
 
@@ -90,6 +96,9 @@ class NoCues:
         pass
 
     def fault(self) -> None:
+        pass
+
+    def lid_closed(self) -> None:
         pass
 
     def idle(self) -> None:

@@ -67,6 +67,10 @@ class MotorWatchdog:
             self._stop_motor(StopReason.TIMEOUT)  # outside the lock: it calls back into disarm()
 
 
+class Interlocked(RuntimeError):
+    """The dispenser may not fire now (the lid is open)."""
+
+
 class _Fire:
     """One fire in progress: what was asked, what has come out, and how it ended."""
 
@@ -75,7 +79,9 @@ class _Fire:
         self.requested = cards
         self.dispensed = 0
         self.started = started
-        self.last_card = started
+        self.last_card = started  # or the retry's start: jam_ms counts from here
+        self.blocked_since: float | None = None  # while a card is in the beam
+        self.retried = False
         self.result: DispenseResult | None = None
 
     def wait(self) -> DispenseResult:
@@ -83,7 +89,12 @@ class _Fire:
 
 
 class GpioDispenser:
-    """Motor on an H-bridge and a break-beam at the card exit: shoots an exact number of cards."""
+    """Motor on an H-bridge and a break-beam at the card exit: shoots an exact number of cards.
+
+    `start()` turns the motor on at once, at a third of the duty; the thread that then calls `wait()` ramps it
+    up, watches for a jam (stop, reverse, one retry) and a card stuck in the beam, and pulls back a card left
+    sticking out after the count. `may_fire()` is an interlock (the lid) checked at every start.
+    """
 
     def __init__(
         self,
@@ -91,9 +102,11 @@ class GpioDispenser:
         pins: PinsConfig,
         dispense: DispenseConfig,
         pin_factory: Factory,
+        may_fire: Callable[[], bool] = lambda: True,
         clock: Clock = time.monotonic,
     ) -> None:
         self._settings = dispense
+        self._may_fire = may_fire
         self._clock = clock
         self._cond = threading.Condition()
         self._fire: _Fire | None = None
@@ -107,6 +120,7 @@ class GpioDispenser:
             self._motor.close()
             raise
         self._beam.when_activated = self._on_card
+        self._beam.when_deactivated = self._on_beam_clear
         self._watchdog = MotorWatchdog(self._end_fire, clock=clock)
 
     @property
@@ -117,6 +131,8 @@ class GpioDispenser:
     def start(self, cards: int) -> _Fire:
         if cards < 1:
             raise ValueError(f"cards must be at least 1, not {cards}")
+        if not self._may_fire():
+            raise Interlocked("the lid is open")
         with self._cond:
             if self._fire is not None:
                 raise RuntimeError("a fire is already in progress")
@@ -124,14 +140,14 @@ class GpioDispenser:
             self._fire = fire
         self._watchdog.arm(self._settings.max_run_ms / 1000)  # armed before the motor can turn
         try:
-            self._motor.forward(self._settings.pwm)
+            self._motor.forward(self._start_duty)
         except BaseException:
             self._end_fire(StopReason.ERROR)
             raise
         return fire
 
-    def stop(self) -> None:
-        self._end_fire(StopReason.ABORTED)
+    def stop(self, reason: StopReason = StopReason.ABORTED) -> None:
+        self._end_fire(reason)
 
     def close(self) -> None:
         """Motor off, then release every pin. Safe to call twice."""
@@ -141,6 +157,11 @@ class GpioDispenser:
         self._watchdog.close()
         self._beam.close()
         self._motor.close()
+
+    @property
+    def _start_duty(self) -> float:
+        pwm = self._settings.pwm
+        return pwm if self._settings.ramp_ms == 0 else pwm / 3
 
     def _motor_off(self) -> None:
         if self._motor.closed:
@@ -167,6 +188,7 @@ class GpioDispenser:
             if fire is None:
                 return
             now = self._clock()
+            fire.blocked_since = now
             if fire.dispensed and (now - fire.last_card) * 1000 < self._settings.card_gap_ms:
                 return  # beam chatter from the same card
             fire.dispensed += 1
@@ -175,23 +197,132 @@ class GpioDispenser:
         if done:
             self._end_fire(StopReason.COUNT)
 
+    def _on_beam_clear(self) -> None:
+        with self._cond:
+            if self._fire is not None:
+                self._fire.blocked_since = None
+            self._cond.notify_all()
+
     def _wait(self, fire: _Fire) -> DispenseResult:
-        """Wait for the fire to end; call it a jam when no card comes out for jam_ms."""
-        jam_s = self._settings.jam_ms / 1000
+        """Ramp up, watch for a jam and a stuck card, and end the fire; the motor is off on return."""
+        s = self._settings
+        tick = 0.01  # the control loop's period: ramp steps and the stuck-card check
         with self._cond:
             while fire.result is None:
-                left = fire.last_card + jam_s - self._clock()
-                if left <= 0:
+                now = self._clock()
+                if fire.blocked_since is not None and now - fire.blocked_since >= s.stuck_ms / 1000:
                     break
-                self._cond.wait(left)
+                if now - fire.last_card >= s.jam_ms / 1000:
+                    if fire.retried or s.reverse_ms == 0:
+                        break
+                    self._retry_after_jam(fire)
+                    continue
+                self._ramp(now - fire.last_card if fire.retried else now - fire.started)
+                self._cond.wait(tick)
+            stuck = fire.result is None and fire.blocked_since is not None
         if fire.result is None:
-            self._end_fire(StopReason.JAM)
+            self._end_fire(StopReason.STUCK if stuck else StopReason.JAM)
         assert fire.result is not None
+        if fire.result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
+            self._pulse_back()
         return fire.result
+
+    def _ramp(self, running_s: float) -> None:
+        """With the lock held and a fire in progress: the duty for this moment of the soft start."""
+        s = self._settings
+        if s.ramp_ms == 0 or running_s * 1000 >= s.ramp_ms + 10:
+            return
+        share = min(1.0, running_s * 1000 / s.ramp_ms)
+        self._motor.forward(s.pwm / 3 + share * (s.pwm - s.pwm / 3))
+
+    def _retry_after_jam(self, fire: _Fire) -> None:
+        """With the lock held: stop, pull back, and try once more with a fresh jam window."""
+        fire.retried = True
+        self._motor.stop()
+        self._motor.backward(self._settings.pwm)
+        self._cond.wait(self._settings.reverse_ms / 1000)
+        if fire.result is not None or not self._may_fire():
+            return
+        self._motor.forward(self._start_duty)
+        fire.last_card = self._clock()
+
+    def _pulse_back(self) -> None:
+        """A short reverse pulse pulls back a card left sticking out. Bounded by the watchdog too."""
+        reverse_s = self._settings.reverse_ms / 1000
+        if reverse_s == 0 or self._motor.closed or not self._may_fire():
+            return
+        with self._cond:
+            if self._fire is not None:
+                return  # a new fire has already begun
+            self._watchdog.arm(reverse_s + 0.1)
+            try:
+                self._motor.backward(self._settings.pwm)
+                self._cond.wait(reverse_s)
+            finally:
+                self._motor_off()
+        self._watchdog.disarm()
+
+
+class GpioInputs:
+    """The big button (debounced in software, as mock pins and real contacts both need) and the lid switch."""
+
+    def __init__(
+        self,
+        *,
+        pins: PinsConfig,
+        debounce_ms: int,
+        pin_factory: Factory,
+        on_lid_open: Callable[[], None],
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.when_pressed: Callable[[], None] | None = None
+        self.when_lid_changed: Callable[[bool], None] | None = None
+        self._debounce_s = debounce_ms / 1000
+        self._clock = clock
+        self._released_at = -1e9  # long ago: the first press counts
+        self._on_lid_open = on_lid_open
+        self._button = Button(pins.button, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+        try:
+            # Active (low) while the lid is closed.
+            self._lid = DigitalInputDevice(pins.lid, pull_up=True, pin_factory=pin_factory)
+        except Exception:
+            self._button.close()
+            raise
+        self._button.when_pressed = self._pressed
+        self._button.when_released = self._released
+        self._lid.when_deactivated = self._lid_opened
+        self._lid.when_activated = self._lid_closed
+
+    @property
+    def lid_open(self) -> bool:
+        return not self._lid.is_active
+
+    def close(self) -> None:
+        self._button.close()
+        self._lid.close()
+
+    def _pressed(self) -> None:
+        # A press counts only after the button rested released for debounce_ms: contact bounce never does.
+        if self._clock() - self._released_at < self._debounce_s:
+            return
+        if self.when_pressed is not None:
+            self.when_pressed()
+
+    def _released(self) -> None:
+        self._released_at = self._clock()
+
+    def _lid_opened(self) -> None:
+        self._on_lid_open()  # safety first, in this very callback
+        if self.when_lid_changed is not None:
+            self.when_lid_changed(True)
+
+    def _lid_closed(self) -> None:
+        if self.when_lid_changed is not None:
+            self.when_lid_changed(False)
 
 
 class GpioHardware:
-    """The launcher's parts on the GPIO header: the big button and the dispenser."""
+    """The launcher's parts on the GPIO header: button and lid, the dispenser, the light and the buzzer."""
 
     def __init__(
         self,
@@ -204,10 +335,22 @@ class GpioHardware:
     ) -> None:
         self._description = {"backend": "gpio", **(describe or {})}
         with contextlib.ExitStack() as undo:  # a part that fails to open releases the ones before it
-            self.inputs = Button(pins.button, pull_up=True, bounce_time=None, pin_factory=pin_factory)
-            undo.callback(self.inputs.close)
-            self.dispenser = GpioDispenser(pins=pins, dispense=dispense, pin_factory=pin_factory, clock=clock)
+            self.dispenser = GpioDispenser(
+                pins=pins,
+                dispense=dispense,
+                pin_factory=pin_factory,
+                may_fire=lambda: not self.inputs.lid_open,  # read only at a start, once the inputs exist
+                clock=clock,
+            )
             undo.callback(self.dispenser.close)
+            self.inputs = GpioInputs(
+                pins=pins,
+                debounce_ms=dispense.debounce_ms,
+                pin_factory=pin_factory,
+                on_lid_open=lambda: self.dispenser.stop(StopReason.LID),
+                clock=clock,
+            )
+            undo.callback(self.inputs.close)
             self.cues = GpioCues(light=pins.light, buzzer=pins.buzzer, pin_factory=pin_factory, clock=clock)
             undo.pop_all()
 

@@ -42,12 +42,14 @@ class SimulatedWorld:
         self._enable = factory.pin(pins.motor_enable)
         self._beam = factory.pin(pins.exit_beam)
         self._button = factory.pin(pins.button)
+        self._lid = factory.pin(pins.lid)
         self._light = factory.pin(pins.light)
         self._buzzer = factory.pin(pins.buzzer)
         self.motor_pins = (self._forward, self._backward, self._enable)
         self._lock = threading.Lock()
         self._deck = config.dispense.deck_cards
         self._jammed = False
+        self._stuck = False
         self.cards_out = 0
         self.pins_changed = threading.Event()
         self._closed = threading.Event()
@@ -57,11 +59,25 @@ class SimulatedWorld:
 
     # --- what a person at the table does -------------------------------------------------------------------
 
-    def press_button(self, hold_s: float = 0.03) -> None:
-        """Press and release the big button."""
+    def press_button(self, hold_s: float = 0.03, rest_s: float = 0.05) -> None:
+        """Press and release the big button, and lift the finger away as a person does (the debounce needs it)."""
         self._button.drive_low()
         time.sleep(hold_s)
         self._button.drive_high()
+        time.sleep(rest_s)
+
+    def open_lid(self) -> None:
+        self._lid.drive_high()
+
+    def close_lid(self) -> None:
+        self._lid.drive_low()
+
+    def stick_card(self, stuck: bool = True) -> None:
+        """A card wedged in the exit: the beam stays blocked (and cards stop moving) until unstuck."""
+        with self._lock:
+            self._stuck = stuck
+        self._beam.drive_low() if stuck else self._beam.drive_high()
+        self.pins_changed.set()
 
     def refill(self, cards: int) -> None:
         with self._lock:
@@ -92,7 +108,7 @@ class SimulatedWorld:
         except Exception:  # pins closed during shutdown
             return 0.0
         with self._lock:
-            if self._jammed or self._deck == 0:
+            if self._jammed or self._stuck or self._deck == 0:
                 return 0.0
         return forward if forward > self._sim.stall_duty else 0.0
 
@@ -125,7 +141,7 @@ class SimulatedWorld:
 
     def _trim_pin_history(self) -> None:
         # Mock pins record every change for ever (the breathing light 40 times a second): keep the recent ones.
-        for pin in (*self.motor_pins, self._beam, self._button, self._light, self._buzzer):
+        for pin in (*self.motor_pins, self._beam, self._button, self._lid, self._light, self._buzzer):
             if len(pin.states) > HISTORY_KEPT:
                 del pin.states[:-HISTORY_KEPT]
 
@@ -143,6 +159,7 @@ class SimulatedHardware(GpioHardware):
         except Exception:
             self.world.close()
             raise
+        self.world.close_lid()  # the simulated launcher starts ready to play
 
     def refill(self, cards: int) -> None:
         """Whoever reloads the deck in the simulation also fills the virtual hopper."""

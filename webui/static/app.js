@@ -251,11 +251,17 @@ function describe({ type, data }) {
     case "round.ended":
       return ["■", t("feed.round_ended", data)];
     case "launcher.jammed":
-      return ["⚠", t("feed.jammed", data)];
+      return ["⚠", data.reason === "stuck_at_exit" ? t("feed.stuck", data) : t("feed.jammed", data)];
+    case "launcher.stopped":
+      return ["■", data.reason === "lid" ? t("feed.stopped_lid", data) : t("feed.stopped", data)];
+    case "launcher.lid":
+      return data.open ? ["⊓", t("feed.lid_open")] : ["⊔", t("feed.lid_closed")];
     case "launcher.empty":
       return ["⚠", t("feed.empty", data)];
     case "button.ignored":
-      return data.reason === "fault" ? ["⚠", t("feed.ignored_fault")] : ["⏳", t("feed.ignored_busy")];
+      if (data.reason === "fault") return ["⚠", t("feed.ignored_fault")];
+      if (data.reason === "lid_open") return ["⊓", t("feed.ignored_lid")];
+      return ["⏳", t("feed.ignored_busy")];
     case "hardware.fault":
       return ["⚠", t("feed.fault", data)];
     case "hardware.ok":
@@ -381,6 +387,7 @@ async function press() {
       setTension(body.tension);
       if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
     } else if (response.status === 409 && body.error?.code === "busy") toast(t("toast.busy"));
+    else if (response.status === 409 && body.error?.code === "lid_open") toast(t("feed.ignored_lid"));
     else toast(body.error?.message || t("toast.failed", { status: response.status }));
   } catch {
     toast(t("toast.offline"));
@@ -508,6 +515,7 @@ function onEvent(event) {
       break;
     case "launcher.jammed":
     case "launcher.empty":
+    case "launcher.stopped":
       setSuspense(null);
       break;
     case "round.started":
