@@ -16,8 +16,9 @@ from typing import Any
 
 import qrcode
 
-from launcher import __version__, fairness, simulate
+from launcher import __version__, fairness, simulate, workbench
 from launcher.config import Config, ConfigError, load
+from launcher.hardware.gpio import GpioHardware
 from launcher.rounds import RoundOpen
 from launcher.store import STORE_FILE, Store
 
@@ -39,6 +40,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", help="address to listen on (0.0.0.0: every interface, for phones on the Wi-Fi)")
     run.add_argument("--port", type=_port, help="port to listen on (0: any free port)")
     run.add_argument("--verbose", action="store_true", help="log more")
+
+    pins = commands.add_parser("pins", help="print the wiring table of the config: part, GPIO, header pin")
+    pins.add_argument("--config", type=Path, help="TOML config file (default: every default)")
+
+    selftest = commands.add_parser("selftest", help="check every part of the launcher, one pass/fail line each")
+    calibrate = commands.add_parser("calibrate", help="find the motor duty that shoots single cards reliably")
+    for command in (selftest, calibrate):
+        command.add_argument("--config", type=Path, help="TOML config file (calibrate writes its results there)")
+        command.add_argument("--sim", action="store_true", help="use simulated hardware, whatever the config says")
 
     simulate_ = commands.add_parser("simulate", help="figures of a firing profile over many simulated presses")
     simulate.add_arguments(simulate_)
@@ -127,7 +137,88 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
     return json.loads(record)
 
 
-COMMANDS = {"run": _run, "simulate": simulate.run, "verify": _verify}
+def _pins(args: argparse.Namespace) -> int:
+    print(workbench.wiring_table(_effective_config(args).pins), end="")
+    return 0
+
+
+def _workbench_hardware(config: Config) -> GpioHardware:
+    """The GPIO hardware (real or simulated) for selftest and calibrate, or StartupError saying why not."""
+    from launcher.daemon import StartupError, build_hardware
+
+    if config.hardware.backend == "serial":
+        raise StartupError("selftest and calibrate drive the GPIO header; the Pico board checks its own parts")
+    try:
+        hardware = build_hardware(config)
+    except StartupError:
+        raise
+    except Exception as e:  # most often the pins are taken: the daemon is running
+        raise StartupError(
+            f"cannot open the launcher's pins: {e} (is the daemon running? sudo systemctl stop uno-launcher)"
+        ) from None
+    assert isinstance(hardware, GpioHardware)
+    return hardware
+
+
+def _selftest(args: argparse.Namespace) -> int:
+    from launcher.daemon import StartupError
+
+    config = _effective_config(args)
+    try:
+        hardware = _workbench_hardware(config)
+    except StartupError as e:
+        print(f"uno-launcher selftest: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    simulated = config.hardware.backend == "sim"
+    assistant = workbench.SimulatedPerson(hardware) if simulated else workbench.Person(print)
+    print(f"Self-test on {'simulated' if simulated else 'GPIO'} hardware:")
+    try:
+        checks = []
+        for check in workbench.selftest(hardware, assistant):
+            checks.append(check)
+            print(check.line(), flush=True)
+    finally:
+        hardware.close()
+    failed = [c.part for c in checks if not c.passed]
+    print("All parts passed." if not failed else f"Failed: {', '.join(failed)}.")
+    return 1 if failed else 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from launcher.daemon import StartupError
+
+    config = _effective_config(args)
+    try:
+        _workbench_hardware(config).close()  # fail early and clearly if the pins cannot be had
+        found = workbench.calibrate(_workbench_hardware, config)
+    except StartupError as e:
+        print(f"uno-launcher calibrate: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print("duty  single cards  mean ms")
+    for duty, singles, mean_ms in found.tried if found else []:
+        print(f"{duty:>4.1f}  {singles:>12}  {mean_ms:>7}")
+    if found is None:
+        print("No duty shot single cards reliably: check the roller, the hopper and the exit beam.")
+        return 1
+    values = {"pwm": found.pwm, "jam_ms": found.jam_ms}
+    print(f"Chosen: pwm = {found.pwm} ({found.ms_per_card} ms per card), jam_ms = {found.jam_ms}")
+    if args.config is None:
+        print("Add to the config's [dispense] section:\n" + "\n".join(f"{k} = {v}" for k, v in values.items()))
+        return 0
+    text = args.config.read_text(encoding="utf-8")
+    args.config.write_text(workbench.set_toml_values(text, "dispense", values), encoding="utf-8")
+    print(f"Written to {args.config}.")
+    return 0
+
+
+COMMANDS = {
+    "run": _run,
+    "pins": _pins,
+    "selftest": _selftest,
+    "calibrate": _calibrate,
+    "simulate": simulate.run,
+    "verify": _verify,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -128,6 +128,10 @@ class GpioDispenser:
         with self._cond:
             return self._fire is not None
 
+    @property
+    def beam_blocked(self) -> bool:
+        return self._beam.is_active
+
     def start(self, cards: int) -> _Fire:
         if cards < 1:
             raise ValueError(f"cards must be at least 1, not {cards}")

@@ -1,0 +1,191 @@
+"""On the workbench: the wiring table, a self-test of every part, and calibration of the motor.
+
+All three run on the configured hardware, simulated included. Where a person must act (press the button, block
+the beam, open the lid), `Person` asks on the console; on simulated hardware `SimulatedPerson` does it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from launcher.config import Config, PinsConfig
+from launcher.hardware.base import StopReason
+from launcher.hardware.gpio import GpioHardware
+
+# BCM number -> physical pin on the 40-pin header.
+HEADER_PIN = {
+    2: 3, 3: 5, 4: 7, 17: 11, 27: 13, 22: 15, 10: 19, 9: 21, 11: 23, 0: 27, 5: 29, 6: 31, 13: 33, 19: 35, 26: 37,
+    14: 8, 15: 10, 18: 12, 23: 16, 24: 18, 25: 22, 8: 24, 7: 26, 1: 28, 12: 32, 16: 36, 20: 38, 21: 40,
+}  # fmt: skip
+
+WIRING = {
+    "button": "big button to GND (internal pull-up)",
+    "motor_forward": "H-bridge IN1, PWM; 10 kOhm pull-down to GND",
+    "motor_backward": "H-bridge IN2; 10 kOhm pull-down to GND",
+    "motor_enable": "H-bridge EN/PWMA, high while running; 10 kOhm pull-down to GND",
+    "exit_beam": "IR break-beam receiver output (low while a card blocks it)",
+    "lid": "lid switch to GND, closed = low",
+    "light": "status LED through 330 Ohm to GND",
+    "buzzer": "passive buzzer (through a transistor if it draws > 8 mA)",
+}
+
+
+def wiring_table(pins: PinsConfig) -> str:
+    """`uno-launcher pins`: where each part goes on the header, for the config in use."""
+    rows = [("part", "BCM", "header pin", "wiring")]
+    for field in dataclasses.fields(pins):
+        bcm = getattr(pins, field.name)
+        rows.append((field.name, f"GPIO{bcm}", str(HEADER_PIN.get(bcm, "?")), WIRING[field.name]))
+    rows.append(("ground", "GND", "6, 9, 14, 20, 25, 30, 34, 39", "common ground with the motor supply"))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, b, c, d in rows) + "\n"
+
+
+# --- self-test ---------------------------------------------------------------------------------------------------
+
+
+class Assistant(Protocol):
+    """Whoever does what the self-test asks: a person at the launcher, or the simulated world."""
+
+    def ask(self, instruction: str) -> None: ...
+
+
+class Person:
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+
+    def ask(self, instruction: str) -> None:
+        self._say(f"  -> {instruction}")
+
+
+class SimulatedPerson:
+    """Plays the person's part on simulated hardware, a moment after being asked."""
+
+    def __init__(self, hardware: GpioHardware) -> None:
+        self._world = hardware.world  # type: ignore[attr-defined]
+
+    def ask(self, instruction: str) -> None:
+        actions = {
+            "press": lambda: self._world.press_button(),
+            "block": lambda: (self._world.stick_card(True), time.sleep(0.05), self._world.stick_card(False)),
+            "lid": lambda: (self._world.open_lid(), time.sleep(0.05), self._world.close_lid()),
+        }
+        action = next(act for word, act in actions.items() if instruction.lower().startswith(word))
+        threading.Timer(0.1, action).start()
+
+
+@dataclass(frozen=True)
+class Check:
+    part: str
+    passed: bool
+    detail: str
+
+    def line(self) -> str:
+        return f"{'PASS' if self.passed else 'FAIL'}  {self.part:<8} {self.detail}"
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def selftest(hardware: GpioHardware, assistant: Assistant, *, patience_s: float = 20.0) -> Iterator[Check]:
+    """Walk every part; yields one Check per part as it finishes."""
+    presses = []
+    hardware.inputs.when_pressed = lambda: presses.append(1)
+    assistant.ask("Press the big button once.")
+    yield Check("button", _wait_for(lambda: bool(presses), patience_s), "a press registered")
+
+    dispenser = hardware.dispenser
+    assistant.ask("Block the exit beam with a card, then take it away.")
+    blocked = _wait_for(lambda: dispenser.beam_blocked, patience_s)
+    cleared = blocked and _wait_for(lambda: not dispenser.beam_blocked, patience_s)
+    yield Check("beam", cleared, "blocked, then clear" if cleared else "no change seen at the exit beam")
+
+    lid = hardware.inputs
+    assistant.ask("Lid: open it, then close it again.")
+    opened = _wait_for(lambda: lid.lid_open, patience_s)
+    closed = opened and _wait_for(lambda: not lid.lid_open, patience_s)
+    yield Check("lid", closed, "opened, then closed" if closed else "the lid switch did not change")
+
+    if lid.lid_open:
+        yield Check("motor", False, "skipped: the lid is open")
+    else:
+        result = dispenser.start(1).wait()
+        ok = result.stop is StopReason.COUNT and result.dispensed == 1
+        yield Check("motor", ok, f"one card in {result.ms} ms" if ok else f"ended by {result.stop}: {result}")
+
+    hardware.cues.fired(1)
+    yield Check("light", hardware.cues.running, "flashing now: look at it")
+    hardware.cues.lid_closed()
+    yield Check("buzzer", hardware.cues.running, "beeping now: listen for it")
+
+
+# --- calibration -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Calibration:
+    pwm: float
+    ms_per_card: float
+    jam_ms: int
+    tried: list[tuple[float, int, int]]  # (duty, single cards out of tries, mean ms)
+
+
+def calibrate(make_hardware: Callable[[Config], GpioHardware], config: Config, *, tries: int = 5) -> Calibration | None:
+    """The lowest duty that shoots exactly one card every time, one step up for margin, and a jam time to match.
+
+    A low duty is gentler on the cards and throws them less far; a duty that sometimes jams is no good at all.
+    """
+    tried: list[tuple[float, int, int]] = []
+    reliable: list[tuple[float, float]] = []
+    for duty in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+        hardware = make_hardware(config.replace("dispense", pwm=duty))
+        try:
+            results = [hardware.dispenser.start(1).wait() for _ in range(tries)]
+        finally:
+            hardware.close()
+        singles = [r for r in results if r.stop is StopReason.COUNT and r.dispensed == 1]
+        mean_ms = round(statistics.mean(r.ms for r in singles)) if singles else 0
+        tried.append((duty, len(singles), mean_ms))
+        if len(singles) == tries:
+            reliable.append((duty, statistics.mean(r.ms for r in singles)))
+            if len(reliable) == 2:
+                break
+    if not reliable:
+        return None
+    pwm, ms = reliable[-1]
+    slowest = max(ms for _, ms in reliable)
+    return Calibration(pwm=pwm, ms_per_card=round(ms, 1), jam_ms=max(300, min(10000, round(4 * slowest))), tried=tried)
+
+
+def set_toml_values(text: str, section: str, values: dict[str, float | int]) -> str:
+    """Set `key = value` lines in `[section]` of a TOML text, keeping everything else as it was."""
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[([^\]]+)\]\s*(#.*)?$")
+    start = next((i for i, line in enumerate(lines) if (m := header.match(line)) and m[1].strip() == section), None)
+    if start is None:
+        lines += ["", f"[{section}]"]
+        start = len(lines) - 1
+    end = next((i for i in range(start + 1, len(lines)) if header.match(lines[i])), len(lines))
+    for key, value in values.items():
+        assignment = f"{key} = {value}"
+        found = next((i for i in range(start + 1, end) if re.match(rf"^\s*{re.escape(key)}\s*=", lines[i])), None)
+        if found is None:
+            after = max((i for i in range(start, end) if lines[i].strip()), default=start) + 1  # before blank lines
+            lines.insert(after, assignment)
+            end += 1
+        else:
+            lines[found] = assignment
+    return "\n".join(lines).lstrip("\n") + "\n"
