@@ -60,13 +60,17 @@ def bare_gpiozero(fires: int) -> list[float]:
 
 def full_daemon(fires: int, state_dir: Path) -> list[float]:
     config = Config().replace("state", dir=str(state_dir)).replace("web", port=0)
-    config = config.replace("dispense", min_rest_ms=0, card_gap_ms=0, deck_cards=500)
+    # Presses at machine speed: no debounce (a finger needs 30 ms), no rest, no reverse pulse.
+    config = config.replace("dispense", min_rest_ms=0, card_gap_ms=0, deck_cards=500, debounce_ms=0, reverse_ms=0)
     factory = MockFactory(pin_class=TimedPin)
     hardware = GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
     daemon = Daemon(config, hardware=hardware)
+    factory.pin(PINS.lid).drive_low()  # closed
     button_pin, forward, beam = (factory.pin(p) for p in (PINS.button, PINS.motor_forward, PINS.exit_beam))
     samples: list[float] = []
-    while len(samples) < fires:
+    for _ in range(fires * 20):  # about one press in three fires; bounded all the same
+        if len(samples) == fires:
+            break
         before = forward.on_at
         pressed = time.perf_counter()
         button_pin.drive_low()
@@ -83,6 +87,8 @@ def full_daemon(fires: int, state_dir: Path) -> list[float]:
         if daemon.controller.snapshot()["deck"]["remaining"] < 20:
             daemon.controller.reload_deck(500)
     daemon.close()
+    if len(samples) < fires:
+        raise RuntimeError(f"only {len(samples)} of {fires} presses fired: is the daemon refusing presses?")
     return samples
 
 
