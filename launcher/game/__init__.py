@@ -1,0 +1,43 @@
+"""The game at the table, as pure models with no I/O: decks and hand values (cards), rulesets and house rules
+(rulesets), turns and attacks (attacks), and scoring (scoring). docs/GAME.md describes the model and its rule choices.
+"""
+
+from launcher.game.attacks import Cause, Demand, Press, Table
+from launcher.game.cards import (
+    CLASSIC,
+    UNO_ATTACK,
+    CardKind,
+    Deck,
+    GameError,
+    hand_value,
+    validate_hand,
+    validate_round_hands,
+)
+from launcher.game.rulesets import HOUSE_RULE_TEXTS, OFFICIAL, HouseRules, HouseRuleText, Ruleset, validate_players
+from launcher.game.scoring import Game, Mode, PlayerStats, RoundEntry, RoundResult
+
+__all__ = [
+    "CLASSIC",
+    "HOUSE_RULE_TEXTS",
+    "OFFICIAL",
+    "UNO_ATTACK",
+    "CardKind",
+    "Cause",
+    "Deck",
+    "Demand",
+    "Game",
+    "GameError",
+    "HouseRuleText",
+    "HouseRules",
+    "Mode",
+    "PlayerStats",
+    "Press",
+    "RoundEntry",
+    "RoundResult",
+    "Ruleset",
+    "Table",
+    "hand_value",
+    "validate_hand",
+    "validate_players",
+    "validate_round_hands",
+]

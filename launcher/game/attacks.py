@@ -1,0 +1,511 @@
+"""Turns and attacks at the table: who must press (or take cards) next, how often, and whose turn it is.
+
+A pure state machine. Phones declare what was played; the launcher reports each press with `on_press`; the table
+answers who must press and how many presses are left (UNO Attack) or how many cards the dispenser still owes them
+(classic UNO). Demands are served one at a time in the order they were declared. No I/O, no clock:
+`to_dict()` and `Table.from_dict()` round-trip exactly, so a restarted daemon resumes an attack in progress.
+
+Seats are listed clockwise; direction 1 is clockwise (to the dealer's left), -1 counter-clockwise. Every declaration
+names who played, and the turn continues from that player, so one missed declaration does not derail the table and
+jump-ins need nothing special.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from enum import StrEnum
+from typing import Any
+
+from launcher.game.cards import GameError, exact_keys, flag, whole_number
+from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
+
+
+class Cause(StrEnum):
+    """Why a player presses or takes cards."""
+
+    PLAIN = "plain"  # a press outside any demand
+    DECLINED = "declined"
+    HIT_2 = "hit_2"
+    WILD_ALL_HIT = "wild_all_hit"
+    WILD_HIT_FIRE = "wild_hit_fire"
+    UNO_PENALTY = "uno_penalty"
+    SUGGESTION_PENALTY = "suggestion_penalty"
+    PARTY_PENALTY = "party_penalty"
+    DEAL = "deal"
+    DRAW_TWO = "draw_two"
+    WILD_DRAW_FOUR = "wild_draw_four"
+    CHALLENGE_FAILED = "challenge_failed"  # the Wild Draw Four was legal: the challenger takes 6
+    ILLEGAL_WILD_DRAW_FOUR = "illegal_wild_draw_four"  # it was not: whoever played it takes 4
+    FORGOT_UNO = "forgot_uno"
+    FALSE_UNO = "false_uno"
+    WRONG_ACCUSATION = "wrong_accusation"
+    WRONG_CARD = "wrong_card"
+
+    @property
+    def label(self) -> str:
+        return _LABELS.get(self, self.value.replace("_", " "))
+
+
+_LABELS = {
+    Cause.HIT_2: "Hit 2",
+    Cause.WILD_ALL_HIT: "Wild All Hit",
+    Cause.WILD_HIT_FIRE: "Wild Hit-Fire",
+    Cause.UNO_PENALTY: "UNO penalty",
+    Cause.DRAW_TWO: "Draw Two",
+    Cause.WILD_DRAW_FOUR: "Wild Draw Four",
+    Cause.CHALLENGE_FAILED: "failed challenge",
+    Cause.ILLEGAL_WILD_DRAW_FOUR: "illegal Wild Draw Four",
+    Cause.FORGOT_UNO: "forgotten UNO",
+    Cause.FALSE_UNO: "false UNO call",
+}
+
+# Play waits for these: the official rules let no card cancel an attack, so no card is declared meanwhile.
+# Penalties and declined plays do not hold up play.
+_HOLDS_PLAY = frozenset(
+    {
+        Cause.DEAL,
+        Cause.HIT_2,
+        Cause.WILD_ALL_HIT,
+        Cause.WILD_HIT_FIRE,
+        Cause.DRAW_TWO,
+        Cause.WILD_DRAW_FOUR,
+        Cause.CHALLENGE_FAILED,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """What one player still owes the launcher: presses, presses until it fires, or cards (classic)."""
+
+    player: str
+    cause: Cause
+    presses: int = 0  # UNO Attack: presses left
+    until_fire: bool = False  # UNO Attack: press until the launcher fires
+    cards: int = 0  # classic: cards the dispenser still owes
+    by: str | None = None  # who played the card (None for a penalty or the first card): stacking and challenges
+    started: bool = False  # a press was counted: too late to stack on it or challenge it
+    stacked: bool = False  # several cards added up: a stacked Wild Draw Four cannot be challenged
+
+    def describe(self) -> str:
+        """E.g. "press 2 more times", for messages and the page."""
+        if self.until_fire:
+            return "press until the launcher fires"
+        if self.presses:
+            more = " more" if self.started else ""
+            return f"press {self.presses}{more} time{'s' if self.presses != 1 else ''}"
+        more = " more" if self.started else ""
+        return f"take {self.cards}{more} card{'s' if self.cards != 1 else ''}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "cause": self.cause.value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], players: Sequence[str]) -> Demand:
+        exact_keys("a demand", data, [f.name for f in fields(cls)])
+        if data["player"] not in players or (data["by"] is not None and data["by"] not in players):
+            raise GameError(f"a demand names a player who is not at the table: {data!r:.80}")
+        try:
+            cause = Cause(data["cause"])
+        except ValueError:
+            raise GameError(f"a demand has an unknown cause {data['cause']!r:.40}") from None
+        for key in ("presses", "cards"):
+            if not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 0:
+                raise GameError(f"a demand's {key} must be a whole number of 0 or more, not {data[key]!r:.40}")
+        for key in ("until_fire", "started", "stacked"):
+            if not isinstance(data[key], bool):
+                raise GameError(f"a demand's {key} must be true or false, not {data[key]!r:.40}")
+        if [data["presses"] > 0, data["until_fire"], data["cards"] > 0].count(True) != 1:
+            raise GameError(f"a demand owes exactly one of presses, until_fire or cards: {data!r:.80}")
+        return cls(**{**data, "cause": cause})
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """One press of the launcher, attributed."""
+
+    player: str | None  # None: no demand and turn tracking off
+    cause: Cause
+    fired: bool
+    cards: int
+    closed: bool  # this press settled its demand (a plain press always does)
+
+
+class Table:
+    """Seat order, dealer, direction, whose turn it is, and the demands still open, for one round."""
+
+    def __init__(
+        self,
+        players: Sequence[str],
+        ruleset: Ruleset | str = Ruleset.UNO_ATTACK,
+        house_rules: HouseRules = OFFICIAL,
+        *,
+        dealer: str | None = None,
+        track_turns: bool = True,
+    ) -> None:
+        self.players = validate_players(players)
+        self.ruleset = Ruleset.parse(ruleset)
+        if not isinstance(house_rules, HouseRules):
+            raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
+        self.house_rules = house_rules
+        self.track_turns = flag("track_turns", track_turns)
+        self._dealer = self.players[0] if dealer is None else self._known(dealer)
+        self._direction = 1
+        self._current: str | None = None
+        self._demands: list[Demand] = []
+        self._turn_to(self._after(self._dealer))
+
+    # --- what the phones show ------------------------------------------------------------------------------------
+
+    @property
+    def dealer(self) -> str:
+        return self._dealer
+
+    @property
+    def direction(self) -> int:
+        return self._direction
+
+    @property
+    def current(self) -> str | None:
+        """Whose turn it is; None when turn tracking is off."""
+        return self._current
+
+    @property
+    def demands(self) -> tuple[Demand, ...]:
+        """Every open demand, the one being served first."""
+        return tuple(self._demands)
+
+    def pending(self) -> Demand | None:
+        """Who must press now, and how often (or until it fires, or how many cards); None outside any demand."""
+        return self._demands[0] if self._demands else None
+
+    # --- the launcher --------------------------------------------------------------------------------------------
+
+    def on_press(self, outcome_fired: bool, cards: int) -> Press:
+        """A press happened: attributed to the demanded player, or a plain hit by the current player (ending the
+        turn: a player who cannot play presses once), or unassigned when turn tracking is off."""
+        flag("outcome_fired", outcome_fired)
+        whole_number("cards", cards, 0, self.ruleset.deck.total)
+        if not self._demands:
+            player = self._current
+            if player is not None:
+                self._turn_to(self._after(player))
+            return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
+        demand = self._demands[0]
+        if demand.until_fire:
+            left = replace(demand, started=True)
+            closed = outcome_fired
+        elif demand.presses:
+            left = replace(demand, presses=demand.presses - 1, started=True)
+            closed = left.presses == 0
+        else:
+            left = replace(demand, cards=max(0, demand.cards - cards), started=True)
+            closed = left.cards == 0
+        if closed:
+            del self._demands[0]
+        else:
+            self._demands[0] = left
+        return Press(demand.player, demand.cause, outcome_fired, cards, closed)
+
+    # --- declarations for both rulesets --------------------------------------------------------------------------
+
+    def played(self, by: str) -> None:
+        """A card without a launcher effect (a number, Wild, Discard All, Trade Hands): the turn passes on."""
+        self._known(by)
+        self._check_free()
+        self._turn_to(self._after(by))
+
+    def declined(self, player: str) -> None:
+        """No play (or none wanted): one press, or one card in classic UNO, and the turn ends."""
+        self._known(player)
+        self._check_free()
+        self._demands.append(self._owed(player, Cause.DECLINED, 1))
+        self._turn_to(self._after(player))
+
+    def reverse(self, by: str, count: int = 1) -> None:
+        """The direction flips (an even number of Reverses at once keeps it). Two players: acts as a Skip."""
+        self._known(by)
+        count = self._count("reverse", count)
+        self._check_free()
+        if count % 2:
+            self._direction = -self._direction
+        self._turn_to(by if len(self.players) == 2 else self._after(by))
+
+    def skip(self, by: str, count: int = 1) -> None:
+        """The next player (n players for n Skips) loses the turn; nobody skips the player who played."""
+        self._known(by)
+        count = self._count("skip", count)
+        self._check_free()
+        self._turn_to(self._after(by, 1 + min(count, len(self.players) - 1)))
+
+    def party_penalty(self, player: str) -> None:
+        """Silent 6, slap on 9 or 4, 5-second limit: the configured number of presses or cards."""
+        self._known(player)
+        if not self.house_rules.party_penalties:
+            raise GameError("party penalties are not among this table's house rules")
+        self._demands.append(self._owed(player, Cause.PARTY_PENALTY, self.house_rules.party_penalty))
+
+    # --- UNO Attack ----------------------------------------------------------------------------------------------
+
+    def hit2(self, by: str, count: int = 1) -> None:
+        """The next player presses twice (per Hit 2) and loses the turn."""
+        self._require(Ruleset.UNO_ATTACK, "Hit 2")
+        self._known(by)
+        count = self._count("hit_2", count)
+        owed = self._take_stack(by, Cause.HIT_2, {Cause.HIT_2})
+        victim = self._after(by)
+        self._demands.append(Demand(victim, Cause.HIT_2, presses=owed + 2 * count, by=by, stacked=owed > 0))
+        self._turn_to(self._after(victim))
+
+    def wild_all_hit(self, by: str) -> None:
+        """Every other player, from the next in the direction of play, presses once; then the next player plays."""
+        self._require(Ruleset.UNO_ATTACK, "Wild All Hit")
+        self._known(by)
+        self._check_free()
+        self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1, by=by) for p in self._others(by)]
+        self._turn_to(self._after(by))
+
+    def wild_hit_fire(self, by: str) -> None:
+        """The next player presses until the launcher fires and loses the turn."""
+        self._require(Ruleset.UNO_ATTACK, "Wild Hit-Fire")
+        self._known(by)
+        self._check_free()
+        victim = self._after(by)
+        self._demands.append(Demand(victim, Cause.WILD_HIT_FIRE, until_fire=True, by=by))
+        self._turn_to(self._after(victim))
+
+    def uno_penalty(self, player: str) -> None:
+        """Forgot to call UNO and was caught: two presses."""
+        self._penalty(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, 2)
+
+    def suggestion_penalty(self, player: str) -> None:
+        """Suggested a play to another player: four presses."""
+        self._penalty(Ruleset.UNO_ATTACK, player, Cause.SUGGESTION_PENALTY, 4)
+
+    # --- classic UNO on an exact-count dispenser -----------------------------------------------------------------
+
+    def deal(self, n: int = 7) -> list[tuple[str, int]]:
+        """n cards to each player, from the dealer's left round to the dealer."""
+        self._require(Ruleset.CLASSIC, "Dealing from the dispenser")
+        self._check_free()
+        deck = self.ruleset.deck
+        # One card must remain to turn up as the first card.
+        n = whole_number("cards per player", n, 1, (deck.total - 1) // len(self.players))
+        order = [*self._others(self._dealer), self._dealer]
+        self._demands += [Demand(p, Cause.DEAL, cards=n) for p in order]
+        return [(p, n) for p in order]
+
+    def draw_two(self, by: str, count: int = 1) -> None:
+        """The next player takes exactly 2 cards (per Draw Two) and loses the turn."""
+        self._require(Ruleset.CLASSIC, "Draw Two")
+        self._known(by)
+        count = self._count("draw_two", count)
+        owed = self._take_stack(by, Cause.DRAW_TWO, {Cause.DRAW_TWO})
+        victim = self._after(by)
+        self._demands.append(Demand(victim, Cause.DRAW_TWO, cards=owed + 2 * count, by=by, stacked=owed > 0))
+        self._turn_to(self._after(victim))
+
+    def wild_draw_four(self, by: str) -> None:
+        """The next player takes exactly 4 cards and loses the turn, unless they challenge."""
+        self._require(Ruleset.CLASSIC, "Wild Draw Four")
+        self._known(by)
+        owed = self._take_stack(by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
+        victim = self._after(by)
+        self._demands.append(Demand(victim, Cause.WILD_DRAW_FOUR, cards=owed + 4, by=by, stacked=owed > 0))
+        self._turn_to(self._after(victim))
+
+    def challenge(self, challenger: str, legal: bool) -> None:
+        """The challenged Wild Draw Four was legal: the challenger takes 6 instead of 4. It was not: whoever
+        played it takes 4, the challenger none, and the challenger plays."""
+        self._require(Ruleset.CLASSIC, "A challenge")
+        self._known(challenger)
+        flag("legal", legal)
+        index = next(
+            (i for i, d in enumerate(self._demands) if d.cause is Cause.WILD_DRAW_FOUR and d.player == challenger),
+            None,
+        )
+        if index is None:
+            raise GameError(f"{challenger} has no Wild Draw Four to challenge")
+        demand = self._demands[index]
+        if demand.by is None:  # only a stored state could hold one: a Wild Draw Four turned up goes back
+            raise GameError("this Wild Draw Four was played by nobody: there is nothing to challenge")
+        if demand.started:
+            raise GameError(f"{challenger} already took cards for the Wild Draw Four: too late to challenge")
+        if demand.stacked:
+            raise GameError("a stacked Wild Draw Four cannot be challenged")
+        if legal:
+            self._demands[index] = Demand(challenger, Cause.CHALLENGE_FAILED, cards=6, by=demand.by)
+        else:
+            del self._demands[index]
+            self._demands.append(Demand(demand.by, Cause.ILLEGAL_WILD_DRAW_FOUR, cards=4, by=demand.by))
+            self._turn_to(challenger)
+
+    def forgot_uno(self, player: str) -> None:
+        """Forgot to call UNO and was caught before the next play: 2 cards."""
+        self._penalty(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, 2)
+
+    def false_uno(self, player: str) -> None:
+        """Called UNO without holding one card: 2 cards."""
+        self._penalty(Ruleset.CLASSIC, player, Cause.FALSE_UNO, 2)
+
+    def wrong_accusation(self, accuser: str) -> None:
+        """Accused someone of not calling UNO, wrongly: the accuser takes 2 cards."""
+        self._penalty(Ruleset.CLASSIC, accuser, Cause.WRONG_ACCUSATION, 2)
+
+    def wrong_card(self, player: str) -> None:
+        """Played a card that does not match: 2 cards."""
+        self._penalty(Ruleset.CLASSIC, player, Cause.WRONG_CARD, 2)
+
+    # --- round start and corrections -----------------------------------------------------------------------------
+
+    def first_card(self, kind: str) -> bool:
+        """Apply the card turned up to start the round (once, after dealing). False: it goes back into the deck
+        and another is turned (Trade Hands; Wild Draw Four in classic UNO)."""
+        self.ruleset.deck.kind(kind)  # refuses kinds the deck does not have
+        left = self._after(self._dealer)
+        if kind in ("trade_hands", "wild_draw_four"):
+            return False
+        if kind == "wild_hit_fire":
+            self._demands.append(Demand(left, Cause.WILD_HIT_FIRE, until_fire=True))
+            self._turn_to(self._after(left))
+        elif kind == "wild_all_hit":
+            self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1) for p in self._others(self._dealer)]
+            self._turn_to(left)
+        elif kind in ("hit_2", "draw_two"):
+            self._demands.append(self._owed(left, Cause(kind), 2))
+            self._turn_to(self._after(left))
+        elif kind == "skip":
+            self._turn_to(self._after(left))
+        elif kind == "reverse":  # the dealer plays first, then play goes the other way
+            self._direction = -self._direction
+            self._turn_to(self._dealer)
+        else:  # a number, Wild or Discard All: the player left of the dealer starts
+            self._turn_to(left)
+        return True
+
+    def set_turn(self, player: str) -> None:
+        """A correction from a phone: it is this player's turn."""
+        self._known(player)
+        if not self.track_turns:
+            raise GameError("turn tracking is off at this table")
+        self._current = player
+
+    def cancel(self) -> tuple[Demand, ...]:
+        """Drop every open demand (declared by mistake); returns them."""
+        dropped, self._demands = tuple(self._demands), []
+        return dropped
+
+    def next_round(self, winner: str, players: Sequence[str] | None = None) -> Table:
+        """A fresh table for the next round, dealt by its winner; `players` leaves out anyone eliminated."""
+        self._known(winner)
+        return Table(
+            self.players if players is None else players,
+            self.ruleset,
+            self.house_rules,
+            dealer=winner,
+            track_turns=self.track_turns,
+        )
+
+    # --- persistence ---------------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "players": list(self.players),
+            "ruleset": self.ruleset.value,
+            "house_rules": self.house_rules.to_dict(),
+            "track_turns": self.track_turns,
+            "dealer": self._dealer,
+            "direction": self._direction,
+            "current": self._current,
+            "demands": [demand.to_dict() for demand in self._demands],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Table:
+        exact_keys("a table", data, _TABLE_KEYS)
+        table = cls(
+            data["players"],
+            data["ruleset"],
+            HouseRules.from_mapping(data["house_rules"]),
+            dealer=data["dealer"],
+            track_turns=data["track_turns"],
+        )
+        if data["direction"] not in (1, -1) or isinstance(data["direction"], bool):
+            raise GameError(f"direction = {data['direction']!r:.40} is not accepted; expected 1 or -1")
+        table._direction = data["direction"]
+        current = data["current"]
+        if (current is None) == table.track_turns:
+            raise GameError(f"current = {current!r:.40}: a player when turn tracking is on, else null")
+        table._current = None if current is None else table._known(current)
+        if not isinstance(data["demands"], list):
+            raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
+        table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
+        return table
+
+    # --- helpers -------------------------------------------------------------------------------------------------
+
+    def _known(self, player: str) -> str:
+        if player not in self.players:
+            raise GameError(f"unknown player {player!r:.40}; the players are {', '.join(self.players)}")
+        return player
+
+    def _after(self, player: str, steps: int = 1) -> str:
+        index = self.players.index(player) + steps * self._direction
+        return self.players[index % len(self.players)]
+
+    def _others(self, player: str) -> list[str]:
+        """Everyone but `player`, from the next in the direction of play."""
+        return [self._after(player, k) for k in range(1, len(self.players))]
+
+    def _turn_to(self, player: str) -> None:
+        if self.track_turns:
+            self._current = player
+
+    def _require(self, ruleset: Ruleset, what: str) -> None:
+        if self.ruleset is not ruleset:
+            raise GameError(f"{what} belongs to {ruleset.label}; this table plays {self.ruleset.label}")
+
+    def _count(self, kind: str, count: int) -> int:
+        deck = self.ruleset.deck
+        count = whole_number(f"number of {deck.kind(kind).label} cards", count, 1, deck.max_count(kind))
+        if count > 1 and not self.house_rules.multiple_identical:
+            raise GameError("several identical cards at once need the house rule multiple_identical")
+        return count
+
+    def _owed(self, player: str, cause: Cause, amount: int) -> Demand:
+        """Presses in UNO Attack, cards in classic UNO."""
+        if self.ruleset is Ruleset.UNO_ATTACK:
+            return Demand(player, cause, presses=amount)
+        return Demand(player, cause, cards=amount)
+
+    def _penalty(self, ruleset: Ruleset, player: str, cause: Cause, amount: int) -> None:
+        self._require(ruleset, f"The {cause.label}")
+        self._known(player)
+        self._demands.append(self._owed(player, cause, amount))
+
+    def _holding_play(self) -> list[Demand]:
+        return [demand for demand in self._demands if demand.cause in _HOLDS_PLAY]
+
+    def _check_free(self) -> None:
+        holding = self._holding_play()
+        if holding:
+            first = holding[0]
+            raise GameError(f"{first.player} must first {first.describe()} for the {first.cause.label}")
+
+    def _take_stack(self, by: str, card: Cause, onto: set[Cause]) -> int:
+        """With stacking on, `by` may answer the attack on them (not yet pressed) with `card`: the sum passes on.
+        Returns what was owed (0 when nothing is stacked); refuses any other card while play is held."""
+        holding = self._holding_play()
+        if self.house_rules.stacking and len(holding) == 1:
+            attack = holding[0]
+            if attack.player == by and not attack.started:
+                if attack.cause not in onto:
+                    raise GameError(f"a {card.label} does not stack on a {attack.cause.label}")
+                self._demands.remove(attack)
+                return attack.presses + attack.cards
+        self._check_free()
+        return 0
+
+
+_TABLE_KEYS = ("players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "demands")

@@ -1,0 +1,220 @@
+"""What a table plays: the ruleset (UNO Attack or classic UNO), the house rules, and the players.
+
+Each house rule has a name and a one-line explanation in English, 简体中文 and 繁體中文 for the rule picker.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from enum import StrEnum
+from typing import Any
+
+from launcher.game.cards import CLASSIC, UNO_ATTACK, Deck, GameError
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 10
+MAX_NAME_LENGTH = 40
+MAX_PARTY_PENALTY = 10
+LANGUAGES = ("en", "zh-Hans", "zh-Hant")
+
+
+class Ruleset(StrEnum):
+    UNO_ATTACK = "uno_attack"
+    CLASSIC = "classic"
+
+    @property
+    def deck(self) -> Deck:
+        return UNO_ATTACK if self is Ruleset.UNO_ATTACK else CLASSIC
+
+    @property
+    def label(self) -> str:
+        return self.deck.label
+
+    @classmethod
+    def parse(cls, value: object) -> Ruleset:
+        if isinstance(value, str) and value in {r.value for r in cls}:
+            return cls(value)
+        raise GameError(f"ruleset = {value!r:.40} is not accepted; expected one of {', '.join(r.value for r in cls)}")
+
+
+@dataclass(frozen=True, slots=True)
+class HouseRules:
+    """The house rules of RULES.md §5, all off by default (the official rules)."""
+
+    stacking: bool = False
+    jump_in: bool = False
+    multiple_identical: bool = False
+    seven_zero: bool = False
+    last_card_not_action: bool = False
+    red_zero_100: bool = False
+    reshuffle_doubles: bool = False
+    party_penalties: bool = False
+    party_penalty: int = 2  # cards (classic) or presses (UNO Attack) per party penalty
+
+    def __post_init__(self) -> None:
+        for rule in fields(self):
+            value = getattr(self, rule.name)
+            if rule.name == "party_penalty":
+                if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_PARTY_PENALTY:
+                    raise GameError(
+                        f"party_penalty = {value!r:.40} is not accepted; "
+                        f"expected a whole number from 1 to {MAX_PARTY_PENALTY}"
+                    )
+            elif not isinstance(value, bool):
+                raise GameError(f"{rule.name} = {value!r:.40} is not accepted; expected true or false")
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> HouseRules:
+        """From API or stored values; unknown rules are refused, missing ones are off."""
+        if not isinstance(mapping, Mapping):
+            raise GameError(f"house rules map rule names to values; got {mapping!r:.60}")
+        known = [rule.name for rule in fields(cls)]
+        for key in mapping:
+            if key not in known:
+                raise GameError(f"unknown house rule {key!r:.40}; the house rules are {', '.join(known)}")
+        return cls(**mapping)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+OFFICIAL = HouseRules()  # no house rule
+
+
+@dataclass(frozen=True, slots=True)
+class HouseRuleText:
+    key: str
+    name: dict[str, str]  # by language: "en", "zh-Hans", "zh-Hant"
+    explanation: dict[str, str]
+    rulesets: frozenset[Ruleset]  # where the rule means something
+
+
+_BOTH = frozenset(Ruleset)
+
+HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
+    HouseRuleText(
+        "stacking",
+        {"en": "Stacking", "zh-Hans": "叠加", "zh-Hant": "疊加"},
+        {
+            "en": "A Hit 2 or Draw Two may be answered with another, passing the sum on (Hit 2 on Hit 2: the next "
+            "player presses 4 times); a Wild Draw Four may go on a Draw Two, not the reverse.",
+            "zh-Hans": "被罚时可以再出一张罚按牌或 +2，把惩罚累加给下家（罚按牌叠罚按牌，下家按 4 次）；"
+            "+4 可以叠在 +2 上，反过来不行。",
+            "zh-Hant": "被罰時可以再出一張罰按牌或 +2，把懲罰累加給下家（罰按牌疊罰按牌，下家按 4 次）；"
+            "+4 可以疊在 +2 上，反過來不行。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "jump_in",
+        {"en": "Jump-in", "zh-Hans": "抢出", "zh-Hant": "搶出"},
+        {
+            "en": "A card identical in colour and number to the one just played may be played out of turn; play "
+            "continues from whoever jumped in.",
+            "zh-Hans": "手上有和刚打出的牌颜色、数字完全相同的牌时，可以不按顺序抢先打出，之后从抢出的人接着出。",
+            "zh-Hant": "手上有和剛打出的牌顏色、數字完全相同的牌時，可以不按順序搶先打出，之後從搶出的人接著出。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "multiple_identical",
+        {"en": "Identical cards together", "zh-Hans": "同牌一起出", "zh-Hant": "同牌一起出"},
+        {
+            "en": "Identical cards may be played at once: n Skips skip n players, n Hit 2s or Draw Twos add up, "
+            "an even number of Reverses keeps the direction.",
+            "zh-Hans": "完全相同的牌可以一次打出：n 张跳过就跳过 n 个人，n 张罚按牌或 +2 累加，偶数张反转方向不变。",
+            "zh-Hant": "完全相同的牌可以一次打出：n 張阻擋就跳過 n 個人，n 張罰按牌或 +2 累加，偶數張反轉方向不變。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "seven_zero",
+        {"en": "Seven-zero", "zh-Hans": "七零规则", "zh-Hant": "七零規則"},
+        {
+            "en": "When a 0 is played, every hand passes to the next player in the direction of play.",
+            "zh-Hans": "有人打出 0 时，所有人把手牌按出牌方向传给下家。",
+            "zh-Hant": "有人打出 0 時，所有人把手牌按出牌方向傳給下家。",
+        },
+        frozenset({Ruleset.CLASSIC}),  # the UNO Attack deck has no zeros
+    ),
+    HouseRuleText(
+        "last_card_not_action",
+        {"en": "No action card to finish", "zh-Hans": "最后一张不能是功能牌", "zh-Hant": "最後一張不能是功能牌"},
+        {
+            "en": "Nobody may go out on an action or Wild card; whoever holds only such a card must draw (classic) "
+            "or press (UNO Attack) instead.",
+            "zh-Hans": "最后一张不能是功能牌或万能牌；只剩这种牌时，必须摸牌（经典）或按发牌器（UNO Attack）。",
+            "zh-Hant": "最後一張不能是功能牌或萬用牌；只剩這種牌時，必須摸牌（經典）或按發牌器（UNO Attack）。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "red_zero_100",
+        {"en": "Red 0 = 100", "zh-Hans": "红 0 算 100 分", "zh-Hant": "紅 0 算 100 分"},
+        {
+            "en": "At scoring, a red 0 left in a hand is worth 100 points instead of 0.",
+            "zh-Hans": "结算时，手上剩下的红色 0 算 100 分，不算 0 分。",
+            "zh-Hant": "結算時，手上剩下的紅色 0 算 100 分，不算 0 分。",
+        },
+        frozenset({Ruleset.CLASSIC}),
+    ),
+    HouseRuleText(
+        "reshuffle_doubles",
+        {"en": "Reshuffle doubles", "zh-Hans": "洗牌加倍", "zh-Hant": "洗牌加倍"},
+        {
+            "en": "If the draw pile ran out and was reshuffled during a round, that round's score counts double.",
+            "zh-Hans": "这一局里牌库用完、重新洗过牌的话，这一局的分数加倍。",
+            "zh-Hant": "這一局裡牌庫用完、重新洗過牌的話，這一局的分數加倍。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "party_penalties",
+        {"en": "Party penalties", "zh-Hans": "聚会惩罚", "zh-Hant": "聚會懲罰"},
+        {
+            "en": "Silence after a 6, slap the pile on a 9 or 4, five seconds per turn: whoever fails takes the set "
+            "penalty, 2 cards or 2 presses unless changed.",
+            "zh-Hans": "出 6 后不许出声，出 9 或 4 时抢拍牌堆，每轮限时 5 秒：犯规的人受设定的惩罚，"
+            "默认摸 2 张或按 2 次。",
+            "zh-Hant": "出 6 後不准出聲，出 9 或 4 時搶拍牌堆，每輪限時 5 秒：犯規的人受設定的懲罰，"
+            "預設摸 2 張或按 2 次。",
+        },
+        _BOTH,
+    ),
+)
+
+
+def _check_name(what: str, name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise GameError(f"a {what} name must be a non-empty text; got {name!r:.40}")
+    if name != name.strip() or len(name) > MAX_NAME_LENGTH:
+        raise GameError(
+            f"{what} name {name!r:.50} is not accepted; expected 1 to {MAX_NAME_LENGTH} characters "
+            "without spaces at either end"
+        )
+    # Control characters would garble messages, logs and the page.
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise GameError(f"{what} name {name!r:.50} contains control characters")
+    return name
+
+
+def validate_names(what: str, names: Sequence[str], low: int, high: int) -> tuple[str, ...]:
+    """Names for players or teams: `low` to `high` of them, each distinct (ignoring case)."""
+    if isinstance(names, str | bytes) or not isinstance(names, Sequence):
+        raise GameError(f"the {what}s must be a list of names; got {names!r:.60}")
+    if not low <= len(names) <= high:
+        raise GameError(f"{len(names)} {what}s; expected {low} to {high}")
+    checked = tuple(_check_name(what, name) for name in names)
+    seen: dict[str, str] = {}
+    for name in checked:
+        if name.casefold() in seen:
+            raise GameError(f"{what} names must differ: {seen[name.casefold()]!r} and {name!r}")
+        seen[name.casefold()] = name
+    return checked
+
+
+def validate_players(players: Sequence[str]) -> tuple[str, ...]:
+    """The players in seat order, clockwise: 2 to 10 distinct names."""
+    return validate_names("player", players, MIN_PLAYERS, MAX_PLAYERS)

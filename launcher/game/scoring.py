@@ -1,0 +1,442 @@
+"""Scoring a game: rounds, totals, eliminations, game over and per-player statistics.
+
+The rounds as entered are the truth; every total is their replay, so undoing or correcting any round recomputes
+everything after it, and a change that would leave a later round impossible (a player already eliminated, a game
+already over) is refused as a whole. Sides are the players, or the teams when playing in teams. No I/O:
+`to_dict()` and `Game.from_dict()` round-trip exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from itertools import zip_longest
+from typing import Any
+
+from launcher.game.cards import (
+    RED_ZERO_POINTS,
+    GameError,
+    exact_keys,
+    flag,
+    hand_value,
+    validate_round_hands,
+    whole_number,
+)
+from launcher.game.rulesets import MAX_PLAYERS, OFFICIAL, HouseRules, Ruleset, validate_names, validate_players
+
+MAX_TARGET = 100_000
+Hand = Mapping[str, int] | int  # card counts by kind, or a total typed in
+
+
+class Mode(StrEnum):
+    WINNER_COLLECTS = "winner_collects"  # the round winner gains the sum of the other hands
+    LOWEST_TOTAL = "lowest_total"  # everyone adds their own hand; at the target, the lowest total wins
+    ELIMINATION = "elimination"  # as lowest total; at the target a side is out; two left: the next round decides
+
+    @classmethod
+    def parse(cls, value: object) -> Mode:
+        if isinstance(value, str) and value in {m.value for m in cls}:
+            return cls(value)
+        raise GameError(f"mode = {value!r:.40} is not accepted; expected one of {', '.join(m.value for m in cls)}")
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEntry:
+    """A round as entered, checked and normalised (the winner's empty hand left out)."""
+
+    winner: str
+    hands: dict[str, dict[str, int] | int]
+    reshuffled: bool = False
+    red_zero: str | None = None  # who held the red 0 (classic UNO, red 0 = 100)
+
+    def to_dict(self) -> dict[str, Any]:
+        hands = {p: h if isinstance(h, int) else dict(h) for p, h in self.hands.items()}
+        return {"winner": self.winner, "hands": hands, "reshuffled": self.reshuffled, "red_zero": self.red_zero}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    index: int  # 0-based; messages say "round index + 1"
+    entry: RoundEntry
+    values: dict[str, int]  # each player's hand value
+    points: dict[str, int]  # what each side still in the game scored this round
+    totals: dict[str, int]  # every side's total after the round
+    eliminated: tuple[str, ...] = ()  # sides out after this round
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            **self.entry.to_dict(),
+            "values": dict(self.values),
+            "points": dict(self.points),
+            "totals": dict(self.totals),
+            "eliminated": list(self.eliminated),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    rounds_won: int = 0
+    hand_points: int = 0  # the value of the hands left, over all rounds
+    presses: int = 0
+    fires: int = 0  # presses that gave cards
+    cards: int = 0  # cards received from the launcher
+
+
+@dataclass(frozen=True, slots=True)
+class _LauncherCounts:
+    presses: int = 0
+    fires: int = 0
+    cards: int = 0
+
+
+@dataclass(slots=True)
+class _Replay:
+    """The state after replaying the rounds."""
+
+    totals: dict[str, int]
+    results: list[RoundResult] = field(default_factory=list)
+    eliminated: dict[str, int] = field(default_factory=dict)  # side → index of the round that put it out
+    winners: tuple[str, ...] = ()  # empty while the game goes on
+
+
+class Game:
+    """A scored game: players in seat order, a mode, a target, optional teams."""
+
+    def __init__(
+        self,
+        players: Sequence[str],
+        mode: Mode | str,
+        target: int = 500,
+        teams: Mapping[str, Sequence[str]] | None = None,
+        *,
+        ruleset: Ruleset | str = Ruleset.UNO_ATTACK,
+        house_rules: HouseRules = OFFICIAL,
+    ) -> None:
+        self.players = validate_players(players)
+        self.mode = Mode.parse(mode)
+        self.target = whole_number("target", target, 1, MAX_TARGET)
+        self.ruleset = Ruleset.parse(ruleset)
+        if not isinstance(house_rules, HouseRules):
+            raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
+        self.house_rules = house_rules
+        self.teams = None if teams is None else self._check_teams(teams)
+        self.sides = tuple(self.teams) if self.teams else self.players
+        if self.mode is Mode.ELIMINATION and len(self.sides) < 3:
+            raise GameError("elimination needs at least 3 players or teams; with 2, play lowest total")
+        self._entries: list[RoundEntry] = []
+        self._replay = self._play([])
+        self._launcher = {p: _LauncherCounts() for p in self.players}
+
+    # --- standings -----------------------------------------------------------------------------------------------
+
+    @property
+    def rounds(self) -> tuple[RoundResult, ...]:
+        return tuple(self._replay.results)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return dict(self._replay.totals)
+
+    @property
+    def eliminated(self) -> dict[str, int]:
+        """Side → index of the round that put it out."""
+        return dict(self._replay.eliminated)
+
+    @property
+    def active_sides(self) -> tuple[str, ...]:
+        return tuple(s for s in self.sides if s not in self._replay.eliminated)
+
+    @property
+    def active_players(self) -> tuple[str, ...]:
+        """Still at the table, in seat order: the players of the next round."""
+        return tuple(p for p in self.players if self.side_of(p) in self.active_sides)
+
+    @property
+    def final(self) -> bool:
+        """Elimination with two sides left: the winner of the next round wins the game."""
+        return self.mode is Mode.ELIMINATION and not self.over and len(self.active_sides) == 2
+
+    @property
+    def over(self) -> bool:
+        return bool(self._replay.winners)
+
+    @property
+    def winners(self) -> tuple[str, ...]:
+        """The winning sides (ties share); empty while the game goes on."""
+        return self._replay.winners
+
+    def side_of(self, player: str) -> str:
+        if self.teams is None:
+            return player
+        return next(team for team, members in self.teams.items() if player in members)
+
+    # --- rounds --------------------------------------------------------------------------------------------------
+
+    def score_round(
+        self, winner: str, hands: Mapping[str, Hand], reshuffled: bool = False, *, red_zero: str | None = None
+    ) -> RoundResult:
+        """Score the next round. `hands` maps each player still in the game (the winner may be left out) to card
+        counts by kind or to a typed total; `red_zero` names who held the red 0."""
+        entry = self._entry(winner, hands, reshuffled, red_zero)
+        self._commit([*self._entries, entry])
+        return self._replay.results[-1]
+
+    def undo_last(self) -> RoundEntry:
+        if not self._entries:
+            raise GameError("there is no round to undo")
+        removed = self._entries[-1]
+        self._commit(self._entries[:-1])
+        return removed
+
+    def edit_round(
+        self,
+        index: int,
+        winner: str,
+        hands: Mapping[str, Hand],
+        reshuffled: bool = False,
+        *,
+        red_zero: str | None = None,
+    ) -> RoundResult:
+        """Correct round `index` (0-based); every total after it is recomputed."""
+        whole_number("round index", index, 0, max(0, len(self._entries) - 1))
+        if not self._entries:
+            raise GameError("there is no round to edit")
+        entry = self._entry(winner, hands, reshuffled, red_zero)
+        self._commit([*self._entries[:index], entry, *self._entries[index + 1 :]])
+        return self._replay.results[index]
+
+    # --- statistics ----------------------------------------------------------------------------------------------
+
+    def record_press(self, player: str, cards: int) -> None:
+        """A press attributed to `player` that gave `cards` cards (0: it did not fire)."""
+        self._known(player)
+        whole_number("cards", cards, 0, self.ruleset.deck.total)
+        counts = self._launcher[player]
+        self._launcher[player] = _LauncherCounts(counts.presses + 1, counts.fires + (cards > 0), counts.cards + cards)
+
+    def statistics(self) -> dict[str, PlayerStats]:
+        stats = {}
+        for player in self.players:
+            launcher = self._launcher[player]
+            stats[player] = PlayerStats(
+                rounds_won=sum(r.entry.winner == player for r in self._replay.results),
+                hand_points=sum(r.values.get(player, 0) for r in self._replay.results),
+                presses=launcher.presses,
+                fires=launcher.fires,
+                cards=launcher.cards,
+            )
+        return stats
+
+    def scoreboard(self) -> dict[str, Any]:
+        """Everything a phone shows, as JSON types."""
+        return {
+            "sides": list(self.sides),
+            "teams": self._teams_dict(),
+            "mode": self.mode.value,
+            "target": self.target,
+            "totals": self.totals,
+            "eliminated": self.eliminated,
+            "final": self.final,
+            "over": self.over,
+            "winners": list(self.winners),
+            "rounds": [result.to_dict() for result in self._replay.results],
+            "statistics": {p: asdict(stats) for p, stats in self.statistics().items()},
+        }
+
+    # --- persistence ---------------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "players": list(self.players),
+            "mode": self.mode.value,
+            "target": self.target,
+            "teams": self._teams_dict(),
+            "ruleset": self.ruleset.value,
+            "house_rules": self.house_rules.to_dict(),
+            "rounds": [entry.to_dict() for entry in self._entries],
+            "launcher": {p: asdict(counts) for p, counts in self._launcher.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Game:
+        exact_keys("a game", data, _GAME_KEYS)
+        game = cls(
+            data["players"],
+            data["mode"],
+            data["target"],
+            data["teams"],
+            ruleset=data["ruleset"],
+            house_rules=HouseRules.from_mapping(data["house_rules"]),
+        )
+        if not isinstance(data["rounds"], list):
+            raise GameError(f"rounds must be a list, not {data['rounds']!r:.40}")
+        entries = []
+        for number, entry in enumerate(data["rounds"], 1):
+            exact_keys(f"round {number}", entry, ("winner", "hands", "reshuffled", "red_zero"))
+            entries.append(game._entry(entry["winner"], entry["hands"], entry["reshuffled"], entry["red_zero"]))
+        game._commit(entries)
+        exact_keys("launcher statistics", data["launcher"], game.players)
+        for player, counts in data["launcher"].items():
+            exact_keys(f"{player}'s launcher statistics", counts, ("presses", "fires", "cards"))
+            presses = whole_number("presses", counts["presses"], 0, 10**9)
+            fires = whole_number("fires", counts["fires"], 0, presses)
+            cards = whole_number("cards", counts["cards"], 0, 10**9)
+            game._launcher[player] = _LauncherCounts(presses, fires, cards)
+        return game
+
+    # --- helpers -------------------------------------------------------------------------------------------------
+
+    def _known(self, player: object) -> str:
+        if not isinstance(player, str) or player not in self.players:
+            raise GameError(f"unknown player {player!r:.40}; the players are {', '.join(self.players)}")
+        return player
+
+    def _teams_dict(self) -> dict[str, list[str]] | None:
+        return None if self.teams is None else {team: list(members) for team, members in self.teams.items()}
+
+    def _check_teams(self, teams: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+        if not isinstance(teams, Mapping):
+            raise GameError(f"teams map each team name to its players; got {teams!r:.60}")
+        names = validate_names("team", list(teams), 2, MAX_PLAYERS // 2)
+        checked: dict[str, tuple[str, ...]] = {}
+        team_of: dict[str, str] = {}
+        for team in names:
+            members = teams[team]
+            if isinstance(members, str) or not isinstance(members, Sequence) or len(members) < 2:
+                raise GameError(f"team {team} must list 2 or more players; got {members!r:.60}")
+            checked[team] = tuple(members)
+            for player in members:
+                self._known(player)
+                if player in team_of:
+                    raise GameError(f"{player} is in two teams: {team_of[player]} and {team}")
+                team_of[player] = team
+        if missing := [p for p in self.players if p not in team_of]:
+            raise GameError(f"{', '.join(missing)} in no team; every player plays in a team")
+        for seat, player in enumerate(self.players):
+            neighbour = self.players[(seat + 1) % len(self.players)]
+            if team_of[player] == team_of[neighbour]:
+                raise GameError(
+                    f"{player} and {neighbour} are partners (team {team_of[player]}) but sit side by side; "
+                    f"partners alternate seats{_seating_hint(checked)}"
+                )
+        return checked
+
+    def _entry(self, winner: str, hands: Mapping[str, Hand], reshuffled: bool, red_zero: str | None) -> RoundEntry:
+        """The checks that do not depend on the rounds before: names, types, the deck."""
+        deck = self.ruleset.deck
+        self._known(winner)
+        flag("reshuffled", reshuffled)
+        if not isinstance(hands, Mapping):
+            raise GameError(f"the hands map each player to a hand; got {hands!r:.60}")
+        bonus = RED_ZERO_POINTS * deck.red_zeros if self.house_rules.red_zero_100 else 0
+        cards: dict[str, Mapping[str, int]] = {}
+        typed: dict[str, int] = {}
+        for player, hand in hands.items():
+            self._known(player)
+            if isinstance(hand, int) and not isinstance(hand, bool):
+                typed[player] = whole_number(f"{player}'s hand total", hand, 0, deck.max_points + bonus)
+            else:
+                cards[player] = hand
+        counted = validate_round_hands(deck, cards)
+        if counted.get(winner) or typed.get(winner):
+            raise GameError(f"{winner} won the round, so {winner}'s hand must be empty")
+        if red_zero is not None:
+            self._known(red_zero)
+            if deck.red_zeros == 0:
+                raise GameError(f"the {deck.label} deck has no red 0")
+            if red_zero not in counted or not counted[red_zero].get("0"):
+                raise GameError(f"{red_zero} holds the red 0, so {red_zero}'s cards must include a 0")
+        if self._values(counted, typed, red_zero) > deck.max_points + bonus:
+            raise GameError(f"the hands add up to more points than the whole {deck.label} deck holds")
+        normalised = {p: counted.get(p, typed.get(p, 0)) for p in self.players if p in hands and p != winner}
+        return RoundEntry(winner, normalised, reshuffled, red_zero)
+
+    def _values(self, counted: Mapping[str, Mapping[str, int]], typed: Mapping[str, int], red_zero: str | None) -> int:
+        return sum(self._hand_value(h, p == red_zero) for p, h in counted.items()) + sum(typed.values())
+
+    def _hand_value(self, hand: Mapping[str, int] | int, red_zero: bool) -> int:
+        if isinstance(hand, int):
+            return hand
+        deck = self.ruleset.deck
+        return hand_value(deck, hand, red_zero_100=self.house_rules.red_zero_100, red_zeros=int(red_zero))
+
+    def _commit(self, entries: list[RoundEntry]) -> None:
+        """Replay `entries`; keep them only if every round still stands."""
+        self._replay = self._play(entries)
+        self._entries = entries
+
+    def _play(self, entries: Sequence[RoundEntry]) -> _Replay:
+        state = _Replay(totals={side: 0 for side in self.sides})
+        for index, entry in enumerate(entries):
+            try:
+                state.results.append(self._play_round(state, index, entry))
+            except GameError as error:
+                raise GameError(f"round {index + 1}: {error}") from None
+        return state
+
+    def _play_round(self, state: _Replay, index: int, entry: RoundEntry) -> RoundResult:
+        if state.winners:
+            raise GameError(f"the game is already over ({', '.join(state.winners)} won)")
+        active = [s for s in self.sides if s not in state.eliminated]
+        for player in (entry.winner, *entry.hands):
+            side = self.side_of(player)
+            if side in state.eliminated:
+                raise GameError(f"{side} was eliminated in round {state.eliminated[side] + 1}")
+        if missing := [p for p in self.players if self.side_of(p) in active and p not in (entry.winner, *entry.hands)]:
+            raise GameError(f"no hand for {', '.join(missing)}; every player still in the game needs one")
+        values = {p: self._hand_value(h, p == entry.red_zero) for p, h in entry.hands.items()}
+        by_side = {s: sum(v for p, v in values.items() if self.side_of(p) == s) for s in active}
+        factor = 2 if entry.reshuffled and self.house_rules.reshuffle_doubles else 1
+        winning_side = self.side_of(entry.winner)
+        if self.mode is Mode.WINNER_COLLECTS:
+            collected = sum(v for s, v in by_side.items() if s != winning_side)
+            points = {s: factor * collected if s == winning_side else 0 for s in active}
+        else:
+            points = {s: factor * v for s, v in by_side.items()}
+        for side, gained in points.items():
+            state.totals[side] += gained
+        out = self._decide(state, index, active, winning_side)
+        return RoundResult(index, entry, values, points, dict(state.totals), out)
+
+    def _decide(self, state: _Replay, index: int, active: list[str], winning_side: str) -> tuple[str, ...]:
+        """Game over, and who is out; returns the sides eliminated by this round."""
+        totals = state.totals
+        reached = [s for s in active if totals[s] >= self.target]
+        if self.mode is Mode.WINNER_COLLECTS:
+            if reached:
+                state.winners = (winning_side,)
+            return ()
+        if self.mode is Mode.LOWEST_TOTAL:
+            if reached:
+                state.winners = _lowest(totals, self.sides)
+            return ()
+        if len(active) == 2:  # the head-to-head final: its winner wins, whatever the totals
+            state.winners = (winning_side,)
+            return ()
+        for side in reached:
+            state.eliminated[side] = index
+        left = [s for s in active if s not in reached]
+        if len(left) == 1:
+            state.winners = (left[0],)
+        elif not left:  # everyone left crossed at once: the lowest of them wins
+            state.winners = _lowest(totals, reached)
+        return tuple(reached)
+
+
+def _lowest(totals: Mapping[str, int], sides: Sequence[str]) -> tuple[str, ...]:
+    low = min(totals[s] for s in sides)
+    return tuple(s for s in sides if totals[s] == low)
+
+
+def _seating_hint(teams: Mapping[str, Sequence[str]]) -> str:
+    """A seat order that alternates, when taking one player of each team in turn gives one."""
+    seats = [p for group in zip_longest(*teams.values()) for p in group if p is not None]
+    team_of = {p: t for t, members in teams.items() for p in members}
+    if all(team_of[a] != team_of[b] for a, b in zip(seats, seats[1:] + seats[:1], strict=True)):
+        return f", e.g. {', '.join(seats)}"
+    return " (teams of these sizes cannot alternate)"
+
+
+_GAME_KEYS = ("players", "mode", "target", "teams", "ruleset", "house_rules", "rounds", "launcher")

@@ -1,0 +1,582 @@
+"""Turns and attacks: who presses how often, whose turn it is, classic draws, first cards, and the JSON round trip."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from launcher.game.attacks import Cause, Demand, Press, Table
+from launcher.game.cards import GameError
+from launcher.game.rulesets import HouseRules, Ruleset
+
+FOUR = ["Ann", "Bob", "Cy", "Dee"]
+SIX = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
+STACKING = HouseRules(stacking=True)
+
+
+def attack_table(players=FOUR, **rules) -> Table:
+    return Table(players, Ruleset.UNO_ATTACK, HouseRules(**rules))
+
+
+def classic_table(players=FOUR, **rules) -> Table:
+    return Table(players, Ruleset.CLASSIC, HouseRules(**rules))
+
+
+def press_order(table: Table, misses_before_fire: int = 0) -> list[str | None]:
+    """Press until no demand is open; each until-fire demand misses `misses_before_fire` times first."""
+    pressed = []
+    while (demand := table.pending()) is not None:
+        fire = not demand.until_fire or sum(p == demand.player for p in pressed) >= misses_before_fire
+        pressed.append(table.on_press(fire, 1 if fire else 0).player)
+    return pressed
+
+
+# --- a new table ---------------------------------------------------------------------------------------------------
+
+
+def test_play_starts_left_of_the_dealer_clockwise():
+    table = attack_table()
+    assert (table.dealer, table.current, table.direction, table.pending()) == ("Ann", "Bob", 1, None)
+    assert Table(FOUR, dealer="Cy").current == "Dee"
+
+
+def test_unknown_players_are_named():
+    table = attack_table()
+    with pytest.raises(GameError, match="unknown player 'Zed'; the players are Ann, Bob, Cy, Dee"):
+        table.hit2("Zed")
+    with pytest.raises(GameError, match="unknown player 'Zed'"):
+        Table(FOUR, dealer="Zed")
+
+
+# --- Hit 2 ---------------------------------------------------------------------------------------------------------
+
+
+def test_hit2_clockwise_the_next_player_presses_twice_and_loses_the_turn():
+    table = attack_table()
+    table.hit2("Ann")
+    assert table.pending() == Demand("Bob", Cause.HIT_2, presses=2, by="Ann")
+    assert table.current == "Cy"
+    assert table.on_press(False, 0) == Press("Bob", Cause.HIT_2, False, 0, closed=False)
+    assert table.pending().presses == 1 and table.pending().describe() == "press 1 more time"
+    assert table.on_press(True, 3) == Press("Bob", Cause.HIT_2, True, 3, closed=True)
+    assert table.pending() is None and table.current == "Cy"
+
+
+def test_hit2_counter_clockwise_after_a_reverse():
+    table = attack_table()
+    table.reverse("Ann")
+    assert (table.direction, table.current) == (-1, "Dee")
+    table.hit2("Dee")
+    assert table.pending() == Demand("Cy", Cause.HIT_2, presses=2, by="Dee")
+    assert table.current == "Bob"
+    assert press_order(table) == ["Cy", "Cy"]
+
+
+def test_hit2_wraps_round_the_table_both_ways():
+    table = attack_table()
+    table.hit2("Dee")
+    assert (table.pending().player, table.current) == ("Ann", "Bob")
+    press_order(table)
+    table.reverse("Bob")
+    table.hit2("Ann")
+    assert (table.pending().player, table.current) == ("Dee", "Cy")
+
+
+def test_the_winners_last_hit2_is_still_pressed_by_the_next_player():
+    table = attack_table()
+    table.hit2("Cy")  # Cy goes out on it
+    assert press_order(table) == ["Dee", "Dee"]
+
+
+# --- Wild All Hit --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("players", "order", "next_up"),
+    [
+        (["Ann", "Bob"], ["Bob"], "Bob"),
+        (["Ann", "Bob", "Cy"], ["Bob", "Ann"], "Bob"),
+        (SIX, ["Eve", "Dee", "Cy", "Bob", "Ann"], "Eve"),
+    ],
+)
+def test_wild_all_hit_after_a_reverse_walks_every_other_player_in_the_new_direction(players, order, next_up):
+    table = attack_table(players)
+    table.reverse("Ann")
+    by = table.current  # two players: Reverse acts as Skip, so Ann again; else the last seat
+    assert by == ("Ann" if len(players) == 2 else players[-1])
+    table.wild_all_hit(by)
+    assert [d.player for d in table.demands] == order
+    assert all(d.presses == 1 and d.cause is Cause.WILD_ALL_HIT for d in table.demands)
+    assert table.current == next_up
+    assert press_order(table) == order
+
+
+def test_wild_all_hit_clockwise_starts_with_the_next_player():
+    table = attack_table(SIX)
+    table.wild_all_hit("Cy")
+    assert [d.player for d in table.demands] == ["Dee", "Eve", "Fay", "Ann", "Bob"]
+    assert table.current == "Dee"  # nobody loses a turn
+
+
+def test_wild_all_hit_one_press_each_whether_it_fires_or_not():
+    table = attack_table()
+    table.wild_all_hit("Ann")
+    assert [table.on_press(fired, n).player for fired, n in [(True, 4), (False, 0), (True, 1)]] == ["Bob", "Cy", "Dee"]
+    assert table.pending() is None
+
+
+# --- Wild Hit-Fire -------------------------------------------------------------------------------------------------
+
+
+def test_wild_hit_fire_ends_on_the_first_fire():
+    table = attack_table()
+    table.wild_hit_fire("Bob")
+    assert table.pending() == Demand("Cy", Cause.WILD_HIT_FIRE, until_fire=True, by="Bob")
+    assert table.pending().describe() == "press until the launcher fires"
+    assert table.current == "Dee"
+    for _ in range(6):
+        assert table.on_press(False, 0).closed is False
+    assert table.pending().player == "Cy"
+    assert table.on_press(True, 5) == Press("Cy", Cause.WILD_HIT_FIRE, True, 5, closed=True)
+    assert table.pending() is None
+    assert table.on_press(True, 2).cause is Cause.PLAIN  # the next press is outside the attack
+
+
+def test_wild_hit_fire_that_fires_at_once_takes_one_press():
+    table = attack_table()
+    table.wild_hit_fire("Ann")
+    assert press_order(table) == ["Bob"]
+
+
+# --- stacking ------------------------------------------------------------------------------------------------------
+
+
+def test_without_stacking_no_card_is_declared_while_an_attack_is_open():
+    table = attack_table()
+    table.hit2("Ann")
+    for declare in (lambda: table.hit2("Bob"), lambda: table.skip("Cy"), lambda: table.wild_all_hit("Cy")):
+        with pytest.raises(GameError, match="Bob must first press 2 times for the Hit 2"):
+            declare()
+    assert table.demands == (Demand("Bob", Cause.HIT_2, presses=2, by="Ann"),)
+
+
+def test_stacked_hit2_passes_the_sum_on():
+    table = attack_table(stacking=True)
+    table.hit2("Ann")
+    table.hit2("Bob")
+    assert table.pending() == Demand("Cy", Cause.HIT_2, presses=4, by="Bob", stacked=True)
+    assert table.current == "Dee"
+    table.hit2("Cy")
+    assert table.pending().player == "Dee" and table.pending().presses == 6
+    assert press_order(table) == ["Dee"] * 6
+    assert table.current == "Ann"
+
+
+def test_stacking_is_too_late_after_the_first_press_and_only_for_the_player_hit():
+    table = attack_table(stacking=True)
+    table.hit2("Ann")
+    with pytest.raises(GameError, match="Bob must first press 2 times"):
+        table.hit2("Cy")
+    table.on_press(False, 0)
+    with pytest.raises(GameError, match="Bob must first press 1 more time for the Hit 2"):
+        table.hit2("Bob")
+
+
+def test_wild_attacks_do_not_stack_on_hit2():
+    table = attack_table(stacking=True)
+    table.hit2("Ann")
+    with pytest.raises(GameError, match="Bob must first press 2 times"):
+        table.wild_hit_fire("Bob")
+
+
+def test_stacking_in_two_player_games_bounces_back():
+    table = attack_table(["Ann", "Bob"], stacking=True)
+    table.hit2("Ann")
+    table.hit2("Bob")
+    assert table.pending().player == "Ann" and table.pending().presses == 4
+    assert table.current == "Bob"
+
+
+def test_classic_draw_two_stacks_and_wild_draw_four_goes_on_draw_two_not_the_reverse():
+    table = classic_table(stacking=True)
+    table.draw_two("Ann")
+    table.draw_two("Bob")
+    assert table.pending() == Demand("Cy", Cause.DRAW_TWO, cards=4, by="Bob", stacked=True)
+    table.wild_draw_four("Cy")
+    assert table.pending() == Demand("Dee", Cause.WILD_DRAW_FOUR, cards=8, by="Cy", stacked=True)
+    with pytest.raises(GameError, match="a Draw Two does not stack on a Wild Draw Four"):
+        table.draw_two("Dee")
+    table.wild_draw_four("Dee")  # Wild Draw Four on Wild Draw Four adds up too (seeds)
+    assert table.pending().player == "Ann" and table.pending().cards == 12
+    assert table.current == "Bob"
+
+
+# --- Skip, Reverse, two players ------------------------------------------------------------------------------------
+
+
+def test_skip_passes_over_the_next_player_in_either_direction():
+    table = attack_table()
+    table.skip("Ann")
+    assert table.current == "Cy"
+    table.reverse("Cy")
+    table.skip("Bob")
+    assert table.current == "Dee"
+
+
+def test_two_players_reverse_acts_as_skip_and_the_player_plays_again():
+    table = attack_table(["Ann", "Bob"])
+    table.reverse("Bob")
+    assert (table.current, table.direction) == ("Bob", -1)
+    table.skip("Bob")
+    assert table.current == "Bob"
+    table.hit2("Bob")
+    assert table.pending().player == "Ann" and table.current == "Bob"
+    press_order(table)
+    table.wild_hit_fire("Bob")
+    assert table.pending().player == "Ann" and table.current == "Bob"
+
+
+def test_multiple_identical_cards_need_the_house_rule():
+    with pytest.raises(GameError, match="need the house rule multiple_identical"):
+        attack_table().skip("Ann", count=2)
+
+
+def test_multiple_identical_skips_reverses_and_hit2s():
+    table = attack_table(SIX, multiple_identical=True)
+    table.skip("Ann", count=2)
+    assert table.current == "Dee"
+    table.reverse("Dee", count=2)  # an even number keeps the direction
+    assert (table.direction, table.current) == (1, "Eve")
+    table.reverse("Eve", count=3)
+    assert (table.direction, table.current) == (-1, "Dee")
+    table.skip("Dee", count=8)  # never skips round to the player who played
+    assert table.current == "Dee"
+    table.hit2("Dee", count=2)
+    assert table.pending() == Demand("Cy", Cause.HIT_2, presses=4, by="Dee")
+    with pytest.raises(GameError, match="number of Hit 2 cards = 9 is not accepted"):
+        attack_table(multiple_identical=True).hit2("Ann", count=9)
+
+
+def test_played_passes_the_turn_from_whoever_played():
+    table = attack_table()
+    table.played("Bob")
+    assert table.current == "Cy"
+    table.played("Ann")  # a jump-in, or a correction: play goes on from Ann
+    assert table.current == "Bob"
+
+
+# --- declined plays, penalties, plain presses ----------------------------------------------------------------------
+
+
+def test_declined_is_one_press_and_the_turn_ends():
+    table = attack_table()
+    table.declined("Bob")
+    assert table.pending() == Demand("Bob", Cause.DECLINED, presses=1)
+    assert table.current == "Cy"
+    assert table.on_press(True, 2) == Press("Bob", Cause.DECLINED, True, 2, closed=True)
+
+
+def test_uno_and_suggestion_penalties_wait_their_turn_without_holding_play():
+    table = attack_table()
+    table.uno_penalty("Dee")
+    table.suggestion_penalty("Ann")
+    table.played("Bob")  # penalties do not stop play
+    assert [(d.player, d.presses) for d in table.demands] == [("Dee", 2), ("Ann", 4)]
+    assert press_order(table) == ["Dee"] * 2 + ["Ann"] * 4
+
+
+def test_party_penalty_takes_the_configured_count_when_on():
+    with pytest.raises(GameError, match="party penalties are not among this table's house rules"):
+        attack_table().party_penalty("Ann")
+    attack = attack_table(party_penalties=True, party_penalty=3)
+    attack.party_penalty("Cy")
+    assert attack.pending() == Demand("Cy", Cause.PARTY_PENALTY, presses=3)
+    classic = classic_table(party_penalties=True)
+    classic.party_penalty("Cy")
+    assert classic.pending() == Demand("Cy", Cause.PARTY_PENALTY, cards=2)
+
+
+def test_a_press_outside_any_attack_is_a_plain_hit_by_the_current_player_and_ends_the_turn():
+    table = attack_table()
+    assert table.on_press(False, 0) == Press("Bob", Cause.PLAIN, False, 0, closed=True)
+    assert table.current == "Cy"
+
+
+def test_without_turn_tracking_a_plain_press_is_unassigned_but_attacks_still_name_the_player():
+    table = Table(FOUR, track_turns=False)
+    assert table.current is None
+    assert table.on_press(True, 2) == Press(None, Cause.PLAIN, True, 2, closed=True)
+    table.reverse("Cy")  # declared anyway, so attacks go the right way
+    table.hit2("Cy")
+    assert table.pending().player == "Bob" and table.current is None
+    with pytest.raises(GameError, match="turn tracking is off"):
+        table.set_turn("Ann")
+
+
+def test_set_turn_and_cancel_correct_mistakes():
+    table = attack_table()
+    table.wild_all_hit("Ann")
+    dropped = table.cancel()
+    assert [d.player for d in dropped] == ["Bob", "Cy", "Dee"] and table.pending() is None
+    table.set_turn("Dee")
+    assert table.current == "Dee"
+
+
+@pytest.mark.parametrize(("outcome_fired", "cards"), [(1, 0), (True, -1), (True, 1.0), (True, 113)])
+def test_press_reports_are_checked(outcome_fired, cards):
+    with pytest.raises(GameError, match="is not accepted"):
+        attack_table().on_press(outcome_fired, cards)
+
+
+def test_declarations_belong_to_their_ruleset():
+    with pytest.raises(GameError, match="Hit 2 belongs to UNO Attack; this table plays classic UNO"):
+        classic_table().hit2("Ann")
+    with pytest.raises(GameError, match="Draw Two belongs to classic UNO; this table plays UNO Attack"):
+        attack_table().draw_two("Ann")
+    with pytest.raises(GameError, match="The forgotten UNO belongs to classic UNO"):
+        attack_table().forgot_uno("Ann")
+    with pytest.raises(GameError, match="The UNO penalty belongs to UNO Attack"):
+        classic_table().uno_penalty("Ann")
+
+
+# --- classic UNO on an exact-count dispenser -----------------------------------------------------------------------
+
+
+class SimulatedDispenser:
+    """Dispenses exactly what is asked, except for the jams scripted in `short` (cards short on that request)."""
+
+    def __init__(self, deck: int, short: dict[int, int] | None = None) -> None:
+        self.left, self.requests, self.short = deck, 0, short or {}
+        self.received: dict[str, int] = {}
+
+    def serve(self, table: Table) -> None:
+        while (demand := table.pending()) is not None:
+            self.requests += 1
+            cards = min(demand.cards - self.short.get(self.requests, 0), self.left)
+            self.left -= cards
+            press = table.on_press(cards > 0, cards)
+            self.received[press.player] = self.received.get(press.player, 0) + cards
+
+
+def test_classic_deal_7_to_4_players_dispenses_exactly_28_cards():
+    table = classic_table()
+    assert table.deal() == [("Bob", 7), ("Cy", 7), ("Dee", 7), ("Ann", 7)]
+    assert [d.cards for d in table.demands] == [7, 7, 7, 7]
+    dispenser = SimulatedDispenser(108)
+    dispenser.serve(table)
+    assert dispenser.received == {"Bob": 7, "Cy": 7, "Dee": 7, "Ann": 7}
+    assert 108 - dispenser.left == 28 and dispenser.requests == 4
+
+
+def test_a_short_dispense_leaves_the_rest_owed():
+    table = classic_table()
+    table.deal()
+    dispenser = SimulatedDispenser(108, short={1: 4})  # the first request jams after 3 cards
+    dispenser.serve(table)
+    assert dispenser.received["Bob"] == 7 and 108 - dispenser.left == 28 and dispenser.requests == 5
+
+
+def test_deal_is_checked_against_the_deck():
+    with pytest.raises(GameError, match="cards per player = 11 is not accepted; expected a whole number from 1 to 10"):
+        classic_table([f"P{i}" for i in range(10)]).deal(11)
+    with pytest.raises(GameError, match="Dealing from the dispenser belongs to classic UNO"):
+        attack_table().deal()
+
+
+def test_play_waits_for_the_deal():
+    table = classic_table()
+    table.deal()
+    with pytest.raises(GameError, match="Bob must first take 7 cards for the deal"):
+        table.played("Bob")
+
+
+def test_draw_two_dispenses_exactly_2_and_skips_the_player():
+    table = classic_table()
+    table.draw_two("Ann")
+    assert table.pending() == Demand("Bob", Cause.DRAW_TWO, cards=2, by="Ann")
+    assert table.current == "Cy"
+    dispenser = SimulatedDispenser(50)
+    dispenser.serve(table)
+    assert dispenser.received == {"Bob": 2}
+
+
+def test_wild_draw_four_dispenses_4():
+    table = classic_table()
+    table.wild_draw_four("Dee")
+    assert table.pending() == Demand("Ann", Cause.WILD_DRAW_FOUR, cards=4, by="Dee")
+    assert table.current == "Bob"
+
+
+def test_challenge_of_a_legal_wild_draw_four_costs_the_challenger_6():
+    table = classic_table()
+    table.wild_draw_four("Ann")
+    table.challenge("Bob", legal=True)
+    assert table.pending() == Demand("Bob", Cause.CHALLENGE_FAILED, cards=6, by="Ann")
+    assert table.current == "Cy"
+
+
+def test_challenge_of_an_illegal_wild_draw_four_costs_its_player_4_and_the_challenger_plays():
+    table = classic_table()
+    table.wild_draw_four("Ann")
+    table.challenge("Bob", legal=False)
+    assert table.demands == (Demand("Ann", Cause.ILLEGAL_WILD_DRAW_FOUR, cards=4, by="Ann"),)
+    assert table.current == "Bob"
+
+
+def test_challenges_that_cannot_be():
+    table = classic_table(stacking=True)
+    with pytest.raises(GameError, match="Bob has no Wild Draw Four to challenge"):
+        table.challenge("Bob", legal=True)
+    table.wild_draw_four("Ann")
+    with pytest.raises(GameError, match="legal = 'yes' is not accepted"):
+        table.challenge("Bob", legal="yes")
+    table.on_press(True, 1)
+    with pytest.raises(GameError, match="too late to challenge"):
+        table.challenge("Bob", legal=False)
+    table.cancel()
+    table.draw_two("Ann")
+    table.wild_draw_four("Bob")
+    with pytest.raises(GameError, match="a stacked Wild Draw Four cannot be challenged"):
+        table.challenge("Cy", legal=False)
+
+
+@pytest.mark.parametrize("penalty", ["forgot_uno", "false_uno", "wrong_accusation", "wrong_card"])
+def test_classic_penalties_are_2_cards(penalty):
+    table = classic_table()
+    getattr(table, penalty)("Cy")
+    assert table.pending() == Demand("Cy", Cause(penalty), cards=2)
+    assert table.current == "Bob"
+
+
+def test_classic_declined_draws_one_card():
+    table = classic_table()
+    table.declined("Bob")
+    assert table.pending() == Demand("Bob", Cause.DECLINED, cards=1)
+    assert table.pending().describe() == "take 1 card"
+
+
+# --- first card (RULES.md §3 and §4) ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "demands", "current", "direction"),
+    [
+        ("wild_hit_fire", [("Bob", "until fire")], "Cy", 1),
+        ("wild_all_hit", [("Bob", 1), ("Cy", 1), ("Dee", 1)], "Bob", 1),
+        ("hit_2", [("Bob", 2)], "Cy", 1),
+        ("skip", [], "Cy", 1),
+        ("reverse", [], "Ann", -1),
+        ("wild", [], "Bob", 1),
+        ("discard_all", [], "Bob", 1),
+        ("7", [], "Bob", 1),
+    ],
+)
+def test_first_card_in_uno_attack(kind, demands, current, direction):
+    table = attack_table()
+    assert table.first_card(kind) is True
+    assert [(d.player, "until fire" if d.until_fire else d.presses) for d in table.demands] == demands
+    assert (table.current, table.direction) == (current, direction)
+
+
+def test_first_card_reverse_then_play_goes_right():
+    table = attack_table()
+    table.first_card("reverse")
+    table.played("Ann")
+    assert table.current == "Dee"
+
+
+def test_first_card_trade_hands_and_classic_wild_draw_four_go_back():
+    for table, kind in ((attack_table(), "trade_hands"), (classic_table(), "wild_draw_four")):
+        before = table.to_dict()
+        assert table.first_card(kind) is False
+        assert table.to_dict() == before
+
+
+def test_first_card_in_classic_uno():
+    table = classic_table()
+    table.deal()
+    table.first_card("draw_two")
+    assert table.demands[-1] == Demand("Bob", Cause.DRAW_TWO, cards=2)
+    assert table.current == "Cy"
+    with pytest.raises(GameError, match="the classic UNO deck has no card kind 'hit_2'"):
+        classic_table().first_card("hit_2")
+
+
+def test_the_winner_deals_the_next_round():
+    table = attack_table()
+    table.reverse("Ann")
+    following = table.next_round("Cy")
+    assert (following.dealer, following.current, following.direction) == ("Cy", "Dee", 1)
+    without_dee = table.next_round("Cy", ["Ann", "Bob", "Cy"])
+    assert without_dee.current == "Ann"
+
+
+# --- persistence ---------------------------------------------------------------------------------------------------
+
+
+def round_trip(table: Table) -> Table:
+    data = json.loads(json.dumps(table.to_dict()))
+    restored = Table.from_dict(data)
+    assert restored.to_dict() == data == table.to_dict()
+    return restored
+
+
+def test_an_attack_in_progress_survives_a_restart():
+    table = attack_table(SIX, stacking=True)
+    table.reverse("Ann")
+    table.wild_all_hit("Fay")
+    table.on_press(False, 0)
+    restored = round_trip(table)
+    assert press_order(restored) == press_order(table) == ["Dee", "Cy", "Bob", "Ann"]
+    assert restored.current == table.current == "Eve"
+
+
+def test_a_stored_table_is_checked():
+    data = attack_table().to_dict()
+    with pytest.raises(GameError, match=r"a table: missing \['demands'\], unknown \['extra'\]"):
+        Table.from_dict({**{k: v for k, v in data.items() if k != "demands"}, "extra": 1})
+    with pytest.raises(GameError, match="direction = 2 is not accepted"):
+        Table.from_dict({**data, "direction": 2})
+    with pytest.raises(GameError, match="current = None"):
+        Table.from_dict({**data, "current": None})
+    bad_demand = {**Demand("Bob", Cause.HIT_2, presses=2).to_dict(), "cards": 3}
+    with pytest.raises(GameError, match="owes exactly one of"):
+        Table.from_dict({**data, "demands": [bad_demand]})
+    with pytest.raises(GameError, match="unknown cause 'hit_3'"):
+        Table.from_dict({**data, "demands": [{**bad_demand, "cards": 0, "cause": "hit_3"}]})
+    with pytest.raises(GameError, match="not at the table"):
+        Table.from_dict({**data, "demands": [{**bad_demand, "cards": 0, "player": "Zed"}]})
+
+
+PLAYERS = st.sampled_from(FOUR)
+OPERATIONS = st.one_of(
+    st.tuples(st.sampled_from(["hit2", "wild_all_hit", "wild_hit_fire", "skip", "reverse", "played"]), PLAYERS),
+    st.tuples(st.sampled_from(["declined", "uno_penalty", "suggestion_penalty", "party_penalty"]), PLAYERS),
+    st.tuples(st.just("press"), st.booleans()),
+    st.tuples(st.just("first_card"), st.sampled_from(["hit_2", "wild_all_hit", "wild_hit_fire", "reverse", "skip"])),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ops=st.lists(OPERATIONS, max_size=25),
+    stacking=st.booleans(),
+    multiple=st.booleans(),
+    track_turns=st.booleans(),
+)
+def test_any_sequence_round_trips_and_keeps_demands_sane(ops, stacking, multiple, track_turns):
+    rules = HouseRules(stacking=stacking, multiple_identical=multiple, party_penalties=True)
+    table = Table(FOUR, Ruleset.UNO_ATTACK, rules, track_turns=track_turns)
+    for name, arg in ops:
+        try:
+            if name == "press":
+                press = table.on_press(arg, 2 if arg else 0)
+                assert press.player in (*FOUR, None)
+            else:
+                getattr(table, name)(arg)
+        except GameError:
+            pass
+        table = round_trip(table)
+        assert all(d.presses > 0 or d.until_fire for d in table.demands)
+        assert (table.current is None) != track_turns
