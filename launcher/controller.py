@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,6 +102,7 @@ class Controller:
         self._round: Round = rounds.resume_or_start(profile)
         self._closing = threading.Event()
         self._jobs: queue.SimpleQueue[tuple[PressTicket, FireJob | None] | None] = queue.SimpleQueue()
+        self._in_hand_since: float | None = None  # when the worker took up the press it is on; None while it waits
         self._worker = threading.Thread(target=self._work, name="controller", daemon=True)
         self._worker.start()
         # The hardware's callbacks come to the controller, and only to it.
@@ -205,6 +207,15 @@ class Controller:
         """Motor off now (signal handlers, shutdown). Never raises."""
         self._dispenser.stop()
 
+    def alive(self, *, stuck_after: float, timeout: float = 1.0) -> bool:
+        """For the service watchdog: the worker thread runs, has held no press for `stuck_after` seconds or more,
+        and the lock comes free within `timeout` seconds."""
+        if not self._worker.is_alive() or not self._lock.acquire(timeout=timeout):
+            return False
+        self._lock.release()
+        since = self._in_hand_since
+        return since is None or time.monotonic() - since < stuck_after
+
     def close(self) -> None:
         """Stop the motor and the worker. Safe to call twice."""
         self._closing.set()
@@ -273,8 +284,14 @@ class Controller:
             self._busy = False
         ticket.finish(None)
 
+    def _next_job(self) -> tuple[PressTicket, FireJob | None] | None:
+        self._in_hand_since = None
+        item = self._jobs.get()
+        self._in_hand_since = time.monotonic()
+        return item
+
     def _work(self) -> None:
-        while (item := self._jobs.get()) is not None:
+        while (item := self._next_job()) is not None:
             ticket, job = item
             if job is None:  # a suspense pause first
                 if self._closing.wait(ticket.outcome.pause_ms / 1000):

@@ -16,17 +16,21 @@ import waitress
 from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
+from launcher import sdnotify
 from launcher.config import Config
 from launcher.controller import Controller
 from launcher.events import EventBus, EventType
 from launcher.hardware.base import Hardware
 from launcher.netinfo import public_urls
 from launcher.rounds import RoundBook
-from launcher.schedule import PROFILES
+from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.store import STORE_FILE, Store
 from webui import create_app
 
 log = logging.getLogger(__name__)
+
+
+WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
 
 
 class StartupError(RuntimeError):
@@ -129,12 +133,24 @@ class Daemon:
     def serve(self) -> None:
         """Serve until SIGTERM or SIGINT, then shut everything down with the motor off."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        # The socket listens already; connections wait in its backlog until run() takes them.
+        sdnotify.ready(f"serving {self.urls[0]} on {self.config.hardware.backend} hardware")
+        watchdog = sdnotify.Watchdog(self.healthy)  # pings only under systemd's WatchdogSec=
+        watchdog.start()
         try:
             self.server.run()  # returns once the signal handler's SystemExit has closed the server
         finally:
+            sdnotify.stopping()
+            watchdog.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.close()
+
+    def healthy(self) -> bool:
+        """For systemd's watchdog: the controller's worker answers and is not stuck on one press."""
+        d = self.config.dispense
+        longest_s = (MAX_PAUSE_MS + d.max_run_ms + d.reverse_ms + d.min_rest_ms) / 1000
+        return self.controller.alive(stuck_after=longest_s + WATCHDOG_SLACK_S)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.controller.emergency_stop()

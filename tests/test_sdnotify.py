@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from launcher import sdnotify
-from tests.conftest import wait_until
+from launcher.controller import Controller
+from launcher.events import EventBus
+from launcher.hardware.base import DispenseResult, NoCues, StopReason
+from launcher.rounds import RoundBook
+from launcher.schedule import PROFILES, Outcome
+from launcher.store import Store
+from tests.conftest import start_daemon, wait_until
 
 INTERVAL_USEC = 200_000  # a watchdog of 0.2 s: pings every 0.1 s while healthy
 QUIET_S = 5 * INTERVAL_USEC / 1_000_000  # "no ping" means none during five whole intervals
@@ -222,3 +228,104 @@ def test_close_stops_the_pings_and_is_idempotent(
     watchdog_env.drain()
     assert watchdog_env.pings_within(QUIET_S) == 0
     assert not any(t.name == "sd-watchdog" and t.is_alive() for t in threading.enumerate())
+
+
+# --- with the controller and the daemon --------------------------------------------------------------------
+
+
+class AlwaysOneCard:
+    """A schedule that fires one card on every press."""
+
+    presses = 0
+    misses_in_row = 0
+    tension = 0.0
+
+    def next_outcome(self) -> Outcome:
+        self.presses += 1
+        return Outcome(press=self.presses, cards=1, tension=0.0)
+
+    def restart(self) -> None:
+        pass
+
+
+class HangingDispenser:
+    """A dispenser whose fire never ends until the test lets it: the controller's worker hangs in `wait()`."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def start(self, cards: int) -> HangingDispenser:
+        return self
+
+    def wait(self) -> DispenseResult:
+        self.release.wait()
+        return DispenseResult(requested=1, dispensed=1, ms=1, stop=StopReason.COUNT)
+
+    def stop(self) -> None:
+        pass  # hung: stopping changes nothing
+
+
+class HangingHardware:
+    def __init__(self) -> None:
+        self.dispenser = HangingDispenser()
+        self.cues = NoCues()
+        self.inputs = self  # when_pressed, when_lid_changed and lid_open, set by the controller
+        self.when_pressed = self.when_lid_changed = None
+        self.lid_open = False
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": "hanging"}
+
+    def close(self) -> None:
+        self.dispenser.release.set()
+
+
+def test_a_hung_controller_loop_gets_no_pings(
+    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], tmp_path: Path
+) -> None:
+    hardware = HangingHardware()
+    store = Store(tmp_path / "store.sqlite3")
+    bus = EventBus(store)
+    controller = Controller(
+        hardware=hardware,  # type: ignore[arg-type]
+        rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: AlwaysOneCard()),
+        profile=PROFILES["classic"],
+        bus=bus,
+        deck_cards=112,
+        min_rest_ms=0,
+    )
+    try:
+        assert watchdogs(lambda: controller.alive(stuck_after=0.5, timeout=0.05)).start()
+        assert watchdog_env.receive() == "WATCHDOG=1"  # idle: the worker waits for a press
+
+        controller.press("web")  # the worker takes the fire, and the fire never ends
+        wait_until(lambda: not controller.alive(stuck_after=0.5, timeout=0.05))
+        watchdog_env.drain()
+        assert watchdog_env.pings_within(QUIET_S) == 0
+
+        hardware.close()  # the fire ends: the worker answers again
+        assert watchdog_env.receive() == "WATCHDOG=1"
+    finally:
+        hardware.close()
+        controller.close()
+        bus.close()
+
+
+def test_the_daemon_says_ready_pings_and_says_stopping(
+    systemd: FakeSystemd, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("WATCHDOG_USEC", str(INTERVAL_USEC))  # the daemon inherits the environment
+    daemon = start_daemon(tmp_path)
+    try:
+        assert systemd.receive(timeout=30) == f"READY=1\nSTATUS=serving {daemon.url}/ on sim hardware"
+        assert daemon.get("/api/state")  # READY came once the page answers
+        for _ in range(3):
+            assert systemd.receive() == "WATCHDOG=1"
+        daemon.process.terminate()
+        assert "STOPPING=1" in iter(lambda: systemd.receive(timeout=10), None)
+        assert daemon.process.wait(10) == 0
+    finally:
+        if daemon.process.poll() is None:
+            daemon.stop()
+        if daemon.process.stdout:
+            daemon.process.stdout.close()

@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from launcher.game.cards import CLASSIC, UNO_ATTACK, Deck, GameError
 
@@ -18,6 +18,16 @@ MAX_PLAYERS = 10
 MAX_NAME_LENGTH = 40
 MAX_PARTY_PENALTY = 10
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
+
+
+Choice = TypeVar("Choice", bound=StrEnum)
+
+
+def parse_choice(choices: type[Choice], name: str, value: object) -> Choice:
+    """One of a StrEnum's values, or a GameError naming the setting and what is accepted."""
+    if isinstance(value, str) and value in {c.value for c in choices}:
+        return choices(value)
+    raise GameError(f"{name} = {value!r:.40} is not accepted; expected one of {', '.join(c.value for c in choices)}")
 
 
 class Ruleset(StrEnum):
@@ -34,9 +44,7 @@ class Ruleset(StrEnum):
 
     @classmethod
     def parse(cls, value: object) -> Ruleset:
-        if isinstance(value, str) and value in {r.value for r in cls}:
-            return cls(value)
-        raise GameError(f"ruleset = {value!r:.40} is not accepted; expected one of {', '.join(r.value for r in cls)}")
+        return parse_choice(cls, "ruleset", value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,15 @@ from launcher.game.cards import (
     validate_round_hands,
     whole_number,
 )
-from launcher.game.rulesets import MAX_PLAYERS, OFFICIAL, HouseRules, Ruleset, validate_names, validate_players
+from launcher.game.rulesets import (
+    MAX_PLAYERS,
+    OFFICIAL,
+    HouseRules,
+    Ruleset,
+    parse_choice,
+    validate_names,
+    validate_players,
+)
 
 MAX_TARGET = 100_000
 Hand = Mapping[str, int] | int  # card counts by kind, or a total typed in
@@ -36,9 +44,7 @@ class Mode(StrEnum):
 
     @classmethod
     def parse(cls, value: object) -> Mode:
-        if isinstance(value, str) and value in {m.value for m in cls}:
-            return cls(value)
-        raise GameError(f"mode = {value!r:.40} is not accepted; expected one of {', '.join(m.value for m in cls)}")
+        return parse_choice(cls, "mode", value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -372,17 +372,23 @@ function toast(text) {
 
 // ---- Talking to the daemon ----
 
+// POST a JSON body; the answer's body is {} when it is not JSON. Rejects only when the daemon is unreachable.
+async function postJson(path, payload) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(payload),
+  });
+  const body = await response.json().catch(() => ({}));
+  return { response, body };
+}
+
 async function press() {
   if (ui.busy) return;
   ui.busy = true;
   renderButton();
   try {
-    const response = await fetch("/api/press", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: "{}",
-    });
-    const body = await response.json().catch(() => ({}));
+    const { response, body } = await postJson("/api/press", {});
     if (response.ok) {
       setTension(body.tension);
       if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
@@ -400,15 +406,8 @@ async function press() {
 // Someone refilled the hopper: the deck is full again, at the size it was loaded with.
 async function reload() {
   try {
-    const response = await fetch("/api/deck", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ cards: ui.deck?.loaded ?? 112 }),
-    });
-    if (!response.ok) {
-      const body = await response.json().catch(() => ({}));
-      toast(body.error?.message || t("toast.failed", { status: response.status }));
-    }
+    const { response, body } = await postJson("/api/deck", { cards: ui.deck?.loaded ?? 112 });
+    if (!response.ok) toast(body.error?.message || t("toast.failed", { status: response.status }));
   } catch {
     toast(t("toast.offline"));
   }
@@ -420,12 +419,7 @@ async function newRound() {
   ui.starting = true;
   renderProfileChoice();
   try {
-    const response = await fetch("/api/rounds", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ profile: $("profile").value }),
-    });
-    const body = await response.json().catch(() => ({}));
+    const { response, body } = await postJson("/api/rounds", { profile: $("profile").value });
     if (response.ok && body.round) {
       ui.picked = false;
       showRound(body.round);
