@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts: make .venv and install the project into it, once per change of pyproject.toml.
 ensure_venv() {
     local extras="$1"
