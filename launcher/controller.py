@@ -16,9 +16,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from launcher.events import EventBus, EventType
+from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
 from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
@@ -49,11 +50,25 @@ class Deck:
         return {"loaded": self.loaded, "dispensed": self.dispensed, "remaining": self.remaining}
 
 
+class Attribution(Protocol):
+    """Who owes the launcher, from the game at the table (launcher/games.py)."""
+
+    def cards_owed(self) -> Demand | None:
+        """Classic UNO: the demand whose exact cards the next press deals; None: the schedule decides."""
+        ...
+
+    def pressed(self, fired: bool, cards: int) -> str | None:
+        """A press ended; returns the player it was attributed to."""
+        ...
+
+
 class PressTicket:
     """What a press became; `wait()` returns once any fire it started is over and the motor has rested."""
 
-    def __init__(self, outcome: Outcome) -> None:
+    def __init__(self, outcome: Outcome, deal: Demand | None = None) -> None:
         self.outcome = outcome
+        self.deal = deal  # classic UNO: exact cards for this demand, not a schedule outcome
+        self.player: str | None = None  # who the press was attributed to
         self.result: DispenseResult | None = None
         self._done = threading.Event()
 
@@ -66,11 +81,12 @@ class PressTicket:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "press": self.outcome.press,
+            "press": None if self.deal else self.outcome.press,
             "cards": self.outcome.cards,
             "dispensed": self.result.dispensed if self.result else 0,
             "tension": self.outcome.tension,
             "jackpot": self.outcome.jackpot,
+            "player": self.player,
         }
 
 
@@ -85,6 +101,7 @@ class Controller:
         deck_cards: int,
         min_rest_ms: int,
         on_reload: Callable[[int], None] | None = None,
+        game: Attribution | None = None,
     ) -> None:
         self._dispenser = hardware.dispenser
         self._cues = hardware.cues
@@ -93,6 +110,7 @@ class Controller:
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
+        self._game = game
         self._lock = threading.Lock()
         self._busy = False
         self._fault: str | None = None
@@ -116,15 +134,22 @@ class Controller:
         with self._lock:
             refusal = self._refusal()
             if refusal is None:
-                outcome = self._round.draw()
-                ticket = self._last = PressTicket(outcome)
+                deal = self._game.cards_owed() if self._game is not None else None
+                if deal is None:
+                    outcome = self._round.draw()
+                else:  # exact cards, outside the round's schedule
+                    outcome = Outcome(press=self._round.schedule.presses, cards=deal.cards, tension=0.0)
+                ticket = self._last = PressTicket(outcome, deal)
                 job, error = (None, None) if outcome.pause_ms else self._start_motor(outcome)
                 self._busy = job is not None or outcome.pause_ms > 0
         if refusal is not None:
             self._bus.publish(EventType.BUTTON_IGNORED, {"source": source, "reason": refusal.code})
             raise refusal
         # The motor is running (if it fires); only now do events and logging happen.
-        self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
+        if deal is None:
+            self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
+        else:
+            self._bus.publish(EventType.BUTTON_PRESSED, {"press": None, "source": source, "deal": deal.cards})
         self._cues.pressed(outcome.tension)
         if outcome.pause_ms:
             self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
@@ -280,9 +305,16 @@ class Controller:
             self._bus.publish(
                 EventType.LAUNCHER_MISSED, {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses}
             )
+        self._attribute(ticket, 0)
         with self._lock:
             self._busy = False
         ticket.finish(None)
+
+    def _attribute(self, ticket: PressTicket, dispensed: int) -> None:
+        """Tell the game at the table who took this press and what came out."""
+        if self._game is not None:
+            fired = dispensed > 0 or (ticket.result is not None and ticket.result.stop is StopReason.COUNT)
+            ticket.player = self._game.pressed(fired, dispensed)
 
     def _next_job(self) -> tuple[PressTicket, FireJob | None] | None:
         self._in_hand_since = None
@@ -311,7 +343,9 @@ class Controller:
                     self._busy = False
                 ticket.finish(None)
                 continue
+            ticket.result = result
             self._publish_outcome(ticket, result)
+            self._attribute(ticket, result.dispensed)
             self._closing.wait(self._rest_s)  # the motor rests before the next fire can start
             with self._lock:
                 self._busy = False
@@ -323,7 +357,11 @@ class Controller:
             deck = self._deck
         outcome = ticket.outcome
         data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
-        if result.stop is StopReason.COUNT:
+        if ticket.deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
+            # Exact cards: what was owed and what came out; a short deal stays owed on the table.
+            deal = {"player": ticket.deal.player, "cause": ticket.deal.cause.value}
+            self._bus.publish(EventType.LAUNCHER_DEALT, {**deal, **data, "press": None})
+        elif result.stop is StopReason.COUNT:
             if outcome.jackpot:
                 self._cues.jackpot(result.dispensed)
             else:

@@ -20,6 +20,7 @@ from launcher import sdnotify
 from launcher.config import Config
 from launcher.controller import Controller
 from launcher.events import EventBus, EventType
+from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
 from launcher.netinfo import public_urls
 from launcher.rounds import RoundBook
@@ -76,6 +77,7 @@ class Daemon:
             undo.callback(self.hardware.close)
             self.profiles = {**PROFILES, "custom": config.schedule.custom}
             self.rounds = RoundBook(self.store, self.bus)
+            self.games = GameDesk(self.store, self.bus)
             self.controller = Controller(
                 hardware=self.hardware,
                 rounds=self.rounds,
@@ -84,6 +86,7 @@ class Daemon:
                 deck_cards=config.dispense.deck_cards,
                 min_rest_ms=config.dispense.min_rest_ms,
                 on_reload=getattr(self.hardware, "refill", None),
+                game=self.games,
             )
             undo.callback(self.controller.close)
             self._follow_link()
@@ -117,6 +120,7 @@ class Daemon:
             bus=self.bus,
             hardware=self.hardware,
             rounds=self.rounds,
+            games=self.games,
             profiles=self.profiles,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,

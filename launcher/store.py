@@ -41,6 +41,13 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE rounds ADD COLUMN restarts TEXT NOT NULL DEFAULT '[]';
     """,
+    """
+    CREATE TABLE games (
+        id         INTEGER PRIMARY KEY,
+        state      TEXT NOT NULL,
+        started_ts REAL NOT NULL
+    );
+    """,
 )
 
 
@@ -138,6 +145,23 @@ class Store:
         """(record, ended) of a round, or None."""
         row = conn.execute("SELECT record, ended_ts IS NOT NULL FROM rounds WHERE number = ?", (number,)).fetchone()
         return None if row is None else (row[0], bool(row[1]))
+
+    # --- games --------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def new_game(conn: sqlite3.Connection, state: str, ts: float) -> int:
+        """A new current game (the newest is current); its id."""
+        with transaction(conn):
+            return conn.execute("INSERT INTO games (state, started_ts) VALUES (?, ?)", (state, ts)).lastrowid or 0
+
+    @staticmethod
+    def save_game(conn: sqlite3.Connection, game_id: int, state: str) -> None:
+        with transaction(conn):
+            conn.execute("UPDATE games SET state = ? WHERE id = ?", (state, game_id))
+
+    @staticmethod
+    def current_game(conn: sqlite3.Connection) -> tuple[int, str] | None:
+        return conn.execute("SELECT id, state FROM games ORDER BY id DESC LIMIT 1").fetchone()
 
 
 @contextmanager

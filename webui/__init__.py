@@ -8,10 +8,11 @@ from flask import Flask, render_template, request
 
 from launcher.controller import Controller
 from launcher.events import EventBus
+from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
 from launcher.rounds import RoundBook
 from launcher.schedule import Profile
-from webui import api, stream
+from webui import api, game_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 _TRADITIONAL = ("zh-hant", "zh-tw", "zh-hk", "zh-mo")
@@ -35,6 +36,7 @@ def create_app(
     bus: EventBus,
     hardware: Hardware,
     rounds: RoundBook,
+    games: GameDesk,
     profiles: dict[str, Profile],
     public_urls: list[str],
     heartbeat_s: float = 15.0,
@@ -53,10 +55,12 @@ def create_app(
     app.extensions["launcher.bus"] = bus
     app.extensions["launcher.hardware"] = hardware
     app.extensions["launcher.rounds"] = rounds
+    app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles
     app.extensions["launcher.streams"] = stream.StreamCounter()
     app.register_blueprint(api.bp)
     app.register_blueprint(stream.bp)
+    app.register_blueprint(game_api.bp)
     api.register_errors(app)
 
     @app.get("/")

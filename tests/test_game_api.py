@@ -1,0 +1,165 @@
+"""The game at the table over HTTP, on the real daemon with simulated hardware: attacks, exact deals, scoring,
+bad input, and a restart after kill -9 that resumes exactly."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.config import Config
+from launcher.daemon import Daemon
+from tests.conftest import http_json, start_daemon
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    running = Daemon(
+        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
+    )
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> FlaskClient:
+    return daemon.app.test_client()
+
+
+def post(client: FlaskClient, path: str, body: Any) -> dict[str, Any]:
+    reply = client.post(path, json=body)
+    assert reply.status_code in (200, 201), reply.get_json()
+    return reply.get_json()["game"]
+
+
+def press(daemon: Daemon) -> dict[str, Any]:
+    ticket = daemon.controller.press("web")
+    assert ticket.wait(10)
+    return ticket.as_dict()
+
+
+def test_wild_all_hit_walks_every_other_player_and_attributes_each_press(daemon: Daemon, client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": ["Ann", "Bob", "Cy", "Dee"], "dealer": "Dee"})
+    game = post(client, "/api/attacks", {"kind": "reverse", "by": "Ann"})  # now Dee, Cy, Bob, ...
+    assert game["table"]["direction"] == -1
+    game = post(client, "/api/attacks", {"kind": "wild_all_hit", "by": "Dee"})
+    assert [d["player"] for d in game["table"]["demands"]] == ["Cy", "Bob", "Ann"]
+    assert [press(daemon)["player"] for _ in range(3)] == ["Cy", "Bob", "Ann"]
+    assert client.get("/api/game").get_json()["game"]["table"]["pending"] is None
+    types = [e.type for e in daemon.bus.events_after(0)]
+    assert types.count("attack.started") == 2 and types.count("attack.progress") == 3
+    attack_events = [t for t in types if t.startswith("attack.")]
+    assert attack_events[-1] == "attack.finished" and attack_events.count("attack.finished") == 1
+    stats = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]
+    assert stats["Cy"]["presses"] == stats["Bob"]["presses"] == stats["Ann"]["presses"] == 1
+
+
+def test_hit_fire_ends_on_the_first_fire(daemon: Daemon, client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": ["Ann", "Bob"]})
+    post(client, "/api/attacks", {"kind": "wild_hit_fire", "by": "Ann"})
+    presses = []
+    while client.get("/api/game").get_json()["game"]["table"]["pending"] is not None:
+        presses.append(press(daemon))
+        assert len(presses) <= daemon.controller.profile.longest_drought + 1
+    assert all(p["player"] == "Bob" for p in presses)
+    assert presses[-1]["dispensed"] > 0 and all(p["dispensed"] == 0 for p in presses[:-1])
+
+
+def test_classic_deals_exact_counts_from_the_simulated_deck(daemon: Daemon, client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": ["Ann", "Bob", "Cy", "Dee"], "ruleset": "classic"})
+    post(client, "/api/attacks", {"kind": "deal"})
+    dealt = [press(daemon) for _ in range(4)]
+    assert [(d["player"], d["dispensed"]) for d in dealt] == [("Bob", 7), ("Cy", 7), ("Dee", 7), ("Ann", 7)]
+    state = client.get("/api/state").get_json()
+    assert state["deck"]["dispensed"] == 28 == state["hardware"]["sim_cards_out"]
+    post(client, "/api/attacks", {"kind": "draw_two", "by": "Bob"})
+    assert press(daemon)["dispensed"] == 2
+    assert client.get("/api/state").get_json()["hardware"]["sim_cards_out"] == 30
+
+
+def test_scoring_undo_and_edit_recompute_the_totals(client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": ["Ann", "Bob", "Cy"], "mode": "lowest_total", "target": 100})
+    game = post(client, "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": {"7": 2}, "Cy": 30}})
+    assert game["scoreboard"]["totals"] == {"Ann": 0, "Bob": 14, "Cy": 30}
+    assert game["table"]["dealer"] == "Ann"  # the winner deals the next round
+    game = post(client, "/api/games/current/rounds", {"winner": "Bob", "hands": {"Ann": {"wild": 1}, "Cy": 5}})
+    assert game["scoreboard"]["totals"] == {"Ann": 50, "Bob": 14, "Cy": 35}
+    reply = client.put("/api/games/current/rounds/0", json={"winner": "Ann", "hands": {"Bob": 1, "Cy": 2}})
+    assert reply.get_json()["game"]["scoreboard"]["totals"] == {"Ann": 50, "Bob": 1, "Cy": 7}
+    reply = client.delete("/api/games/current/rounds/last")
+    assert reply.get_json()["game"]["scoreboard"]["totals"] == {"Ann": 0, "Bob": 1, "Cy": 2}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "code", "message"),
+    [
+        ("/api/games", {}, "bad_game", "needs players"),
+        ("/api/games", {"players": ["Ann"]}, "bad_game", "expected 2 to 10"),
+        ("/api/games", {"players": ["Ann", 7]}, "bad_game", ""),
+        ("/api/games", {"players": ["Ann", "x" * 10_000]}, "bad_game", "expected 1 to 40"),
+        ("/api/games", {"players": ["Ann", "Bob"], "profile": "turbo"}, "bad_game", "profile = 'turbo'"),
+        ("/api/attacks", {"kind": "hit2", "by": "Zoe"}, "bad_declaration", "Zoe"),
+        ("/api/attacks", {"kind": "hit2"}, "bad_declaration", "needs by"),
+        ("/api/attacks", {"kind": "hit2", "by": "Ann", "count": "2"}, "bad_declaration", ""),
+        ("/api/attacks", {"kind": "draw_two", "by": "Ann"}, "bad_declaration", "not accepted in uno_attack"),
+        ("/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": {"7": -1}}}, "bad_round", "-1"),
+        ("/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": {"wild_all_hit": 3}}}, "bad_round", "only 2"),
+        ("/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": {"0": 1}}}, "bad_round", "no card kind '0'"),
+        ("/api/games/current/rounds", {"winner": "Zoe", "hands": {}}, "bad_round", "Zoe"),
+        ("/api/games/current/rounds", {"winner": "Ann", "hands": {"Ann": {"7": 1}}}, "bad_round", "Ann"),
+        ("/api/games/current/rounds", {"winner": "Ann"}, "bad_round", "needs hands"),
+        ("/api/games/current/rounds", {"winner": "Ann", "hands": []}, "bad_round", ""),
+    ],
+)
+def test_bad_input_is_refused_by_name_and_nothing_is_stored(
+    client: FlaskClient, path: str, body: dict, code: str, message: str
+) -> None:
+    post(client, "/api/games", {"players": ["Ann", "Bob", "Cy"]})
+    before = client.get("/api/game").get_json()["game"]
+    reply = client.post(path, json=body)
+    assert reply.status_code == 400
+    error = reply.get_json()["error"]
+    assert error["code"] == code and message in error["message"]
+    assert client.get("/api/game").get_json()["game"] == before
+
+
+def test_without_a_game_the_game_endpoints_say_so(client: FlaskClient) -> None:
+    assert client.get("/api/game").get_json()["game"] is None
+    reply = client.post("/api/attacks", json={"kind": "played", "by": "Ann"})
+    assert reply.status_code == 404 and reply.get_json()["error"]["code"] == "no_game"
+
+
+def test_names_are_data_whatever_they_contain(client: FlaskClient) -> None:
+    names = ["<script>alert(1)</script>", "🦄 Uni", "李小龍"]
+    game = post(client, "/api/games", {"players": names})
+    assert game["players"] == names
+    assert client.get("/api/game").get_json()["game"]["scoreboard"]["totals"] == dict.fromkeys(names, 0)
+
+
+def test_a_kill_9_mid_attack_resumes_exactly(tmp_path: Path) -> None:
+    running = start_daemon(tmp_path)
+    try:
+        assert http_json(running.url + "/api/games", "POST", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+        http_json(running.url + "/api/games/current/rounds", "POST", {"winner": "Ann", "hands": {"Bob": 12, "Cy": 3}})
+        http_json(running.url + "/api/attacks", "POST", {"kind": "hit2", "by": "Ann"})
+        assert running.post("/api/press", {})[0] == 200  # Bob: one of two presses done
+        before = running.get("/api/game")["game"]
+        assert before["table"]["pending"]["presses"] == 1
+        running.stop(signal.SIGKILL)
+    finally:
+        if running.process.stdout:
+            running.process.stdout.close()
+    again = start_daemon(tmp_path)
+    try:
+        assert again.get("/api/game")["game"] == before
+        assert again.post("/api/press", {})[1]["player"] == "Bob"
+        assert again.get("/api/game")["game"]["table"]["pending"] is None
+    finally:
+        again.stop()
+        if again.process.stdout:
+            again.process.stdout.close()

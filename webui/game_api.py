@@ -1,0 +1,84 @@
+"""The game at the table over HTTP: new game, declarations, rounds. The rules live in launcher/game/, the state in
+launcher/games.py; this module only parses requests and maps refusals to 4xx answers."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify
+
+from launcher.controller import Controller, PressRefused
+from launcher.game import GameError
+from launcher.games import GameDesk, GameOver, NoGame, rules
+from launcher.schedule import Profile
+from webui.api import ApiError, json_object
+
+bp = Blueprint("game", __name__, url_prefix="/api")
+
+
+def _desk() -> GameDesk:
+    return current_app.extensions["launcher.games"]
+
+
+def _answer(status: int, view: dict[str, Any] | None) -> tuple[Response, int]:
+    return jsonify(game=view), status
+
+
+def _call(code: str, action: Any, *args: Any) -> dict[str, Any]:
+    """Run a desk action, turning its refusals into API errors with `code` for a refused input."""
+    try:
+        return action(*args)
+    except GameError as e:
+        raise ApiError(400, code, str(e)) from None
+    except NoGame as e:
+        raise ApiError(404, "no_game", str(e)) from None
+    except GameOver as e:
+        raise ApiError(409, "game_over", str(e)) from None
+
+
+@bp.get("/game")
+def game() -> Response:
+    return jsonify(game=_desk().view(), rules=rules())
+
+
+@bp.post("/games")
+def new_game() -> tuple[Response, int]:
+    body = json_object()
+    profile = _profile(body.get("profile"))
+    view = _call("bad_game", _desk().new_game, body)
+    if profile is not None:
+        controller: Controller = current_app.extensions["launcher.controller"]
+        # While the launcher fires, the game starts with the profile in play; the page can pick it again.
+        with contextlib.suppress(PressRefused):
+            controller.new_round(profile)
+    return _answer(201, view)
+
+
+def _profile(name: object) -> Profile | None:
+    if name is None:
+        return None
+    known: dict[str, Profile] = current_app.extensions["launcher.profiles"]
+    if not isinstance(name, str) or name not in known:
+        raise ApiError(400, "bad_game", f"profile = {name!r:.40} is not accepted; expected one of {', '.join(known)}")
+    return known[name]
+
+
+@bp.post("/attacks")
+def declare() -> tuple[Response, int]:
+    return _answer(200, _call("bad_declaration", _desk().declare, json_object()))
+
+
+@bp.post("/games/current/rounds")
+def score_round() -> tuple[Response, int]:
+    return _answer(201, _call("bad_round", _desk().score_round, json_object()))
+
+
+@bp.delete("/games/current/rounds/last")
+def undo_round() -> tuple[Response, int]:
+    return _answer(200, _call("bad_round", _desk().undo_last_round))
+
+
+@bp.put("/games/current/rounds/<int:index>")
+def edit_round(index: int) -> tuple[Response, int]:
+    return _answer(200, _call("bad_round", _desk().edit_round, index, json_object()))
