@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,3 +86,20 @@ def test_a_body_that_is_not_json_is_refused(client: FlaskClient) -> None:
     broken = client.post("/api/press", data="{", content_type="application/json")
     assert broken.status_code == 400
     assert client.get("/api/state").get_json()["presses"] == 0
+
+
+def test_openapi_describes_every_route_the_app_serves(daemon: Daemon, client: FlaskClient) -> None:
+    spec = client.get("/api/openapi.json").get_json()
+    assert spec["openapi"].startswith("3.1")
+    served: dict[str, set[str]] = {}
+    for rule in daemon.app.url_map.iter_rules():
+        if rule.rule.startswith("/api/"):
+            path = rule.rule.replace("<int:", "{").replace(">", "}")
+            served.setdefault(path, set()).update(m.lower() for m in rule.methods - {"HEAD", "OPTIONS"})
+    described = {path: set(item) for path, item in spec["paths"].items()}
+    # Path parameter names may differ between Flask and the spec; compare the shapes.
+    assert {_shape(p): m for p, m in served.items()} == {_shape(p): m for p, m in described.items()}
+
+
+def _shape(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", path)

@@ -13,6 +13,7 @@ from werkzeug.exceptions import HTTPException
 from launcher.controller import MAX_DECK, Controller, PressRefused
 from launcher.rounds import RoundBook, RoundOpen
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
+from webui.openapi import SPEC
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -45,6 +46,11 @@ def json_object() -> dict[str, Any]:
 
 def _controller() -> Controller:
     return current_app.extensions["launcher.controller"]
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    return jsonify(SPEC)
 
 
 @bp.get("/state")

@@ -1,0 +1,183 @@
+"""The API described as OpenAPI 3.1, served at /api/openapi.json. docs/API.md says the same in prose; a test checks
+that every route the app serves is described here with the same methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {
+    "description": "refused: the message says what was wrong",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+_ANY_OBJECT = {"type": "object"}
+_GAME = {
+    "description": "the current game",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GameAnswer"}}},
+}
+
+
+def _json_body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
+    return {"required": required, "content": {"application/json": {"schema": schema}}}
+
+
+def _ok(description: str, schema: dict[str, Any] = _ANY_OBJECT) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _operation(summary: str, responses: dict[str, Any], body: dict[str, Any] | None = None) -> dict[str, Any]:
+    operation: dict[str, Any] = {"summary": summary, "responses": {**responses, "4XX": _ERROR}}
+    if body is not None:
+        operation["requestBody"] = body
+    return operation
+
+
+_HAND = {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "object", "additionalProperties": {"type": "integer"}}]}
+_ROUND_BODY = {
+    "type": "object",
+    "required": ["winner", "hands"],
+    "properties": {
+        "winner": {"type": "string"},
+        "hands": {"type": "object", "additionalProperties": _HAND},
+        "reshuffled": {"type": "boolean"},
+        "red_zero": {"type": ["string", "null"]},
+    },
+    "additionalProperties": False,
+}
+
+SPEC: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "UNO launcher",
+        "version": "1",
+        "description": "The launcher's page and phones use this API; events arrive by Server-Sent Events.",
+    },
+    "paths": {
+        "/api/state": {"get": _operation("snapshot of the launcher", {"200": _ok("the state")})},
+        "/api/events": {
+            "get": _operation(
+                "Server-Sent Events; resume with Last-Event-ID",
+                {"200": {"description": "an event stream", "content": {"text/event-stream": {}}}},
+            )
+        },
+        "/api/press": {
+            "post": _operation(
+                "a press, as on the big button",
+                {"200": _ok("the outcome, once the fire and the motor's rest are over")},
+                _json_body({"type": "object", "additionalProperties": False}, required=False),
+            )
+        },
+        "/api/deck": {
+            "post": _operation(
+                "the hopper was refilled",
+                {"200": _ok("the deck level")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "required": ["cards"],
+                        "properties": {"cards": {"type": "integer", "minimum": 1, "maximum": 500}},
+                        "additionalProperties": False,
+                    }
+                ),
+            )
+        },
+        "/api/profiles": {"get": _operation("firing profiles and their figures", {"200": _ok("the profiles")})},
+        "/api/rounds": {
+            "post": _operation(
+                "end the round (revealing its seed) and start the next",
+                {"201": _ok("the ended round's record and the new round")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "properties": {"profile": {"type": "string"}, "custom": {"type": "object"}},
+                        "additionalProperties": False,
+                    },
+                    required=False,
+                ),
+            )
+        },
+        "/api/rounds/{number}": {
+            "get": {
+                **_operation("the record of an ended round", {"200": _ok("the round record")}),
+                "parameters": [{"name": "number", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            }
+        },
+        "/api/game": {"get": _operation("the current game and the rules to choose from", {"200": _GAME})},
+        "/api/games": {
+            "post": _operation(
+                "start a new game",
+                {"201": _GAME},
+                _json_body(
+                    {
+                        "type": "object",
+                        "required": ["players"],
+                        "properties": {
+                            "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 10},
+                            "ruleset": {"enum": ["uno_attack", "classic"]},
+                            "house_rules": {"type": "object"},
+                            "mode": {"enum": ["winner_collects", "lowest_total", "elimination"]},
+                            "target": {"type": "integer", "minimum": 1},
+                            "teams": {"type": ["object", "null"]},
+                            "dealer": {"type": "string"},
+                            "track_turns": {"type": "boolean"},
+                            "profile": {"type": "string"},
+                        },
+                        "additionalProperties": False,
+                    }
+                ),
+            )
+        },
+        "/api/attacks": {
+            "post": _operation(
+                "declare what was played, or a penalty",
+                {"200": _GAME},
+                _json_body(
+                    {
+                        "type": "object",
+                        "required": ["kind"],
+                        "properties": {
+                            "kind": {"type": "string"},
+                            "by": {"type": "string"},
+                            "player": {"type": "string"},
+                            "count": {"type": "integer", "minimum": 1},
+                            "cards": {"type": "integer", "minimum": 1},
+                            "legal": {"type": "boolean"},
+                            "card": {"type": "string"},
+                        },
+                        "additionalProperties": False,
+                    }
+                ),
+            )
+        },
+        "/api/games/current/rounds": {"post": _operation("score a round", {"201": _GAME}, _json_body(_ROUND_BODY))},
+        "/api/games/current/rounds/last": {"delete": _operation("undo the last round", {"200": _GAME})},
+        "/api/games/current/rounds/{index}": {
+            "put": {
+                **_operation(
+                    "replace a round; every total after it is recomputed", {"200": _GAME}, _json_body(_ROUND_BODY)
+                ),
+                "parameters": [{"name": "index", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            }
+        },
+        "/api/openapi.json": {"get": _operation("this document", {"200": _ok("OpenAPI 3.1")})},
+    },
+    "components": {
+        "schemas": {
+            "Error": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                    }
+                },
+            },
+            "GameAnswer": {
+                "type": "object",
+                "required": ["game"],
+                "properties": {"game": {"type": ["object", "null"]}},
+            },
+        }
+    },
+}
