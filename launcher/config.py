@@ -41,6 +41,7 @@ class PinsConfig:
     lid: int = _opt(22, lo=0, hi=27)
     light: int = _opt(13, lo=0, hi=27)
     buzzer: int = _opt(18, lo=0, hi=27)
+    servo: int = _opt(19, lo=0, hi=27)  # only used when [aim] seat_angles is set
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,27 @@ class ScheduleConfig:
         return self.custom if self.profile == "custom" else PROFILES[self.profile]
 
 
+def _seat_angles(value: Any) -> tuple[float, ...]:
+    """[aim] seat_angles: one angle per seat, in seat order, from -90 to 90 degrees."""
+    bad = ConfigError(
+        f"aim.seat_angles = {value!r} is not accepted: expected a list of up to 10 angles from -90 to 90 (degrees), "
+        "one per seat in seat order"
+    )
+    if not isinstance(value, list) or len(value) > 10:
+        raise bad
+    for angle in value:
+        if isinstance(angle, bool) or not isinstance(angle, int | float) or not -90 <= angle <= 90:
+            raise bad
+    return tuple(float(a) for a in value)
+
+
+@dataclass(frozen=True)
+class AimConfig:
+    """The optional aiming servo turns the launcher to face the player who must press, as the rules ask."""
+
+    seat_angles: tuple[float, ...] = field(default=(), metadata={"parse": _seat_angles})
+
+
 @dataclass(frozen=True)
 class WebConfig:
     host: str = _opt("127.0.0.1")
@@ -115,6 +137,7 @@ class Config:
     serial: SerialConfig = field(default_factory=SerialConfig)
     sim: SimConfig = field(default_factory=SimConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    aim: AimConfig = field(default_factory=AimConfig)
     web: WebConfig = field(default_factory=WebConfig)
     state: StateConfig = field(default_factory=StateConfig)
 

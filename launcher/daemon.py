@@ -51,7 +51,9 @@ def build_hardware(config: Config) -> Hardware:
             factory = pin_factory()
         except NoPinFactory as e:
             raise StartupError(str(e)) from None
-        return GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
+        return GpioHardware(
+            pins=config.pins, dispense=config.dispense, pin_factory=factory, seat_angles=config.aim.seat_angles
+        )
     from launcher.hardware.serial_link import SerialHardware
 
     d = config.dispense
@@ -77,7 +79,7 @@ class Daemon:
             undo.callback(self.hardware.close)
             self.profiles = {**PROFILES, "custom": config.schedule.custom}
             self.rounds = RoundBook(self.store, self.bus)
-            self.games = GameDesk(self.store, self.bus)
+            self.games = GameDesk(self.store, self.bus, aim_at=getattr(self.hardware, "aim_at", None))
             self.controller = Controller(
                 hardware=self.hardware,
                 rounds=self.rounds,

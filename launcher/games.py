@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from launcher.events import EventBus, EventType
@@ -98,9 +98,10 @@ def _table_view(table: Table) -> dict[str, Any]:
 
 
 class GameDesk:
-    def __init__(self, store: Store, bus: EventBus) -> None:
+    def __init__(self, store: Store, bus: EventBus, *, aim_at: Callable[[int], None] | None = None) -> None:
         self._store = store
         self._bus = bus
+        self._aim_at = aim_at  # turns the launcher to a seat, where an aiming servo is fitted
         self._lock = threading.Lock()
         self._id: int | None = None
         self._game: Game | None = None
@@ -166,6 +167,7 @@ class GameDesk:
             with self._store.connect() as conn:
                 self._id = self._store.new_game(conn, json.dumps(_state(game, table)), time.time())
             self._game, self._table = game, table
+            self._aim(game, table)
             view = self._view()
         self._bus.publish(
             EventType.GAME_STARTED,
@@ -268,6 +270,14 @@ class GameDesk:
         with self._store.connect() as conn:
             self._store.save_game(conn, self._id, json.dumps(_state(game, table)))
         self._game, self._table = game, table
+        self._aim(game, table)
+
+    def _aim(self, game: Game, table: Table) -> None:
+        """Face whoever must press next: the player who owes the launcher, else whose turn it is."""
+        pending = table.pending()
+        player = pending.player if pending is not None else table.current
+        if self._aim_at is not None and player is not None:
+            self._aim_at(game.players.index(player))  # seats as the game began, eliminated players included
 
     def _view(self) -> dict[str, Any] | None:
         if self._game is None or self._table is None:

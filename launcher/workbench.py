@@ -34,6 +34,7 @@ WIRING = {
     "lid": "lid switch to GND, closed = low",
     "light": "status LED through 330 Ohm to GND",
     "buzzer": "passive buzzer (through a transistor if it draws > 8 mA)",
+    "servo": "aiming servo signal, only with [aim] seat_angles (servo power from its own 5 V)",
 }
 
 

@@ -36,9 +36,6 @@ PICO_PHYSICAL = {
     16: 21, 17: 22, 18: 24, 19: 25, 20: 26, 21: 27, 22: 29, 26: 31, 27: 32, 28: 34,
 }  # fmt: skip
 
-# Pins DESIGN.md §4 assigns but the config does not have keys for yet.
-PLANNED = {"aiming servo": 19}
-
 
 def _pin_defaults() -> dict[str, int]:
     return {f.name: f.default for f in dataclasses.fields(PinsConfig)}
@@ -96,7 +93,7 @@ def test_svg_is_self_contained_xml_with_a_viewbox(path: Path) -> None:
 def test_every_configured_pin_is_in_the_pi_diagram_on_its_header_pin() -> None:
     root = ET.parse(PI_SVG).getroot()
     groups = {el.get("id"): el for el in root.iter(f"{SVG_NS}g") if el.get("id")}
-    for key, bcm in {**_pin_defaults(), **PLANNED}.items():
+    for key, bcm in _pin_defaults().items():
         group = groups.get(f"pin-{PHYSICAL[bcm]}")
         assert group is not None, f"{key}: physical pin {PHYSICAL[bcm]} (GPIO{bcm}) is not drawn on the header"
         texts = _texts(group)
@@ -113,10 +110,6 @@ def test_the_pin_table_matches_the_config_defaults() -> None:
         assert row is not None, f"pins.{key} = {bcm}: no row for GPIO{bcm} in the pin table"
         assert f"`{key}`" in row["config key"], f"the GPIO{bcm} row should name the config key `{key}`"
         assert row["physical pin"] == str(PHYSICAL[bcm]), f"GPIO{bcm} is physical pin {PHYSICAL[bcm]}"
-    for what, bcm in PLANNED.items():
-        row = by_bcm.get(f"GPIO{bcm}")
-        assert row is not None and what in row["part"].lower(), f"{what}: no row for GPIO{bcm}"
-        assert row["physical pin"] == str(PHYSICAL[bcm])
     # And no row names a config key with a pin other than its default.
     for row in rows:
         for key in re.findall(r"`(\w+)`", row["config key"]):

@@ -163,3 +163,27 @@ def test_a_kill_9_mid_attack_resumes_exactly(tmp_path: Path) -> None:
         again.stop()
         if again.process.stdout:
             again.process.stdout.close()
+
+
+def test_the_aiming_servo_faces_whoever_must_press(tmp_path: Path) -> None:
+    config = (
+        Config().replace("state", dir=str(tmp_path)).replace("web", port=0).replace("aim", seat_angles=[-60, 0, 60])
+    )
+    daemon = Daemon(config)
+    try:
+        client = daemon.app.test_client()
+        post(client, "/api/games", {"players": ["Ann", "Bob", "Cy"]})  # Ann deals: Bob's turn
+        assert daemon.hardware.aim_angle == pytest.approx(0)  # type: ignore[attr-defined]
+        post(client, "/api/attacks", {"kind": "hit2", "by": "Bob"})  # Cy must press twice
+        assert daemon.hardware.aim_angle == pytest.approx(60)  # type: ignore[attr-defined]
+        assert client.get("/api/state").get_json()["hardware"]["aim"] == pytest.approx(60)
+    finally:
+        daemon.close()
+
+
+def test_seat_angles_are_checked() -> None:
+    from launcher.config import ConfigError, from_mapping
+
+    for bad in ([100], "left", [True], list(range(11))):
+        with pytest.raises(ConfigError, match=r"aim\.seat_angles"):
+            from_mapping({"aim": {"seat_angles": bad}})

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from gpiozero import Button, DigitalInputDevice, Motor
+from gpiozero import AngularServo, Button, DigitalInputDevice, Motor
 from gpiozero.pins import Factory
 
 from launcher.config import DispenseConfig, PinsConfig
@@ -336,8 +336,11 @@ class GpioHardware:
         pin_factory: Factory,
         clock: Clock = time.monotonic,
         describe: dict[str, object] | None = None,
+        seat_angles: tuple[float, ...] = (),
     ) -> None:
         self._description = {"backend": "gpio", **(describe or {})}
+        self._seat_angles = seat_angles
+        self._servo: AngularServo | None = None
         with contextlib.ExitStack() as undo:  # a part that fails to open releases the ones before it
             self.dispenser = GpioDispenser(
                 pins=pins,
@@ -356,15 +359,29 @@ class GpioHardware:
             )
             undo.callback(self.inputs.close)
             self.cues = GpioCues(light=pins.light, buzzer=pins.buzzer, pin_factory=pin_factory, clock=clock)
+            undo.callback(self.cues.close)
+            if seat_angles:
+                self._servo = AngularServo(pins.servo, min_angle=-90, max_angle=90, pin_factory=pin_factory)
             undo.pop_all()
 
     def describe(self) -> dict[str, object]:
-        return {**self._description, "cues": self.cues.running}
+        return {**self._description, "cues": self.cues.running, "aim": self.aim_angle}
+
+    @property
+    def aim_angle(self) -> float | None:
+        return None if self._servo is None or self._servo.closed else self._servo.angle
+
+    def aim_at(self, seat: int) -> None:
+        """Turn the launcher to face the player in this seat (0 = the first), when an aiming servo is fitted."""
+        if self._servo is not None and not self._servo.closed and 0 <= seat < len(self._seat_angles):
+            self._servo.angle = self._seat_angles[seat]
 
     def close(self) -> None:
         self.dispenser.close()
         self.cues.close()
         self.inputs.close()
+        if self._servo is not None:
+            self._servo.close()
 
     def __enter__(self) -> GpioHardware:
         return self

@@ -154,7 +154,11 @@ class SimulatedHardware(GpioHardware):
         self.world = SimulatedWorld(config, self.pin_factory)
         try:
             super().__init__(
-                pins=config.pins, dispense=config.dispense, pin_factory=self.pin_factory, describe={"backend": "sim"}
+                pins=config.pins,
+                dispense=config.dispense,
+                pin_factory=self.pin_factory,
+                describe={"backend": "sim"},
+                seat_angles=config.aim.seat_angles,
             )
         except Exception:
             self.world.close()
