@@ -24,8 +24,12 @@ def template_keys() -> set[str]:
     return set(TEMPLATE_KEY.findall((WEBUI / "templates" / "index.html").read_text(encoding="utf-8")))
 
 
+def scripts() -> list[Path]:
+    return sorted((WEBUI / "static").glob("*.js"))
+
+
 def script_keys() -> set[str]:
-    return set(SCRIPT_KEY.findall((WEBUI / "static" / "app.js").read_text(encoding="utf-8")))
+    return {key for script in scripts() for key in SCRIPT_KEY.findall(script.read_text(encoding="utf-8"))}
 
 
 def test_there_is_one_catalogue_per_language():
@@ -54,6 +58,13 @@ def test_translations_use_the_same_placeholders(lang):
         if set(PLACEHOLDER.findall(text)) != set(PLACEHOLDER.findall(other.get(key, "")))
     }
     assert differ == {}
+
+
+def test_every_script_is_loaded_by_the_page_and_uses_the_catalogues():
+    template = (WEBUI / "templates" / "index.html").read_text(encoding="utf-8")
+    for script in scripts():
+        assert f"filename='{script.name}'" in template, f"{script.name} is not loaded by the page"
+        assert SCRIPT_KEY.search(script.read_text(encoding="utf-8")), f'no t("...") calls in {script.name}'
 
 
 def test_page_and_script_only_use_keys_that_exist():

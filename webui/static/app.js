@@ -1,5 +1,6 @@
 // The phone page of the UNO launcher: one big button, the round and its sealed seed, a live feed, the deck level,
-// a new-round control, the rules of each profile and a language switch.
+// a new-round control, the rules of each profile and a language switch. The game at the table (game.js, score.js,
+// setup.js) joins in through `hooks`.
 // Vanilla JS with no build step. Every visible text comes from the catalogues in static/i18n/.
 "use strict";
 
@@ -15,6 +16,15 @@ const VIBRATE_FIRE = 120;
 const VIBRATE_JACKPOT = [90, 60, 90, 60, 240];
 
 const $ = (id) => document.getElementById(id);
+
+// The other scripts add to these lists while they load; the page starts once all of them have (DOMContentLoaded).
+const hooks = {
+  render: [], // () => void: redraw in the language just chosen
+  describe: [], // (event) => [symbol, text] | null: feed lines for their events
+  event: [], // (event, fresh) => void: every event from the stream
+  connected: [], // () => void: the stream (re)connected, re-read what might have been missed
+  start: [], // () => void: once, after the catalogue is loaded
+};
 
 const ui = {
   lang: "en",
@@ -122,6 +132,7 @@ function render() {
   renderFeed();
   renderProfileChoice();
   renderRules();
+  for (const hook of hooks.render) hook();
 }
 
 function renderConn() {
@@ -238,6 +249,10 @@ function renderFault() {
 function describe({ type, data }) {
   switch (type) {
     case "button.pressed":
+      if (data.deal) {
+        // Classic UNO: the press deals exact cards, outside the round's count of presses.
+        return ["✋", data.source === "button" ? t("feed.deal_button", data) : t("feed.deal_web", data)];
+      }
       return ["✋", data.source === "button" ? t("feed.pressed_button", data) : t("feed.pressed_web", data)];
     case "launcher.missed":
       return ["○", t("feed.missed", data)];
@@ -269,6 +284,10 @@ function describe({ type, data }) {
     case "deck.reloaded":
       return ["↻", t("feed.reloaded", data)];
     default:
+      for (const hook of hooks.describe) {
+        const line = hook({ type, data });
+        if (line) return line;
+      }
       return null;
   }
 }
@@ -284,7 +303,7 @@ function feedItem(event) {
   const [symbol, text] = describe(event);
   const li = document.createElement("li");
   li.dataset.type = event.type;
-  if (event.data.press !== undefined) li.dataset.press = event.data.press;
+  if (event.data.press !== undefined && event.data.press !== null) li.dataset.press = event.data.press;
   if (event.data.round !== undefined) li.dataset.round = event.data.round;
   if (event.data.jackpot) li.dataset.jackpot = "true";
   const when = document.createElement("time");
@@ -493,7 +512,7 @@ function onEvent(event) {
   const fresh = event.id > ui.snapshotId;
   switch (event.type) {
     case "button.pressed":
-      if (fresh && ui.round) showRound({ ...ui.round, presses: Math.max(ui.round.presses, data.press) });
+      if (fresh && ui.round && data.press) showRound({ ...ui.round, presses: Math.max(ui.round.presses, data.press) });
       break;
     case "launcher.suspense":
       setSuspense(data.pause_ms);
@@ -533,6 +552,7 @@ function onEvent(event) {
       renderFault();
       break;
   }
+  for (const hook of hooks.event) hook(event, fresh);
   if (describe(event)) {
     ui.feed.unshift(event);
     ui.feed.length = Math.min(ui.feed.length, FEED_MAX);
@@ -551,6 +571,7 @@ function connect() {
     ui.conn = "live";
     renderConn();
     refreshState().catch(() => {}); // the stream's own error handler reports a lost connection
+    for (const hook of hooks.connected) hook();
   };
   source.onerror = () => {
     ui.conn = "reconnecting";
@@ -584,8 +605,9 @@ async function start() {
   // Start the stream a little in the past, so a phone that joins sees what just happened.
   const state = await refreshState().catch(() => null);
   ui.lastId = Math.max(0, (state?.last_event_id ?? 0) - HISTORY_EVENTS);
+  for (const hook of hooks.start) hook();
   connect();
   loadProfiles().catch(() => {}); // without them the select still offers the built-in names
 }
 
-start();
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,400 @@
+"""The game at the table on the phone page, in Debian's Chromium as a Pixel 5, against the real daemon on simulated
+hardware: two phones play a Wild All Hit and score a round; classic UNO deals exact counts; the game's panels fit
+narrow phones. Screenshots land in test-artifacts/ for a human to look at.
+"""
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Page, Request, expect
+
+from tests import test_browser
+from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue, fill, open_live, origin, watch
+
+playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
+
+pytestmark = pytest.mark.browser
+
+STATIC = Path(__file__).resolve().parent.parent / "webui" / "static"
+PAGE_BUDGET = 150 * 1024  # every asset of the page together, as transferred
+RECORD_VIBRATIONS = "window.__vibrations = []; navigator.vibrate = (p) => (__vibrations.push(p), true);"
+ZED = "<b>Zed</b>"  # a name that is HTML: it must show as text
+CY = "Cy 🎉"
+
+
+def phone(browser, playwright, home, foreign_requests, console_errors, **options) -> Page:
+    """A phone that records what it vibrates, requests that leave the daemon and console errors (with their URL)."""
+    context = browser.new_context(**playwright.devices["Pixel 5"], **{"locale": "en-US", **options})
+    context.add_init_script(RECORD_VIBRATIONS)
+    page = context.new_page()
+    page.on("request", lambda r: origin(r.url) != home and foreign_requests.append(r.url))
+    page.on("console", lambda m: m.type == "error" and console_errors.append(f"{m.text} <{m.location.get('url')}>"))
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+    return page
+
+
+def page_weight(requests: list[Request]) -> int:
+    """Bytes transferred for the page's own assets (not the API or the event stream), headers included."""
+    total = 0
+    for request in requests:
+        if urlsplit(request.url).path.startswith("/api/"):
+            continue
+        sizes = request.sizes()
+        total += sizes["responseBodySize"] + sizes["responseHeadersSize"]
+    return total
+
+
+def new_game(page: Page, players: list[str], ruleset: str | None = None) -> None:
+    """Fill the new-game form with these players (seat order) and start the game."""
+    page.locator("#tab-new").tap()
+    while page.locator("#seats li").count() < len(players):
+        page.locator("#seat-add").tap()
+    while page.locator("#seats li").count() > len(players):
+        page.locator("#seats li").last.locator("button").last.tap()
+    for seat, name in zip(page.locator("#seats input").all(), players, strict=True):
+        seat.fill(name)
+    if ruleset is not None:
+        page.locator(f'input[name="ruleset"][value="{ruleset}"]').check()
+    page.locator("#setup-start").tap()
+
+
+def press_and_wait(page: Page) -> None:
+    expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+    page.locator("#press").tap()
+    expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+
+
+def took_pattern(strings: dict[str, str], player: str, cause: str) -> re.Pattern[str]:
+    """The feed line of a press for an attack: some cards, one card or nothing."""
+    options = []
+    for key in ("feed.took", "feed.took_one", "feed.took_none"):
+        parts = re.split(r"\{(\w+)\}", strings[key])
+        values = {"player": re.escape(player), "cause": re.escape(cause), "cards": r"\d+"}
+        options.append("".join(re.escape(p) if i % 2 == 0 else values[p] for i, p in enumerate(parts)))
+    return re.compile("^(?:" + "|".join(options) + ")$")
+
+
+def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    en = catalogue("en")
+    foreign_requests, console_errors = [], []
+    phone_a = phone(browser, playwright, home, foreign_requests, console_errors)
+    assets: list[Request] = []
+    phone_a.on("requestfinished", lambda r: assets.append(r))
+    phone_b = phone(browser, playwright, home, foreign_requests, console_errors)
+    for page in (phone_a, phone_b):
+        open_live(page, home)
+        expect(page.locator("#tab-new")).to_have_attribute("aria-selected", "true")
+    expect(phone_a.locator("#game")).to_be_visible()  # the scripts, the catalogue and the rules are in
+    loaded = {urlsplit(r.url).path.rsplit("/", 1)[-1] for r in assets}
+    assert {"", "app.css", "app.js", "game.js", "score.js", "setup.js", "en.json"} <= loaded
+    # The browser may fetch the icon and the manifest later (or, headless, never): count them from the disk.
+    weight = page_weight(assets) + sum(
+        (STATIC / f).stat().st_size for f in {"icon.svg", "manifest.webmanifest"} - loaded
+    )
+    assert weight < PAGE_BUDGET, f"the page's assets weigh {weight} bytes"
+
+    # Phone A starts a game for three, one name HTML, one with an emoji; Ann deals, so Zed plays first.
+    new_game(phone_a, ["Ann", ZED, CY])
+    for page in (phone_a, phone_b):
+        expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player=ZED), timeout=WAIT_MS)
+        expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true")
+    game = daemon.get("/api/game")["game"]
+    assert game["players"] == ["Ann", ZED, CY] and game["ruleset"] == "uno_attack"
+    expect(phone_b.locator('#feed li[data-type="game.started"] .feed-text')).to_have_text(
+        fill(en["feed.game_started"], players=f"Ann, {ZED}, and {CY}", ruleset=en["ruleset.uno_attack"])
+    )
+    phone_b.locator("#me").select_option(CY)  # phone B belongs to Cy
+
+    # Zed (whose turn it is: the picker's default) played a Wild All Hit: Cy presses, then Ann.
+    expect(phone_a.locator("#who input:checked")).to_have_value(ZED)
+    phone_a.get_by_role("button", name=en["kind.wild_all_hit"], exact=True).tap()
+    for page in (phone_a, phone_b):
+        expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.once"], player=CY), timeout=WAIT_MS)
+        expect(page.locator("#prompt-cause")).to_have_text(fill(en["prompt.by"], cause=en["kind.wild_all_hit"], by=ZED))
+        expect(page.locator("#prompt-queue li")).to_have_text(["Ann"])
+    expect(phone_b.locator('#feed li[data-type="attack.started"] .feed-text')).to_have_text(
+        fill(en["feed.declared"], player=ZED, what=en["kind.wild_all_hit"])
+    )
+    # Phone B is Cy's: marked with a symbol and words, and it vibrated; phone A is nobody's.
+    expect(phone_b.locator("#prompt")).to_have_attribute("data-me", "true")
+    expect(phone_b.locator("#prompt-me")).to_have_text(en["prompt.you"])
+    expect(phone_a.locator("#prompt-me")).to_be_hidden()
+    assert phone_b.evaluate("window.__vibrations") == [[200, 100, 200]]
+    assert phone_a.evaluate("window.__vibrations") == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    phone_b.screenshot(path=ARTIFACTS / "browser-game-attack.png")
+
+    # Whoever taps, the press is the demanded player's: phone A presses for Cy, phone B for Ann.
+    press_and_wait(phone_a)
+    for page in (phone_a, phone_b):
+        expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.once"], player="Ann"), timeout=WAIT_MS)
+        expect(page.locator("#prompt-next")).to_be_hidden()  # the queue is empty
+    expect(phone_b.locator("#prompt")).not_to_have_attribute("data-me", "true")
+    progress = phone_b.locator('#feed li[data-type="attack.progress"] .feed-text')
+    expect(progress).to_have_text([took_pattern(en, CY, en["kind.wild_all_hit"])])
+    press_and_wait(phone_b)
+    for page in (phone_a, phone_b):  # the next player after Zed plays on
+        expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player=CY), timeout=WAIT_MS)
+    expect(progress).to_have_text(
+        [took_pattern(en, "Ann", en["kind.wild_all_hit"]), took_pattern(en, CY, en["kind.wild_all_hit"])]
+    )
+    expect(phone_b.locator('#feed li[data-type="attack.finished"] .feed-text')).to_have_text(
+        fill(en["feed.attack_finished"], cause=en["kind.wild_all_hit"])
+    )
+    statistics = daemon.get("/api/game")["game"]["scoreboard"]["statistics"]
+    assert [statistics[p]["presses"] for p in ("Ann", ZED, CY)] == [1, 0, 1]
+
+    # Phone A scores the round with the card calculator; first a count the deck cannot hold.
+    phone_a.locator("#tab-round").tap()
+    expect(phone_a.locator("#entry-title")).to_have_text(fill(en["entry.title"], round=1))
+    phone_a.locator("#winner").select_option("Ann")
+    zed, cy = (phone_a.locator("#hands .hand").filter(has_text=name) for name in (ZED, CY))
+    for hand in (zed, cy):
+        hand.locator("summary").tap()
+
+    def tap(hand, kind, times=1, button="card-add"):
+        for _ in range(times):
+            hand.locator(f'.cell[data-kind="{kind}"] .{button}').tap()
+
+    tap(zed, "7", 3)
+    tap(zed, "7", 1, "card-minus")
+    tap(zed, "wild_all_hit", 2)
+    tap(cy, "wild_all_hit")
+    expect(zed.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=114, cards=4))
+    expect(cy.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=50, cards=1))
+    expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=164))
+    phone_a.locator("#entry-save").tap()
+    # The daemon's message, as it returned it (nothing stored: the same round is refused again).
+    status, refused = daemon.post(
+        "/api/games/current/rounds",
+        {"winner": "Ann", "hands": {ZED: {"7": 2, "wild_all_hit": 2}, CY: {"wild_all_hit": 1}}, "reshuffled": False},
+    )
+    assert status == 400 and "Wild All Hit" in refused["error"]["message"]
+    expect(phone_a.locator("#entry-error")).to_have_text(refused["error"]["message"])
+    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
+
+    tap(cy, "wild_all_hit", 1, "card-minus")
+    tap(cy, "skip")
+    expect(cy.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=20, cards=1))
+    expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=134))
+    phone_a.locator("#entry-save").tap()
+    expect(phone_a.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    expect(phone_a.locator("#entry-error")).to_be_hidden()
+    assert daemon.get("/api/game")["game"]["scoreboard"]["totals"] == {"Ann": 134, ZED: 0, CY: 0}
+
+    # Phone B sees the round live: its feed line, the totals, the chart with one labelled line per player.
+    scored = fill(en["feed.round_scored"], round=1, winner="Ann")
+    expect(phone_b.locator('#feed li[data-type="round.scored"] .feed-text')).to_have_text(scored, timeout=WAIT_MS)
+    phone_b.locator("#tab-scores").tap()
+    rows = phone_b.locator("#totals tbody tr")
+    expect(rows.locator(".side-name")).to_have_text(["Ann", ZED, CY])
+    expect(rows.locator(".total")).to_have_text(["134", "0", "0"])
+    expect(rows.locator(".marker")).to_have_text(["●", "■", "▲"])
+    expect(phone_b.locator("#chart .series")).to_have_count(3)
+    expect(phone_b.locator("#chart .series .name")).to_have_text(["● Ann", "■ <b>Zed</…", "▲ Cy 🎉"])
+    assert phone_b.locator("#chart .series").nth(1).locator("rect").count() == 2  # a square at 0 and round 1
+    expect(phone_b.locator("#rounds li")).to_have_count(1)
+    stats = phone_b.locator("#stats tbody tr")
+    expect(stats.locator("th")).to_have_text(["Ann", ZED, CY])
+    expect(stats.nth(0).locator("td")).to_have_text(["1", re.compile(r"^\d+$"), "1"])
+    # The HTML name never became markup, on either phone.
+    for page in (phone_a, phone_b):
+        assert page.locator("b").count() == 0
+    phone_b.screenshot(path=ARTIFACTS / "browser-game-scores.png", full_page=True)
+
+    for page in (phone_a, phone_b):
+        page.context.close()
+    assert foreign_requests == []
+    # Chromium logs every 4xx answer; the one refused round above is the only one.
+    refused_round = f"the server responded with a status of 400 (BAD REQUEST) <{home}/api/games/current/rounds>"
+    assert [e for e in console_errors if not e.endswith(refused_round)] == []
+    assert len(console_errors) == 1
+
+
+def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    en = catalogue("en")
+    foreign_requests, console_errors = [], []
+    page = phone(browser, playwright, home, foreign_requests, console_errors)
+    open_live(page, home)
+    before = daemon.get("/api/state")["deck"]["dispensed"]
+
+    new_game(page, ["Ann", "Bob", "Cy", "Dee"], ruleset="classic")
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Bob"), timeout=WAIT_MS)
+    assert daemon.get("/api/game")["game"]["ruleset"] == "classic"
+    # Classic UNO has its own declarations, and no UNO Attack cards.
+    expect(page.get_by_role("button", name=en["kind.draw_two"], exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name=en["kind.hit_2"], exact=True)).to_have_count(0)
+
+    page.get_by_role("button", name=en["decl.deal"], exact=True).tap()
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=7), timeout=WAIT_MS)
+    expect(page.locator("#prompt-queue li")).to_have_text(["Cy🃏\ufe0f7", "Dee🃏\ufe0f7", "Ann🃏\ufe0f7"])
+    demands = daemon.get("/api/game")["game"]["table"]["demands"]
+    assert [(d["player"], d["cards"]) for d in demands] == [("Bob", 7), ("Cy", 7), ("Dee", 7), ("Ann", 7)]
+
+    for dealt, following in [("Bob", "Cy"), ("Cy", "Dee"), ("Dee", "Ann"), ("Ann", None)]:
+        press_and_wait(page)
+        line = page.locator('#feed li[data-type="launcher.dealt"] .feed-text').first
+        expect(line).to_have_text(fill(en["feed.dealt"], player=dealt, cards=7), timeout=WAIT_MS)
+        if following:
+            expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player=following, n=7))
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Bob"), timeout=WAIT_MS)
+    state = daemon.get("/api/state")
+    assert state["deck"]["dispensed"] == before + 28 == state["hardware"]["sim_cards_out"]
+
+    # Bob plays a Draw Two: Cy's next press takes exactly 2.
+    expect(page.locator("#who input:checked")).to_have_value("Bob")
+    page.get_by_role("button", name=en["kind.draw_two"], exact=True).tap()
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Cy", n=2), timeout=WAIT_MS)
+    press_and_wait(page)
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Dee"), timeout=WAIT_MS)
+    assert daemon.get("/api/state")["deck"]["dispensed"] == before + 30
+
+    page.locator("#tab-scores").tap()
+    expect(page.locator("#stats tbody tr").locator("td:nth-of-type(2)")).to_have_text(["7", "7", "9", "7"])
+    page.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+def test_a_round_is_corrected_and_the_last_one_taken_back_from_a_phone(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    en = catalogue("en")
+    foreign_requests, console_errors = [], []
+    status, _ = daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"], "mode": "lowest_total"})
+    assert status == 201
+    for body in [
+        {"winner": "Ann", "hands": {"Bob": {"7": 1}, "Cy": 20}},
+        {"winner": "Bob", "hands": {"Ann": 10, "Cy": {"skip": 1}}},
+    ]:
+        assert daemon.post("/api/games/current/rounds", body)[0] == 201
+    page = phone(browser, playwright, home, foreign_requests, console_errors)
+    open_live(page, home)
+    page.locator("#tab-scores").tap()
+    totals = page.locator("#totals tbody .total")
+    expect(totals).to_have_text(["10", "7", "40"])
+    expect(page.locator("#rounds li strong")).to_have_text(
+        [fill(en["scores.round"], round=2, winner="Bob"), fill(en["scores.round"], round=1, winner="Ann")]
+    )
+
+    # Correct round 1: the form comes back as entered (cards for Bob, a typed total for Cy).
+    page.get_by_role("button", name=fill(en["scores.edit_round"], round=1)).tap()
+    expect(page.locator("#entry-title")).to_have_text(fill(en["entry.edit_title"], round=1))
+    expect(page.locator("#winner")).to_have_value("Ann")
+    bob, cy = (page.locator("#hands .hand").filter(has_text=name) for name in ("Bob", "Cy"))
+    expect(bob.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=7, cards=1))
+    expect(cy.locator(".hand-total")).to_have_text(fill(en["entry.hand_typed"], points=20))
+    cy.locator("summary").tap()
+    cy.locator("input[type=number]").fill("30")
+    save = page.locator("#entry-save")
+    expect(save).to_have_text(fill(en["entry.save_edit"], round=1))
+    save.tap()
+    expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    expect(totals).to_have_text(["10", "7", "50"])
+    expect(page.locator('#feed li[data-type="round.edited"] .feed-text')).to_have_text(
+        fill(en["feed.round_edited"], round=1), timeout=WAIT_MS
+    )
+    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"][0]["hands"]["Cy"] == 30
+
+    # Take back round 2: the first tap asks, the second does it.
+    undo = page.locator("#undo")
+    expect(undo).to_have_text("↶ " + fill(en["scores.undo"], round=2))
+    undo.tap()
+    expect(undo).to_have_text("↶ " + fill(en["scores.undo_confirm"], round=2))
+    assert len(daemon.get("/api/game")["game"]["scoreboard"]["rounds"]) == 2
+    undo.tap()
+    expect(totals).to_have_text(["0", "7", "30"], timeout=WAIT_MS)
+    expect(page.locator("#rounds li")).to_have_count(1)
+    expect(page.locator('#feed li[data-type="round.undone"] .feed-text')).to_have_text(
+        fill(en["feed.round_undone"], round=2), timeout=WAIT_MS
+    )
+    page.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+# A game in every state a panel can show: teams, rounds with an elimination, an attack with its queue.
+TEAM_GAME = {
+    "players": ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"],
+    "teams": {"Team A": ["Ann", "Cy", "Eve"], "Team B": ["Bob", "Dee", "Fay"]},
+    "mode": "lowest_total",
+    "target": 250,
+    "house_rules": {"stacking": True, "reshuffle_doubles": True, "multiple_identical": True},
+}
+SOLO_GAME = {
+    "players": ["Ann", ZED, CY, "Dee with a very long name indeed"],
+    "mode": "elimination",
+    "target": 100,
+    "ruleset": "classic",
+    "house_rules": {"red_zero_100": True, "party_penalties": True},
+}
+TARGETS = "button, select, summary, a, input[type=text], input[type=number], .chip, .choice, .check"
+
+
+@pytest.mark.parametrize("color_scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [393, 320])
+def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chromium, color_scheme, width):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    teams = width == 393
+    game = TEAM_GAME if teams else SOLO_GAME
+    status, _ = daemon.post("/api/games", game)
+    assert status == 201
+    if teams:
+        rounds = [("Ann", {"Bob": 30, "Cy": 12, "Dee": 44, "Eve": 0, "Fay": 9}), ("Bob", {"Ann": 61, "Cy": 20})]
+    else:
+        rounds = [("Ann", {ZED: {"0": 1, "draw_two": 1}, CY: 35, "Dee with a very long name indeed": 120})]
+    for winner, hands in rounds:
+        if teams:
+            hands = {p: hands.get(p, 0) for p in TEAM_GAME["players"] if p != winner}
+        status, answer = daemon.post("/api/games/current/rounds", {"winner": winner, "hands": hands})
+        assert status == 201, answer
+    kind = "wild_all_hit" if teams else "wild_draw_four"
+    current = daemon.get("/api/game")["game"]["table"]["current"]
+    status, answer = daemon.post("/api/attacks", {"kind": kind, "by": current})
+    assert status == 200, answer
+
+    device = {**playwright.devices["Pixel 5"], "viewport": {"width": width, "height": 727 if width == 393 else 568}}
+    locale = "en-US" if teams else "zh-TW"
+    foreign_requests, console_errors = [], []
+    page = browser.new_context(**device, locale=locale, color_scheme=color_scheme).new_page()
+    watch(page, home, foreign_requests, console_errors)
+    open_live(page, home)
+    expect(page.locator("#prompt")).to_have_attribute("data-state", "demand", timeout=WAIT_MS)
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = f"browser-game-{width}-{color_scheme}"
+    page.screenshot(path=ARTIFACTS / f"{name}.png")  # the first screen with the prompt
+    page.locator("#me").select_option(index=2)
+    for tab in ["table", "round", "scores", "new", "rules"]:
+        page.locator(f"#tab-{tab}").tap()
+        expect(page.locator(f"#panel-{tab}")).to_be_visible()
+        if tab == "round":
+            page.locator("#winner").select_option(index=1)
+            page.locator("#hands .hand summary").first.tap()
+        if tab == "new":
+            # The form starts from the game in play; with four seats, two teams of two.
+            expect(page.locator("#seats li")).to_have_count(len(game["players"]))
+            while page.locator("#seats li").count() > 4:
+                page.locator("#seats li").last.locator("button").last.tap()
+            while page.locator("#seats li").count() < 4:
+                page.locator("#seat-add").tap()
+            page.locator("#teams").select_option(index=1)
+        page.locator("#game").screenshot(path=ARTIFACTS / f"{name}-{tab}.png")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, tab
+        small = page.evaluate(
+            """(selector) => [...document.querySelectorAll(selector)]
+                .filter((e) => e.getClientRects().length && e.closest('.game'))
+                .map((e) => [e.id || e.className || e.tagName, e.getBoundingClientRect().height])
+                .filter(([, height]) => height < 47.5)""",
+            TARGETS,
+        )
+        assert small == [], tab
+    page.context.close()
+    assert foreign_requests == []
+    assert console_errors == []

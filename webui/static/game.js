@@ -1,0 +1,618 @@
+// The game at the table: the current game from /api/game, kept live by the event stream. Here: the prompt on the
+// first screen (who must press, how often, who comes next), the tabs, the table panel with its declarations and
+// the feed lines of game events. score.js has round entry and the scoreboard, setup.js the new game and the rules.
+// Player and team names are data: they only ever reach the page through textContent.
+"use strict";
+
+const ME_KEY = "uno-launcher.me";
+const VIBRATE_ME = [200, 100, 200];
+const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
+const CONFIRM_MS = 4000; // a second tap within this time confirms (undo, a new game over one in play)
+const MAX_COUNT = 4; // identical cards at once (house rule): 1 to this
+const CARD = "🃏\uFE0F"; // the playing card as an emoji, not as a text glyph
+
+const game = {
+  data: null, // GET /api/game's "game": the current game, or null
+  rules: null, // GET /api/game's "rules": rulesets, modes, decks, house rules, declarations
+  tab: null, // the tab shown
+  me: null, // the player this phone belongs to ("I am …") in the current game, or null
+  mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
+  alerted: null, // the demand this phone last vibrated for
+  loading: null, // the GET /api/game in flight
+  again: false, // read once more when it answers: something changed meanwhile
+  shape: "", // the players and rules the table controls were built for
+  current: undefined, // whose turn the "who" picker last followed
+  sending: false, // a declaration is in flight
+};
+
+// ---- Small helpers shared by game.js, score.js and setup.js ----
+
+function el(tag, className = "", text = "") {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== "") node.textContent = text;
+  return node;
+}
+
+function option(value, text) {
+  const node = el("option", "", text);
+  node.value = value;
+  return node;
+}
+
+// "Ann, Bob and Cy" in the reader's language.
+function names(list) {
+  try {
+    return new Intl.ListFormat(ui.lang, { type: "conjunction" }).format(list);
+  } catch {
+    return list.join(", ");
+  }
+}
+
+function number(value) {
+  return new Intl.NumberFormat(ui.lang).format(value);
+}
+
+// A JSON request with any method; the answer's body is {} when it is not JSON.
+async function sendJson(method, path, payload) {
+  const init = { method, headers: {} };
+  if (payload !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(payload);
+  }
+  const response = await fetch(path, init);
+  const body = await response.json().catch(() => ({}));
+  return { response, body };
+}
+
+// The daemon's own message (it names the player, card or setting), else the status.
+function refusal(response, body) {
+  return body.error?.message || t("game.failed", { status: response.status });
+}
+
+function showError(id, text) {
+  $(id).textContent = text || "";
+  $(id).hidden = !text;
+}
+
+// A button that asks for a second tap before it acts: the first tap turns it into its confirm text.
+function confirmTap(button, confirmText, action) {
+  if (button.dataset.confirm === "true") {
+    delete button.dataset.confirm;
+    clearTimeout(button.confirmTimer);
+    action();
+    return;
+  }
+  button.dataset.confirm = "true";
+  button.textContent = confirmText;
+  button.confirmTimer = setTimeout(() => {
+    delete button.dataset.confirm;
+    renderGame();
+  }, CONFIRM_MS);
+}
+
+function storedMe() {
+  try {
+    return localStorage.getItem(ME_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function rememberMe(name) {
+  try {
+    if (name) localStorage.setItem(ME_KEY, name);
+    else localStorage.removeItem(ME_KEY);
+  } catch {
+    // Not remembered: this phone is still "me" until the page is reloaded.
+  }
+}
+
+// ---- Names of rules things. Literal keys, so that tests/test_i18n.py can check them ----
+
+const KIND_TEXTS = {
+  skip: () => t("kind.skip"),
+  reverse: () => t("kind.reverse"),
+  draw_two: () => t("kind.draw_two"),
+  wild: () => t("kind.wild"),
+  wild_draw_four: () => t("kind.wild_draw_four"),
+  hit_2: () => t("kind.hit_2"),
+  discard_all: () => t("kind.discard_all"),
+  trade_hands: () => t("kind.trade_hands"),
+  wild_all_hit: () => t("kind.wild_all_hit"),
+  wild_hit_fire: () => t("kind.wild_hit_fire"),
+};
+
+// Number cards are their digit in every language.
+function kindName(id) {
+  return KIND_TEXTS[id]?.() ?? id;
+}
+
+const CAUSE_TEXTS = {
+  plain: () => t("cause.plain"),
+  declined: () => t("cause.declined"),
+  hit_2: () => t("kind.hit_2"),
+  wild_all_hit: () => t("kind.wild_all_hit"),
+  wild_hit_fire: () => t("kind.wild_hit_fire"),
+  uno_penalty: () => t("cause.uno_penalty"),
+  suggestion_penalty: () => t("cause.suggestion_penalty"),
+  party_penalty: () => t("cause.party_penalty"),
+  deal: () => t("cause.deal"),
+  draw_two: () => t("kind.draw_two"),
+  wild_draw_four: () => t("kind.wild_draw_four"),
+  challenge_failed: () => t("cause.challenge_failed"),
+  illegal_wild_draw_four: () => t("cause.illegal_wild_draw_four"),
+  forgot_uno: () => t("cause.forgot_uno"),
+  false_uno: () => t("cause.false_uno"),
+  wrong_accusation: () => t("cause.wrong_accusation"),
+  wrong_card: () => t("cause.wrong_card"),
+};
+
+function causeName(cause) {
+  return CAUSE_TEXTS[cause]?.() ?? cause;
+}
+
+const RULESET_TEXTS = {
+  uno_attack: () => [t("ruleset.uno_attack"), t("ruleset.uno_attack_about")],
+  classic: () => [t("ruleset.classic"), t("ruleset.classic_about")],
+};
+
+function rulesetName(id) {
+  return RULESET_TEXTS[id]?.()[0] ?? id;
+}
+
+// What each declaration sends besides its kind ("by": who played the card; "player": who takes the penalty),
+// where its button goes, its symbol (never colour alone) and its words.
+const DECLARATIONS = {
+  played: { group: "cards", field: "by", symbol: "▶", text: () => t("decl.played") },
+  hit2: { group: "cards", field: "by", symbol: "✋2", count: true, text: () => t("kind.hit_2") },
+  wild_all_hit: { group: "cards", field: "by", symbol: "✋✋", text: () => t("kind.wild_all_hit") },
+  wild_hit_fire: { group: "cards", field: "by", symbol: "🔥", text: () => t("kind.wild_hit_fire") },
+  draw_two: { group: "cards", field: "by", symbol: "+2", count: true, text: () => t("kind.draw_two") },
+  wild_draw_four: { group: "cards", field: "by", symbol: "+4", text: () => t("kind.wild_draw_four") },
+  skip: { group: "cards", field: "by", symbol: "⊘", count: true, text: () => t("kind.skip") },
+  reverse: { group: "cards", field: "by", symbol: "⇄", count: true, text: () => t("kind.reverse") },
+  declined: {
+    group: "penalties",
+    field: "player",
+    symbol: "✋1",
+    text: () => (game.data?.ruleset === "classic" ? t("decl.declined_classic") : t("decl.declined")),
+  },
+  uno_penalty: { group: "penalties", field: "player", symbol: "✋2", text: () => t("decl.uno_penalty") },
+  suggestion_penalty: { group: "penalties", field: "player", symbol: "✋4", text: () => t("decl.suggestion") },
+  party_penalty: { group: "penalties", field: "player", symbol: "🎉", text: () => t("decl.party_penalty") },
+  forgot_uno: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.forgot_uno") },
+  false_uno: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.false_uno") },
+  wrong_card: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.wrong_card") },
+  wrong_accusation: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.wrong_accusation") },
+  challenge: { group: "penalties", field: "player", legal: true, symbol: "?+4", text: () => t("decl.challenge_legal") },
+  challenge_illegal: {
+    group: "penalties",
+    field: "player",
+    legal: false,
+    symbol: "!+4",
+    text: () => t("decl.challenge_illegal"),
+  },
+  deal: { group: "start", symbol: `${CARD}7`, text: () => t("decl.deal") },
+  turn: { group: "fix", field: "player", symbol: "▶", text: () => t("decl.turn") },
+  cancel: { group: "fix", symbol: "✕", text: () => t("decl.cancel") },
+};
+
+function declarationName(kind) {
+  return DECLARATIONS[kind]?.text() ?? kind;
+}
+
+// ---- The game from the daemon ----
+
+async function loadGame() {
+  if (game.loading) {
+    game.again = true;
+    return game.loading;
+  }
+  game.loading = (async () => {
+    try {
+      const response = await fetch("/api/game");
+      if (!response.ok) throw new Error(`game: HTTP ${response.status}`);
+      const body = await response.json();
+      game.rules = body.rules;
+      showGame(body.game);
+    } finally {
+      game.loading = null;
+    }
+  })();
+  const loading = game.loading;
+  await loading;
+  if (game.again) {
+    game.again = false;
+    await loadGame();
+  }
+}
+
+let reloadTimer;
+function reloadSoon() {
+  clearTimeout(reloadTimer);
+  reloadTimer = setTimeout(() => loadGame().catch(() => {}), GAME_RELOAD_MS);
+}
+
+// The whole game, from GET /api/game or an answer to this phone's request.
+function showGame(data) {
+  const started = data && data.id !== game.data?.id;
+  game.data = data ?? null;
+  const shape = data ? JSON.stringify([data.id, data.players, data.ruleset, data.house_rules, data.track_turns]) : "";
+  if (shape !== game.shape) {
+    game.shape = shape;
+    game.current = undefined;
+    buildTableControls();
+    resetEntry();
+  }
+  if (started && game.tab === "new") game.tab = "table";
+  renderGame();
+}
+
+// Only the table changed (an attack event): redraw what shows it.
+function showTable(table) {
+  game.data = { ...game.data, table };
+  renderPrompt();
+  renderTablePanel();
+}
+
+function showScoreboard(scoreboard) {
+  game.data = { ...game.data, scoreboard };
+  renderPrompt();
+  renderScores();
+  renderEntry();
+}
+
+const GAME_EVENTS = new Set([
+  "game.started",
+  "attack.started",
+  "attack.progress",
+  "attack.finished",
+  "round.scored",
+  "round.undone",
+  "round.edited",
+  "game.finished",
+  "launcher.dealt",
+]);
+// A press ends with one of these; the press may have moved the turn or the statistics.
+const PRESS_ENDS = new Set([
+  "launcher.missed",
+  "launcher.fired",
+  "launcher.jammed",
+  "launcher.empty",
+  "launcher.stopped",
+]);
+
+function onGameEvent({ type, data }, fresh) {
+  if (!fresh) return; // the history replayed when the page opens: GET /api/game already holds it
+  if (GAME_EVENTS.has(type)) {
+    // Show the event's own state at once, then read the whole game to be exact.
+    if (game.data && data.table && type.startsWith("attack.")) showTable(data.table);
+    if (game.data && data.scoreboard && type !== "game.started") showScoreboard(data.scoreboard);
+    reloadSoon();
+  } else if (PRESS_ENDS.has(type) && game.data) {
+    reloadSoon();
+  }
+}
+
+// ---- Rendering ----
+
+function renderGame() {
+  $("game").hidden = !game.rules;
+  if (!game.rules) return;
+  renderTabs();
+  renderPrompt();
+  renderTablePanel();
+  renderEntry();
+  renderScores();
+  renderSetup();
+  renderGameRules();
+}
+
+const TABS = ["table", "round", "scores", "new", "rules"];
+
+function renderTabs() {
+  const open = game.data ? TABS : ["new", "rules"];
+  if (!open.includes(game.tab)) game.tab = open[0];
+  for (const name of TABS) {
+    const button = $(`tab-${name}`);
+    const selected = name === game.tab;
+    button.hidden = !open.includes(name);
+    button.setAttribute("aria-selected", String(selected));
+    button.tabIndex = selected ? 0 : -1;
+    $(`panel-${name}`).hidden = !selected;
+  }
+}
+
+function showTab(name) {
+  game.tab = name;
+  renderTabs();
+}
+
+// "Bob: press 2 more times", built from the demand's numbers (never from its English text).
+function demandText(demand) {
+  const values = { player: demand.player, n: demand.presses || demand.cards };
+  if (demand.until_fire) return t("prompt.until_fire", values);
+  if (demand.presses) {
+    if (demand.started) return demand.presses === 1 ? t("prompt.more_one", values) : t("prompt.more", values);
+    return demand.presses === 1 ? t("prompt.once", values) : t("prompt.times", values);
+  }
+  if (demand.cards === 1) return t("prompt.card_one", values);
+  return demand.started ? t("prompt.cards_more", values) : t("prompt.cards", values);
+}
+
+// The short form in the queue: "×2", "🔥", "🃏7"; nothing for a single press.
+function demandShort(demand) {
+  if (demand.until_fire) return "🔥";
+  if (demand.presses) return demand.presses === 1 ? "" : `×${demand.presses}`;
+  return `${CARD}${demand.cards}`;
+}
+
+function renderPrompt() {
+  const data = game.data;
+  $("prompt").hidden = !data;
+  if (!data) return;
+  const { table, scoreboard } = data;
+  const pending = table.pending;
+  let symbol, text;
+  let cause = "";
+  if (scoreboard.over) {
+    symbol = "🏆";
+    text = t("prompt.over", { winners: names(scoreboard.winners) });
+  } else if (pending) {
+    symbol = pending.until_fire ? "🔥" : pending.cards ? CARD : "✋";
+    text = demandText(pending);
+    const what = causeName(pending.cause);
+    cause = pending.by ? t("prompt.by", { cause: what, by: pending.by }) : what;
+  } else if (table.current) {
+    symbol = "▶";
+    text = t("prompt.turn", { player: table.current });
+  } else {
+    symbol = "▶";
+    text = t("prompt.free");
+  }
+  const mine = Boolean(game.me && pending && !scoreboard.over && pending.player === game.me);
+  const box = $("prompt");
+  box.dataset.state = scoreboard.over ? "over" : pending ? "demand" : "turn";
+  if (mine) box.dataset.me = "true";
+  else delete box.dataset.me;
+  $("prompt-symbol").textContent = symbol;
+  $("prompt-text").textContent = text;
+  $("prompt-me").textContent = t("prompt.you");
+  $("prompt-me").hidden = !mine;
+  $("prompt-cause").textContent = cause;
+  $("prompt-cause").hidden = !cause;
+  const waiting = scoreboard.over ? [] : table.demands.slice(1);
+  $("prompt-next").hidden = waiting.length === 0;
+  $("prompt-queue").replaceChildren(
+    ...waiting.map((demand) => {
+      const item = el("li", "", demand.player);
+      item.dataset.player = demand.player;
+      if (game.me === demand.player) item.dataset.me = "true";
+      const short = demandShort(demand);
+      if (short) item.append(el("span", "queue-amount", short));
+      return item;
+    }),
+  );
+  alertMe(mine ? pending : null);
+}
+
+// The phone of the player being hit vibrates once per demand (where the phone can).
+function alertMe(pending) {
+  if (!pending) {
+    game.alerted = null;
+    return;
+  }
+  const key = JSON.stringify([game.data.id, pending.player, pending.cause, pending.by, game.data.table.demands.length]);
+  if (key === game.alerted) return;
+  game.alerted = key;
+  vibrate(VIBRATE_ME);
+}
+
+// ---- The table panel ----
+
+// Built when the game, its players or its rules change; renderTablePanel() only updates it, so that a button is
+// never replaced under a finger by an event from another phone.
+function buildTableControls() {
+  const data = game.data;
+  const players = data?.players ?? [];
+  // Remembered across games: the same phone is most often the same player's.
+  const wanted = game.mePicked !== undefined ? game.mePicked : storedMe();
+  game.me = players.includes(wanted) ? wanted : null;
+  $("me").replaceChildren(option("", t("table.me_nobody")), ...players.map((name) => option(name, name)));
+  $("me").value = game.me ?? "";
+  const picked = document.querySelector('#who input[name="who"]:checked')?.value;
+  $("who").replaceChildren(
+    ...players.map((name) => {
+      const label = el("label", "chip");
+      const input = el("input");
+      input.type = "radio";
+      input.name = "who";
+      input.value = name;
+      input.checked = name === picked;
+      label.append(input, el("span", "", name));
+      return label;
+    }),
+  );
+  if (!players.includes(picked)) game.current = undefined; // then the picker follows whose turn it is again
+  const multiple = Boolean(data?.house_rules.multiple_identical);
+  $("count-row").hidden = !multiple;
+  $("count").replaceChildren(...Array.from({ length: MAX_COUNT }, (_, i) => option(String(i + 1), `× ${i + 1}`)));
+  const allowed = new Set(data ? (game.rules?.declarations[data.ruleset] ?? []) : []);
+  if (!data?.house_rules.party_penalties) allowed.delete("party_penalty");
+  if (allowed.has("challenge")) allowed.add("challenge_illegal");
+  const groups = { cards: [], penalties: [], start: [], fix: [] };
+  for (const [kind, spec] of Object.entries(DECLARATIONS)) {
+    if (!allowed.has(kind)) continue;
+    const button = el("button", "decl");
+    button.type = "button";
+    button.dataset.kind = kind;
+    button.append(el("span", "decl-symbol", spec.symbol), el("span", "decl-text"));
+    button.firstChild.setAttribute("aria-hidden", "true");
+    button.addEventListener("click", () => declare(kind));
+    groups[spec.group].push(button);
+  }
+  for (const [group, buttons] of Object.entries(groups)) $(`decl-${group}`).replaceChildren(...buttons);
+  const deck = data ? game.rules?.decks[data.ruleset] : null;
+  $("first-card").replaceChildren(...(deck?.kinds ?? []).map((kind) => option(kind.id, kindName(kind.id))));
+  const firstCard = allowed.has("first_card");
+  $("first-card").parentElement.hidden = !firstCard;
+  $("first-card-go").hidden = !firstCard;
+}
+
+function renderTablePanel() {
+  const data = game.data;
+  if (!data) return;
+  const { table } = data;
+  const parts = table.pending && !data.scoreboard.over ? [demandText(table.pending)] : [];
+  parts.push(table.current ? t("table.turn", { player: table.current }) : t("table.no_turns"));
+  parts.push(table.direction === 1 ? t("table.clockwise") : t("table.counter_clockwise"));
+  parts.push(t("table.dealer", { player: table.dealer }));
+  $("table-status").textContent = parts.join(" · ");
+  // The "who" picker follows whose turn it is, until someone picks another player.
+  if (table.current !== game.current) {
+    game.current = table.current;
+    const pick = table.current ?? table.pending?.player ?? data.players[0];
+    for (const input of document.querySelectorAll('#who input[name="who"]')) input.checked = input.value === pick;
+  }
+  for (const item of $("me").options) if (!item.value) item.textContent = t("table.me_nobody");
+  for (const button of document.querySelectorAll("#panel-table .decl")) {
+    button.querySelector(".decl-text").textContent = declarationName(button.dataset.kind);
+    button.disabled = game.sending || data.scoreboard.over;
+    if (button.dataset.kind === "cancel") button.hidden = table.demands.length === 0;
+  }
+  for (const item of $("first-card").options) item.textContent = kindName(item.value);
+  $("first-card-go").disabled = game.sending || data.scoreboard.over;
+}
+
+function whoPicked() {
+  return document.querySelector('#who input[name="who"]:checked')?.value ?? game.data.table.current;
+}
+
+async function declare(kind) {
+  if (game.sending || !game.data) return;
+  const spec = DECLARATIONS[kind];
+  const body = { kind: kind === "challenge_illegal" ? "challenge" : kind };
+  if (spec?.field) body[spec.field] = whoPicked();
+  if (spec?.legal !== undefined) body.legal = spec.legal;
+  if (spec?.count && !$("count-row").hidden && $("count").value !== "1") body.count = Number($("count").value);
+  if (kind === "first_card") body.card = $("first-card").value;
+  game.sending = true;
+  showError("declare-error", "");
+  renderTablePanel();
+  try {
+    const { response, body: answer } = await sendJson("POST", "/api/attacks", body);
+    if (response.ok && answer.game) showGame(answer.game);
+    else showError("declare-error", refusal(response, answer));
+  } catch {
+    showError("declare-error", t("toast.offline"));
+  } finally {
+    game.sending = false;
+    renderTablePanel();
+  }
+}
+
+// ---- Feed lines of game events ----
+
+// Causes that only classic UNO has: their presses deal exact cards, each told by a launcher.dealt event.
+const EXACT_CAUSES = new Set([
+  "deal",
+  "draw_two",
+  "wild_draw_four",
+  "challenge_failed",
+  "illegal_wild_draw_four",
+  "forgot_uno",
+  "false_uno",
+  "wrong_accusation",
+  "wrong_card",
+]);
+
+function describeGame({ type, data }) {
+  switch (type) {
+    case "game.started":
+      return ["🎲", t("feed.game_started", { players: names(data.players), ruleset: rulesetName(data.ruleset) })];
+    case "attack.started":
+      return declaredLine(data);
+    case "attack.progress": {
+      if (!data.player) return null; // a press nobody owed, with turns not tracked: the press lines say it all
+      if (EXACT_CAUSES.has(data.cause)) return null; // classic UNO: the launcher.dealt line says who got what
+      const values = { player: data.player, cards: data.cards, cause: causeName(data.cause) };
+      if (data.cards > 0) return [CARD, data.cards === 1 ? t("feed.took_one", values) : t("feed.took", values)];
+      return ["○", t("feed.took_none", values)];
+    }
+    case "attack.finished":
+      return ["✓", t("feed.attack_finished", { cause: causeName(data.cause) })];
+    case "round.scored":
+      return ["🏁", t("feed.round_scored", { round: data.round + 1, winner: data.winner })];
+    case "round.undone":
+      return ["↶", t("feed.round_undone", { round: data.round + 1 })];
+    case "round.edited":
+      return ["✎", t("feed.round_edited", { round: data.round + 1 })];
+    case "game.finished":
+      return ["🏆", t("feed.game_finished", { winners: names(data.winners) })];
+    case "launcher.dealt":
+      if (data.dispensed !== data.requested) return ["⚠", t("feed.dealt_short", data)];
+      return [CARD, t("feed.dealt", { player: data.player, cards: data.dispensed })];
+    default:
+      return null;
+  }
+}
+
+function declaredLine({ kind, by, player, table }) {
+  switch (kind) {
+    case "cancel":
+      return ["✕", t("feed.cancelled")];
+    case "turn":
+      return ["▶", t("feed.turn_set", { player })];
+    case "deal":
+      return [CARD, t("feed.deal")];
+    case "first_card":
+      return ["🂠", t("feed.first_card")];
+    case "played":
+      return ["▶", t("feed.played", { player: by })];
+    case "challenge": {
+      // Whether the Wild Draw Four was legal shows in what is now owed.
+      const illegal = table?.demands.some((demand) => demand.cause === "illegal_wild_draw_four");
+      const what = illegal ? t("decl.challenge_illegal") : t("decl.challenge_legal");
+      return [illegal ? "!+4" : "?+4", t("feed.declared", { player, what })];
+    }
+    default: {
+      const symbol = DECLARATIONS[kind]?.symbol ?? "•";
+      return [symbol, t("feed.declared", { player: by ?? player ?? "", what: declarationName(kind) })];
+    }
+  }
+}
+
+// ---- Start ----
+
+function startGame() {
+  const tabs = [...document.querySelectorAll(".tab")];
+  for (const button of tabs) button.addEventListener("click", () => showTab(button.dataset.tab));
+  // Arrow keys move between the tabs shown, as in every tab list.
+  document.querySelector(".tabs").addEventListener("keydown", (e) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (!step) return;
+    const shown = tabs.filter((tab) => !tab.hidden);
+    const next = shown[(shown.indexOf(e.target) + step + shown.length) % shown.length];
+    showTab(next.dataset.tab);
+    next.focus();
+    e.preventDefault();
+  });
+  $("me").addEventListener("change", (e) => {
+    game.me = game.mePicked = e.target.value || null;
+    rememberMe(game.me);
+    game.alerted = null;
+    renderPrompt();
+  });
+  $("first-card-go").addEventListener("click", () => declare("first_card"));
+  loadGame().catch(() => renderGame());
+}
+
+hooks.start.push(startGame);
+hooks.render.push(() => {
+  buildTableControls(); // option texts in the new language
+  renderGame();
+});
+hooks.describe.push(describeGame);
+hooks.event.push(onGameEvent);
+hooks.connected.push(() => loadGame().catch(() => {}));

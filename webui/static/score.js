@@ -1,0 +1,588 @@
+// Round entry (a card calculator or a typed total per player) and the scoreboard: totals, the game-over banner,
+// the rounds with undo and edit, statistics, and a cumulative chart drawn as inline SVG.
+// Needs game.js (loaded before it). Player and team names only ever go into the page through textContent.
+"use strict";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+// One marker per side, the same in the chart, its legend and the totals: a shape, never colour alone.
+const MARKERS = ["●", "■", "▲", "◆", "▼", "✚", "✖", "★", "⬟", "⬢"];
+const LABEL_CHARS = 9; // a longer name is cut in the chart (the table shows it whole)
+
+const entry = {
+  edit: null, // index of the round being edited, or null for the next round
+  rounds: -1, // how many rounds the game had when the form was made
+  winner: "",
+  hands: {}, // player → {mode: "cards" | "total", counts: {kind: n}, total: ""}
+  open: new Set(), // players whose calculator is open
+  reshuffled: false,
+  redZero: "",
+  sending: false,
+  undoing: false,
+};
+
+// ---- Sides, eliminations, values ----
+
+function eliminatedSides(scoreboard) {
+  const out = scoreboard.eliminated ?? [];
+  return new Set(Array.isArray(out) ? out : Object.keys(out));
+}
+
+function sideOf(player, scoreboard) {
+  for (const [team, members] of Object.entries(scoreboard.teams ?? {})) if (members.includes(player)) return team;
+  return player;
+}
+
+function deck() {
+  return game.rules?.decks[game.data?.ruleset] ?? { kinds: [] };
+}
+
+// A hand's value as the daemon counts it: card points, one zero worth 100 for the red 0 holder (house rule).
+function handValue(player) {
+  const hand = entry.hands[player];
+  if (!hand) return 0;
+  if (hand.mode === "total") return Number.parseInt(hand.total, 10) || 0;
+  let points = 0;
+  for (const kind of deck().kinds) points += (hand.counts[kind.id] ?? 0) * kind.points;
+  if (redZeroRule() && entry.redZero === player && hand.counts["0"] > 0) points += 100;
+  return points;
+}
+
+function handCards(player) {
+  const hand = entry.hands[player];
+  return hand?.mode === "cards" ? Object.values(hand.counts).reduce((a, b) => a + b, 0) : null;
+}
+
+function redZeroRule() {
+  return Boolean(game.data?.house_rules.red_zero_100);
+}
+
+// ---- Round entry ----
+
+// The players of the round in the form: those still in the game, or the edited round's.
+function entryPlayers() {
+  const data = game.data;
+  if (!data) return [];
+  const { scoreboard } = data;
+  if (entry.edit !== null) {
+    const round = scoreboard.rounds[entry.edit];
+    const inRound = new Set([round.winner, ...Object.keys(round.hands)]);
+    return data.players.filter((p) => inRound.has(p));
+  }
+  const out = eliminatedSides(scoreboard);
+  return data.players.filter((p) => !out.has(sideOf(p, scoreboard)));
+}
+
+function resetEntry(edit = null) {
+  entry.edit = edit;
+  entry.rounds = game.data?.scoreboard.rounds.length ?? -1;
+  entry.winner = "";
+  entry.hands = {};
+  entry.open = new Set();
+  entry.reshuffled = false;
+  entry.redZero = "";
+  if (edit !== null) {
+    const round = game.data.scoreboard.rounds[edit];
+    entry.winner = round.winner;
+    entry.reshuffled = Boolean(round.reshuffled);
+    entry.redZero = round.red_zero ?? "";
+    for (const [player, hand] of Object.entries(round.hands)) {
+      entry.hands[player] =
+        typeof hand === "number"
+          ? { mode: "total", counts: {}, total: String(hand) }
+          : { mode: "cards", counts: { ...hand }, total: "" };
+    }
+  }
+  for (const player of entryPlayers()) entry.hands[player] ??= { mode: "cards", counts: {}, total: "" };
+  showError("entry-error", "");
+  buildEntry();
+}
+
+function buildEntry() {
+  const players = entryPlayers();
+  $("winner").replaceChildren(option("", t("entry.winner_pick")), ...players.map((p) => option(p, p)));
+  $("winner").value = entry.winner;
+  $("hands").replaceChildren(...players.filter((p) => p !== entry.winner).map((p, i) => handBox(p, i)));
+  $("reshuffled").checked = entry.reshuffled;
+  $("red-zero-row").hidden = !redZeroRule();
+  $("red-zero").replaceChildren(
+    option("", t("entry.red_zero_nobody")),
+    ...players.filter((p) => p !== entry.winner).map((p) => option(p, p)),
+  );
+  $("red-zero").value = entry.redZero;
+  updateEntry();
+}
+
+function handBox(player, index) {
+  const hand = entry.hands[player];
+  const box = el("details", "hand");
+  box.dataset.player = player;
+  box.open = entry.open.has(player);
+  box.addEventListener("toggle", () => (box.open ? entry.open.add(player) : entry.open.delete(player)));
+  const summary = el("summary");
+  summary.append(el("span", "hand-name", player), el("span", "hand-total"));
+  const modes = el("div", "chips hand-mode");
+  for (const [mode, text] of [
+    ["cards", t("entry.by_cards")],
+    ["total", t("entry.by_total")],
+  ]) {
+    const label = el("label", "chip");
+    const input = el("input");
+    input.type = "radio";
+    input.name = `mode-${index}`;
+    input.value = mode;
+    input.checked = hand.mode === mode;
+    input.addEventListener("change", () => {
+      hand.mode = mode;
+      updateEntry();
+    });
+    label.append(input, el("span", "", text));
+    modes.append(label);
+  }
+  const calc = el("div", "calc");
+  for (const kind of deck().kinds) {
+    const cell = el("div", "cell");
+    cell.dataset.kind = kind.id;
+    const add = el("button", "card-add");
+    add.type = "button";
+    add.append(
+      el("span", "card-name", kindName(kind.id)),
+      el("span", "card-points", t("entry.points_each", { points: kind.points })),
+      el("span", "card-count"),
+    );
+    add.addEventListener("click", () => {
+      hand.counts[kind.id] = (hand.counts[kind.id] ?? 0) + 1;
+      updateEntry();
+    });
+    const minus = el("button", "card-minus", "−");
+    minus.type = "button";
+    minus.setAttribute("aria-label", t("entry.minus", { card: kindName(kind.id) }));
+    minus.addEventListener("click", () => {
+      hand.counts[kind.id] = Math.max(0, (hand.counts[kind.id] ?? 0) - 1);
+      if (!hand.counts[kind.id]) delete hand.counts[kind.id];
+      updateEntry();
+    });
+    cell.append(add, minus);
+    calc.append(cell);
+  }
+  const typed = el("p", "field typed");
+  const label = el("label", "", t("entry.typed"));
+  const input = el("input");
+  input.type = "number";
+  input.inputMode = "numeric";
+  input.min = "0";
+  input.id = label.htmlFor = `typed-${index}`;
+  input.value = hand.total;
+  input.addEventListener("input", () => {
+    hand.total = input.value;
+    updateEntry();
+  });
+  typed.append(label, input);
+  box.append(summary, modes, calc, typed);
+  return box;
+}
+
+// The live parts of the form: each hand's total and counts, the sum, the save button.
+function updateEntry() {
+  const data = game.data;
+  if (!data) return;
+  const editing = entry.edit !== null;
+  const next = data.scoreboard.rounds.length + 1;
+  $("entry-title").textContent = editing
+    ? t("entry.edit_title", { round: entry.edit + 1 })
+    : t("entry.title", { round: next });
+  const doubled = entry.reshuffled && data.house_rules.reshuffle_doubles;
+  $("reshuffled-text").textContent = data.house_rules.reshuffle_doubles
+    ? t("entry.reshuffled_double")
+    : t("entry.reshuffled");
+  let sum = 0;
+  for (const box of document.querySelectorAll("#hands .hand")) {
+    const player = box.dataset.player;
+    const hand = entry.hands[player];
+    const value = handValue(player);
+    const cards = handCards(player);
+    sum += value;
+    box.querySelector(".hand-total").textContent =
+      cards === null
+        ? t("entry.hand_typed", { points: number(value) })
+        : t("entry.hand", { points: number(value), cards: number(cards) });
+    box.querySelector(".calc").hidden = hand.mode !== "cards";
+    box.querySelector(".typed").hidden = hand.mode !== "total";
+    for (const cell of box.querySelectorAll(".cell")) {
+      const kind = deck().kinds.find((k) => k.id === cell.dataset.kind);
+      const count = hand.counts[kind.id] ?? 0;
+      cell.querySelector(".card-count").textContent = count ? `×${count}` : "";
+      cell.dataset.count = String(count);
+      if (count > kind.count) cell.dataset.over = "true";
+      else delete cell.dataset.over;
+      cell.querySelector(".card-minus").disabled = count === 0;
+    }
+  }
+  $("entry-sum").textContent = doubled
+    ? t("entry.sum_double", { points: number(sum), doubled: number(2 * sum) })
+    : t("entry.sum", { points: number(sum) });
+  const save = $("entry-save");
+  const over = data.scoreboard.over && !editing;
+  save.textContent = over
+    ? t("entry.over")
+    : editing
+      ? t("entry.save_edit", { round: entry.edit + 1 })
+      : t("entry.save", { round: next });
+  save.disabled = entry.sending || over;
+  save.setAttribute("aria-busy", String(entry.sending));
+  $("entry-cancel").hidden = !editing;
+}
+
+// Called whenever the game changed: a round scored, undone or edited elsewhere starts the form afresh.
+function renderEntry() {
+  const data = game.data;
+  if (!data) return;
+  const rounds = data.scoreboard.rounds.length;
+  if (rounds !== entry.rounds || (entry.edit !== null && entry.edit >= rounds)) resetEntry();
+  else updateEntry();
+}
+
+function roundBody() {
+  const hands = {};
+  for (const player of entryPlayers()) {
+    if (player === entry.winner) continue;
+    const hand = entry.hands[player];
+    if (hand.mode === "total") {
+      const typed = hand.total.trim();
+      hands[player] = /^\d+$/.test(typed) ? Number(typed) : typed === "" ? null : typed;
+    } else {
+      hands[player] = Object.fromEntries(Object.entries(hand.counts).filter(([, n]) => n > 0));
+    }
+  }
+  return { winner: entry.winner, hands, reshuffled: entry.reshuffled, red_zero: entry.redZero || null };
+}
+
+async function saveRound() {
+  if (entry.sending || !game.data) return;
+  if (!entry.winner) {
+    showError("entry-error", t("entry.no_winner"));
+    return;
+  }
+  const body = roundBody();
+  const blank = Object.keys(body.hands).find((p) => body.hands[p] === null);
+  if (blank !== undefined) {
+    showError("entry-error", t("entry.no_total", { player: blank }));
+    return;
+  }
+  const editing = entry.edit;
+  entry.sending = true;
+  showError("entry-error", "");
+  updateEntry();
+  try {
+    const { response, body: answer } =
+      editing === null
+        ? await sendJson("POST", "/api/games/current/rounds", body)
+        : await sendJson("PUT", `/api/games/current/rounds/${editing}`, body);
+    if (response.ok && answer.game) {
+      entry.sending = false;
+      showGame(answer.game);
+      resetEntry();
+      showTab("scores");
+      toast(
+        editing === null
+          ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner: body.winner })
+          : t("feed.round_edited", { round: editing + 1 }),
+      );
+    } else {
+      showError("entry-error", refusal(response, answer));
+    }
+  } catch {
+    showError("entry-error", t("toast.offline"));
+  } finally {
+    entry.sending = false;
+    updateEntry();
+  }
+}
+
+function editRound(index) {
+  resetEntry(index);
+  showTab("round");
+  $("panel-round").scrollIntoView({ block: "start" });
+}
+
+async function undoRound() {
+  if (entry.undoing) return;
+  entry.undoing = true;
+  try {
+    const { response, body } = await sendJson("DELETE", "/api/games/current/rounds/last");
+    if (response.ok && body.game) showGame(body.game);
+    else toast(refusal(response, body));
+  } catch {
+    toast(t("toast.offline"));
+  } finally {
+    entry.undoing = false;
+    renderScores();
+  }
+}
+
+// ---- Scoreboard ----
+
+const MODE_TEXTS = {
+  winner_collects: () => [t("mode.winner_collects"), t("mode.winner_collects_about")],
+  lowest_total: () => [t("mode.lowest_total"), t("mode.lowest_total_about")],
+  elimination: () => [t("mode.elimination"), t("mode.elimination_about")],
+};
+
+function modeName(mode) {
+  return MODE_TEXTS[mode]?.()[0] ?? mode;
+}
+
+function renderScores() {
+  const data = game.data;
+  if (!data) return;
+  const sb = data.scoreboard;
+  const out = eliminatedSides(sb);
+  const winners = new Set(sb.winners);
+  const over = $("over");
+  over.hidden = !sb.over && !sb.final;
+  over.dataset.state = sb.over ? "over" : "final";
+  over.textContent = sb.over ? `🏆 ${t("scores.over", { winners: names(sb.winners) })}` : `⚔ ${t("scores.final")}`;
+  $("scores-mode").textContent = t("scores.mode", { mode: modeName(sb.mode), target: number(sb.target) });
+
+  // Totals, one row per side, with its marker; the out and the winners marked in symbols and words.
+  const head = el("tr");
+  head.append(
+    el("th", "", ""),
+    el("th", "", sb.teams ? t("scores.team") : t("scores.player")),
+    el("th", "num", t("scores.total")),
+  );
+  for (const cell of head.children) cell.scope = "col";
+  const body = el("tbody");
+  sb.sides.forEach((side, i) => {
+    const row = el("tr");
+    row.dataset.side = side;
+    const marker = el("td", `marker s${i % MARKERS.length}`, MARKERS[i % MARKERS.length]);
+    marker.setAttribute("aria-hidden", "true");
+    const name = el("th", "side-name", side);
+    name.scope = "row";
+    if (sb.teams?.[side]) name.append(el("span", "members", names(sb.teams[side])));
+    if (winners.has(side)) {
+      row.dataset.winner = "true";
+      name.append(el("span", "badge", `🏆 ${t("scores.won")}`));
+    }
+    if (out.has(side)) {
+      row.dataset.out = "true";
+      name.append(el("span", "badge", `✗ ${t("scores.out")}`));
+    }
+    row.append(marker, name, el("td", "num total", number(sb.totals[side] ?? 0)));
+    body.append(row);
+  });
+  const thead = el("thead");
+  thead.append(head);
+  $("totals").replaceChildren(thead, body);
+
+  // The rounds, newest first, each with an edit button; undo takes back the last one.
+  $("rounds-none").hidden = sb.rounds.length > 0;
+  $("rounds").replaceChildren(
+    ...sb.rounds
+      .map((round) => {
+        const item = el("li");
+        item.dataset.index = round.index;
+        const text = el("span", "round-text");
+        text.append(el("strong", "", t("scores.round", { round: round.index + 1, winner: round.winner })));
+        const points = sb.sides
+          .filter((side) => side in round.points)
+          .map((side) => `${side} ${round.points[side] > 0 ? "+" : ""}${number(round.points[side])}`);
+        text.append(el("span", "round-points", points.join(" · ")));
+        if (round.reshuffled) text.append(el("span", "badge", `↻ ${t("scores.reshuffled")}`));
+        for (const side of round.eliminated ?? []) {
+          text.append(el("span", "badge", `✗ ${t("scores.out_named", { side })}`));
+        }
+        const edit = el("button", "pill edit", `✎ ${t("scores.edit")}`);
+        edit.type = "button";
+        edit.setAttribute("aria-label", t("scores.edit_round", { round: round.index + 1 }));
+        edit.addEventListener("click", () => editRound(round.index));
+        item.append(text, edit);
+        return item;
+      })
+      .reverse(),
+  );
+  const undo = $("undo");
+  undo.hidden = sb.rounds.length === 0;
+  if (undo.dataset.confirm !== "true") undo.textContent = `↶ ${t("scores.undo", { round: sb.rounds.length })}`;
+  undo.disabled = entry.undoing;
+
+  // Statistics per player.
+  const statsHead = el("tr");
+  for (const [text, cls] of [
+    [t("scores.player"), ""],
+    [t("stats.presses"), "num"],
+    [t("stats.cards"), "num"],
+    [t("stats.won"), "num"],
+  ]) {
+    const cell = el("th", cls, text);
+    cell.scope = "col";
+    statsHead.append(cell);
+  }
+  const statsBody = el("tbody");
+  for (const player of data.players) {
+    const stats = sb.statistics[player] ?? {};
+    const row = el("tr");
+    row.dataset.player = player;
+    const name = el("th", "", player);
+    name.scope = "row";
+    row.append(
+      name,
+      el("td", "num", number(stats.presses ?? 0)),
+      el("td", "num", number(stats.cards ?? 0)),
+      el("td", "num", number(stats.rounds_won ?? 0)),
+    );
+    statsBody.append(row);
+  }
+  const statsThead = el("thead");
+  statsThead.append(statsHead);
+  $("stats").replaceChildren(statsThead, statsBody);
+
+  drawChart(sb);
+}
+
+// ---- The cumulative chart ----
+
+function svg(tag, attributes = {}) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  return node;
+}
+
+// The marker of side i at (x, y): the same shape as MARKERS[i].
+function marker(i, x, y) {
+  const r = 4.5;
+  const shape = i % MARKERS.length;
+  const polygon = (corners, turn, inner = null) => {
+    const points = [];
+    const n = inner ? corners * 2 : corners;
+    for (let k = 0; k < n; k++) {
+      const angle = turn + (k * 2 * Math.PI) / n;
+      const radius = inner && k % 2 ? r * inner : r * 1.15;
+      points.push(`${(x + radius * Math.cos(angle)).toFixed(1)},${(y + radius * Math.sin(angle)).toFixed(1)}`);
+    }
+    return svg("polygon", { points: points.join(" ") });
+  };
+  const cross = (turn) => {
+    const d = [0, 1].map((k) => {
+      const a = turn + (k * Math.PI) / 2;
+      const dx = r * Math.cos(a);
+      const dy = r * Math.sin(a);
+      return `M${(x - dx).toFixed(1)} ${(y - dy).toFixed(1)}L${(x + dx).toFixed(1)} ${(y + dy).toFixed(1)}`;
+    });
+    return svg("path", { d: d.join(""), class: "stroke-marker" });
+  };
+  switch (shape) {
+    case 0:
+      return svg("circle", { cx: x, cy: y, r });
+    case 1:
+      return svg("rect", { x: x - r * 0.9, y: y - r * 0.9, width: r * 1.8, height: r * 1.8 });
+    case 2:
+      return polygon(3, -Math.PI / 2);
+    case 3:
+      return polygon(4, 0);
+    case 4:
+      return polygon(3, Math.PI / 2);
+    case 5:
+      return cross(0);
+    case 6:
+      return cross(Math.PI / 4);
+    case 7:
+      return polygon(5, -Math.PI / 2, 0.45);
+    case 8:
+      return polygon(5, -Math.PI / 2);
+    default:
+      return polygon(6, 0);
+  }
+}
+
+function drawChart(sb) {
+  const chart = $("chart");
+  const figure = chart.parentElement;
+  figure.hidden = sb.rounds.length === 0;
+  if (figure.hidden) return;
+  const [width, height] = [320, 200];
+  const left = 36;
+  const right = width - 96; // room for the names at the lines' ends
+  const top = 12;
+  const bottom = height - 22;
+  const n = sb.rounds.length;
+  const series = sb.sides.map((side) => [0, ...sb.rounds.map((round) => round.totals[side] ?? 0)]);
+  const high = Math.max(sb.target, ...series.flat(), 1);
+  const x = (i) => left + ((right - left) * i) / Math.max(n, 1);
+  const y = (v) => bottom - ((bottom - top) * v) / high;
+  const nodes = [];
+  // Axes, the target line and the round numbers.
+  nodes.push(svg("path", { d: `M${left} ${top}V${bottom}H${right}`, class: "axis" }));
+  nodes.push(svg("path", { d: `M${left} ${y(sb.target).toFixed(1)}H${right}`, class: "target" }));
+  const label = (text, attributes) => {
+    const node = svg("text", attributes);
+    node.textContent = text;
+    return node;
+  };
+  nodes.push(label(`🎯 ${number(sb.target)}`, { x: left - 4, y: y(sb.target) + 4, class: "tick end" }));
+  nodes.push(label("0", { x: left - 4, y: bottom + 4, class: "tick end" }));
+  const every = Math.ceil(n / 10);
+  for (let i = 1; i <= n; i += 1) {
+    if (i % every === 0 || i === n) nodes.push(label(String(i), { x: x(i), y: bottom + 15, class: "tick middle" }));
+  }
+  // One line per side, its marker at every round, its name at its end (moved apart where names would overlap).
+  const ends = [];
+  series.forEach((values, i) => {
+    const group = svg("g", { class: `series s${i % MARKERS.length}` });
+    group.dataset.side = sb.sides[i];
+    const points = values.map((v, k) => `${x(k).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    group.append(svg("polyline", { points, class: "line" }));
+    values.forEach((v, k) => group.append(marker(i, x(k), y(v))));
+    nodes.push(group);
+    ends.push({ i, y: y(values[n]), group });
+  });
+  ends.sort((a, b) => a.y - b.y);
+  const gap = 13;
+  for (let k = 1; k < ends.length; k++) ends[k].y = Math.max(ends[k].y, ends[k - 1].y + gap);
+  const overflow = ends.length ? ends[ends.length - 1].y - (bottom + 4) : 0;
+  if (overflow > 0) for (const end of ends) end.y = Math.max(top, end.y - overflow);
+  for (const end of ends) {
+    const side = sb.sides[end.i];
+    const short = [...side].length > LABEL_CHARS ? `${[...side].slice(0, LABEL_CHARS - 1).join("")}…` : side;
+    const name = label("", { x: right + 5, y: end.y + 4, class: "name" });
+    const glyph = svg("tspan", { class: "glyph" });
+    glyph.textContent = `${MARKERS[end.i % MARKERS.length]} `;
+    const text = svg("tspan");
+    text.textContent = short;
+    name.append(glyph, text);
+    end.group.append(name);
+  }
+  const title = svg("title");
+  title.textContent = t("scores.chart");
+  chart.replaceChildren(title, ...nodes);
+}
+
+// ---- Start ----
+
+hooks.start.push(() => {
+  $("winner").addEventListener("change", (e) => {
+    entry.winner = e.target.value;
+    if (entry.redZero === entry.winner) entry.redZero = "";
+    buildEntry();
+  });
+  $("reshuffled").addEventListener("change", (e) => {
+    entry.reshuffled = e.target.checked;
+    updateEntry();
+  });
+  $("red-zero").addEventListener("change", (e) => {
+    entry.redZero = e.target.value;
+    updateEntry();
+  });
+  $("entry-save").addEventListener("click", saveRound);
+  $("entry-cancel").addEventListener("click", () => {
+    resetEntry();
+    showTab("scores");
+  });
+  $("undo").addEventListener("click", (e) => {
+    const count = game.data?.scoreboard.rounds.length ?? 0;
+    confirmTap(e.currentTarget, `↶ ${t("scores.undo_confirm", { round: count })}`, undoRound);
+  });
+});
+hooks.render.push(() => {
+  if (game.data) buildEntry(); // the calculator's card names in the new language
+});

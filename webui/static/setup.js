@@ -1,0 +1,474 @@
+// The new-game form (players and seats, teams, ruleset, house rules, scoring, firing profile) and the rules
+// reference for the chosen ruleset and house rules. Needs game.js and score.js (loaded before it).
+"use strict";
+
+const TARGETS = ["100", "250", "500"];
+const TEAM_LETTERS = "ABCDE";
+
+const setup = {
+  seats: ["", "", ""],
+  ruleset: "uno_attack",
+  house: {}, // house rule key → on
+  mode: "winner_collects",
+  target: "500", // one of TARGETS, or "other"
+  teams: 0, // how many teams; 0: everyone for themselves
+  dealer: 0, // seat index
+  built: "", // the language the form's texts were made in
+  rulesKey: "", // what the rules reference shows
+  sending: false,
+};
+
+// ---- The form ----
+
+function seatName(i) {
+  return setup.seats[i].trim() || t("setup.player_n", { n: i + 1 });
+}
+
+// Team counts that fit: every team at least two players, partners on alternate seats (seat i joins team i mod k).
+function teamChoices() {
+  const n = setup.seats.length;
+  const counts = [];
+  for (let k = 2; k <= n / 2; k++) if (n % k === 0) counts.push(k);
+  return counts;
+}
+
+function teamName(k) {
+  return t("setup.team_name", { letter: TEAM_LETTERS[k] });
+}
+
+function teamsOf() {
+  if (!setup.teams) return null;
+  const teams = {};
+  for (let k = 0; k < setup.teams; k++) {
+    teams[teamName(k)] = setup.seats.map((_, i) => i).filter((i) => i % setup.teams === k);
+  }
+  return teams;
+}
+
+function choice(type, name, value, checked, title, about, onChange) {
+  const label = el("label", type === "checkbox" ? "check choice" : "choice");
+  const input = el("input");
+  input.type = type;
+  input.name = name;
+  input.value = value;
+  input.checked = checked;
+  input.addEventListener("change", () => onChange(input.checked));
+  const text = el("span", "choice-text");
+  text.append(el("span", "choice-title", title));
+  if (about) text.append(el("span", "choice-about", about));
+  label.append(input, text);
+  return label;
+}
+
+function buildSetup() {
+  if (!setup.built && game.data) {
+    // The next game is most often the same table again: start from the current one's players and rules.
+    setup.seats = [...game.data.players];
+    setup.ruleset = game.data.ruleset;
+    setup.house = { ...game.data.house_rules };
+    setup.mode = game.data.mode;
+    setup.target = TARGETS.includes(String(game.data.target)) ? String(game.data.target) : "other";
+    $("target-other").value = String(game.data.target);
+    $("party-penalty").value = String(game.data.house_rules.party_penalty ?? 2);
+  }
+  setup.built = ui.lang;
+  buildSeats();
+  const rules = game.rules;
+  $("ruleset-choices").replaceChildren(
+    ...rules.rulesets.map((id) => {
+      const [name, about] = RULESET_TEXTS[id]?.() ?? [id, ""];
+      return choice("radio", "ruleset", id, setup.ruleset === id, name, about, () => {
+        setup.ruleset = id;
+        buildHouse();
+        renderGameRules();
+      });
+    }),
+  );
+  buildHouse();
+  $("mode-choices").replaceChildren(
+    ...rules.modes.map((id) => {
+      const [name, about] = MODE_TEXTS[id]?.() ?? [id, ""];
+      return choice("radio", "mode", id, setup.mode === id, name, about, () => {
+        setup.mode = id;
+        renderGameRules();
+      });
+    }),
+  );
+  $("target-choices").replaceChildren(
+    ...[...TARGETS, "other"].map((value) => {
+      const label = el("label", "chip");
+      const input = el("input");
+      input.type = "radio";
+      input.name = "target";
+      input.value = value;
+      input.checked = setup.target === value;
+      input.addEventListener("change", () => {
+        setup.target = value;
+        $("target-other-row").hidden = value !== "other";
+        renderGameRules();
+      });
+      label.append(input, el("span", "", value === "other" ? t("setup.target_other_chip") : number(Number(value))));
+      return label;
+    }),
+  );
+  $("target-other-row").hidden = setup.target !== "other";
+  const profiles = ui.profiles?.map((p) => p.name) ?? PROFILE_NAMES;
+  const keep = $("setup-profile").value;
+  $("setup-profile").replaceChildren(
+    option("", t("setup.profile_keep")),
+    ...profiles.map((name) => option(name, `${profileName(name)}: ${profileAbout(name)}`)),
+  );
+  $("setup-profile").value = profiles.includes(keep) ? keep : "";
+}
+
+function buildHouse() {
+  const texts = game.rules.house_rules.filter((rule) => rule.rulesets.includes(setup.ruleset));
+  $("house-choices").replaceChildren(
+    ...texts.map((rule) =>
+      choice(
+        "checkbox",
+        "house",
+        rule.key,
+        Boolean(setup.house[rule.key]),
+        rule.name[ui.lang] ?? rule.name.en,
+        rule.explanation[ui.lang] ?? rule.explanation.en,
+        (on) => {
+          setup.house[rule.key] = on;
+          $("party-row").hidden = !houseRules().party_penalties;
+          renderGameRules();
+        },
+      ),
+    ),
+  );
+  $("party-row").hidden = !houseRules().party_penalties;
+}
+
+// The house rules as sent: only those that mean something in the chosen ruleset.
+function houseRules() {
+  const rules = {};
+  for (const rule of game.rules?.house_rules ?? []) {
+    if (rule.rulesets.includes(setup.ruleset) && setup.house[rule.key]) rules[rule.key] = true;
+  }
+  if (rules.party_penalties) rules.party_penalty = Number($("party-penalty").value) || 2;
+  return rules;
+}
+
+function buildSeats() {
+  const count = setup.seats.length;
+  $("seats").replaceChildren(
+    ...setup.seats.map((name, i) => {
+      const item = el("li", "seat");
+      const input = el("input");
+      input.type = "text";
+      input.value = name;
+      input.maxLength = 40;
+      input.autocomplete = "off";
+      input.setAttribute("aria-label", t("setup.player_n", { n: i + 1 }));
+      input.placeholder = t("setup.player_n", { n: i + 1 });
+      input.addEventListener("input", () => {
+        setup.seats[i] = input.value;
+        renderSeatsAround();
+      });
+      const button = (symbol, label, disabled, action) => {
+        const node = el("button", "seat-button", symbol);
+        node.type = "button";
+        node.setAttribute("aria-label", label);
+        node.disabled = disabled;
+        node.addEventListener("click", action);
+        return node;
+      };
+      const who = seatName(i);
+      item.append(
+        el("span", "seat-number", String(i + 1)),
+        input,
+        button("↑", t("setup.up", { player: who }), i === 0, () => moveSeat(i, -1)),
+        button("↓", t("setup.down", { player: who }), i === count - 1, () => moveSeat(i, 1)),
+        button("✕", t("setup.remove", { player: who }), count <= 2, () => removeSeat(i)),
+      );
+      return item;
+    }),
+  );
+  $("seat-add").disabled = count >= 10;
+  renderSeatsAround();
+}
+
+function moveSeat(i, step) {
+  const j = i + step;
+  [setup.seats[i], setup.seats[j]] = [setup.seats[j], setup.seats[i]];
+  if (setup.dealer === i) setup.dealer = j;
+  else if (setup.dealer === j) setup.dealer = i;
+  buildSeats();
+  $("seats").children[j].querySelectorAll("button")[step < 0 ? 0 : 1].focus();
+}
+
+function removeSeat(i) {
+  setup.seats.splice(i, 1);
+  if (setup.dealer >= setup.seats.length || setup.dealer === i) setup.dealer = 0;
+  buildSeats();
+}
+
+function addSeat() {
+  if (setup.seats.length >= 10) return;
+  setup.seats.push("");
+  buildSeats();
+  $("seats").lastElementChild.querySelector("input").focus();
+}
+
+// What depends on the names and the number of seats: the hint, teams, the dealer.
+function renderSeatsAround() {
+  const count = setup.seats.length;
+  $("seats-hint").textContent = t("setup.seats_hint", { count });
+  const choices = teamChoices();
+  if (!choices.includes(setup.teams)) setup.teams = 0;
+  $("teams").replaceChildren(
+    option("0", t("setup.no_teams")),
+    ...choices.map((k) => option(String(k), t("setup.teams_of", { teams: k, size: count / k }))),
+  );
+  $("teams").value = String(setup.teams);
+  $("teams").disabled = choices.length === 0;
+  const teams = teamsOf();
+  $("teams-hint").hidden = !teams;
+  $("team-preview").replaceChildren(
+    ...Object.entries(teams ?? {}).map(([team, seats]) => {
+      const item = el("li");
+      item.append(el("strong", "", team), el("span", "", names(seats.map(seatName))));
+      return item;
+    }),
+  );
+  $("setup-dealer").replaceChildren(...setup.seats.map((_, i) => option(String(i), seatName(i))));
+  $("setup-dealer").value = String(setup.dealer);
+  for (const [i, item] of [...$("seats").children].entries()) {
+    const who = seatName(i);
+    const [up, down, remove] = item.querySelectorAll("button");
+    up.setAttribute("aria-label", t("setup.up", { player: who }));
+    down.setAttribute("aria-label", t("setup.down", { player: who }));
+    remove.setAttribute("aria-label", t("setup.remove", { player: who }));
+  }
+}
+
+function renderSetup() {
+  if (!game.rules) return;
+  if (setup.built !== ui.lang) buildSetup();
+  const button = $("setup-start");
+  if (button.dataset.confirm !== "true") button.textContent = `▶ ${t("setup.start")}`;
+  button.disabled = setup.sending;
+  button.setAttribute("aria-busy", String(setup.sending));
+}
+
+function setupBody() {
+  const players = setup.seats.map((name) => name.trim());
+  const target = setup.target === "other" ? Number($("target-other").value) : Number(setup.target);
+  const teams = teamsOf();
+  const body = {
+    players,
+    ruleset: setup.ruleset,
+    house_rules: houseRules(),
+    mode: setup.mode,
+    target,
+    teams: teams && Object.fromEntries(Object.entries(teams).map(([team, at]) => [team, at.map((i) => players[i])])),
+    dealer: players[setup.dealer],
+    track_turns: $("track-turns").checked,
+  };
+  if ($("setup-profile").value) body.profile = $("setup-profile").value;
+  return body;
+}
+
+function submitSetup(e) {
+  e.preventDefault();
+  const blank = setup.seats.findIndex((name) => !name.trim());
+  if (blank >= 0) {
+    showError("setup-error", t("setup.name_missing", { n: blank + 1 }));
+    $("seats").children[blank].querySelector("input").focus();
+    return;
+  }
+  showError("setup-error", "");
+  if (game.data && !game.data.scoreboard.over) {
+    confirmTap($("setup-start"), `▶ ${t("setup.confirm")}`, startNewGame);
+  } else {
+    startNewGame();
+  }
+}
+
+async function startNewGame() {
+  if (setup.sending) return;
+  setup.sending = true;
+  renderSetup();
+  try {
+    const { response, body } = await sendJson("POST", "/api/games", setupBody());
+    if (response.ok && body.game) {
+      game.tab = "table";
+      showGame(body.game);
+      toast(t("toast.game_started"));
+      $("game").scrollIntoView({ block: "start" });
+    } else {
+      showError("setup-error", refusal(response, body));
+    }
+  } catch {
+    showError("setup-error", t("toast.offline"));
+  } finally {
+    setup.sending = false;
+    renderSetup();
+  }
+}
+
+// ---- The rules reference ----
+
+// Each row: the card or situation, and what the launcher does. Literal keys for tests/test_i18n.py.
+const EFFECTS = {
+  uno_attack: () => [
+    [t("effect.no_play"), t("effect.attack_no_play")],
+    [kindName("hit_2"), t("effect.hit_2")],
+    [kindName("wild_all_hit"), t("effect.wild_all_hit")],
+    [kindName("wild_hit_fire"), t("effect.wild_hit_fire")],
+    [kindName("skip"), t("effect.skip")],
+    [kindName("reverse"), t("effect.reverse")],
+    [kindName("discard_all"), t("effect.discard_all")],
+    [kindName("trade_hands"), t("effect.trade_hands")],
+    [kindName("wild"), t("effect.wild")],
+    [t("effect.forgot_uno"), t("effect.attack_forgot_uno")],
+    [t("effect.suggestion"), t("effect.attack_suggestion")],
+    [t("effect.shot"), t("effect.attack_shot")],
+    [t("effect.penalties"), t("effect.attack_penalties")],
+    [t("effect.two_players"), t("effect.attack_two_players")],
+  ],
+  classic: () => [
+    [t("effect.deal"), t("effect.classic_deal")],
+    [t("effect.no_play"), t("effect.classic_no_play")],
+    [kindName("draw_two"), t("effect.draw_two")],
+    [kindName("wild_draw_four"), t("effect.wild_draw_four")],
+    [t("effect.challenge"), t("effect.classic_challenge")],
+    [kindName("skip"), t("effect.skip")],
+    [kindName("reverse"), t("effect.reverse")],
+    [kindName("wild"), t("effect.wild")],
+    [t("effect.forgot_uno"), t("effect.classic_two")],
+    [t("effect.false_uno"), t("effect.classic_two")],
+    [t("effect.wrong_card"), t("effect.classic_two")],
+    [t("effect.wrong_accusation"), t("effect.classic_accusation")],
+  ],
+};
+
+const FIRST_CARD = {
+  uno_attack: () => [
+    [kindName("wild_hit_fire"), t("first.wild_hit_fire")],
+    [kindName("wild_all_hit"), t("first.wild_all_hit")],
+    [kindName("hit_2"), t("first.hit_2")],
+    [kindName("skip"), t("first.skip")],
+    [kindName("reverse"), t("first.reverse")],
+    [kindName("trade_hands"), t("first.back")],
+  ],
+  classic: () => [
+    [kindName("draw_two"), t("first.draw_two")],
+    [kindName("skip"), t("first.skip")],
+    [kindName("reverse"), t("first.reverse")],
+    [kindName("wild_draw_four"), t("first.back")],
+  ],
+};
+
+function rulesTable(rows, cardHead, effectHead) {
+  const table = el("table", "grid-table");
+  const head = el("tr");
+  for (const text of [cardHead, effectHead]) {
+    const cell = el("th", "", text);
+    cell.scope = "col";
+    head.append(cell);
+  }
+  const thead = el("thead");
+  thead.append(head);
+  const body = el("tbody");
+  for (const [card, effect] of rows) {
+    const row = el("tr");
+    const name = el("th", "", card);
+    name.scope = "row";
+    row.append(name, el("td", "", effect));
+    body.append(row);
+  }
+  table.append(thead, body);
+  return table;
+}
+
+// For the game in play, else for what the new-game form has chosen.
+function renderGameRules() {
+  if (!game.rules) return;
+  const data = game.data;
+  const ruleset = data?.ruleset ?? setup.ruleset;
+  const house = data?.house_rules ?? houseRules();
+  const mode = data?.mode ?? setup.mode;
+  const chosen = setup.target === "other" ? Number($("target-other").value) || 0 : Number(setup.target);
+  const target = data?.target ?? chosen;
+  const key = JSON.stringify([ui.lang, ruleset, house, mode, target, Boolean(data)]);
+  if (key === setup.rulesKey) return;
+  setup.rulesKey = key;
+  $("grules-which").textContent = data
+    ? t("grules.which_game", { ruleset: rulesetName(ruleset) })
+    : t("grules.which_setup", { ruleset: rulesetName(ruleset) });
+  const effects = rulesTable(EFFECTS[ruleset]?.() ?? [], t("grules.card"), t("grules.launcher"));
+  effects.id = "effects";
+  effects.classList.add("effects");
+  const first = rulesTable(FIRST_CARD[ruleset]?.() ?? [], t("grules.first_card"), t("grules.launcher"));
+  first.id = "grules-first";
+  $("effects").replaceWith(effects);
+  $("grules-first")?.remove();
+  effects.after(first);
+  const on = game.rules.house_rules.filter((rule) => rule.rulesets.includes(ruleset) && house[rule.key]);
+  $("grules-house").replaceChildren(
+    ...(on.length
+      ? on.map((rule) => {
+          const item = el("li");
+          item.append(
+            el("strong", "", `✓ ${rule.name[ui.lang] ?? rule.name.en}`),
+            el("span", "", rule.explanation[ui.lang] ?? rule.explanation.en),
+          );
+          return item;
+        })
+      : [el("li", "", t("grules.official"))]),
+  );
+  const [modeTitle, modeAbout] = MODE_TEXTS[mode]?.() ?? [mode, ""];
+  $("grules-mode").textContent = t("grules.mode", { mode: modeTitle, about: modeAbout, target: number(target) });
+  const deck = game.rules.decks[ruleset];
+  const head = el("tr");
+  for (const [text, cls] of [
+    [t("grules.card"), ""],
+    [t("grules.count"), "num"],
+    [t("grules.points"), "num"],
+  ]) {
+    const cell = el("th", cls, text);
+    cell.scope = "col";
+    head.append(cell);
+  }
+  const thead = el("thead");
+  thead.append(head);
+  const body = el("tbody");
+  const row = (card, count, points) => {
+    const line = el("tr");
+    const name = el("th", "", card);
+    name.scope = "row";
+    line.append(name, el("td", "num", count), el("td", "num", points));
+    body.append(line);
+  };
+  // The numbers 1 to 9 on one line: as many of each, worth their face value.
+  const numbers = deck.kinds.filter((kind) => /^[1-9]$/.test(kind.id));
+  for (const kind of deck.kinds) {
+    if (kind === numbers[0]) {
+      row("1 – 9", t("grules.each", { count: number(kind.count) }), t("grules.face"));
+    } else if (!numbers.includes(kind)) {
+      const points = kind.id === "0" && house.red_zero_100 ? t("grules.red_zero") : number(kind.points);
+      row(kindName(kind.id), number(kind.count), points);
+    }
+  }
+  const caption = el("caption", "", t("grules.deck_total", { cards: number(deck.total) }));
+  $("grules-deck").replaceChildren(caption, thead, body);
+}
+
+// ---- Start ----
+
+hooks.start.push(() => {
+  $("setup").addEventListener("submit", submitSetup);
+  $("seat-add").addEventListener("click", addSeat);
+  $("teams").addEventListener("change", (e) => {
+    setup.teams = Number(e.target.value);
+    renderSeatsAround();
+  });
+  $("setup-dealer").addEventListener("change", (e) => (setup.dealer = Number(e.target.value)));
+  $("target-other").addEventListener("input", () => renderGameRules());
+  $("party-penalty").addEventListener("input", () => renderGameRules());
+});
