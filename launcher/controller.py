@@ -359,7 +359,7 @@ class Controller:
         data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
         if ticket.deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
             # Exact cards: what was owed and what came out; a short deal stays owed on the table.
-            deal = {"player": ticket.deal.player, "cause": ticket.deal.cause.value}
+            deal = {"player": ticket.deal.player or None, "cause": ticket.deal.cause.value}  # "": turns not tracked
             self._bus.publish(EventType.LAUNCHER_DEALT, {**deal, **data, "press": None})
         elif result.stop is StopReason.COUNT:
             if outcome.jackpot:

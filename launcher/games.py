@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from launcher.events import EventBus, EventType
-from launcher.game import Game, GameError, HouseRules, Mode, Ruleset, Table
+from launcher.game import Cause, Game, GameError, HouseRules, Mode, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
 from launcher.game.rulesets import HOUSE_RULE_TEXTS
@@ -116,10 +116,15 @@ class GameDesk:
     # --- what the controller asks --------------------------------------------------------------------------------
 
     def cards_owed(self) -> Demand | None:
-        """Classic UNO: the demand whose exact cards the next press must deal; None otherwise."""
+        """Classic UNO: the demand whose exact cards the next press must deal; None: the schedule decides."""
         with self._lock:
-            pending = self._table.pending() if self._table else None
-            return pending if pending is not None and pending.cards else None
+            if self._game is None or self._table is None or self._game.ruleset is not Ruleset.CLASSIC:
+                return None
+            pending = self._table.pending()
+            if pending is not None:
+                return pending if pending.cards else None
+            # Nothing owed: the launcher is the draw pile, and a press draws one card for whose turn it is.
+            return Demand(self._table.current or "", Cause.PLAIN, cards=1)
 
     def pressed(self, fired: bool, cards: int) -> str | None:
         """A press ended: attribute it to whoever owes the launcher. Returns that player, if any."""

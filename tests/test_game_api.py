@@ -80,6 +80,10 @@ def test_classic_deals_exact_counts_from_the_simulated_deck(daemon: Daemon, clie
     post(client, "/api/attacks", {"kind": "draw_two", "by": "Bob"})
     assert press(daemon)["dispensed"] == 2
     assert client.get("/api/state").get_json()["hardware"]["sim_cards_out"] == 30
+    # Nothing owed: the launcher is the draw pile, one card per press for whose turn it is.
+    turn = client.get("/api/game").get_json()["game"]["table"]["current"]
+    drawn = press(daemon)
+    assert (drawn["player"], drawn["dispensed"]) == (turn, 1)
 
 
 def test_scoring_undo_and_edit_recompute_the_totals(client: FlaskClient) -> None:
