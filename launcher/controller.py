@@ -98,9 +98,10 @@ class Controller:
         rounds: RoundBook,
         profile: Profile,
         bus: EventBus,
-        deck_cards: int,
+        deck: Deck,
         min_rest_ms: int,
         on_reload: Callable[[int], None] | None = None,
+        on_deck_changed: Callable[[Deck], None] | None = None,
         game: Attribution | None = None,
     ) -> None:
         self._dispenser = hardware.dispenser
@@ -110,12 +111,13 @@ class Controller:
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
+        self._on_deck_changed = on_deck_changed  # saves the deck level, so a restart knows what is in the hopper
         self._game = game
         self._lock = threading.Lock()
         self._busy = False
         self._fault: str | None = None
         self._fault_from_link = False  # cleared by itself when the board is back
-        self._deck = Deck(loaded=deck_cards, dispensed=0)
+        self._deck = deck
         self._last: PressTicket | None = None
         self._round: Round = rounds.resume_or_start(profile)
         self._closing = threading.Event()
@@ -188,10 +190,11 @@ class Controller:
         if not 1 <= cards <= MAX_DECK:
             raise ValueError(f"a deck holds 1 to {MAX_DECK} cards, not {cards}")
         with self._lock:
-            self._deck = Deck(loaded=cards, dispensed=0)
+            self._deck = deck = Deck(loaded=cards, dispensed=0)
         if self._on_reload is not None:
             self._on_reload(cards)
-        self._bus.publish(EventType.DECK_RELOADED, self._deck.as_dict())
+        self._deck_changed(deck)
+        self._bus.publish(EventType.DECK_RELOADED, deck.as_dict())
 
     def lid_changed(self, is_open: bool) -> None:
         """The lid opened (the hardware has already stopped the motor) or closed (perhaps after a refill)."""
@@ -384,7 +387,12 @@ class Controller:
             with self._lock:
                 self._latch_fault("the dispenser reported an error")
         if result.dispensed:
+            self._deck_changed(deck)
             self._bus.publish(EventType.DECK_CHANGED, deck.as_dict())
+
+    def _deck_changed(self, deck: Deck) -> None:
+        if self._on_deck_changed is not None:
+            self._on_deck_changed(deck)
 
     def _latch_fault(self, message: str) -> None:
         """Called with the lock held. Motor off, FAULT latched, everyone told."""

@@ -18,7 +18,7 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 
 from launcher import sdnotify
 from launcher.config import Config
-from launcher.controller import Controller
+from launcher.controller import Controller, Deck
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
@@ -85,9 +85,10 @@ class Daemon:
                 rounds=self.rounds,
                 profile=config.schedule.active_profile,
                 bus=self.bus,
-                deck_cards=config.dispense.deck_cards,
+                deck=self._saved_deck(),
                 min_rest_ms=config.dispense.min_rest_ms,
                 on_reload=getattr(self.hardware, "refill", None),
+                on_deck_changed=self._save_deck,
                 game=self.games,
             )
             undo.callback(self.controller.close)
@@ -96,6 +97,20 @@ class Daemon:
             self.server = self._listen()
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
+
+    def _saved_deck(self) -> Deck:
+        """The hopper as the last run left it (a full deck on a first start); the simulated one is set to match."""
+        with self.store.connect() as conn:
+            saved = self.store.deck(conn)
+        deck = Deck(*saved) if saved else Deck(loaded=self.config.dispense.deck_cards, dispensed=0)
+        refill = getattr(self.hardware, "refill", None)
+        if refill is not None:
+            refill(deck.remaining)
+        return deck
+
+    def _save_deck(self, deck: Deck) -> None:
+        with self.store.connect() as conn:
+            self.store.save_deck(conn, deck.loaded, deck.dispensed)
 
     def _follow_link(self) -> None:
         """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""

@@ -48,6 +48,13 @@ MIGRATIONS: tuple[str, ...] = (
         started_ts REAL NOT NULL
     );
     """,
+    """
+    CREATE TABLE deck (
+        id        INTEGER PRIMARY KEY CHECK (id = 1),
+        loaded    INTEGER NOT NULL,
+        dispensed INTEGER NOT NULL
+    );
+    """,
 )
 
 
@@ -162,6 +169,22 @@ class Store:
     @staticmethod
     def current_game(conn: sqlite3.Connection) -> tuple[int, str] | None:
         return conn.execute("SELECT id, state FROM games ORDER BY id DESC LIMIT 1").fetchone()
+
+    # --- the deck in the hopper ----------------------------------------------------------------------------
+
+    @staticmethod
+    def deck(conn: sqlite3.Connection) -> tuple[int, int] | None:
+        """(loaded, dispensed) as last saved, or None on a first start."""
+        return conn.execute("SELECT loaded, dispensed FROM deck WHERE id = 1").fetchone()
+
+    @staticmethod
+    def save_deck(conn: sqlite3.Connection, loaded: int, dispensed: int) -> None:
+        with transaction(conn):
+            conn.execute(
+                "INSERT INTO deck (id, loaded, dispensed) VALUES (1, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET loaded = excluded.loaded, dispensed = excluded.dispensed",
+                (loaded, dispensed),
+            )
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from launcher.config import Config
-from launcher.controller import Controller, PressRefused
+from launcher.controller import Controller, Deck, PressRefused
 from launcher.events import EventBus
 from launcher.hardware.sim import SimulatedHardware
 from launcher.rounds import RoundBook
@@ -78,7 +78,7 @@ def rig_factory(tmp_path: Path) -> Iterator[Any]:
             rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
             profile=PROFILES["classic"],
             bus=bus,
-            deck_cards=config.dispense.deck_cards,
+            deck=Deck(loaded=config.dispense.deck_cards, dispensed=0),
             min_rest_ms=config.dispense.min_rest_ms,
         )
         rig = Rig(controller, hardware, bus, config)

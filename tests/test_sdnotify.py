@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from launcher import sdnotify
-from launcher.controller import Controller
+from launcher.controller import Controller, Deck
 from launcher.events import EventBus
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
 from launcher.rounds import RoundBook
@@ -291,7 +291,7 @@ def test_a_hung_controller_loop_gets_no_pings(
         rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: AlwaysOneCard()),
         profile=PROFILES["classic"],
         bus=bus,
-        deck_cards=112,
+        deck=Deck(loaded=112, dispensed=0),
         min_rest_ms=0,
     )
     try:
