@@ -275,3 +275,15 @@ def test_no_press_while_the_lid_is_open_and_opening_it_mid_fire_stops(rig_factor
     rig.hardware.world.close_lid()
     assert rig.events()[-1] == ("launcher.lid", {"open": False})
     assert rig.controller.press("web").wait(5)
+
+
+def test_the_motor_rests_between_fires(rig_factory: Any) -> None:
+    rig = rig_factory([1, 1], fast_config(min_rest_ms=400))
+    first = rig.controller.press("web")
+    wait_until(lambda: any(t == "launcher.fired" for t in rig.types()))
+    with pytest.raises(PressRefused) as refused:
+        rig.controller.press("web")  # the card is out, but the motor is resting
+    assert refused.value.code == "busy"
+    assert first.wait(5)  # a phone's press is answered once the rest is over...
+    second = rig.controller.press("web")  # ...and then the next fire may start
+    assert second.wait(5) and second.result is not None and second.result.dispensed == 1
