@@ -170,7 +170,10 @@ def _check_value(key: str, value: Any, kind: type, meta: dict[str, Any]) -> Any:
     if isinstance(value, bool):  # TOML true/false must not pass as 1/0
         raise bad
     if kind is float and isinstance(value, int):
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # a whole number too big for a float is out of any range
+            raise bad from None
     if not isinstance(value, kind):
         raise bad
     if meta["choices"] and value not in meta["choices"]:

@@ -40,6 +40,7 @@ def test_a_full_file_is_read(tmp_path: Path) -> None:
         ({"schedule": {"profile": "nope"}}, "schedule.profile = 'nope' is not accepted: expected one of 'classic'"),
         ({"pins": {"button": 20}}, "pins.motor_forward = 20 clashes with pins.button = 20"),
         ({"web": 3}, "[web] must be a table"),
+        ({"dispense": {"pwm": 10**400}}, "dispense.pwm = 1000"),
     ],
 )
 def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:
