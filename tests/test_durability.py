@@ -85,49 +85,49 @@ def test_50_kills_while_scoring_lose_no_acknowledged_round_and_reuse_no_event_id
     shown = shown_unsaved = 0  # events phones were shown; of them, lost with the kill (the log may batch)
     newest_shown = newest_stored = 0
     daemon = start_daemon(tmp_path)
-    status, body = http_json(daemon.url + "/api/games", "POST", {"players": PLAYERS, "target": 100_000})
-    assert status == 201, body
-    for kill in range(1, KILLS + 1):
-        where = f"kill {kill} of {KILLS} (seed {seed})"
-        # A phone that follows from the end of the log as it was: it first sees this run's first event.
-        phone = SseClient(daemon.url, last_event_id=newest_stored)
-        wait_until(phone.ids, timeout=10)
-        assert phone.ids()[0] > newest_shown, (
-            f"{where}: the restarted daemon numbered event {phone.ids()[0]}, but a phone was already shown "
-            f"event {newest_shown} before the kill: that id now names another event"
-        )
-        game = daemon.get("/api/game")["game"]
-        rounds = game["scoreboard"]["rounds"]
-        assert rounds[: len(acknowledged)] == acknowledged, f"{where}: an acknowledged round was lost or changed"
-        assert len(rounds) <= len(acknowledged) + 1, f"{where}: rounds nobody scored"
-        saved_unanswered += len(rounds) - len(acknowledged)
-        acknowledged = list(rounds)
-
-        scorer = Scorer(daemon, first=len(acknowledged))
-        scorer.start()
-        time.sleep(rng.uniform(0, LONGEST_DELAY_S))
-        _kill(daemon)
-        scorer.join(30)
-        assert not scorer.is_alive(), f"{where}: the scoring phone hangs on a dead daemon"
-        phone.close()
-        assert not scorer.refused, f"{where}: a round was refused: {scorer.refused}"
-        acknowledged += scorer.acknowledged
-
-        integrity, stored = _stored_events(database)
-        assert integrity == "ok", f"{where}: {integrity}"
-        newest_stored = max(stored, default=0)
-        for event_id, event, _ in phone.events:
-            saved = stored.get(event_id)
-            assert saved in (None, (event["type"], event["data"])), (
-                f"{where}: event {event_id} was shown as {event['type']} but saved as {saved}"
-            )
-            assert saved is not None or event_id > newest_stored, f"{where}: event {event_id} is missing mid-log"
-            shown_unsaved += saved is None
-        shown += len(phone.events)
-        newest_shown = max(newest_shown, *phone.ids())
-        daemon = start_daemon(tmp_path)
-
+    phone: SseClient | None = None
     try:
+        status, body = http_json(daemon.url + "/api/games", "POST", {"players": PLAYERS, "target": 100_000})
+        assert status == 201, body
+        for kill in range(1, KILLS + 1):
+            where = f"kill {kill} of {KILLS} (seed {seed})"
+            # A phone that follows from the end of the log as it was: it first sees this run's first event.
+            phone = SseClient(daemon.url, last_event_id=newest_stored)
+            wait_until(phone.ids, timeout=10)
+            assert phone.ids()[0] > newest_shown, (
+                f"{where}: the restarted daemon numbered event {phone.ids()[0]}, but a phone was already shown "
+                f"event {newest_shown} before the kill: that id now names another event"
+            )
+            game = daemon.get("/api/game")["game"]
+            rounds = game["scoreboard"]["rounds"]
+            assert rounds[: len(acknowledged)] == acknowledged, f"{where}: an acknowledged round was lost or changed"
+            assert len(rounds) <= len(acknowledged) + 1, f"{where}: rounds nobody scored"
+            saved_unanswered += len(rounds) - len(acknowledged)
+            acknowledged = list(rounds)
+
+            scorer = Scorer(daemon, first=len(acknowledged))
+            scorer.start()
+            time.sleep(rng.uniform(0, LONGEST_DELAY_S))
+            _kill(daemon)
+            scorer.join(30)
+            assert not scorer.is_alive(), f"{where}: the scoring phone hangs on a dead daemon"
+            phone.close()
+            assert not scorer.refused, f"{where}: a round was refused: {scorer.refused}"
+            acknowledged += scorer.acknowledged
+
+            integrity, stored = _stored_events(database)
+            assert integrity == "ok", f"{where}: {integrity}"
+            newest_stored = max(stored, default=0)
+            for event_id, event, _ in phone.events:
+                saved = stored.get(event_id)
+                assert saved in (None, (event["type"], event["data"])), (
+                    f"{where}: event {event_id} was shown as {event['type']} but saved as {saved}"
+                )
+                assert saved is not None or event_id > newest_stored, f"{where}: event {event_id} is missing mid-log"
+                shown_unsaved += saved is None
+            shown += len(phone.events)
+            newest_shown = max(newest_shown, *phone.ids())
+            daemon = start_daemon(tmp_path)
         rounds = daemon.get("/api/game")["game"]["scoreboard"]["rounds"]
         assert rounds[: len(acknowledged)] == acknowledged and len(rounds) <= len(acknowledged) + 1
         saved_unanswered += len(rounds) - len(acknowledged)
@@ -136,7 +136,10 @@ def test_50_kills_while_scoring_lose_no_acknowledged_round_and_reuse_no_event_id
             f"{saved_unanswered} saved by a request cut off before its answer; {shown} events shown to a phone, "
             f"{shown_unsaved} of them lost with a kill (never in the log), no id ever given to another event"
         )
-    finally:
-        daemon.stop()
+    finally:  # whatever failed, no daemon is left running
+        if daemon.process.poll() is None:
+            daemon.stop()
         if daemon.process.stdout:
             daemon.process.stdout.close()
+        if phone is not None:
+            phone.close()
