@@ -250,6 +250,8 @@ def load(path: Path | None) -> Config:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path} is not UTF-8 text: byte {e.start + 1} is {e.object[e.start]:#04x}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

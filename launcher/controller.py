@@ -143,7 +143,7 @@ class Controller:
                     outcome = Outcome(press=self._round.schedule.presses, cards=deal.cards, tension=0.0)
                 ticket = self._last = PressTicket(outcome, deal)
                 job, error = (None, None) if outcome.pause_ms else self._start_motor(outcome)
-                self._busy = job is not None or outcome.pause_ms > 0
+                self._busy = True  # until the press is concluded, a miss too (_conclude_without_fire frees it)
         if refusal is not None:
             self._bus.publish(EventType.BUTTON_IGNORED, {"source": source, "reason": refusal.code})
             raise refusal

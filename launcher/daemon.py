@@ -31,6 +31,7 @@ from webui import create_app
 log = logging.getLogger(__name__)
 
 
+OUTBUF_HIGH_WATERMARK = 256 * 1024  # bytes kept per connection; also where a slow phone's stream waits for it
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
 
 
@@ -147,6 +148,9 @@ class Daemon:
             map=self._sockets,
             sockets=[sock],
             threads=web.threads,
+            # waitress keeps what it sent on a connection until this many bytes, then starts a new buffer: an
+            # event stream never ends, so the default (16 MiB) would hold up to 16 MiB per phone
+            outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
             asyncore_use_poll=True,
             ident="uno-launcher",
         )

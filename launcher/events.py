@@ -64,11 +64,16 @@ class EventBus:
     """Numbers events, keeps the recent ones for streams, and hands them to a writer thread for the store."""
 
     RECENT = 2048  # events kept in memory for replay; older ones are read back from the store
+    # Phones see an event before the writer saves it. After a kill the log ends short of what they saw, so the next
+    # run numbers on past this many ids: the writer is never that far behind (it saves each batch in milliseconds).
+    UNSAVED_AT_MOST = 10_000
 
     def __init__(self, store: Store) -> None:
         self._store = store
         with store.connect() as conn:
             self._last_id = store.last_event_id(conn)
+            if store.begin_run(conn):  # the last run was killed: ids up to UNSAVED_AT_MOST past the log were shown
+                self._last_id += self.UNSAVED_AT_MOST
         self._saved_id = self._last_id
         self._recent: deque[Event] = deque(maxlen=self.RECENT)
         self._changed = threading.Condition()
@@ -129,6 +134,9 @@ class EventBus:
             self._closed = True
         self._pending.put(None)
         self._writer.join(timeout=10)
+        if not self._writer.is_alive():  # every event is saved: the next run goes on from the log's last id
+            with self._store.connect() as conn:
+                self._store.end_run(conn)
 
     def _write_loop(self) -> None:
         with self._store.connect() as conn:

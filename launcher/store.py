@@ -55,6 +55,11 @@ MIGRATIONS: tuple[str, ...] = (
         dispensed INTEGER NOT NULL
     );
     """,
+    """
+    CREATE TABLE running (
+        id INTEGER PRIMARY KEY CHECK (id = 1)
+    );
+    """,
 )
 
 
@@ -107,6 +112,20 @@ class Store:
     @staticmethod
     def last_event_id(conn: sqlite3.Connection) -> int:
         return conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+
+    @staticmethod
+    def begin_run(conn: sqlite3.Connection) -> bool:
+        """Mark the event log in use; True if the last run never ended it (killed, or a power cut)."""
+        with transaction(conn):
+            killed = conn.execute("SELECT count(*) FROM running").fetchone()[0] > 0
+            conn.execute("INSERT OR IGNORE INTO running (id) VALUES (1)")
+        return killed
+
+    @staticmethod
+    def end_run(conn: sqlite3.Connection) -> None:
+        """Every event of this run is saved: the next run numbers on from the log's last id."""
+        with transaction(conn):
+            conn.execute("DELETE FROM running")
 
     @staticmethod
     def count_events_after(conn: sqlite3.Connection, type: str, after_id: int) -> int:

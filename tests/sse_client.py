@@ -20,6 +20,7 @@ class SseClient:
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
         self._conn.request("GET", "/api/events", headers=headers)
+        self._sock = self._conn.sock  # the response takes the socket over (no Content-Length): keep it for close()
         self._response = self._conn.getresponse()
         assert self._response.status == 200, self._response.status
         assert self._response.getheader("Content-Type", "").startswith("text/event-stream")
@@ -50,8 +51,8 @@ class SseClient:
 
     def close(self) -> None:
         try:
-            if self._conn.sock is not None:
-                self._conn.sock.shutdown(2)
+            if self._sock is not None:
+                self._sock.shutdown(2)
         except OSError:
             pass
         self._thread.join(5)

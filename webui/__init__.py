@@ -15,6 +15,11 @@ from launcher.schedule import Profile
 from webui import api, game_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
+# The page's own files only: no inline script or style, nothing from elsewhere (DESIGN.md §10, §11).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
 _TRADITIONAL = ("zh-hant", "zh-tw", "zh-hk", "zh-mo")
 
 
@@ -71,6 +76,7 @@ def create_app(
     def _headers(response):  # type: ignore[no-untyped-def]
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "no-referrer")
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         return response
 
     return app

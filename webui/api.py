@@ -158,6 +158,8 @@ def _chosen_profile(body: dict[str, Any]) -> Profile | None:
 def round_record(number: int) -> Response:
     """The record of an ended round, seed revealed: what `uno-launcher verify FILE` checks."""
     rounds: RoundBook = current_app.extensions["launcher.rounds"]
+    if number >= 2**63:  # beyond SQLite's INTEGER: there is no such round
+        raise ApiError(404, "not_found", f"there is no round {number}")
     try:
         record = rounds.record(number)
     except RoundOpen as e:
