@@ -7,18 +7,18 @@ code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-import qrcode
-
 from launcher import __version__, fairness, simulate, workbench
+from launcher.access import AccessBook, PinError, Role, check_pin_shape, make_up_pin
 from launcher.config import Config, ConfigError, load
 from launcher.hardware.gpio import GpioHardware
+from launcher.netinfo import public_urls
+from launcher.qr import join_url, qr_text
 from launcher.rounds import RoundOpen
 from launcher.store import STORE_FILE, Store
 
@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     simulate_ = commands.add_parser("simulate", help="figures of a firing profile over many simulated presses")
     simulate.add_arguments(simulate_)
 
+    new_pins = commands.add_parser("new-pins", help="set or make up new table and admin PINs (when forgotten)")
+    new_pins.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+    new_pins.add_argument("--only", choices=("table", "admin"), help="change only this PIN")
+    new_pins.add_argument("--table", metavar="DIGITS", help="the new table PIN (default: made up, 4 digits)")
+    new_pins.add_argument("--admin", metavar="DIGITS", help="the new admin PIN (default: made up, 6 digits)")
+
     verify = commands.add_parser("verify", help="check a round's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
     source.add_argument("record", nargs="?", type=Path, help="a round record (JSON, as the page downloads it)")
@@ -76,14 +82,6 @@ def _effective_config(args: argparse.Namespace) -> Config:
     return config.replace("web", **web) if web else config
 
 
-def qr_text(url: str) -> str:
-    qr = qrcode.QRCode(border=1)
-    qr.add_data(url)
-    out = io.StringIO()
-    qr.print_ascii(out=out, invert=True)
-    return out.getvalue()
-
-
 def _run(args: argparse.Namespace) -> int:
     from launcher.daemon import Daemon, StartupError
 
@@ -101,9 +99,43 @@ def _run(args: argparse.Namespace) -> int:
     hardware = "simulated hardware" if config.hardware.backend == "sim" else f"{config.hardware.backend} hardware"
     print(f"UNO launcher on {hardware}, state in {config.state_dir.resolve()}")
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
-    print(qr_text(daemon.urls[-1]), end="", flush=True)
+    if daemon.new_pins is None:
+        print("Players join with the table PIN (forgotten? run: uno-launcher new-pins)")
+        print(qr_text(daemon.urls[-1]), end="", flush=True)
+    else:
+        _print_pins(daemon.new_pins.table, daemon.new_pins.admin, daemon.urls[-1])
     daemon.serve()
     print("Stopped; motor off.")
+    return 0
+
+
+def _print_pins(table: str | None, admin: str | None, page_url: str) -> None:
+    """New PINs, shown this once (only their hashes are kept), with a QR code that opens the page joined."""
+    if table is not None:
+        print(f"Table PIN: {table}  (players join with it; the QR code below joins at once)")
+    if admin is not None:
+        print(f"Admin PIN: {admin}  (for the launcher's settings: keep it to yourself)")
+    print("Shown only now: they are stored hashed. Change them on the page under Admin, or: uno-launcher new-pins")
+    if table is not None:
+        print(qr_text(join_url(page_url, table)), end="", flush=True)
+
+
+def _new_pins(args: argparse.Namespace) -> int:
+    """Set or make up new PINs in the daemon's store; the phones they had joined must join again."""
+    config = _effective_config(args)
+    wanted = {Role.TABLE: args.table, Role.ADMIN: args.admin}
+    if args.only is not None:
+        wanted = {role: pin for role, pin in wanted.items() if role.label == args.only}
+    try:
+        pins = {role: make_up_pin(role) if pin is None else check_pin_shape(role, pin) for role, pin in wanted.items()}
+        book = AccessBook(Store(config.state_dir / STORE_FILE))
+        for role, pin in pins.items():
+            book.set_pin(role, pin)
+    except PinError as e:
+        print(f"uno-launcher new-pins: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    _print_pins(pins.get(Role.TABLE), pins.get(Role.ADMIN), public_urls(config.web.host, config.web.port)[-1])
+    print("A running daemon takes them at once; restart it to sign out the phones joined with the old ones.")
     return 0
 
 
@@ -218,6 +250,7 @@ COMMANDS = {
     "calibrate": _calibrate,
     "simulate": simulate.run,
     "verify": _verify,
+    "new-pins": _new_pins,
 }
 
 

@@ -17,6 +17,7 @@ from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
 from launcher import sdnotify
+from launcher.access import AccessBook
 from launcher.config import Config
 from launcher.controller import Controller, Deck
 from launcher.events import EventBus, EventType
@@ -79,6 +80,8 @@ class Daemon:
             self.hardware = hardware or build_hardware(config)
             undo.callback(self.hardware.close)
             self.profiles = {**PROFILES, "custom": config.schedule.custom}
+            self.access = AccessBook(self.store)
+            self.new_pins = self.access.first_run()  # made up on a first start: the one time they can be shown
             self.rounds = RoundBook(self.store, self.bus)
             self.games = GameDesk(self.store, self.bus, aim_at=getattr(self.hardware, "aim_at", None))
             self.controller = Controller(
@@ -139,6 +142,7 @@ class Daemon:
             hardware=self.hardware,
             rounds=self.rounds,
             games=self.games,
+            access=self.access,
             profiles=self.profiles,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,

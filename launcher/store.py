@@ -60,6 +60,20 @@ MIGRATIONS: tuple[str, ...] = (
         id INTEGER PRIMARY KEY CHECK (id = 1)
     );
     """,
+    """
+    CREATE TABLE pins (
+        role       TEXT PRIMARY KEY,
+        salt       BLOB NOT NULL,
+        hash       BLOB NOT NULL,
+        changed_ts REAL NOT NULL
+    );
+    CREATE TABLE sessions (
+        digest     TEXT PRIMARY KEY,
+        role       INTEGER NOT NULL,
+        created_ts REAL NOT NULL,
+        seen_ts    REAL NOT NULL
+    );
+    """,
 )
 
 
@@ -204,6 +218,51 @@ class Store:
                 "ON CONFLICT (id) DO UPDATE SET loaded = excluded.loaded, dispensed = excluded.dispensed",
                 (loaded, dispensed),
             )
+
+    # --- PINs and sessions (launcher/access.py) ------------------------------------------------------------
+
+    @staticmethod
+    def pin_hashes(conn: sqlite3.Connection) -> list[tuple[str, bytes, bytes]]:
+        """(role, salt, hash) of each PIN set."""
+        return conn.execute("SELECT role, salt, hash FROM pins").fetchall()
+
+    @staticmethod
+    def save_pin_hash(conn: sqlite3.Connection, role: str, salt: bytes, digest: bytes, ts: float) -> None:
+        with transaction(conn):
+            conn.execute(
+                "INSERT INTO pins (role, salt, hash, changed_ts) VALUES (?, ?, ?, ?) ON CONFLICT (role) DO UPDATE "
+                "SET salt = excluded.salt, hash = excluded.hash, changed_ts = excluded.changed_ts",
+                (role, salt, digest, ts),
+            )
+
+    @staticmethod
+    def sessions(conn: sqlite3.Connection) -> list[tuple[str, int, float]]:
+        """(digest, role, seen_ts) of every session."""
+        return conn.execute("SELECT digest, role, seen_ts FROM sessions").fetchall()
+
+    @staticmethod
+    def open_session(conn: sqlite3.Connection, digest: str, role: int, ts: float, *, ended: str | None) -> None:
+        with transaction(conn):
+            if ended is not None:
+                conn.execute("DELETE FROM sessions WHERE digest = ?", (ended,))
+            conn.execute(
+                "INSERT INTO sessions (digest, role, created_ts, seen_ts) VALUES (?, ?, ?, ?)", (digest, role, ts, ts)
+            )
+
+    @staticmethod
+    def session_seen(conn: sqlite3.Connection, digest: str, ts: float) -> None:
+        with transaction(conn):
+            conn.execute("UPDATE sessions SET seen_ts = ? WHERE digest = ?", (ts, digest))
+
+    @staticmethod
+    def end_sessions(conn: sqlite3.Connection, digests: Iterable[str]) -> None:
+        with transaction(conn):
+            conn.executemany("DELETE FROM sessions WHERE digest = ?", [(d,) for d in digests])
+
+    @staticmethod
+    def forget_sessions_seen_before(conn: sqlite3.Connection, ts: float) -> None:
+        with transaction(conn):
+            conn.execute("DELETE FROM sessions WHERE seen_ts < ?", (ts,))
 
 
 @contextmanager

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flask.testing import FlaskClient
+
+from launcher.daemon import Daemon
 
 # Fast simulated hardware, so a few hundred presses take seconds, not minutes.
 FAST_SIM_TOML = """
@@ -35,19 +38,47 @@ heartbeat_s = 0.5
 """
 
 
+@dataclass(frozen=True)
+class Joined:
+    """A state directory's PINs, shown on its first start, and a session cookie of each role."""
+
+    table_pin: str
+    admin_pin: str
+    table_cookie: str
+    admin_cookie: str
+
+
+# Sessions outlive a restart of the daemon, as the PINs do: a restarted daemon's tests carry on joined.
+_JOINED: dict[Path, Joined] = {}
+
+
 @dataclass
 class RunningDaemon:
     process: subprocess.Popen[str]
     url: str  # e.g. http://127.0.0.1:54321 (no trailing slash)
     state_dir: Path
     output: list[str]
+    joined: Joined
+
+    @property
+    def table_pin(self) -> str:
+        return self.joined.table_pin
+
+    @property
+    def admin_pin(self) -> str:
+        return self.joined.admin_pin
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(self.url + path, timeout=10) as response:
             return json.load(response)
 
+    def request(self, method: str, path: str, body: Any = None, *, admin: bool = False) -> tuple[int, Any]:
+        """A call from a phone joined at the table (or as the admin)."""
+        cookie = self.joined.admin_cookie if admin else self.joined.table_cookie
+        return http_json(self.url + path, method, body, cookie=cookie)
+
     def post(self, path: str, body: Any = None) -> tuple[int, Any]:
-        return http_json(self.url + path, "POST", body)
+        return self.request("POST", path, body)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
         if self.process.poll() is None:
@@ -55,17 +86,40 @@ class RunningDaemon:
         return self.process.wait(timeout)
 
 
-def http_json(url: str, method: str, body: Any = None) -> tuple[int, Any]:
+def http_json(url: str, method: str, body: Any = None, *, cookie: str | None = None) -> tuple[int, Any]:
+    return http_json_with_headers(url, method, body, cookie=cookie)[:2]
+
+
+def http_json_with_headers(
+    url: str, method: str, body: Any = None, *, cookie: str | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, Any]:
+    """(status, JSON body, response headers) of one call; `cookie` is a `name=value` session cookie."""
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     if data is not None:
         request.add_header("Content-Type", "application/json")
+    if cookie is not None:
+        request.add_header("Cookie", cookie)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.load(response)
+            return response.status, json.load(response), response.headers
     except urllib.error.HTTPError as e:
         with e:
-            return e.code, json.load(e)
+            return e.code, json.load(e), e.headers
+
+
+def join(url: str, pin: str) -> str:
+    """Join with a PIN; the session cookie as `name=value`."""
+    status, answer, headers = http_json_with_headers(url + "/api/session", "POST", {"pin": pin})
+    assert status == 201, answer
+    return headers["Set-Cookie"].split(";", 1)[0]
+
+
+def _pins_shown(output: list[str]) -> tuple[str, str]:
+    text = "".join(output)
+    table, admin = re.search(r"Table PIN: (\d+)", text), re.search(r"Admin PIN: (\d+)", text)
+    assert table and admin, "the first start did not show the PINs:\n" + text
+    return table.group(1), admin.group(1)
 
 
 def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -> RunningDaemon:
@@ -93,6 +147,7 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
             match = re.search(r"Open (http://\S+?)/? on a phone", line)
             if match and not found:
                 found.append(match.group(1))
+            if found and re.match(r"(Admin PIN|Players join)", line):  # the last line before the QR code
                 url_seen.set()
         url_seen.set()
 
@@ -101,7 +156,11 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
         process.kill()
         process.wait()
         raise RuntimeError("the daemon did not start:\n" + "".join(output))
-    return RunningDaemon(process=process, url=found[0], state_dir=state, output=output)
+    url = found[0]
+    if state not in _JOINED:
+        table_pin, admin_pin = _pins_shown(output)
+        _JOINED[state] = Joined(table_pin, admin_pin, join(url, table_pin), join(url, admin_pin))
+    return RunningDaemon(process=process, url=url, state_dir=state, output=output, joined=_JOINED[state])
 
 
 @pytest.fixture
@@ -114,6 +173,15 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
             running.stop()
         if running.process.stdout:
             running.process.stdout.close()
+
+
+def joined_client(daemon: Daemon, *, admin: bool = False) -> FlaskClient:
+    """A Flask test client joined at the table (or as the admin) of an in-process daemon on its first start."""
+    assert daemon.new_pins is not None, "the daemon's store had PINs already"
+    client = daemon.app.test_client()
+    reply = client.post("/api/session", json={"pin": daemon.new_pins.admin if admin else daemon.new_pins.table})
+    assert reply.status_code == 201, reply.get_json()
+    return client
 
 
 def wait_until(predicate: Any, timeout: float = 10.0, interval: float = 0.01) -> Any:

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import http_json, start_daemon
+from tests.conftest import http_json, joined_client, start_daemon
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
 
 @pytest.fixture
 def client(daemon: Daemon) -> FlaskClient:
-    return daemon.app.test_client()
+    return joined_client(daemon)
 
 
 def post(client: FlaskClient, path: str, body: Any) -> dict[str, Any]:
@@ -175,7 +175,7 @@ def test_the_aiming_servo_faces_whoever_must_press(tmp_path: Path) -> None:
     )
     daemon = Daemon(config)
     try:
-        client = daemon.app.test_client()
+        client = joined_client(daemon)
         post(client, "/api/games", {"players": ["Ann", "Bob", "Cy"]})  # Ann deals: Bob's turn
         assert daemon.hardware.aim_angle == pytest.approx(0)  # type: ignore[attr-defined]
         post(client, "/api/attacks", {"kind": "hit2", "by": "Bob"})  # Cy must press twice

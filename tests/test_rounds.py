@@ -14,6 +14,7 @@ from launcher import fairness
 from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon
+from tests.conftest import joined_client
 
 
 def fast(tmp_path: Path) -> Config:
@@ -66,7 +67,7 @@ def test_a_restart_resumes_the_same_round_where_it_was(tmp_path: Path) -> None:
 
 @pytest.fixture
 def client(daemon: Daemon) -> FlaskClient:
-    return daemon.app.test_client()
+    return joined_client(daemon)
 
 
 def test_rounds_over_the_api(daemon: Daemon, client: FlaskClient) -> None:

@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 
 from launcher.config import Config
 from launcher.daemon import Daemon
+from tests.conftest import joined_client
 from webui import guess_language
 
 
@@ -24,7 +25,7 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
 
 @pytest.fixture
 def client(daemon: Daemon) -> FlaskClient:
-    return daemon.app.test_client()
+    return joined_client(daemon)
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,15 @@ from collections.abc import Iterable
 
 from flask import Flask, render_template, request
 
+from launcher.access import AccessBook
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
 from launcher.rounds import RoundBook
 from launcher.schedule import Profile
-from webui import api, game_api, stream
+from webui import access as gate
+from webui import api, errors, game_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 # The page's own files only: no inline script or style, nothing from elsewhere (DESIGN.md §10, §11).
@@ -42,6 +44,7 @@ def create_app(
     hardware: Hardware,
     rounds: RoundBook,
     games: GameDesk,
+    access: AccessBook,
     profiles: dict[str, Profile],
     public_urls: list[str],
     heartbeat_s: float = 15.0,
@@ -63,10 +66,12 @@ def create_app(
     app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles
     app.extensions["launcher.streams"] = stream.StreamCounter()
+    gate.install(app, access)
     app.register_blueprint(api.bp)
+    app.register_blueprint(session_api.bp)
     app.register_blueprint(stream.bp)
     app.register_blueprint(game_api.bp)
-    api.register_errors(app)
+    errors.register_errors(app)
 
     @app.get("/")
     def index() -> str:

@@ -1,35 +1,21 @@
-"""The JSON API the phones use. The web layer never touches hardware: it calls the controller.
-
-Every error is `{"error": {"code": ..., "message": ...}}` with a 4xx status; nothing a client sends yields a 500.
-"""
+"""The JSON API the phones use for the launcher itself. The web layer never touches hardware: it calls the
+controller."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
-from werkzeug.exceptions import HTTPException
 
+from launcher.access import Role
 from launcher.controller import MAX_DECK, Controller, PressRefused
 from launcher.rounds import RoundBook, RoundOpen
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
+from webui.access import needs
+from webui.errors import ApiError
 from webui.openapi import SPEC
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-
-
-class ApiError(Exception):
-    """An error the client caused, with the HTTP status it maps to."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-
-
-def error_response(status: int, code: str, message: str) -> tuple[Response, int]:
-    return jsonify(error={"code": code, "message": message}), status
 
 
 def json_object() -> dict[str, Any]:
@@ -90,6 +76,17 @@ def reload_deck() -> tuple[Response, int]:
     controller = _controller()
     controller.reload_deck(cards)
     return jsonify(controller.snapshot()["deck"]), 200
+
+
+@bp.post("/reset")
+@needs(Role.ADMIN)
+def reset_fault() -> tuple[Response, int]:
+    """Leave a latched FAULT, once whoever holds the admin PIN has seen to the launcher."""
+    if json_object():
+        raise ApiError(400, "unknown_field", "a reset takes no fields")
+    controller = _controller()
+    controller.reset()
+    return jsonify(fault=controller.snapshot()["fault"]), 200
 
 
 def _profile_figures(profile: Profile) -> dict[str, Any]:
@@ -169,19 +166,3 @@ def round_record(number: int) -> Response:
     response = jsonify(record)
     response.headers["Content-Disposition"] = f'attachment; filename="uno-round-{number}.json"'
     return response
-
-
-def register_errors(app: Any) -> None:
-    @app.errorhandler(ApiError)
-    def _api_error(e: ApiError) -> tuple[Response, int]:
-        return error_response(e.status, e.code, e.message)
-
-    @app.errorhandler(HTTPException)
-    def _http_error(e: HTTPException) -> tuple[Response, int]:
-        code = (e.name or "error").lower().replace(" ", "_")
-        return error_response(e.code or 500, code, e.description or e.name)
-
-    @app.errorhandler(Exception)
-    def _unexpected(e: Exception) -> tuple[Response, int]:
-        app.logger.exception("unexpected error")
-        return error_response(500, "internal", "something went wrong inside the launcher; see its log")

@@ -12,7 +12,8 @@ from launcher.controller import Controller, PressRefused
 from launcher.game import GameError
 from launcher.games import GameDesk, GameOver, NoGame, rules
 from launcher.schedule import Profile
-from webui.api import ApiError, json_object
+from webui.api import json_object
+from webui.errors import ApiError
 
 bp = Blueprint("game", __name__, url_prefix="/api")
 

@@ -1,0 +1,250 @@
+"""Who may act at the table: the table PIN, the admin PIN, the phones' sessions and a limit on PIN guesses.
+
+Reading the table is open; acting needs a session joined with the table PIN, and hardware and admin settings need
+one joined with the admin PIN (DESIGN.md §11). PINs are made up on the first run and kept only as salted scrypt
+hashes, so the console shows them that once. Sessions are random tokens kept by their SHA-256: the phones hold the
+token in a cookie, the store holds the digest, and this book holds the live ones in memory so that checking a press
+costs no disk read.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from launcher.store import Store
+
+TABLE_PIN_DIGITS = (4, 8)  # short enough to type at the table; guesses are limited per phone
+ADMIN_PIN_DIGITS = (6, 12)
+SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
+SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # 16 MiB and tens of milliseconds per check, on a Pi too
+
+
+class Role(enum.IntEnum):
+    """What a session may do; each role may do everything the ones below it may."""
+
+    NONE = 0
+    TABLE = 1
+    ADMIN = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class PinError(ValueError):
+    """A PIN of the wrong shape; the message says which shape is expected."""
+
+
+@dataclass(frozen=True)
+class NewPins:
+    """PINs just made up: the only time they exist unhashed."""
+
+    table: str
+    admin: str
+
+
+def check_pin_shape(role: Role, pin: object) -> str:
+    """The PIN if it has the shape `role` takes (NONE: either role's), else PinError."""
+    low, high = _pin_digits(role)
+    if not isinstance(pin, str) or not pin.isascii() or not pin.isdigit() or not low <= len(pin) <= high:
+        name = "a PIN" if role is Role.NONE else f"the {role.label} PIN"
+        raise PinError(f"{name} must be a string of {low} to {high} digits, not {_shown(pin)}")
+    return pin
+
+
+def _pin_digits(role: Role) -> tuple[int, int]:
+    if role is Role.NONE:
+        return TABLE_PIN_DIGITS[0], ADMIN_PIN_DIGITS[1]
+    return TABLE_PIN_DIGITS if role is Role.TABLE else ADMIN_PIN_DIGITS
+
+
+def make_up_pin(role: Role) -> str:
+    digits = _pin_digits(role)[0]
+    return "".join(secrets.choice("0123456789") for _ in range(digits))
+
+
+def _shown(value: object) -> str:
+    """A bad value named without repeating a whole PIN-like secret back."""
+    if isinstance(value, str):
+        return f"{len(value)} digits" if value.isascii() and value.isdigit() else "that"
+    return type(value).__name__
+
+
+def _hash(pin: str, salt: bytes) -> bytes:
+    return hashlib.scrypt(pin.encode(), salt=salt, **_SCRYPT)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class _Session:
+    role: Role
+    seen_ts: float
+
+
+class AccessBook:
+    """The PINs (hashed, in the store) and the sessions joined with them."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
+        self._store = store
+        self._clock = clock
+        self._lock = threading.Lock()
+        with store.connect() as conn:
+            store.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
+            rows = store.sessions(conn)
+        self._sessions = {digest: _Session(Role(role), seen) for digest, role, seen in rows}
+
+    def first_run(self) -> NewPins | None:
+        """Make up both PINs if none are set yet, and return them (the only time they are known); else None."""
+        with self._store.connect() as conn:
+            if self._store.pin_hashes(conn):
+                return None
+        pins = NewPins(table=make_up_pin(Role.TABLE), admin=make_up_pin(Role.ADMIN))  # lengths differ
+        self._save_pin(Role.TABLE, pins.table)
+        self._save_pin(Role.ADMIN, pins.admin)
+        return pins
+
+    def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
+        """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""
+        check_pin_shape(role, pin)
+        if self.role_for_pin(pin) not in (Role.NONE, role):
+            raise PinError("the table PIN and the admin PIN must differ")
+        self._save_pin(role, pin)
+        kept = _digest(keep) if keep else None
+        with self._lock:
+            ended = [d for d, s in self._sessions.items() if s.role is role and d != kept]
+            for digest in ended:
+                del self._sessions[digest]
+        with self._store.connect() as conn:
+            self._store.end_sessions(conn, ended)
+
+    def _save_pin(self, role: Role, pin: str) -> None:
+        salt = secrets.token_bytes(16)
+        with self._store.connect() as conn:
+            self._store.save_pin_hash(conn, role.label, salt, _hash(pin, salt), self._clock())
+
+    def role_for_pin(self, pin: str) -> Role:
+        """The role a PIN opens (admin first), or NONE. Costs one scrypt per PIN set: limit guesses before."""
+        with self._store.connect() as conn:
+            stored = {name: (salt, digest) for name, salt, digest in self._store.pin_hashes(conn)}
+        for role in (Role.ADMIN, Role.TABLE):
+            if role.label in stored:
+                salt, digest = stored[role.label]
+                if hmac.compare_digest(_hash(pin, salt), digest):
+                    return role
+        return Role.NONE
+
+    def open_session(self, role: Role, *, replacing: str | None = None) -> str:
+        """A new session token for `role`; the session `replacing` (the phone's old one) ends."""
+        token = secrets.token_urlsafe(32)
+        now = self._clock()
+        old = _digest(replacing) if replacing else None
+        with self._store.connect() as conn:
+            self._store.open_session(conn, _digest(token), role.value, now, ended=old)
+        with self._lock:
+            self._sessions[_digest(token)] = _Session(role, now)
+            if old is not None:
+                self._sessions.pop(old, None)
+        return token
+
+    def role_of(self, token: str | None) -> Role:
+        """The role of a session token; NONE for no token, an unknown one, or one idle too long. No disk read."""
+        if not token:
+            return Role.NONE
+        with self._lock:
+            session = self._sessions.get(_digest(token))
+        if session is None or self._clock() - session.seen_ts > SESSION_IDLE_S:
+            return Role.NONE
+        return session.role
+
+    def seen(self, token: str | None) -> None:
+        """The phone is back: its session's idle time starts again (written to disk at most hourly)."""
+        if not token:
+            return
+        digest = _digest(token)
+        now = self._clock()
+        with self._lock:
+            session = self._sessions.get(digest)
+            if session is None or now - session.seen_ts < SEEN_WRITE_EVERY_S:
+                return
+            session.seen_ts = now
+        with self._store.connect() as conn:
+            self._store.session_seen(conn, digest, now)
+
+    def close_session(self, token: str | None) -> None:
+        if not token:
+            return
+        digest = _digest(token)
+        with self._lock:
+            self._sessions.pop(digest, None)
+        with self._store.connect() as conn:
+            self._store.end_sessions(conn, [digest])
+
+
+class TooManyTries(Exception):
+    """This client guessed wrong too often; `retry_after_s` says when it may try again."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"too many wrong PINs from this device; try again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+@dataclass
+class _Tries:
+    wrong: int = 0
+    wait_until: float = 0.0
+
+
+class PinGuard:
+    """Limits PIN guesses per client: a few free tries, then a wait that doubles with each wrong one.
+
+    A try counts as wrong from the moment it is taken, so a burst of guesses in parallel cannot slip past the
+    count; a right PIN forgives the client.
+    """
+
+    FREE_TRIES = 5
+    FIRST_WAIT_S = 30
+    LONGEST_WAIT_S = 15 * 60
+    CLIENTS_KEPT = 1024  # the oldest are forgotten first: a bounded table, whatever addresses guess
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._clients: OrderedDict[str, _Tries] = OrderedDict()
+
+    def take(self, client: str) -> int:
+        """Take one try for `client`: how many are left after it if it is wrong, or TooManyTries."""
+        now = self._clock()
+        with self._lock:
+            tries = self._clients.pop(client, None) or _Tries()
+            self._clients[client] = tries  # now the newest
+            while len(self._clients) > self.CLIENTS_KEPT:
+                self._clients.popitem(last=False)
+            if now < tries.wait_until:
+                raise TooManyTries(max(1, round(tries.wait_until - now + 0.5)))
+            tries.wrong += 1
+            over = tries.wrong - self.FREE_TRIES
+            if over >= 0:
+                tries.wait_until = now + min(self.LONGEST_WAIT_S, self.FIRST_WAIT_S * 2**over)
+            return max(0, -over)
+
+    def wait_after(self, client: str) -> int:
+        """Seconds `client` must wait before its next try (0: none)."""
+        with self._lock:
+            tries = self._clients.get(client)
+        return 0 if tries is None else max(0, round(tries.wait_until - self._clock() + 0.5))
+
+    def forgive(self, client: str) -> None:
+        with self._lock:
+            self._clients.pop(client, None)

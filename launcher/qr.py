@@ -1,0 +1,32 @@
+"""QR codes of the page's address: as text for the console, as an SVG image for the admin's page.
+
+A join link carries the table PIN in the fragment (`#pin=…`), which browsers never send to a server: the page reads
+it, joins, and removes it from the address bar.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import qrcode
+from qrcode.image.svg import SvgPathFillImage
+
+
+def join_url(page_url: str, table_pin: str) -> str:
+    return f"{page_url.rstrip('/')}/#pin={table_pin}"
+
+
+def qr_text(url: str) -> str:
+    qr = qrcode.QRCode(border=1)
+    qr.add_data(url)
+    out = io.StringIO()
+    qr.print_ascii(out=out, invert=True)
+    return out.getvalue()
+
+
+def qr_svg_data_url(url: str) -> str:
+    """An SVG QR code on white (readable in the dark theme too) as a data: URL, for an <img>: the page's policy
+    allows data: images, never inline markup."""
+    svg = qrcode.make(url, image_factory=SvgPathFillImage, border=2).to_string()
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")

@@ -1,0 +1,92 @@
+"""Who may call what: every request that changes something is checked here before its view runs.
+
+Reading is open. A state-changing request must come from the page's own origin, and needs a session joined with
+the table PIN unless its view says otherwise with `needs()`: the default denies, so a new route cannot be left
+open by forgetting a decorator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, current_app, g, request
+
+from launcher.access import AccessBook, PinGuard, Role
+from webui.errors import ApiError
+
+COOKIE = "uno_session"
+COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest browsers keep a cookie; the session's idle limit ends it sooner
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+View = TypeVar("View", bound=Callable[..., object])
+
+
+def needs(role: Role) -> Callable[[View], View]:
+    """Mark the role a view needs, instead of the default (TABLE for a change, NONE for a read)."""
+
+    def mark(view: View) -> View:
+        view.role_needed = role  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def book() -> AccessBook:
+    return current_app.extensions["launcher.access"]
+
+
+def session_token() -> str | None:
+    return request.cookies.get(COOKIE)
+
+
+def caller_role() -> Role:
+    return g.role
+
+
+def client() -> str:
+    """Whom PIN guesses are counted against: the phone's address (the daemon is not behind a proxy)."""
+    return request.remote_addr or "unknown"
+
+
+def set_session_cookie(response: Response, token: str) -> None:
+    response.set_cookie(COOKIE, token, max_age=COOKIE_MAX_AGE_S, path="/", httponly=True, samesite="Strict")
+
+
+def clear_session_cookie(response: Response) -> None:
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="Strict")
+
+
+def _check_origin() -> None:
+    """A browser names the page a request comes from; refuse another site's (CSRF), even with a cookie."""
+    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+        raise ApiError(403, "bad_origin", "refused: this request came from another site")
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return  # not sent by a browser's page (curl, scripts): they carry no ambient cookie of a victim
+    parts = urlsplit(origin)
+    if (parts.scheme, parts.netloc) != (request.scheme, request.host):
+        raise ApiError(403, "bad_origin", f"refused: this request came from another site ({origin:.80})")
+
+
+def _gate() -> None:
+    g.role = book().role_of(session_token())
+    view = current_app.view_functions.get(request.endpoint or "")
+    if view is None:
+        return  # no such route: answered 404 or 405 as usual
+    unsafe = request.method not in SAFE_METHODS
+    if unsafe:
+        _check_origin()
+    needed = getattr(view, "role_needed", Role.TABLE if unsafe else Role.NONE)
+    if g.role >= needed:
+        return
+    if needed is Role.ADMIN:
+        raise ApiError(403, "admin_required", "this needs the admin PIN: enter it under Admin on the page")
+    raise ApiError(401, "join_required", "join the table first: enter its PIN on the page, or scan its QR code")
+
+
+def install(app: Flask, access: AccessBook) -> None:
+    app.extensions["launcher.access"] = access
+    app.extensions["launcher.pin_guard"] = PinGuard()
+    app.before_request(_gate)

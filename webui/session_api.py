@@ -1,0 +1,93 @@
+"""Joining the table: sessions opened with a PIN, and the admin changing the PINs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify
+
+from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
+from launcher.qr import join_url, qr_svg_data_url
+from webui import access
+from webui.access import needs
+from webui.api import json_object
+from webui.errors import ApiError
+
+bp = Blueprint("session", __name__, url_prefix="/api")
+
+
+def _fields(body: dict[str, Any], allowed: set[str], example: str) -> None:
+    unknown = set(body) - allowed
+    if unknown:
+        raise ApiError(400, "unknown_field", f"unknown field {', '.join(sorted(unknown))}; send {example}")
+
+
+def _guard() -> PinGuard:
+    return current_app.extensions["launcher.pin_guard"]
+
+
+@bp.get("/session")
+def whoami() -> Response:
+    access.book().seen(access.session_token())
+    return jsonify(role=access.caller_role().label)
+
+
+@bp.post("/session")
+@needs(Role.NONE)
+def join() -> tuple[Response, int]:
+    body = json_object()
+    _fields(body, {"pin"}, '{"pin": "1234"}')
+    try:
+        pin = check_pin_shape(Role.NONE, body.get("pin"))
+    except PinError as e:
+        raise ApiError(400, "bad_pin", f'{e}: {{"pin": "1234"}}') from None
+    guard, client = _guard(), access.client()
+    try:
+        tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
+    except TooManyTries as e:
+        raise ApiError(429, "too_many_tries", str(e), retry_after_s=e.retry_after_s) from None
+    role = access.book().role_for_pin(pin)
+    if role is Role.NONE:
+        if tries_left:
+            raise ApiError(401, "wrong_pin", f"wrong PIN; {tries_left} tries left", tries_left=tries_left)
+        wait = guard.wait_after(client)
+        raise ApiError(
+            401, "wrong_pin", f"wrong PIN; wait {wait} s before the next try", tries_left=0, retry_after_s=wait
+        )
+    guard.forgive(client)
+    token = access.book().open_session(role, replacing=access.session_token())
+    response = jsonify(role=role.label)
+    access.set_session_cookie(response, token)
+    return response, 201
+
+
+@bp.delete("/session")
+@needs(Role.NONE)
+def leave() -> Response:
+    access.book().close_session(access.session_token())
+    response = jsonify(role=Role.NONE.label)
+    access.clear_session_cookie(response)
+    return response
+
+
+@bp.put("/pins")
+@needs(Role.ADMIN)
+def change_pins() -> Response:
+    body = json_object()
+    _fields(body, {"table", "admin"}, '{"table": "1234"} and/or {"admin": "123456"}')
+    if not body:
+        raise ApiError(400, "bad_pin", 'send the PIN to change: {"table": "1234"} and/or {"admin": "123456"}')
+    changes = {Role.TABLE: body.get("table"), Role.ADMIN: body.get("admin")}
+    try:
+        pins = {role: check_pin_shape(role, pin) for role, pin in changes.items() if role.label in body}
+        if len(pins) == 2 and pins[Role.TABLE] == pins[Role.ADMIN]:
+            raise PinError("the table PIN and the admin PIN must differ")
+        for role, pin in pins.items():
+            access.book().set_pin(role, pin, keep=access.session_token())
+    except PinError as e:
+        raise ApiError(400, "bad_pin", str(e)) from None
+    answer: dict[str, Any] = {"changed": [role.label for role in pins]}
+    if Role.TABLE in pins:
+        url = join_url(current_app.config["PUBLIC_URLS"][-1], pins[Role.TABLE])
+        answer.update(join_url=url, join_qr=qr_svg_data_url(url))
+    return jsonify(answer)
