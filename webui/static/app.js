@@ -24,6 +24,7 @@ const hooks = {
   event: [], // (event, fresh) => void: every event from the stream
   connected: [], // () => void: the stream (re)connected, re-read what might have been missed
   start: [], // () => void: once, after the catalogue is loaded
+  refused: [], // (code) => void: a call was refused for want of a session (join_required, admin_required)
 };
 
 const ui = {
@@ -391,15 +392,35 @@ function toast(text) {
 
 // ---- Talking to the daemon ----
 
-// POST a JSON body; the answer's body is {} when it is not JSON. Rejects only when the daemon is unreachable.
-async function postJson(path, payload) {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(payload),
-  });
+// A JSON request with any method; the answer's body is {} when it is not JSON. Rejects only when the daemon is
+// unreachable. A refusal for want of a session goes to hooks.refused too (access.js asks the phone to join).
+async function sendJson(method, path, payload) {
+  const init = { method, headers: {} };
+  if (payload !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(payload);
+  }
+  const response = await fetch(path, init);
   const body = await response.json().catch(() => ({}));
+  const code = body.error?.code;
+  if (code === "join_required" || code === "admin_required") for (const hook of hooks.refused) hook(code);
   return { response, body };
+}
+
+// Refusals about PINs and sessions in the reader's language (with the daemon's numbers). Literal keys for
+// tests/test_i18n.py.
+const REFUSALS = {
+  join_required: () => t("refused.join_required"),
+  admin_required: () => t("refused.admin_required"),
+  wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
+  too_many_tries: (error) => t("refused.too_many_tries", error),
+  bad_pin: () => t("refused.bad_pin"),
+};
+
+// Otherwise the daemon's own message (it names the player, card or setting), else the status.
+function refusal(response, body) {
+  const error = body.error;
+  return REFUSALS[error?.code]?.(error) ?? error?.message ?? t("game.failed", { status: response.status });
 }
 
 async function press() {
@@ -407,13 +428,13 @@ async function press() {
   ui.busy = true;
   renderButton();
   try {
-    const { response, body } = await postJson("/api/press", {});
+    const { response, body } = await sendJson("POST", "/api/press", {});
     if (response.ok) {
       setTension(body.tension);
       if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
     } else if (response.status === 409 && body.error?.code === "busy") toast(t("toast.busy"));
     else if (response.status === 409 && body.error?.code === "lid_open") toast(t("feed.ignored_lid"));
-    else toast(body.error?.message || t("toast.failed", { status: response.status }));
+    else toast(refusal(response, body));
   } catch {
     toast(t("toast.offline"));
   } finally {
@@ -425,8 +446,8 @@ async function press() {
 // Someone refilled the hopper: the deck is full again, at the size it was loaded with.
 async function reload() {
   try {
-    const { response, body } = await postJson("/api/deck", { cards: ui.deck?.loaded ?? 112 });
-    if (!response.ok) toast(body.error?.message || t("toast.failed", { status: response.status }));
+    const { response, body } = await sendJson("POST", "/api/deck", { cards: ui.deck?.loaded ?? 112 });
+    if (!response.ok) toast(refusal(response, body));
   } catch {
     toast(t("toast.offline"));
   }
@@ -438,13 +459,13 @@ async function newRound() {
   ui.starting = true;
   renderProfileChoice();
   try {
-    const { response, body } = await postJson("/api/rounds", { profile: $("profile").value });
+    const { response, body } = await sendJson("POST", "/api/rounds", { profile: $("profile").value });
     if (response.ok && body.round) {
       ui.picked = false;
       showRound(body.round);
       toast(t("toast.round_started", { round: body.round.number, profile: profileName(body.round.profile) }));
     } else {
-      toast(body.error?.message || t("toast.round_failed", { status: response.status }));
+      toast(refusal(response, body));
     }
   } catch {
     toast(t("toast.offline"));

@@ -53,23 +53,6 @@ function number(value) {
   return new Intl.NumberFormat(ui.lang).format(value);
 }
 
-// A JSON request with any method; the answer's body is {} when it is not JSON.
-async function sendJson(method, path, payload) {
-  const init = { method, headers: {} };
-  if (payload !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(payload);
-  }
-  const response = await fetch(path, init);
-  const body = await response.json().catch(() => ({}));
-  return { response, body };
-}
-
-// The daemon's own message (it names the player, card or setting), else the status.
-function refusal(response, body) {
-  return body.error?.message || t("game.failed", { status: response.status });
-}
-
 function showError(id, text) {
   $(id).textContent = text || "";
   $(id).hidden = !text;

@@ -1,0 +1,137 @@
+// Who may act from this phone. Reading needs nothing; the table PIN (typed, or in the QR code's #pin=… link) joins
+// the table; the admin PIN may also change the PINs and reset a fault. The session is an HttpOnly cookie: the page
+// only learns its role.
+"use strict";
+
+const MADE_UP_DIGITS = { table: 4, admin: 6 }; // as `uno-launcher new-pins` makes them up
+
+const access = {
+  role: null, // "none" | "table" | "admin" once known
+  joining: false, // a PIN is being checked
+};
+
+function renderAccess() {
+  const role = access.role;
+  const joined = role === "table" || role === "admin";
+  $("role").hidden = !joined;
+  $("leave").hidden = !joined;
+  $("role").textContent = role === "admin" ? t("role.admin") : joined ? t("role.table") : "";
+  $("join").hidden = role !== "none";
+  $("admin-join").hidden = role === "admin";
+  $("pins").hidden = role !== "admin";
+  $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
+  $("join-qr").alt = t("admin.qr");
+  for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
+}
+
+async function readRole() {
+  const response = await fetch("/api/session");
+  if (response.ok) access.role = (await response.json()).role;
+  renderAccess();
+}
+
+// POST the PIN; true once joined. A refusal (wrong PIN and the tries left, a wait) shows in the box `errorId`.
+async function join(pin, errorId) {
+  if (access.joining) return false;
+  access.joining = true;
+  showError(errorId, "");
+  renderAccess();
+  try {
+    const { response, body } = await sendJson("POST", "/api/session", { pin });
+    if (response.ok) access.role = body.role;
+    else showError(errorId, refusal(response, body));
+    return response.ok;
+  } catch {
+    showError(errorId, t("toast.offline"));
+    return false;
+  } finally {
+    access.joining = false;
+    renderAccess();
+  }
+}
+
+async function submitPin(event) {
+  event.preventDefault();
+  const form = event.target;
+  if (await join(form.elements.pin.value.trim(), `${form.id}-error`)) form.reset();
+}
+
+// Join with the QR code's PIN, and take it out of the address at once: out of the history and of screenshots.
+function joinFromLink() {
+  const pin = /^#pin=(\d+)$/.exec(location.hash)?.[1];
+  if (!pin) return readRole();
+  history.replaceState(null, "", location.pathname + location.search);
+  return join(pin, "join-error").then((joined) => joined || readRole());
+}
+
+// A call whose answer goes to `done`, and whose refusal to `tell` (a toast unless a form has its own box).
+async function act(method, path, payload, done, tell = toast) {
+  try {
+    const { response, body } = await sendJson(method, path, payload);
+    if (response.ok) done(body);
+    else tell(refusal(response, body));
+  } catch {
+    tell(t("toast.offline"));
+  }
+}
+
+// Random digits from the browser's CSPRNG (n % 10 favours 0–5 by one in 700 million: no matter).
+function madeUpPin(digits) {
+  return Array.from(crypto.getRandomValues(new Uint32Array(digits)), (n) => n % 10).join("");
+}
+
+// A new table PIN comes back with its join link and QR code, to print or show.
+async function changePins(event) {
+  event.preventDefault();
+  const pins = {};
+  for (const which of ["table", "admin"]) {
+    const pin = $(`pin-${which}`).value.trim();
+    if (pin) pins[which] = pin;
+  }
+  showError("pins-error", "");
+  const showQr = (body) => {
+    toast(t("admin.saved"));
+    if (!body.join_qr) return;
+    $("join-qr").src = body.join_qr;
+    $("join-url").textContent = body.join_url;
+    $("join-card").hidden = false;
+  };
+  await act("PUT", "/api/pins", pins, showQr, (text) => showError("pins-error", text));
+}
+
+// Refused for want of a session: this phone never joined, or its PIN was changed since.
+function onRefused(code) {
+  if (code === "admin_required") return readRole().catch(() => {});
+  access.role = "none";
+  renderAccess();
+  showError("join-error", t("refused.join_required"));
+  $("join-pin").focus();
+}
+
+hooks.render.push(renderAccess);
+hooks.refused.push(onRefused);
+hooks.start.push(() => {
+  for (const form of [$("join"), $("admin-join")]) form.addEventListener("submit", submitPin);
+  $("pins").addEventListener("submit", changePins);
+  for (const button of document.querySelectorAll("[data-pin]")) {
+    const which = button.dataset.pin;
+    button.addEventListener("click", () => ($(`pin-${which}`).value = madeUpPin(MADE_UP_DIGITS[which])));
+  }
+  $("leave").addEventListener("click", () =>
+    act("DELETE", "/api/session", undefined, (body) => {
+      access.role = body.role;
+      renderAccess();
+    }),
+  );
+  $("fault-reset").addEventListener("click", () =>
+    act("POST", "/api/reset", undefined, (body) => {
+      ui.fault = body.fault;
+      renderFault();
+    }),
+  );
+  $("role").addEventListener("click", () => {
+    $("access").open = true;
+    $("access").scrollIntoView({ block: "start" });
+  });
+  joinFromLink().catch(() => {});
+});
