@@ -17,7 +17,7 @@ from pathlib import Path
 
 from measure import ROOT, percentile
 
-from tests.conftest import RunningDaemon, http_json, start_daemon
+from tests.conftest import RunningDaemon, start_daemon
 from tests.sse_client import SseClient
 
 
@@ -42,7 +42,7 @@ def measure(server: RunningDaemon, clients: int, presses: int) -> list[float]:
     sent: dict[int, float] = {}
     for _ in range(presses):
         began = time.perf_counter()
-        status, reply = http_json(server.url + "/api/press", "POST", {})
+        status, reply = server.post("/api/press", {})
         assert status == 200, reply
         sent[reply["press"]] = began
     deadline = time.monotonic() + 10

@@ -85,6 +85,13 @@ class RunningDaemon:
             self.process.send_signal(sig)
         return self.process.wait(timeout)
 
+    def close(self) -> None:
+        """Stopped (if still running) and its output pipe closed."""
+        if self.process.poll() is None:
+            self.stop()
+        if self.process.stdout:
+            self.process.stdout.close()
+
 
 def http_json(url: str, method: str, body: Any = None, *, cookie: str | None = None) -> tuple[int, Any]:
     return http_json_with_headers(url, method, body, cookie=cookie)[:2]
@@ -169,10 +176,7 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
     try:
         yield running
     finally:
-        if running.process.poll() is None:
-            running.stop()
-        if running.process.stdout:
-            running.process.stdout.close()
+        running.close()
 
 
 def joined_client(daemon: Daemon, *, admin: bool = False) -> FlaskClient:

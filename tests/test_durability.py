@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from launcher.store import STORE_FILE
-from tests.conftest import RunningDaemon, http_json, start_daemon, wait_until
+from tests.conftest import RunningDaemon, start_daemon, wait_until
 from tests.sse_client import SseClient
 
 KILLS = 50
@@ -37,7 +37,7 @@ class Scorer(threading.Thread):
 
     def __init__(self, daemon: RunningDaemon, first: int) -> None:
         super().__init__(daemon=True)
-        self.url = daemon.url + "/api/games/current/rounds"
+        self.daemon = daemon
         self.number = first
         self.acknowledged: list[dict[str, Any]] = []
         self.refused: list[tuple[int, Any]] = []
@@ -47,7 +47,7 @@ class Scorer(threading.Thread):
             n = self.number
             body = {"winner": PLAYERS[n % 3], "hands": {p: n % 97 for p in PLAYERS if p != PLAYERS[n % 3]}}
             try:
-                status, answer = http_json(self.url, "POST", body)
+                status, answer = self.daemon.post("/api/games/current/rounds", body)
             except (OSError, http.client.HTTPException, ValueError):  # the daemon is gone: reset, refused, cut short
                 return
             if status != 201:
@@ -87,7 +87,7 @@ def test_50_kills_while_scoring_lose_no_acknowledged_round_and_reuse_no_event_id
     daemon = start_daemon(tmp_path)
     phone: SseClient | None = None
     try:
-        status, body = http_json(daemon.url + "/api/games", "POST", {"players": PLAYERS, "target": 100_000})
+        status, body = daemon.post("/api/games", {"players": PLAYERS, "target": 100_000})
         assert status == 201, body
         for kill in range(1, KILLS + 1):
             where = f"kill {kill} of {KILLS} (seed {seed})"

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import http_json, joined_client, start_daemon
+from tests.conftest import joined_client, start_daemon
 
 
 @pytest.fixture
@@ -148,9 +148,9 @@ def test_names_are_data_whatever_they_contain(client: FlaskClient) -> None:
 def test_a_kill_9_mid_attack_resumes_exactly(tmp_path: Path) -> None:
     running = start_daemon(tmp_path)
     try:
-        assert http_json(running.url + "/api/games", "POST", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
-        http_json(running.url + "/api/games/current/rounds", "POST", {"winner": "Ann", "hands": {"Bob": 12, "Cy": 3}})
-        http_json(running.url + "/api/attacks", "POST", {"kind": "hit2", "by": "Ann"})
+        assert running.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+        running.post("/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 12, "Cy": 3}})
+        running.post("/api/attacks", {"kind": "hit2", "by": "Ann"})
         assert running.post("/api/press", {})[0] == 200  # Bob: one of two presses done
         before = running.get("/api/game")["game"]
         assert before["table"]["pending"]["presses"] == 1

@@ -15,7 +15,7 @@ import pytest
 from launcher.config import load
 from launcher.controller import PressRefused
 from launcher.daemon import Daemon
-from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, start_daemon, wait_until
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon, wait_until
 from tests.sse_client import SseClient
 
 OUTCOMES = {"launcher.missed", "launcher.fired", "launcher.jammed", "launcher.empty"}
@@ -92,7 +92,7 @@ def test_streams_start_with_a_comment_and_keep_a_heartbeat(daemon: RunningDaemon
 def test_bad_requests_get_a_clear_4xx(
     daemon: RunningDaemon, path: str, method: str, body: object, status: int, code: str
 ) -> None:
-    got, reply = http_json(daemon.url + path, method, body)
+    got, reply = daemon.request(method, path, body)
     assert got == status
     assert reply["error"]["code"] == code and reply["error"]["message"]
     assert daemon.get("/api/state")["presses"] == 0, "a refused request changes nothing"

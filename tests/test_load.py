@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from launcher.store import STORE_FILE
-from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, start_daemon, wait_until
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon, wait_until
 from tests.sse_client import SseClient
 
 PHONES = 50
@@ -89,7 +89,7 @@ class Table:
         return self.rng.choice(PLAYERS)
 
     def _post(self, action: str, path: str, body: Any) -> tuple[str, int, Any]:
-        status, answer = http_json(self.daemon.url + path, "POST", body)
+        status, answer = self.daemon.post(path, body)
         return action, status, answer
 
 

@@ -24,11 +24,25 @@ def _ok(description: str, schema: dict[str, Any] = _ANY_OBJECT) -> dict[str, Any
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _operation(summary: str, responses: dict[str, Any], body: dict[str, Any] | None = None) -> dict[str, Any]:
-    operation: dict[str, Any] = {"summary": summary, "responses": {**responses, "4XX": _ERROR}}
+def _operation(
+    summary: str, responses: dict[str, Any], body: dict[str, Any] | None = None, *, role: str = "none"
+) -> dict[str, Any]:
+    """`role`: the session an operation needs: "none", "table" (joined with the table PIN) or "admin"."""
+    operation: dict[str, Any] = {"summary": summary, "responses": {**responses, "4XX": _ERROR}, "x-role": role}
+    if role != "none":
+        operation["security"] = [{"session": []}]
     if body is not None:
         operation["requestBody"] = body
     return operation
+
+
+def _change(summary: str, responses: dict[str, Any], body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An operation that changes something at the table: it needs a session joined with the table PIN."""
+    return _operation(summary, responses, body, role="table")
+
+
+_PIN = {"type": "string", "pattern": "^[0-9]{4,12}$"}
+_ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"enum": ["none", "table", "admin"]}}})
 
 
 _HAND = {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "object", "additionalProperties": {"type": "integer"}}]}
@@ -60,14 +74,14 @@ SPEC: dict[str, Any] = {
             )
         },
         "/api/press": {
-            "post": _operation(
+            "post": _change(
                 "a press, as on the big button",
                 {"200": _ok("the outcome, once the fire and the motor's rest are over")},
                 _json_body({"type": "object", "additionalProperties": False}, required=False),
             )
         },
         "/api/deck": {
-            "post": _operation(
+            "post": _change(
                 "the hopper was refilled",
                 {"200": _ok("the deck level")},
                 _json_body(
@@ -82,7 +96,7 @@ SPEC: dict[str, Any] = {
         },
         "/api/profiles": {"get": _operation("firing profiles and their figures", {"200": _ok("the profiles")})},
         "/api/rounds": {
-            "post": _operation(
+            "post": _change(
                 "end the round (revealing its seed) and start the next",
                 {"201": _ok("the ended round's record and the new round")},
                 _json_body(
@@ -103,7 +117,7 @@ SPEC: dict[str, Any] = {
         },
         "/api/game": {"get": _operation("the current game and the rules to choose from", {"200": _GAME})},
         "/api/games": {
-            "post": _operation(
+            "post": _change(
                 "start a new game",
                 {"201": _GAME},
                 _json_body(
@@ -127,7 +141,7 @@ SPEC: dict[str, Any] = {
             )
         },
         "/api/attacks": {
-            "post": _operation(
+            "post": _change(
                 "declare what was played, or a penalty",
                 {"200": _GAME},
                 _json_body(
@@ -148,19 +162,54 @@ SPEC: dict[str, Any] = {
                 ),
             )
         },
-        "/api/games/current/rounds": {"post": _operation("score a round", {"201": _GAME}, _json_body(_ROUND_BODY))},
-        "/api/games/current/rounds/last": {"delete": _operation("undo the last round", {"200": _GAME})},
+        "/api/games/current/rounds": {"post": _change("score a round", {"201": _GAME}, _json_body(_ROUND_BODY))},
+        "/api/games/current/rounds/last": {"delete": _change("undo the last round", {"200": _GAME})},
         "/api/games/current/rounds/{index}": {
             "put": {
-                **_operation(
+                **_change(
                     "replace a round; every total after it is recomputed", {"200": _GAME}, _json_body(_ROUND_BODY)
                 ),
                 "parameters": [{"name": "index", "in": "path", "required": True, "schema": {"type": "integer"}}],
             }
         },
+        "/api/session": {
+            "get": _operation("the role of the caller's session", {"200": _ROLE}),
+            "post": _operation(
+                "join with the table PIN or the admin PIN: sets the session cookie; wrong guesses are limited",
+                {"201": _ROLE},
+                _json_body(
+                    {"type": "object", "required": ["pin"], "properties": {"pin": _PIN}, "additionalProperties": False}
+                ),
+            ),
+            "delete": _operation("leave: the session ends and its cookie is cleared", {"200": _ROLE}),
+        },
+        "/api/pins": {
+            "put": _operation(
+                "change the table PIN and/or the admin PIN; the sessions the old one opened end",
+                {"200": _ok("what changed, and for a new table PIN the link and QR code that join with it")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "properties": {"table": _PIN, "admin": _PIN},
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                    }
+                ),
+                role="admin",
+            )
+        },
+        "/api/reset": {
+            "post": _operation(
+                "leave a latched FAULT once the launcher has been seen to",
+                {"200": _ok("the fault, now null")},
+                _json_body({"type": "object", "additionalProperties": False}, required=False),
+                role="admin",
+            )
+        },
         "/api/openapi.json": {"get": _operation("this document", {"200": _ok("OpenAPI 3.1")})},
     },
     "components": {
+        "securitySchemes": {"session": {"type": "apiKey", "in": "cookie", "name": "uno_session"}},
         "schemas": {
             "Error": {
                 "type": "object",
@@ -169,7 +218,12 @@ SPEC: dict[str, Any] = {
                     "error": {
                         "type": "object",
                         "required": ["code", "message"],
-                        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                        "properties": {
+                            "code": {"type": "string"},
+                            "message": {"type": "string"},
+                            "tries_left": {"type": "integer", "description": "wrong_pin: tries before a wait"},
+                            "retry_after_s": {"type": "integer", "description": "seconds before the next PIN try"},
+                        },
                     }
                 },
             },
@@ -178,6 +232,6 @@ SPEC: dict[str, Any] = {
                 "required": ["game"],
                 "properties": {"game": {"type": ["object", "null"]}},
             },
-        }
+        },
     },
 }

@@ -40,7 +40,7 @@ def join() -> tuple[Response, int]:
     try:
         pin = check_pin_shape(Role.NONE, body.get("pin"))
     except PinError as e:
-        raise ApiError(400, "bad_pin", f'{e}: {{"pin": "1234"}}') from None
+        raise ApiError(400, "bad_pin", f'{e}; send {{"pin": "1234"}}') from None
     guard, client = _guard(), access.client()
     try:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
@@ -49,7 +49,12 @@ def join() -> tuple[Response, int]:
     role = access.book().role_for_pin(pin)
     if role is Role.NONE:
         if tries_left:
-            raise ApiError(401, "wrong_pin", f"wrong PIN; {tries_left} tries left", tries_left=tries_left)
+            raise ApiError(
+                401,
+                "wrong_pin",
+                f"wrong PIN; {tries_left} {'try' if tries_left == 1 else 'tries'} left",
+                tries_left=tries_left,
+            )
         wait = guard.wait_after(client)
         raise ApiError(
             401, "wrong_pin", f"wrong PIN; wait {wait} s before the next try", tries_left=0, retry_after_s=wait

@@ -1,0 +1,329 @@
+"""Who may act at the table (issue 7, DESIGN.md §11): reading is open, acting needs the table PIN, hardware and
+admin settings need the admin PIN; cookies are HttpOnly and SameSite=Strict, other sites are refused, and PIN
+guesses are limited per phone with the limit shown."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.access import SESSION_IDLE_S, AccessBook, PinGuard, Role
+from launcher.config import Config
+from launcher.daemon import Daemon
+from launcher.store import STORE_FILE, Store
+from tests.conftest import joined_client, start_daemon
+from webui.openapi import SPEC
+
+GAME = {"players": ["Ann", "Bob", "Cy"]}
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    running = Daemon(config.replace("sim", cards_per_second=400.0).replace("dispense", min_rest_ms=0))
+    yield running
+    running.close()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _pins(daemon: Daemon) -> tuple[str, str]:
+    assert daemon.new_pins is not None
+    return daemon.new_pins.table, daemon.new_pins.admin
+
+
+def _join(client: FlaskClient, pin: str) -> int:
+    return client.post("/api/session", json={"pin": pin}).status_code
+
+
+def _a_request_for(path: str, method: str) -> tuple[str, dict[str, object] | None]:
+    """A concrete path and a harmless body for an operation of the spec."""
+    concrete = path.replace("{index}", "0").replace("{number}", "1")
+    return concrete, {} if method in ("post", "put") else None
+
+
+CHANGES = [
+    (path, method, operation["x-role"])
+    for path, item in SPEC["paths"].items()
+    for method, operation in item.items()
+    if operation["x-role"] != "none"
+]
+
+
+def test_reading_the_table_is_open(daemon: Daemon) -> None:
+    stranger = daemon.app.test_client()
+    for path in ("/", "/api/state", "/api/game", "/api/profiles", "/api/openapi.json"):
+        assert stranger.get(path).status_code == 200, path
+    assert stranger.get("/api/session").get_json() == {"role": "none"}
+
+
+@pytest.mark.parametrize(("path", "method", "role"), CHANGES, ids=[f"{m.upper()} {p}" for p, m, _ in CHANGES])
+def test_every_change_needs_the_documented_session(daemon: Daemon, path: str, method: str, role: str) -> None:
+    """The spec's x-role for each operation is what the daemon enforces; a refusal changes nothing."""
+    concrete, body = _a_request_for(path, method)
+    before = daemon.bus.last_id
+    stranger = daemon.app.test_client()
+    refused = stranger.open(concrete, method=method.upper(), json=body)
+    if role == "admin":
+        assert (refused.status_code, refused.get_json()["error"]["code"]) == (403, "admin_required")
+        player = joined_client(daemon)
+        refused = player.open(concrete, method=method.upper(), json=body)
+        assert (refused.status_code, refused.get_json()["error"]["code"]) == (403, "admin_required")
+    else:
+        assert (refused.status_code, refused.get_json()["error"]["code"]) == (401, "join_required")
+        assert "PIN" in refused.get_json()["error"]["message"]
+    assert daemon.bus.last_id == before  # no event: nothing happened
+
+
+def test_the_table_pin_joins_with_a_strict_http_only_cookie(daemon: Daemon) -> None:
+    table, _ = _pins(daemon)
+    phone = daemon.app.test_client()
+    reply = phone.post("/api/session", json={"pin": table})
+    assert (reply.status_code, reply.get_json()) == (201, {"role": "table"})
+    cookie = reply.headers["Set-Cookie"]
+    assert cookie.startswith("uno_session=")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+    assert phone.get("/api/session").get_json() == {"role": "table"}
+    assert phone.post("/api/press").status_code == 200
+    assert phone.post("/api/games", json=GAME).status_code == 201
+    assert phone.post("/api/reset").status_code == 403  # hardware: the admin's
+
+
+def test_the_admin_pin_may_do_everything(daemon: Daemon) -> None:
+    admin = joined_client(daemon, admin=True)
+    assert admin.get("/api/session").get_json() == {"role": "admin"}
+    assert admin.post("/api/games", json=GAME).status_code == 201
+    assert admin.post("/api/press").status_code == 200
+    daemon.controller.link_changed(False, "board unplugged")  # a FAULT, as a board on USB would report it
+    assert daemon.controller.snapshot()["fault"]
+    assert admin.post("/api/reset").get_json() == {"fault": None}
+    assert daemon.controller.snapshot()["fault"] is None
+
+
+def test_wrong_pins_are_limited_per_phone_and_the_limit_is_shown(daemon: Daemon) -> None:
+    clock = Clock()
+    daemon.app.extensions["launcher.pin_guard"] = PinGuard(clock=clock)
+    table, _ = _pins(daemon)
+    wrong = "0000" if table != "0000" else "1111"
+    guesser = daemon.app.test_client()
+    for left in (4, 3, 2, 1):
+        reply = guesser.post("/api/session", json={"pin": wrong})
+        assert reply.status_code == 401
+        assert reply.get_json()["error"]["tries_left"] == left
+        assert f"{left} tr" in reply.get_json()["error"]["message"]
+    last = guesser.post("/api/session", json={"pin": wrong}).get_json()["error"]
+    assert (last["tries_left"], last["retry_after_s"]) == (0, 30)
+    refused = guesser.post("/api/session", json={"pin": table})  # even the right PIN waits
+    assert refused.status_code == 429
+    assert refused.headers["Retry-After"] == "30"
+    assert refused.get_json()["error"]["retry_after_s"] == 30
+    assert "try again in 30 s" in refused.get_json()["error"]["message"]
+    neighbour = daemon.app.test_client()
+    neighbour.environ_base["REMOTE_ADDR"] = "192.168.1.23"
+    assert _join(neighbour, table) == 201  # another phone is not held up
+    clock.now += 10
+    assert guesser.post("/api/session", json={"pin": table}).get_json()["error"]["retry_after_s"] == 20
+    clock.now += 20
+    assert guesser.post("/api/session", json={"pin": wrong}).get_json()["error"]["retry_after_s"] == 60  # doubles
+    clock.now += 60
+    assert _join(guesser, table) == 201  # the right PIN forgives
+    assert guesser.post("/api/session", json={"pin": wrong}).get_json()["error"]["tries_left"] == 4
+
+
+def test_a_burst_of_parallel_guesses_cannot_slip_past_the_limit() -> None:
+    guard = PinGuard(clock=Clock())
+    taken = 0
+    with pytest.raises(Exception, match="too many wrong PINs"):
+        for _ in range(100):  # every try counts as wrong until the PIN is found right
+            guard.take("10.0.0.9")
+            taken += 1
+    assert taken == PinGuard.FREE_TRIES
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"pin": 1234}, "bad_pin"),
+        ({"pin": "12"}, "bad_pin"),
+        ({"pin": "12345678901234"}, "bad_pin"),
+        ({"pin": "12a4"}, "bad_pin"),
+        ({"pin": "١٢٣٤"}, "bad_pin"),  # Arabic-Indic digits are digits to Python, not to the keypad
+        ({}, "bad_pin"),
+        ({"pin": "1234", "name": "Ann"}, "unknown_field"),
+    ],
+)
+def test_a_malformed_pin_is_refused_by_name_without_using_a_try(daemon: Daemon, body: object, code: str) -> None:
+    guesser = daemon.app.test_client()
+    reply = guesser.post("/api/session", json=body)
+    assert (reply.status_code, reply.get_json()["error"]["code"]) == (400, code)
+    assert "1234" not in reply.get_json()["error"]["message"].replace('{"pin": "1234"}', "")
+    assert _join(guesser, _pins(daemon)[0]) == 201
+
+
+def test_other_sites_cannot_act_even_with_the_cookie(daemon: Daemon) -> None:
+    player = joined_client(daemon)
+    forged = player.post("/api/press", headers={"Origin": "http://evil.example"})
+    assert (forged.status_code, forged.get_json()["error"]["code"]) == (403, "bad_origin")
+    cross = player.post("/api/press", headers={"Sec-Fetch-Site": "cross-site"})
+    assert cross.status_code == 403
+    null = player.post("/api/press", headers={"Origin": "null"})
+    assert null.status_code == 403
+    assert daemon.controller.snapshot()["presses"] == 0
+    same = player.post("/api/press", headers={"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 200
+    forged_join = daemon.app.test_client().post(
+        "/api/session", json={"pin": _pins(daemon)[0]}, headers={"Origin": "http://evil.example"}
+    )
+    assert forged_join.status_code == 403  # no joining from another site either
+
+
+def test_the_admin_changes_the_table_pin_and_the_old_phones_must_join_again(daemon: Daemon) -> None:
+    old_table, _ = _pins(daemon)
+    player = joined_client(daemon)
+    admin = joined_client(daemon, admin=True)
+    reply = admin.put("/api/pins", json={"table": "2468"})
+    assert reply.status_code == 200
+    answer = reply.get_json()
+    assert answer["changed"] == ["table"]
+    assert answer["join_url"].endswith("/#pin=2468")
+    prefix = "data:image/svg+xml;base64,"
+    assert answer["join_qr"].startswith(prefix)
+    assert base64.b64decode(answer["join_qr"][len(prefix) :]).startswith(b"<svg")
+    assert player.post("/api/press").status_code == 401  # signed out
+    assert admin.post("/api/press").status_code == 200  # the admin's own session stays
+    assert _join(daemon.app.test_client(), old_table) == 401
+    assert _join(daemon.app.test_client(), "2468") == 201
+
+
+def test_the_admin_changes_the_admin_pin_and_other_admins_are_signed_out(daemon: Daemon) -> None:
+    _, old_admin = _pins(daemon)
+    me, other = joined_client(daemon, admin=True), joined_client(daemon, admin=True)
+    player = joined_client(daemon)
+    assert me.put("/api/pins", json={"admin": "97531864"}).get_json() == {"changed": ["admin"]}
+    assert other.get("/api/session").get_json() == {"role": "none"}
+    assert me.get("/api/session").get_json() == {"role": "admin"}
+    assert player.get("/api/session").get_json() == {"role": "table"}  # the table PIN did not change
+    assert _join(daemon.app.test_client(), old_admin) == 401
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"table": "12"}, "bad_pin"),
+        ({"table": "123456789"}, "bad_pin"),
+        ({"admin": "12345"}, "bad_pin"),
+        ({"admin": 123456}, "bad_pin"),
+        ({"table": "123456", "admin": "123456"}, "bad_pin"),
+        ({}, "bad_pin"),
+        ({"table": "2468", "colour": "red"}, "unknown_field"),
+    ],
+)
+def test_a_bad_pin_change_is_refused_and_changes_nothing(daemon: Daemon, body: object, code: str) -> None:
+    table, admin_pin = _pins(daemon)
+    admin = joined_client(daemon, admin=True)
+    reply = admin.put("/api/pins", json=body)
+    assert (reply.status_code, reply.get_json()["error"]["code"]) == (400, code)
+    assert _join(daemon.app.test_client(), table) == 201
+    assert _join(daemon.app.test_client(), admin_pin) == 201
+
+
+def test_the_table_pin_cannot_be_set_to_the_admin_pin(daemon: Daemon) -> None:
+    _, admin_pin = _pins(daemon)
+    admin = joined_client(daemon, admin=True)
+    reply = admin.put("/api/pins", json={"table": admin_pin[:6]})
+    assert reply.status_code == 400 and "differ" in reply.get_json()["error"]["message"]
+
+
+def test_leaving_ends_the_session_for_good(daemon: Daemon) -> None:
+    player = joined_client(daemon)
+    cookie = player.get_cookie("uno_session")
+    assert cookie is not None
+    token = cookie.value
+    left = player.delete("/api/session")
+    assert left.get_json() == {"role": "none"}
+    assert player.get_cookie("uno_session") is None
+    replay = daemon.app.test_client()
+    replay.set_cookie("uno_session", token)  # the old token, kept by someone
+    assert replay.post("/api/press").status_code == 401
+
+
+def test_joining_again_replaces_the_old_session(daemon: Daemon) -> None:
+    """A token planted before joining is not the one that gets the rights (session fixation)."""
+    phone = daemon.app.test_client()
+    phone.set_cookie("uno_session", "planted-by-someone")
+    assert _join(phone, _pins(daemon)[0]) == 201
+    cookie = phone.get_cookie("uno_session")
+    assert cookie is not None and cookie.value != "planted-by-someone"
+
+
+def test_pins_are_stored_hashed_and_made_up_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / STORE_FILE)
+    book = AccessBook(store)
+    pins = book.first_run()
+    assert pins is not None and len(pins.table) == 4 and len(pins.admin) == 6
+    assert AccessBook(store).first_run() is None  # a second start shows nothing: it cannot
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert pins.table.encode() not in raw and pins.admin.encode() not in raw
+    assert book.role_for_pin(pins.table) is Role.TABLE
+    assert book.role_for_pin(pins.admin) is Role.ADMIN
+
+
+def test_sessions_survive_a_restart_and_end_after_a_month_idle(tmp_path: Path) -> None:
+    clock = Clock()
+    store = Store(tmp_path / STORE_FILE)
+    token = AccessBook(store, clock=clock).open_session(Role.TABLE)
+    restarted = AccessBook(store, clock=clock)
+    assert restarted.role_of(token) is Role.TABLE
+    clock.now += SESSION_IDLE_S - 10
+    restarted.seen(token)  # the phone opened the page: a month starts again
+    clock.now += SESSION_IDLE_S - 10
+    assert AccessBook(store, clock=clock).role_of(token) is Role.TABLE
+    clock.now += 20
+    assert restarted.role_of(token) is Role.NONE
+    assert AccessBook(store, clock=clock).role_of(token) is Role.NONE
+
+
+def test_a_restarted_daemon_keeps_its_pins_and_phones(tmp_path: Path) -> None:
+    start_daemon(tmp_path).close()
+    again = start_daemon(tmp_path)
+    try:
+        output = "".join(again.output)
+        assert "Table PIN" not in output and "Admin PIN" not in output  # shown on the first start only
+        assert "Players join with the table PIN" in output
+        assert again.post("/api/press")[0] == 200  # the session joined before the restart
+    finally:
+        again.close()
+
+
+def test_new_pins_from_the_command_line(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n', encoding="utf-8")
+    store = Store(tmp_path / "state" / STORE_FILE)
+    AccessBook(store).first_run()
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "launcher", "new-pins", "--config", str(config), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    made_up = cli()
+    assert made_up.returncode == 0, made_up.stderr
+    assert "Table PIN: " in made_up.stdout and "Admin PIN: " in made_up.stdout
+    chosen = cli("--only", "table", "--table", "8642")
+    assert chosen.returncode == 0 and "Table PIN: 8642" in chosen.stdout and "Admin PIN" not in chosen.stdout
+    assert AccessBook(store).role_for_pin("8642") is Role.TABLE
+    bad = cli("--table", "86")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "uno-launcher new-pins: the table PIN must be a string of 4 to 8 digits, not 2 digits"
+    assert AccessBook(store).role_for_pin("8642") is Role.TABLE  # nothing changed
