@@ -25,6 +25,7 @@ TABLE_PIN_DIGITS = (4, 8)  # short enough to type at the table; guesses are limi
 ADMIN_PIN_DIGITS = (6, 12)
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
+MOST_SESSIONS = 500  # beyond, the longest idle ones end: memory stays bounded however often phones join
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}  # 16 MiB and tens of milliseconds per check, on a Pi too
 
 
@@ -146,16 +147,23 @@ class AccessBook:
         return Role.NONE
 
     def open_session(self, role: Role, *, replacing: str | None = None) -> str:
-        """A new session token for `role`; the session `replacing` (the phone's old one) ends."""
+        """A new session token for `role`; the session `replacing` (the phone's old one) ends, and the longest
+        idle ones beyond MOST_SESSIONS."""
         token = secrets.token_urlsafe(32)
         now = self._clock()
         old = _digest(replacing) if replacing else None
-        with self._store.connect() as conn:
-            self._store.open_session(conn, _digest(token), role.value, now, ended=old)
+        ended = [old] if old is not None else []
         with self._lock:
+            self._sessions.pop(old or "", None)
             self._sessions[_digest(token)] = _Session(role, now)
-            if old is not None:
-                self._sessions.pop(old, None)
+            overflow = len(self._sessions) - MOST_SESSIONS
+            if overflow > 0:
+                idlest = sorted(self._sessions, key=lambda digest: self._sessions[digest].seen_ts)[:overflow]
+                for digest in idlest:
+                    del self._sessions[digest]
+                ended += idlest
+        with self._store.connect() as conn:
+            self._store.open_session(conn, _digest(token), role.value, now, ended=ended)
         return token
 
     def role_of(self, token: str | None) -> Role:

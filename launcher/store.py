@@ -241,10 +241,9 @@ class Store:
         return conn.execute("SELECT digest, role, seen_ts FROM sessions").fetchall()
 
     @staticmethod
-    def open_session(conn: sqlite3.Connection, digest: str, role: int, ts: float, *, ended: str | None) -> None:
+    def open_session(conn: sqlite3.Connection, digest: str, role: int, ts: float, *, ended: Iterable[str]) -> None:
         with transaction(conn):
-            if ended is not None:
-                conn.execute("DELETE FROM sessions WHERE digest = ?", (ended,))
+            conn.executemany("DELETE FROM sessions WHERE digest = ?", [(d,) for d in ended])
             conn.execute(
                 "INSERT INTO sessions (digest, role, created_ts, seen_ts) VALUES (?, ?, ?, ?)", (digest, role, ts, ts)
             )

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
+from launcher import access
 from launcher.access import SESSION_IDLE_S, AccessBook, PinGuard, Role
 from launcher.config import Config
 from launcher.daemon import Daemon
@@ -293,6 +294,18 @@ def test_sessions_survive_a_restart_and_end_after_a_month_idle(tmp_path: Path) -
     clock.now += 20
     assert restarted.role_of(token) is Role.NONE
     assert AccessBook(store, clock=clock).role_of(token) is Role.NONE
+
+
+def test_sessions_are_bounded_and_the_longest_idle_end_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(access, "MOST_SESSIONS", 5)
+    clock = Clock()
+    book = AccessBook(Store(tmp_path / STORE_FILE), clock=clock)
+    tokens = []
+    for _ in range(8):
+        clock.now += 1
+        tokens.append(book.open_session(Role.TABLE))
+    assert [book.role_of(t) for t in tokens] == [Role.NONE] * 3 + [Role.TABLE] * 5
+    assert [AccessBook(Store(tmp_path / STORE_FILE), clock=clock).role_of(t) for t in tokens[:3]] == [Role.NONE] * 3
 
 
 def test_a_restarted_daemon_keeps_its_pins_and_phones(tmp_path: Path) -> None:
