@@ -80,8 +80,7 @@ def test_phone_presses_sees_the_outcome_live_and_switches_language(daemon, playw
     page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
     page.on("pageerror", lambda e: console_errors.append(str(e)))
 
-    page.goto(home + "/")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    open_joined(page, daemon)
     expect(page.locator("#lang-label")).to_have_text(english["lang.label"])
 
     with urllib.request.urlopen(home + "/api/state") as response:
@@ -128,12 +127,10 @@ def test_first_visit_picks_the_language_from_the_browser(daemon, playwright_chro
 
 def test_refilling_the_deck_from_a_phone_shows_on_every_phone(daemon, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
     english = catalogue("en")
     phones = [browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page() for _ in range(2)]
     for page in phones:
-        page.goto(home + "/")
-        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        open_joined(page, daemon)
     loaded = daemon.get("/api/state")["deck"]["loaded"]
 
     phones[0].locator("#reload").tap()
@@ -158,9 +155,11 @@ def watch(page, home: str, foreign_requests: list[str], console_errors: list[str
     page.on("pageerror", lambda e: console_errors.append(str(e)))
 
 
-def open_live(page, home: str) -> None:
-    page.goto(home + "/")
+def open_joined(page, daemon, pin: str | None = None) -> None:
+    """Open the page by the console's QR link (the table PIN, or `pin`): live, and joined once its role shows."""
+    page.goto(f"{daemon.url}/#pin={pin or daemon.table_pin}")
     expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
 
 
 def test_new_round_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwright_chromium, tmp_path):
@@ -172,7 +171,7 @@ def test_new_round_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwr
     for _ in range(2):
         page = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page()
         watch(page, home, foreign_requests, console_errors)
-        open_live(page, home)
+        open_joined(page, daemon)
         phones.append(page)
     phone_a, phone_b = phones
     first = daemon.get("/api/state")["round"]
@@ -284,7 +283,7 @@ def test_suspense_then_jackpot_show_on_the_page_and_the_pressing_phone_vibrates(
         context.add_init_script("window.__vibrations = []; navigator.vibrate = (p) => (__vibrations.push(p), true);")
         page = context.new_page()
         watch(page, home, foreign_requests, console_errors)
-        open_live(page, home)
+        open_joined(page, running)
         expect(page.locator("#round-title")).to_have_text(
             fill(english["round.title"], round=1, profile=english["profile.custom"])
         )
@@ -331,6 +330,17 @@ def test_suspense_then_jackpot_show_on_the_page_and_the_pressing_phone_vibrates(
 TARGETS = "button, select, summary, a, #lang"
 
 
+def small_targets(page) -> list[list]:
+    """The controls shown that are less than 48 px high: [name, height] each."""
+    return page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+            .filter((e) => e.getClientRects().length)
+            .map((e) => [e.id || e.className || e.tagName, e.getBoundingClientRect().height])
+            .filter(([, height]) => height < 47.5)""",
+        TARGETS,
+    )
+
+
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [393, 320])
 def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium, color_scheme, width):
@@ -343,23 +353,18 @@ def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium
     page = context.new_page()
     foreign_requests, console_errors = [], []
     watch(page, home, foreign_requests, console_errors)
-    open_live(page, home)
+    open_joined(page, daemon)
     expect(page.locator('#feed li[data-type="round.ended"] a.record')).to_have_count(1, timeout=WAIT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}.png")  # the first screen, as players see it
     page.locator("#seal summary").tap()
     page.locator("#rules summary").tap()
+    page.locator("#access summary").tap()
     expect(page.locator("#rules-tables table")).to_have_count(6)
+    expect(page.locator("#leave")).to_be_visible()
 
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    small = page.evaluate(
-        """(selector) => [...document.querySelectorAll(selector)]
-            .filter((e) => e.getClientRects().length)
-            .map((e) => [e.id || e.className || e.tagName, e.getBoundingClientRect().height])
-            .filter(([, height]) => height < 47.5)""",
-        TARGETS,
-    )
-    assert small == []
+    assert small_targets(page) == []
     page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}-full.png", full_page=True)
     context.close()
     assert foreign_requests == []

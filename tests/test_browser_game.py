@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 from tests import test_browser
-from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue, fill, open_live, origin, watch
+from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue, fill, open_joined, origin, watch
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
 
@@ -86,7 +86,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     phone_a.on("requestfinished", lambda r: assets.append(r))
     phone_b = phone(browser, playwright, home, foreign_requests, console_errors)
     for page in (phone_a, phone_b):
-        open_live(page, home)
+        open_joined(page, daemon)
         expect(page.locator("#tab-new")).to_have_attribute("aria-selected", "true")
     expect(phone_a.locator("#game")).to_be_visible()  # the scripts, the catalogue and the rules are in
     loaded = {urlsplit(r.url).path.rsplit("/", 1)[-1] for r in assets}
@@ -221,7 +221,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     en = catalogue("en")
     foreign_requests, console_errors = [], []
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_live(page, home)
+    open_joined(page, daemon)
     before = daemon.get("/api/state")["deck"]["dispensed"]
 
     new_game(page, ["Ann", "Bob", "Cy", "Dee"], ruleset="classic")
@@ -275,7 +275,7 @@ def test_a_round_is_corrected_and_the_last_one_taken_back_from_a_phone(daemon, p
     ]:
         assert daemon.post("/api/games/current/rounds", body)[0] == 201
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_live(page, home)
+    open_joined(page, daemon)
     page.locator("#tab-scores").tap()
     totals = page.locator("#totals tbody .total")
     expect(totals).to_have_text(["10", "7", "40"])
@@ -365,7 +365,7 @@ def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chro
     foreign_requests, console_errors = [], []
     page = browser.new_context(**device, locale=locale, color_scheme=color_scheme).new_page()
     watch(page, home, foreign_requests, console_errors)
-    open_live(page, home)
+    open_joined(page, daemon)
     expect(page.locator("#prompt")).to_have_attribute("data-state", "demand", timeout=WAIT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     name = f"browser-game-{width}-{color_scheme}"

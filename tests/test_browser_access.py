@@ -1,0 +1,254 @@
+"""Joining the table and the admin's part on the phone page, in Debian's Chromium as a Pixel 5, against the real
+daemon on simulated hardware: the QR code's link joins; a phone not joined is asked for the PIN and its press is not
+made; wrong PINs show the tries left, then the wait; the admin changes the table PIN, gets its QR code, and joined
+phones must join again; the admin resets a fault.
+"""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests import test_browser
+from tests.conftest import start_daemon
+from tests.test_browser import (
+    ARTIFACTS,
+    WAIT_MS,
+    catalogue,
+    fill,
+    open_joined,
+    origin,
+    outcome_pattern,
+    small_targets,
+    watch,
+)
+
+playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
+
+pytestmark = pytest.mark.browser
+
+
+def phone(browser, playwright, **options) -> Page:
+    return browser.new_context(**{**playwright.devices["Pixel 5"], "locale": "en-US", **options}).new_page()
+
+
+def open_not_joined(page: Page, url: str) -> None:
+    page.goto(url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
+
+
+def press_outcome(page: Page, strings: dict[str, str], press: int):
+    """Tap the big button and expect the feed's line of how press number `press` ended."""
+    page.locator("#press").tap()
+    outcome = page.locator(
+        f'#feed li[data-press="{press}"]:is([data-type="launcher.missed"], [data-type="launcher.fired"]) .feed-text'
+    )
+    expect(outcome).to_have_text(outcome_pattern(strings, press), timeout=WAIT_MS)
+    expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+
+
+def expect_asked_to_join(page: Page, strings: dict[str, str]) -> None:
+    expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#join-error")).to_have_text(strings["refused.join_required"])
+    expect(page.locator("#join-pin")).to_be_focused()
+    expect(page.locator("#role")).to_be_hidden()
+
+
+def join_with(page: Page, pin: str) -> None:
+    page.locator("#join-pin").fill(pin)
+    page.locator("#join button").tap()
+
+
+def a_wrong_pin(daemon) -> str:
+    return next(pin for pin in ("1234", "5678") if pin not in (daemon.table_pin, daemon.admin_pin))
+
+
+def test_the_qr_link_joins_the_table_and_its_press_works(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    english = catalogue("en")
+    foreign_requests, console_errors = [], []
+    page = phone(browser, playwright)
+    watch(page, origin(daemon.url), foreign_requests, console_errors)
+
+    open_joined(page, daemon)
+
+    expect(page.locator("#role")).to_have_text(english["role.table"])
+    expect(page.locator("#join")).to_be_hidden()
+    assert page.url == daemon.url + "/"  # the PIN left the address (and so the history) at once
+    press_outcome(page, english, daemon.get("/api/state")["presses"] + 1)
+    page.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+def test_a_phone_not_joined_is_asked_to_join_and_its_press_is_not_made(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    english = catalogue("en")
+    page = phone(browser, playwright)
+    open_not_joined(page, daemon.url)
+    expect(page.locator("#join-hint")).to_have_text(english["join.hint"])
+    expect(page.locator("#join-pin")).to_have_attribute("inputmode", "numeric")
+    expect(page.get_by_label(english["join.label"], exact=True)).to_be_editable()
+    before = daemon.get("/api/state")
+
+    page.locator("#press").tap()
+
+    expect_asked_to_join(page, english)
+    expect(page.locator("#toast")).to_have_text(english["refused.join_required"])
+    after = daemon.get("/api/state")
+    assert (after["presses"], after["last_event_id"]) == (before["presses"], before["last_event_id"])
+    expect(page.locator('#feed li[data-type="button.pressed"]')).to_have_count(0)
+
+    # With the PIN typed in, the phone has joined and its press is made.
+    join_with(page, daemon.table_pin)
+    expect(page.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
+    expect(page.locator("#join")).to_be_hidden()
+    press_outcome(page, english, before["presses"] + 1)
+
+    # Leaving, from the PIN section that the role opens.
+    page.locator("#role").tap()
+    expect(page.locator("#access")).to_have_attribute("open", "")
+    page.locator("#leave").tap()
+    expect(page.locator("#join")).to_be_visible()
+    expect(page.locator("#role")).to_be_hidden()
+    expect(page.locator("#leave")).to_be_hidden()
+    assert page.evaluate("fetch('/api/session').then((r) => r.json())") == {"role": "none"}
+    page.context.close()
+
+
+def test_wrong_pins_show_the_tries_left_then_the_wait_in_the_readers_language(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    simplified = catalogue("zh-Hans")
+    tries_left = re.compile(re.escape(simplified["refused.wrong_pin"]).replace(re.escape("{tries_left}"), r"(\d+)"))
+    wait = re.compile(re.escape(simplified["refused.too_many_tries"]).replace(re.escape("{retry_after_s}"), r"\d+"))
+    page = phone(browser, playwright, locale="zh-CN")
+    open_not_joined(page, daemon.url)
+    error, button = page.locator("#join-error"), page.locator("#join button")
+
+    shown = []
+    while not shown or tries_left.fullmatch(shown[-1]):
+        assert len(shown) < 20, shown
+        join_with(page, a_wrong_pin(daemon))
+        expect(button).to_be_enabled(timeout=WAIT_MS)  # the answer is in
+        expect(error).to_be_visible()
+        shown.append(error.inner_text())
+
+    # Each wrong PIN shows one try fewer, then the wait; then even the right PIN must wait.
+    counts = [int(tries_left.fullmatch(text).group(1)) for text in shown[:-1]]
+    assert counts and counts == list(range(counts[0], 0, -1)), shown
+    assert wait.fullmatch(shown[-1]), shown
+    join_with(page, daemon.table_pin)
+    expect(button).to_be_enabled(timeout=WAIT_MS)
+    expect(error).to_have_text(wait)
+    expect(page.locator("#role")).to_be_hidden()
+    page.context.close()
+
+
+def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    english = catalogue("en")
+    foreign_requests, console_errors = [], []
+    admin = phone(browser, playwright, viewport={"width": 320, "height": 568})
+    watch(admin, origin(daemon.url), foreign_requests, console_errors)
+    player = phone(browser, playwright)
+    open_joined(player, daemon)
+
+    # The admin signs in with the admin PIN in the PIN section.
+    open_not_joined(admin, daemon.url)
+    admin.locator("#access summary").tap()
+    admin.get_by_label(english["admin.pin"], exact=True).fill(daemon.admin_pin)
+    admin.locator("#admin-join button").tap()
+    expect(admin.locator("#role")).to_have_text(english["role.admin"], timeout=WAIT_MS)
+    expect(admin.locator("#join")).to_be_hidden()  # the admin may do all a joined phone may
+    expect(admin.locator("#admin-join")).to_be_hidden()
+
+    # It makes up a new table PIN and changes it: the join link and its QR code are shown to print or screenshot.
+    table_pin = admin.locator("#pin-table")
+    while table_pin.input_value() in ("", daemon.table_pin):
+        admin.locator('[data-pin="table"]').tap()
+    new_pin = table_pin.input_value()
+    assert re.fullmatch(r"\d{4}", new_pin)
+    admin.locator("#pins button[type=submit]").tap()
+    expect(admin.locator("#toast")).to_have_text(english["admin.saved"], timeout=WAIT_MS)
+    qr = admin.locator("#join-qr")
+    expect(qr).to_be_visible()
+    expect(qr).to_have_attribute("src", re.compile(r"^data:image/svg\+xml;base64,"))
+    expect(qr).to_have_attribute("alt", english["admin.qr"])
+    expect(admin.locator("#join-url")).to_have_text(re.compile(f"^http://.+/#pin={new_pin}$"))
+    assert qr.evaluate("(img) => img.complete && img.naturalWidth > 0")  # the page's own policy allows it
+    assert admin.evaluate("document.documentElement.scrollWidth") <= 320
+    assert small_targets(admin) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    admin.screenshot(path=ARTIFACTS / "browser-admin-pins.png", full_page=True)
+    expect(admin.locator("#role")).to_have_text(english["role.admin"])
+
+    # The phone joined with the old PIN is asked to join again on its next press, which is not made.
+    presses = daemon.get("/api/state")["presses"]
+    player.locator("#press").tap()
+    expect_asked_to_join(player, english)
+    assert daemon.get("/api/state")["presses"] == presses
+    join_with(player, new_pin)
+    expect(player.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
+    press_outcome(player, english, presses + 1)
+
+    player.context.close()
+    admin.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+# Every press fires, and the simulated cards come so slowly that the watchdog cuts the motor: a FAULT.
+FAULT_TOML = """
+[dispense]
+max_run_ms = 100
+jam_ms = 5000
+min_rest_ms = 10
+
+[sim]
+cards_per_second = 2.0
+
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+max_fires_in_row = 20
+
+[web]
+heartbeat_s = 0.5
+"""
+
+
+def test_the_admin_resets_a_fault_from_its_banner(tmp_path, playwright_chromium):
+    playwright, browser = playwright_chromium
+    running = start_daemon(tmp_path, FAULT_TOML)
+    try:
+        english = catalogue("en")
+        player, admin = phone(browser, playwright), phone(browser, playwright)
+        open_joined(player, running)
+        open_joined(admin, running, running.admin_pin)
+        expect(admin.locator("#role")).to_have_text(english["role.admin"])
+
+        player.locator("#press").tap()
+
+        for page in (player, admin):
+            expect(page.locator("#fault")).to_be_visible(timeout=WAIT_MS)
+        expect(player.locator("#fault-reset")).to_be_hidden()  # only the admin may reset
+        message = running.get("/api/state")["fault"]
+        expect(admin.locator("#fault-text")).to_have_text(fill(english["fault.banner"], message=message))
+        ARTIFACTS.mkdir(exist_ok=True)
+        admin.screenshot(path=ARTIFACTS / "browser-admin-fault.png")
+
+        admin.locator("#fault-reset").tap()
+
+        for page in (admin, player):  # the other phone learns it over the event stream
+            expect(page.locator("#fault")).to_be_hidden(timeout=WAIT_MS)
+            expect(page.locator('#feed li[data-type="hardware.ok"] .feed-text')).to_have_text(english["feed.ok"])
+        assert running.get("/api/state")["fault"] is None
+        for page in (player, admin):
+            page.context.close()
+    finally:
+        running.stop()
+        if running.process.stdout:
+            running.process.stdout.close()
