@@ -165,8 +165,13 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
         raise RuntimeError("the daemon did not start:\n" + "".join(output))
     url = found[0]
     if state not in _JOINED:
-        table_pin, admin_pin = _pins_shown(output)
-        _JOINED[state] = Joined(table_pin, admin_pin, join(url, table_pin), join(url, admin_pin))
+        try:
+            table_pin, admin_pin = _pins_shown(output)
+            _JOINED[state] = Joined(table_pin, admin_pin, join(url, table_pin), join(url, admin_pin))
+        except BaseException:
+            process.kill()  # no daemon left running behind a failed start
+            process.wait()
+            raise
     return RunningDaemon(process=process, url=url, state_dir=state, output=output, joined=_JOINED[state])
 
 
