@@ -193,6 +193,16 @@ def joined_client(daemon: Daemon, *, admin: bool = False) -> FlaskClient:
     return client
 
 
+class ManualClock:
+    """A clock that moves only when a test moves it: waits and timeouts without real waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def wait_until(predicate: Any, timeout: float = 10.0, interval: float = 0.01) -> Any:
     """Poll until predicate() is truthy; return its value or fail the test."""
     deadline = time.monotonic() + timeout

@@ -18,7 +18,7 @@ from launcher.access import SESSION_IDLE_S, AccessBook, PinGuard, Role
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store
-from tests.conftest import joined_client, start_daemon
+from tests.conftest import ManualClock, joined_client, start_daemon
 from webui.openapi import SPEC
 
 GAME = {"players": ["Ann", "Bob", "Cy"]}
@@ -30,14 +30,6 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
     running = Daemon(config.replace("sim", cards_per_second=400.0).replace("dispense", min_rest_ms=0))
     yield running
     running.close()
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _pins(daemon: Daemon) -> tuple[str, str]:
@@ -114,7 +106,7 @@ def test_the_admin_pin_may_do_everything(daemon: Daemon) -> None:
 
 
 def test_wrong_pins_are_limited_per_phone_and_the_limit_is_shown(daemon: Daemon) -> None:
-    clock = Clock()
+    clock = ManualClock()
     daemon.app.extensions["launcher.pin_guard"] = PinGuard(clock=clock)
     table, _ = _pins(daemon)
     wrong = "0000" if table != "0000" else "1111"
@@ -144,7 +136,7 @@ def test_wrong_pins_are_limited_per_phone_and_the_limit_is_shown(daemon: Daemon)
 
 
 def test_a_burst_of_parallel_guesses_cannot_slip_past_the_limit() -> None:
-    guard = PinGuard(clock=Clock())
+    guard = PinGuard(clock=ManualClock())
     taken = 0
     with pytest.raises(Exception, match="too many wrong PINs"):
         for _ in range(100):  # every try counts as wrong until the PIN is found right
@@ -282,7 +274,7 @@ def test_pins_are_stored_hashed_and_made_up_once(tmp_path: Path) -> None:
 
 
 def test_sessions_survive_a_restart_and_end_after_a_month_idle(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = ManualClock()
     store = Store(tmp_path / STORE_FILE)
     token = AccessBook(store, clock=clock).open_session(Role.TABLE)
     restarted = AccessBook(store, clock=clock)
@@ -298,7 +290,7 @@ def test_sessions_survive_a_restart_and_end_after_a_month_idle(tmp_path: Path) -
 
 def test_sessions_are_bounded_and_the_longest_idle_end_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(access, "MOST_SESSIONS", 5)
-    clock = Clock()
+    clock = ManualClock()
     book = AccessBook(Store(tmp_path / STORE_FILE), clock=clock)
     tokens = []
     for _ in range(8):

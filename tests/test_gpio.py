@@ -11,7 +11,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.gpio import GpioDispenser, GpioHardware, Interlocked
-from tests.conftest import wait_until
+from tests.conftest import ManualClock, wait_until
 
 PINS = PinsConfig()
 
@@ -209,16 +209,8 @@ def test_a_card_stuck_in_the_beam_stops_the_motor(factory: MockFactory) -> None:
     dispenser.close()
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_1000_presses_with_5_ms_of_contact_bounce_are_1000_presses(factory: MockFactory) -> None:
-    clock = FakeClock()
+    clock = ManualClock()
     hardware = GpioHardware(pins=PINS, dispense=DispenseConfig(debounce_ms=30), pin_factory=factory, clock=clock)
     factory.pin(PINS.lid).drive_low()
     presses: list[float] = []
