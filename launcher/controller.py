@@ -14,7 +14,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -308,10 +309,24 @@ class Controller:
             self._bus.publish(
                 EventType.LAUNCHER_MISSED, {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses}
             )
-        self._attribute(ticket, 0)
-        with self._lock:
-            self._busy = False
-        ticket.finish(None)
+        with self._concluding(ticket):
+            self._attribute(ticket, 0)
+
+    @contextmanager
+    def _concluding(self, ticket: PressTicket) -> Iterator[None]:
+        """The last steps of a press, which save to the store. Whatever they raise (a full disk, a locked database),
+        the motor is off, FAULT latches and names it, and the launcher is never left busy for ever."""
+        try:
+            yield
+        except Exception as e:
+            self._dispenser.stop()
+            log.exception("recording a press failed")
+            with self._lock:
+                self._latch_fault(f"could not record the press: {e}")
+        finally:
+            with self._lock:
+                self._busy = False
+            ticket.finish(ticket.result)
 
     def _attribute(self, ticket: PressTicket, dispensed: int) -> None:
         """Tell the game at the table who took this press and what came out."""
@@ -347,12 +362,10 @@ class Controller:
                 ticket.finish(None)
                 continue
             ticket.result = result
-            self._publish_outcome(ticket, result)
-            self._attribute(ticket, result.dispensed)
-            self._closing.wait(self._rest_s)  # the motor rests before the next fire can start
-            with self._lock:
-                self._busy = False
-            ticket.finish(result)
+            with self._concluding(ticket):
+                self._publish_outcome(ticket, result)
+                self._attribute(ticket, result.dispensed)
+                self._closing.wait(self._rest_s)  # the motor rests before the next fire can start
 
     def _publish_outcome(self, ticket: PressTicket, result: DispenseResult) -> None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +69,7 @@ def fast_config(**dispense: int) -> Config:
 def rig_factory(tmp_path: Path) -> Iterator[Any]:
     made: list[Rig] = []
 
-    def build(cards: list[int], config: Config | None = None) -> Rig:
+    def build(cards: list[int], config: Config | None = None, game: Any = None) -> Rig:
         config = config or fast_config()
         hardware = SimulatedHardware(config)
         store = Store(tmp_path / f"db{len(made)}.sqlite3")
@@ -80,6 +81,7 @@ def rig_factory(tmp_path: Path) -> Iterator[Any]:
             bus=bus,
             deck=Deck(loaded=config.dispense.deck_cards, dispensed=0),
             min_rest_ms=config.dispense.min_rest_ms,
+            game=game,
         )
         rig = Rig(controller, hardware, bus, config)
         made.append(rig)
@@ -184,6 +186,41 @@ def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(
     assert rig.events()[-1] == ("hardware.ok", {})
     assert rig.controller.press("web").wait(5)
     assert rig.events()[-1][0] == "launcher.missed"
+
+
+class GameOnAFullDisk:
+    """The game at the table, saved on a disk that is full until `full` is cleared."""
+
+    full = True
+
+    def pressed(self, fired: bool, dispensed: int) -> str:
+        if self.full:
+            raise sqlite3.OperationalError("database or disk is full")
+        return "Ann"
+
+    def cards_owed(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("cards", [0, 3], ids=["miss", "fire"])
+def test_a_press_that_cannot_be_saved_latches_fault_and_never_leaves_the_launcher_busy(
+    rig_factory: Any, cards: int
+) -> None:
+    game = GameOnAFullDisk()
+    rig = rig_factory([cards, 2], game=game)
+    ticket = rig.controller.press("web")
+    assert ticket.wait(5), "the press must be concluded even so"
+    assert rig.motor_duty() == 0
+    state = rig.controller.snapshot()
+    assert (state["busy"], state["fault"]) == (False, "could not record the press: database or disk is full")
+    with pytest.raises(PressRefused) as refused:
+        rig.controller.press("web")
+    assert refused.value.code == "fault"  # not "busy": the admin sees why, and a reset brings it back
+    game.full = False  # room made on the disk
+    rig.controller.reset()
+    ticket = rig.controller.press("web")
+    assert ticket.wait(5) and ticket.player == "Ann"
+    assert ticket.result is not None and ticket.result.dispensed == 2
 
 
 def test_a_motor_that_will_not_start_latches_fault(rig_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
