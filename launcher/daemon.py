@@ -33,6 +33,18 @@ log = logging.getLogger(__name__)
 
 
 OUTBUF_HIGH_WATERMARK = 256 * 1024  # bytes kept per connection; also where a slow phone's stream waits for it
+# A phone that drops off the Wi-Fi sends nothing, not even a reset: without these, its event stream would hold a
+# thread until TCP gave up, many minutes later. Unacknowledged data (a heartbeat) for 30 s, or an idle connection
+# silent to 3 probes after 10 s, and the kernel drops it; the phone's page reconnects with Last-Event-ID.
+# Set on the listening socket: Linux gives them to every connection it accepts.
+DEAD_PHONE_MS = 30_000
+CONNECTION_OPTIONS = [
+    (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+    (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 10),
+    (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 5),
+    (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3),
+    (socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, DEAD_PHONE_MS),
+]
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
 
 
@@ -135,6 +147,8 @@ class Daemon:
                 f"cannot listen on {web.host}:{web.port}: {e.strerror} (is another uno-launcher running? "
                 "pick another port with --port)"
             ) from None
+        for level, option, value in CONNECTION_OPTIONS:
+            sock.setsockopt(level, option, value)
         self.urls = public_urls(web.host, sock.getsockname()[1])
         self.app = app = create_app(
             controller=self.controller,

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
+from waitress.channel import HTTPChannel
 
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import joined_client
+from tests.conftest import joined_client, wait_until
 from webui import guess_language
 
 
@@ -104,3 +107,26 @@ def test_openapi_describes_every_route_the_app_serves(daemon: Daemon, client: Fl
 
 def _shape(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+KEEPALIVE = (socket.TCP_KEEPIDLE, socket.TCP_KEEPINTVL, socket.TCP_KEEPCNT)
+
+
+def test_a_phone_that_drops_off_the_wifi_is_given_up_within_30_s(daemon: Daemon) -> None:
+    """A vanished phone sends no reset: the connection's own timeouts must end it, or its stream holds a thread for
+    the many minutes TCP takes to give up. Loopback cannot lose packets, so this checks what the kernel was told for
+    the accepted connection: unacknowledged data for 30 s, or 3 silent probes after 10 s idle, ends it."""
+    serving = threading.Thread(target=daemon.server.run, daemon=True)
+    serving.start()
+    port = int(daemon.urls[0].rstrip("/").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)):
+        accepted = wait_until(lambda: [c.socket for c in list(daemon._sockets.values()) if isinstance(c, HTTPChannel)])
+        conn = accepted[0]
+        assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 30_000
+        assert conn.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+        idle, interval, probes = (conn.getsockopt(socket.IPPROTO_TCP, o) for o in KEEPALIVE)
+        assert idle + interval * probes <= 30
+        assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1  # waitress' own option kept
+    daemon.close()
+    serving.join(5)
+    assert not serving.is_alive()
