@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 import socket
 import threading
@@ -12,6 +13,7 @@ import pytest
 from flask.testing import FlaskClient
 from waitress.channel import HTTPChannel
 
+import webui
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.conftest import joined_client, wait_until
@@ -130,3 +132,21 @@ def test_a_phone_that_drops_off_the_wifi_is_given_up_within_30_s(daemon: Daemon)
     daemon.close()
     serving.join(5)
     assert not serving.is_alive()
+
+
+def test_the_page_travels_gzipped_and_phones_revalidate_it(client: FlaskClient) -> None:
+    on_disk = (Path(webui.__file__).parent / "static" / "app.js").read_bytes()
+    with client.get("/static/app.js") as plain:
+        assert plain.headers.get("Content-Encoding") is None and plain.get_data() == on_disk
+    packed = client.get("/static/app.js", headers={"Accept-Encoding": "gzip, deflate"})
+    assert packed.headers["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed.headers["Vary"]
+    assert gzip.decompress(packed.get_data()) == on_disk
+    assert int(packed.headers["Content-Length"]) < len(on_disk) / 2
+    etag = packed.headers["ETag"]
+    assert etag != plain.headers["ETag"]  # another representation, another validator
+    again = client.get("/static/app.js", headers={"Accept-Encoding": "gzip", "If-None-Match": etag})
+    assert again.status_code == 304 and again.get_data() == b""
+    page = client.get("/", headers={"Accept-Encoding": "gzip"})
+    assert page.headers["Content-Encoding"] == "gzip" and b"<html" in gzip.decompress(page.get_data())
+    refused = client.post("/api/deck", json={"cards": 0}, headers={"Accept-Encoding": "gzip"})
+    assert refused.headers.get("Content-Encoding") is None  # errors are small: sent as they are

@@ -14,7 +14,7 @@ from launcher.hardware.base import Hardware
 from launcher.rounds import RoundBook
 from launcher.schedule import Profile
 from webui import access as gate
-from webui import api, errors, game_api, session_api, stream
+from webui import api, compress, errors, game_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 # The page's own files only: no inline script or style, nothing from elsewhere (DESIGN.md §10, §11).
@@ -76,6 +76,8 @@ def create_app(
     @app.get("/")
     def index() -> str:
         return render_template("index.html", lang=guess_language(request.accept_languages.values()))
+
+    compress.install(app)
 
     @app.after_request
     def _headers(response):  # type: ignore[no-untyped-def]
