@@ -33,7 +33,7 @@ DECLARATIONS: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
-_FIELDS: dict[str, tuple[str, ...]] = {  # required fields first; "count" and "cards" are optional
+DECLARATION_FIELDS: dict[str, tuple[str, ...]] = {  # required fields first; "count" and "cards" are optional
     "played": ("by",),
     "declined": ("player",),
     "hit2": ("by", "count"),
@@ -190,7 +190,7 @@ class GameDesk:
                     f"kind = {kind!r:.40} is not accepted in {game.ruleset.value}; expected one of "
                     + ", ".join(DECLARATIONS[game.ruleset])
                 )
-            fields = _FIELDS[kind]
+            fields = DECLARATION_FIELDS[kind]
             _exact_fields(
                 f"a {kind} declaration",
                 body,
