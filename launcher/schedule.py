@@ -232,6 +232,8 @@ def _check_weights(weights: object) -> None:
         raise _refuse("card_weights", weights, "a weight is negative or not a number")
     if not any(w > 0 for w in weights):
         raise _refuse("card_weights", weights, "all weights are zero")
+    if not math.isfinite(sum(weights)):  # each finite, and yet their total overflows: no chance is defined
+        raise _refuse("card_weights", weights, "the weights add up to more than a float can hold")
 
 
 def _pattern_gaps(pattern: tuple[int, ...]) -> list[int]:

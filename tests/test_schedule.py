@@ -328,6 +328,7 @@ def test_a_minimal_custom_profile_takes_the_defaults() -> None:
         ({"card_weights": [1, -1]}, "card_weights = [1, -1] is not accepted: a weight is negative"),
         ({"card_weights": []}, "card_weights = [] is not accepted"),
         ({"card_weights": [1, float("inf")]}, "card_weights = [1, inf] is not accepted"),
+        ({"card_weights": [1e308, 1e308]}, "the weights add up to more than a float can hold"),
         ({"jackpot_probability": 1.5}, "jackpot_probability = 1.5 is not accepted: not a probability"),
         ({"jackpot_probability": "rare"}, "jackpot_probability = 'rare' is not accepted"),
         ({"jackpot_cards": [15, 12]}, "jackpot_cards = [15, 12] is not accepted: out of order"),
