@@ -47,6 +47,7 @@ class EventType(enum.StrEnum):
     HARDWARE_FAULT = "hardware.fault"
     HARDWARE_OK = "hardware.ok"
     DAEMON_STARTED = "daemon.started"
+    PINS_CHANGED = "pins.changed"
 
 
 @dataclass(frozen=True, slots=True)

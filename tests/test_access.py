@@ -194,6 +194,8 @@ def test_the_admin_changes_the_table_pin_and_the_old_phones_must_join_again(daem
     prefix = "data:image/svg+xml;base64,"
     assert answer["join_qr"].startswith(prefix)
     assert base64.b64decode(answer["join_qr"][len(prefix) :]).startswith(b"<svg")
+    last = daemon.bus.events_after(0)[-1]
+    assert (last.type, last.data) == ("pins.changed", {"changed": ["table"]})  # the phones learn it at once
     assert player.post("/api/press").status_code == 401  # signed out
     assert admin.post("/api/press").status_code == 200  # the admin's own session stays
     assert _join(daemon.app.test_client(), old_table) == 401

@@ -183,7 +183,12 @@ def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemo
     admin.screenshot(path=ARTIFACTS / "browser-admin-pins.png", full_page=True)
     expect(admin.locator("#role")).to_have_text(english["role.admin"])
 
-    # The phone joined with the old PIN is asked to join again on its next press, which is not made.
+    # The phone joined with the old PIN learns at once, over the stream, that it must join again: the feed says
+    # why and the join bar is back before it does anything.
+    expect(player.locator('#feed li[data-type="pins.changed"] .feed-text')).to_have_text(english["feed.pins_table"])
+    expect(player.locator("#join")).to_be_visible(timeout=WAIT_MS)
+    expect(player.locator("#role")).to_be_hidden()
+    # Its press is not made, and it is asked to join.
     presses = daemon.get("/api/state")["presses"]
     player.locator("#press").tap()
     expect_asked_to_join(player, english)

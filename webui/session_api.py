@@ -7,6 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
+from launcher.events import EventBus, EventType
 from launcher.qr import join_url, qr_svg_data_url
 from webui import access
 from webui.access import needs
@@ -92,6 +93,8 @@ def change_pins() -> Response:
     except PinError as e:
         raise ApiError(400, "bad_pin", str(e)) from None
     answer: dict[str, Any] = {"changed": [role.label for role in pins]}
+    bus: EventBus = current_app.extensions["launcher.bus"]
+    bus.publish(EventType.PINS_CHANGED, {"changed": answer["changed"]})  # phones signed out learn it at once
     if Role.TABLE in pins:
         url = join_url(current_app.config["PUBLIC_URLS"][-1], pins[Role.TABLE])
         answer.update(join_url=url, join_qr=qr_svg_data_url(url))

@@ -99,6 +99,12 @@ async function changePins(event) {
   await act("PUT", "/api/pins", pins, showQr, (text) => showError("pins-error", text));
 }
 
+function describePinsChanged({ type, data }) {
+  if (type !== "pins.changed") return null;
+  if (data.changed.length > 1) return ["🔑", t("feed.pins_table_admin")];
+  return ["🔑", data.changed[0] === "table" ? t("feed.pins_table") : t("feed.pins_admin")];
+}
+
 // Refused for want of a session: this phone never joined, or its PIN was changed since.
 function onRefused(code) {
   if (code === "admin_required") return readRole().catch(() => {});
@@ -110,6 +116,9 @@ function onRefused(code) {
 
 hooks.render.push(renderAccess);
 hooks.refused.push(onRefused);
+// Another phone changed a PIN: this one may have been signed out (its own answer only comes on its next action).
+hooks.event.push((event, fresh) => fresh && event.type === "pins.changed" && readRole().catch(() => {}));
+hooks.describe.push(describePinsChanged);
 hooks.start.push(() => {
   for (const form of [$("join"), $("admin-join")]) form.addEventListener("submit", submitPin);
   $("pins").addEventListener("submit", changePins);
