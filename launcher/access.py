@@ -80,8 +80,12 @@ def _shown(value: object) -> str:
     return type(value).__name__
 
 
+_HASHING = threading.Lock()  # one scrypt at a time: 16 MiB, however many phones send PINs at once
+
+
 def _hash(pin: str, salt: bytes) -> bytes:
-    return hashlib.scrypt(pin.encode(), salt=salt, **_SCRYPT)
+    with _HASHING:
+        return hashlib.scrypt(pin.encode(), salt=salt, **_SCRYPT)
 
 
 def _digest(token: str) -> str:
