@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.config import Config
 from launcher.daemon import Daemon
 
 # Fast simulated hardware, so a few hundred presses take seconds, not minutes.
@@ -178,6 +180,17 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
     running = start_daemon(tmp_path)
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+@contextmanager
+def local_daemon(tmp_path: Path) -> Iterator[Daemon]:
+    """The daemon in this process, whose app Flask's test client reaches, on fast simulated hardware."""
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    running = Daemon(config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0))
     try:
         yield running
     finally:

@@ -15,10 +15,9 @@ from flask.testing import FlaskClient
 
 from launcher import access
 from launcher.access import SESSION_IDLE_S, AccessBook, PinGuard, Role
-from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store
-from tests.conftest import ManualClock, joined_client, start_daemon
+from tests.conftest import ManualClock, joined_client, local_daemon, start_daemon
 from webui.openapi import SPEC
 
 GAME = {"players": ["Ann", "Bob", "Cy"]}
@@ -26,10 +25,8 @@ GAME = {"players": ["Ann", "Bob", "Cy"]}
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    running = Daemon(config.replace("sim", cards_per_second=400.0).replace("dispense", min_rest_ms=0))
-    yield running
-    running.close()
+    with local_daemon(tmp_path) as running:
+        yield running
 
 
 def _pins(daemon: Daemon) -> tuple[str, str]:

@@ -14,18 +14,15 @@ from flask.testing import FlaskClient
 from waitress.channel import HTTPChannel
 
 import webui
-from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import joined_client, wait_until
+from tests.conftest import joined_client, local_daemon, wait_until
 from webui import guess_language
 
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    running = Daemon(config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0))
-    yield running
-    running.close()
+    with local_daemon(tmp_path) as running:
+        yield running
 
 
 @pytest.fixture
