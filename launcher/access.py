@@ -51,8 +51,8 @@ class PinError(ValueError):
 class NewPins:
     """PINs just made up: the only time they exist unhashed."""
 
-    table: str
-    admin: str
+    table: str | None  # None: it was set already (`uno-launcher new-pins` before the first start)
+    admin: str | None
 
 
 def check_pin_shape(role: Role, pin: object) -> str:
@@ -113,14 +113,18 @@ class AccessBook:
         self._sessions = {digest: _Session(Role(role), seen) for digest, role, seen in rows}
 
     def first_run(self) -> NewPins | None:
-        """Make up both PINs if none are set yet, and return them (the only time they are known); else None."""
+        """Make up each PIN not set yet (both, on a first start) and return them, the only time they are known;
+        None when both were set already."""
         with self._store.connect() as conn:
-            if self._store.pin_hashes(conn):
-                return None
-        pins = NewPins(table=make_up_pin(Role.TABLE), admin=make_up_pin(Role.ADMIN))  # lengths differ
-        self._save_pin(Role.TABLE, pins.table)
-        self._save_pin(Role.ADMIN, pins.admin)
-        return pins
+            stored = {role for role, _, _ in self._store.pin_hashes(conn)}
+        made: dict[Role, str] = {}
+        for role in (r for r in (Role.TABLE, Role.ADMIN) if r.label not in stored):
+            pin = make_up_pin(role)
+            while self.role_for_pin(pin) is not Role.NONE:  # never the other role's PIN, set before
+                pin = make_up_pin(role)
+            self._save_pin(role, pin)
+            made[role] = pin
+        return NewPins(table=made.get(Role.TABLE), admin=made.get(Role.ADMIN)) if made else None
 
     def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
         """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""

@@ -99,25 +99,25 @@ def _run(args: argparse.Namespace) -> int:
     hardware = "simulated hardware" if config.hardware.backend == "sim" else f"{config.hardware.backend} hardware"
     print(f"UNO launcher on {hardware}, state in {config.state_dir.resolve()}")
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
-    if daemon.new_pins is None:
-        print("Players join with the table PIN (forgotten? run: uno-launcher new-pins)")
-        print(qr_text(daemon.urls[-1]), end="", flush=True)
-    else:
-        _print_pins(daemon.new_pins.table, daemon.new_pins.admin, daemon.urls[-1])
+    new = daemon.new_pins
+    _print_pins(new.table if new else None, new.admin if new else None, daemon.urls[-1])
     daemon.serve()
     print("Stopped; motor off.")
     return 0
 
 
 def _print_pins(table: str | None, admin: str | None, page_url: str) -> None:
-    """New PINs, shown this once (only their hashes are kept), with a QR code that opens the page joined."""
+    """PINs just made, shown this once (only their hashes are kept), and a QR code of the page: one that joins
+    with the table PIN when it is known."""
     if table is not None:
         print(f"Table PIN: {table}  (players join with it; the QR code below joins at once)")
+    else:
+        print("Players join with the table PIN (forgotten? run: uno-launcher new-pins)")
     if admin is not None:
         print(f"Admin PIN: {admin}  (for the launcher's settings: keep it to yourself)")
-    print("Shown only now: they are stored hashed. Change them on the page under Admin, or: uno-launcher new-pins")
-    if table is not None:
-        print(qr_text(join_url(page_url, table)), end="", flush=True)
+    if table is not None or admin is not None:
+        print("Shown only now: they are stored hashed. Change them on the page under Admin, or: uno-launcher new-pins")
+    print(qr_text(page_url if table is None else join_url(page_url, table)), end="", flush=True)
 
 
 def _new_pins(args: argparse.Namespace) -> int:

@@ -30,8 +30,9 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
 
 
 def _pins(daemon: Daemon) -> tuple[str, str]:
-    assert daemon.new_pins is not None
-    return daemon.new_pins.table, daemon.new_pins.admin
+    pins = daemon.new_pins
+    assert pins is not None and pins.table is not None and pins.admin is not None
+    return pins.table, pins.admin
 
 
 def _join(client: FlaskClient, pin: str) -> int:
@@ -270,6 +271,15 @@ def test_pins_are_stored_hashed_and_made_up_once(tmp_path: Path) -> None:
     assert pins.table.encode() not in raw and pins.admin.encode() not in raw
     assert book.role_for_pin(pins.table) is Role.TABLE
     assert book.role_for_pin(pins.admin) is Role.ADMIN
+
+
+def test_a_pin_set_before_the_first_start_is_kept_and_the_other_made_up(tmp_path: Path) -> None:
+    book = AccessBook(Store(tmp_path / STORE_FILE))
+    book.set_pin(Role.TABLE, "8642")  # `uno-launcher new-pins --only table` before the daemon ever ran
+    pins = book.first_run()
+    assert pins is not None and pins.table is None and pins.admin is not None and len(pins.admin) == 6
+    assert book.role_for_pin("8642") is Role.TABLE and book.role_for_pin(pins.admin) is Role.ADMIN
+    assert book.first_run() is None
 
 
 def test_sessions_survive_a_restart_and_end_after_a_month_idle(tmp_path: Path) -> None:
