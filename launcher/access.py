@@ -120,7 +120,7 @@ class AccessBook:
         made: dict[Role, str] = {}
         for role in (r for r in (Role.TABLE, Role.ADMIN) if r.label not in stored):
             pin = make_up_pin(role)
-            while self.role_for_pin(pin) is not Role.NONE:  # never the other role's PIN, set before
+            while stored and self.role_for_pin(pin) is not Role.NONE:  # never the PIN set before for the other
                 pin = make_up_pin(role)
             self._save_pin(role, pin)
             made[role] = pin

@@ -66,20 +66,22 @@ function guessLang() {
   return "en";
 }
 
-// localStorage can be switched off (private modes, strict settings): then the choice is just not remembered.
-function storedLang() {
+// localStorage can be switched off (private modes, strict settings): then a choice is just not remembered, and
+// holds until the page is reloaded. An empty value forgets the key.
+function stored(key) {
   try {
-    return localStorage.getItem(LANG_KEY);
+    return localStorage.getItem(key);
   } catch {
     return null;
   }
 }
 
-function rememberLang(code) {
+function remember(key, value) {
   try {
-    localStorage.setItem(LANG_KEY, code);
+    if (value) localStorage.setItem(key, value);
+    else localStorage.removeItem(key);
   } catch {
-    // Nothing to do: the page still works in the chosen language until it is reloaded.
+    // Nothing to do: see above.
   }
 }
 
@@ -616,10 +618,10 @@ async function start() {
     $("profile-about").textContent = profileAbout($("profile").value);
   });
   $("lang").addEventListener("change", (e) => {
-    rememberLang(e.target.value);
+    remember(LANG_KEY, e.target.value);
     setLang(e.target.value).catch(() => toast(t("toast.offline")));
   });
-  const wanted = storedLang();
+  const wanted = stored(LANG_KEY);
   await setLang(LANGS.includes(wanted) ? wanted : guessLang())
     .catch(() => setLang("en"))
     .catch(() => render()); // without any catalogue the page shows the keys, but still works

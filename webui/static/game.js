@@ -74,23 +74,6 @@ function confirmTap(button, confirmText, action) {
   }, CONFIRM_MS);
 }
 
-function storedMe() {
-  try {
-    return localStorage.getItem(ME_KEY);
-  } catch {
-    return null;
-  }
-}
-
-function rememberMe(name) {
-  try {
-    if (name) localStorage.setItem(ME_KEY, name);
-    else localStorage.removeItem(ME_KEY);
-  } catch {
-    // Not remembered: this phone is still "me" until the page is reloaded.
-  }
-}
-
 // ---- Names of rules things. Literal keys, so that tests/test_i18n.py can check them ----
 
 const KIND_TEXTS = {
@@ -400,7 +383,7 @@ function buildTableControls() {
   const data = game.data;
   const players = data?.players ?? [];
   // Remembered across games: the same phone is most often the same player's.
-  const wanted = game.mePicked !== undefined ? game.mePicked : storedMe();
+  const wanted = game.mePicked !== undefined ? game.mePicked : stored(ME_KEY);
   game.me = players.includes(wanted) ? wanted : null;
   $("me").replaceChildren(option("", t("table.me_nobody")), ...players.map((name) => option(name, name)));
   $("me").value = game.me ?? "";
@@ -583,7 +566,7 @@ function startGame() {
   });
   $("me").addEventListener("change", (e) => {
     game.me = game.mePicked = e.target.value || null;
-    rememberMe(game.me);
+    remember(ME_KEY, game.me);
     game.alerted = null;
     renderPrompt();
   });
