@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
     new = daemon.new_pins
     _print_pins(new.table if new else None, new.admin if new else None, daemon.urls[-1])
+    for sig in (signal.SIGTERM, signal.SIGINT):  # what serve() leaves once it is done: a late second signal (Ctrl-C
+        signal.signal(sig, signal.SIG_IGN)  # twice) must not turn a finished shutdown's exit code 0 into a kill
     daemon.serve()
     print("Stopped; motor off.")
     return 0

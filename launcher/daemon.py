@@ -110,6 +110,7 @@ class Daemon:
             undo.callback(self.controller.close)
             self._follow_link()
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
+            self._stopping = False  # a signal has started the shutdown
             self.server = self._listen()
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
@@ -185,9 +186,9 @@ class Daemon:
         finally:
             sdnotify.stopping()
             watchdog.close()
+            self.close()  # with our handlers still in place: a second signal must not cut the shutdown short
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            self.close()
 
     def healthy(self) -> bool:
         """For systemd's watchdog: the controller's worker answers and is not stuck on one press."""
@@ -197,6 +198,9 @@ class Daemon:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.controller.emergency_stop()
+        if self._stopping:
+            return  # Ctrl-C twice, or a signal to the whole process group: the shutdown under way finishes
+        self._stopping = True
         self.bus.end_streams()  # open streams finish, so waitress' threads can stop at once
         raise SystemExit(0)  # waitress' loop catches it and closes the server
 

@@ -132,6 +132,24 @@ def test_sigterm_during_a_fire_exits_0_within_3_s(tmp_path: Path) -> None:
         running.process.stdout.close()
 
 
+@pytest.mark.parametrize("delay_s", [0.01, 0.05, 0.2])
+def test_a_second_signal_does_not_cut_the_shutdown_short(tmp_path: Path, delay_s: float) -> None:
+    """Ctrl-C pressed twice, or `timeout` signalling the process and its group: the first signal's orderly shutdown
+    (events written, pins released) still finishes, with exit code 0."""
+    running = start_daemon(tmp_path)
+    try:
+        assert running.post("/api/press")[0] == 200
+        running.process.send_signal(signal.SIGTERM)
+        time.sleep(delay_s)
+        if running.process.poll() is None:
+            running.process.send_signal(signal.SIGINT)
+        assert running.process.wait(10) == 0
+        wait_until(lambda: "Stopped; motor off." in "".join(running.output), timeout=5)
+        assert "Traceback" not in "".join(running.output)
+    finally:
+        running.close()
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_during_a_fire_stops_the_motor_before_anything_else(tmp_path: Path, signum: int) -> None:
     config_file = tmp_path / "c.toml"
