@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import serial
 
-from launcher.hardware import serial_link
+from launcher.hardware import framing, serial_link
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
 from tests.fake_machine import FakeBoard, Tamper, board, wait_until
@@ -311,3 +311,27 @@ def test_a_failing_callback_does_not_stop_the_link(link: Path, make_host: Any) -
         pico.click()
         wait_until(lambda: len(presses) == 2, 5, "second press")
         assert host.describe()["link"] == "up"
+
+
+def _received_seq(pico: FakeBoard, cmd: bytes) -> list[int]:
+    return [int(line.split(b" ", 1)[0]) for line in list(pico.received) if line.split(b" ")[1:2] == [cmd]]
+
+
+@pytest.mark.parametrize("distance", [65533, 65534, 65535, 65536, 65537])
+def test_a_fire_after_the_sequence_number_wraps_is_fired_not_answered_from_memory(
+    link: Path, make_host: Any, distance: int
+) -> None:
+    with FakeBoard(link) as pico:
+        host = make_host()
+        up(host)
+        assert host.dispenser.start(3).wait(10).stop is StopReason.COUNT
+        [first] = _received_seq(pico, b"FIRE")
+        heard = len(pico.received)
+        wait_until(lambda: len(pico.received) > heard, 5, "a heartbeat after the fire")
+        with host._cond:  # the link thread cannot send meanwhile: the next command is this FIRE
+            host._seq = (first - 2 + distance) % framing.MAX_SEQ + 1  # the seq of the command before
+            job = host.dispenser.start(3)
+        result = job.wait(10)
+        assert _received_seq(pico, b"FIRE")[1] == (first - 1 + distance) % framing.MAX_SEQ + 1
+        assert (result.dispensed, result.stop) == (3, StopReason.COUNT)
+        assert pico.launcher.fires == 2 and pico.mechanics.cards_out == 6
