@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
-import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -21,9 +19,10 @@ from gpiozero import PWMLED, TonalBuzzer
 from gpiozero.pins import Factory
 from gpiozero.tones import Tone
 
+from launcher.clock import REAL_CLOCK, Clock
+
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 
 SLOWEST_BEAT = 1.6  # seconds per beat at tension 0
 FASTEST_BEAT = 0.2  # seconds per beat at tension 1
@@ -206,9 +205,8 @@ class CueSequencer:
 class GpioCues:
     """Status light (gpiozero PWMLED) and passive buzzer (gpiozero TonalBuzzer) driven by one cue thread.
 
-    Every cue method returns at once and never raises; after `close()` they do nothing. `sleep`, when given,
-    is called to let each step's time pass (tests pass a fast one), and new cues are then taken between steps;
-    by default the thread waits on its condition so a new cue cuts the step short.
+    Every cue method returns at once and never raises; after `close()` they do nothing. The thread holds each
+    step on its condition, so a new cue cuts the step short.
     """
 
     def __init__(
@@ -217,11 +215,9 @@ class GpioCues:
         light: int,
         buzzer: int,
         pin_factory: Factory,
-        clock: Clock = time.monotonic,
-        sleep: Callable[[float], object] | None = None,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self._clock = clock
-        self._sleep = sleep
         self._light = PWMLED(light, pin_factory=pin_factory)
         try:
             self._buzzer = TonalBuzzer(buzzer, pin_factory=pin_factory)
@@ -229,12 +225,12 @@ class GpioCues:
             self._light.close()
             raise
         self._sequencer = CueSequencer()
-        self._cond = threading.Condition()
+        self._cond = clock.condition()
         self._cut = False
-        self._stop = threading.Event()
+        self._stop = clock.event()
         self._shown_light: float | None = None
         self._shown_hz: float | None = None
-        self._thread = threading.Thread(target=self._run, name="cues", daemon=True)
+        self._thread = clock.thread(self._run, "cues")
         self._thread.start()
 
     @property
@@ -317,13 +313,10 @@ class GpioCues:
             self._shown_hz = step.hz
 
     def _hold(self, seconds: float) -> None:
-        if self._sleep is not None:
-            self._sleep(seconds)
-            return
-        deadline = self._clock() + seconds
+        deadline = self._clock.now() + seconds
         with self._cond:
             while not self._cut and not self._stop.is_set():
-                left = deadline - self._clock()
+                left = deadline - self._clock.now()
                 if left <= 0:
                     return
                 self._cond.wait(left)

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
-import time
 from collections.abc import Callable
 
 from gpiozero import AngularServo, Button, DigitalInputDevice, Motor
 from gpiozero.pins import Factory
 
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.cues import GpioCues
 
 log = logging.getLogger(__name__)
-
-Clock = Callable[[], float]
 
 
 class MotorWatchdog:
@@ -30,18 +27,18 @@ class MotorWatchdog:
     One long-lived thread that sleeps until the armed deadline; it knows nothing of cards or jams.
     """
 
-    def __init__(self, stop_motor: Callable[[StopReason], None], *, clock: Clock = time.monotonic) -> None:
+    def __init__(self, stop_motor: Callable[[StopReason], None], *, clock: Clock = REAL_CLOCK) -> None:
         self._stop_motor = stop_motor
         self._clock = clock
         self._deadline: float | None = None
-        self._cond = threading.Condition()
+        self._cond = clock.condition()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="motor-watchdog", daemon=True)
+        self._thread = clock.thread(self._run, "motor-watchdog")
         self._thread.start()
 
     def arm(self, seconds: float) -> None:
         with self._cond:
-            self._deadline = self._clock() + seconds
+            self._deadline = self._clock.now() + seconds
             self._cond.notify()
 
     def disarm(self) -> None:
@@ -58,8 +55,8 @@ class MotorWatchdog:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._closed and (self._deadline is None or self._deadline > self._clock()):
-                    left = None if self._deadline is None else self._deadline - self._clock()
+                while not self._closed and (self._deadline is None or self._deadline > self._clock.now()):
+                    left = None if self._deadline is None else self._deadline - self._clock.now()
                     self._cond.wait(left)
                 if self._closed:
                     return
@@ -103,12 +100,12 @@ class GpioDispenser:
         dispense: DispenseConfig,
         pin_factory: Factory,
         may_fire: Callable[[], bool] = lambda: True,
-        clock: Clock = time.monotonic,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self._settings = dispense
         self._may_fire = may_fire
         self._clock = clock
-        self._cond = threading.Condition()
+        self._cond = clock.condition()
         self._fire: _Fire | None = None
         self._motor = Motor(
             pins.motor_forward, pins.motor_backward, enable=pins.motor_enable, pwm=True, pin_factory=pin_factory
@@ -140,7 +137,7 @@ class GpioDispenser:
         with self._cond:
             if self._fire is not None:
                 raise RuntimeError("a fire is already in progress")
-            fire = _Fire(self, cards, self._clock())
+            fire = _Fire(self, cards, self._clock.now())
             self._fire = fire
         self._watchdog.arm(self._settings.max_run_ms / 1000)  # armed before the motor can turn
         try:
@@ -181,7 +178,7 @@ class GpioDispenser:
         with self._cond:
             fire, self._fire = self._fire, None
             if fire is not None and fire.result is None:
-                ms = round((self._clock() - fire.started) * 1000)
+                ms = round((self._clock.now() - fire.started) * 1000)
                 fire.result = DispenseResult(fire.requested, fire.dispensed, ms, reason)
             self._cond.notify_all()
         self._watchdog.disarm()
@@ -191,7 +188,7 @@ class GpioDispenser:
             fire = self._fire
             if fire is None:
                 return
-            now = self._clock()
+            now = self._clock.now()
             fire.blocked_since = now
             if fire.dispensed and (now - fire.last_card) * 1000 < self._settings.card_gap_ms:
                 return  # beam chatter from the same card
@@ -213,7 +210,7 @@ class GpioDispenser:
         tick = 0.01  # the control loop's period: ramp steps and the stuck-card check
         with self._cond:
             while fire.result is None:
-                now = self._clock()
+                now = self._clock.now()
                 if fire.blocked_since is not None and now - fire.blocked_since >= s.stuck_ms / 1000:
                     break
                 if now - fire.last_card >= s.jam_ms / 1000:
@@ -248,7 +245,7 @@ class GpioDispenser:
         if fire.result is not None or not self._may_fire():
             return
         self._motor.forward(self._start_duty)
-        fire.last_card = self._clock()
+        fire.last_card = self._clock.now()
 
     def _pulse_back(self) -> None:
         """A short reverse pulse pulls back a card left sticking out. Bounded by the watchdog too."""
@@ -277,7 +274,7 @@ class GpioInputs:
         debounce_ms: int,
         pin_factory: Factory,
         on_lid_open: Callable[[], None],
-        clock: Clock = time.monotonic,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self.when_pressed: Callable[[], None] | None = None
         self.when_lid_changed: Callable[[bool], None] | None = None
@@ -307,13 +304,13 @@ class GpioInputs:
 
     def _pressed(self) -> None:
         # A press counts only after the button rested released for debounce_ms: contact bounce never does.
-        if self._clock() - self._released_at < self._debounce_s:
+        if self._clock.now() - self._released_at < self._debounce_s:
             return
         if self.when_pressed is not None:
             self.when_pressed()
 
     def _released(self) -> None:
-        self._released_at = self._clock()
+        self._released_at = self._clock.now()
 
     def _lid_opened(self) -> None:
         self._on_lid_open()  # safety first, in this very callback
@@ -334,7 +331,7 @@ class GpioHardware:
         pins: PinsConfig,
         dispense: DispenseConfig,
         pin_factory: Factory,
-        clock: Clock = time.monotonic,
+        clock: Clock = REAL_CLOCK,
         describe: dict[str, object] | None = None,
         seat_angles: tuple[float, ...] = (),
     ) -> None:

@@ -9,15 +9,17 @@ deck can be injected.
 from __future__ import annotations
 
 import threading
-import time
+from collections import deque
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.hardware.gpio import GpioHardware
 
 HISTORY_KEPT = 2000  # state changes kept per mock pin, enough for any test to look back on
 HISTORY_TRIM_S = 5.0
+MOTOR_LOG_KEPT = 10_000  # (time, running) changes of the motor, for tests and the self-test to look back on
 
 
 class SimPin(MockPWMPin):
@@ -27,15 +29,16 @@ class SimPin(MockPWMPin):
         changed = super()._change_state(value)
         world = getattr(self.factory, "world", None)
         if changed and world is not None and self in world.motor_pins:
-            world.pins_changed.set()
+            world.motor_moved()
         return changed
 
 
 class SimulatedWorld:
     """The deck and the card exit around the launcher's pins."""
 
-    def __init__(self, config: Config, factory: MockFactory) -> None:
+    def __init__(self, config: Config, factory: MockFactory, *, clock: Clock = REAL_CLOCK) -> None:
         self._sim = config.sim
+        self._clock = clock
         pins = config.pins
         self._forward = factory.pin(pins.motor_forward)
         self._backward = factory.pin(pins.motor_backward)
@@ -51,10 +54,12 @@ class SimulatedWorld:
         self._jammed = False
         self._stuck = False
         self.cards_out = 0
-        self.pins_changed = threading.Event()
-        self._closed = threading.Event()
+        self.motor_log: deque[tuple[float, bool]] = deque(maxlen=MOTOR_LOG_KEPT)
+        self._changed = clock.condition()  # the motor's pins changed, or the world did
+        self._moved = False
+        self._closed = False
         factory.world = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._run, name="sim-world", daemon=True)
+        self._thread = clock.thread(self._run, "sim-world")
         self._thread.start()
 
     # --- what a person at the table does -------------------------------------------------------------------
@@ -62,9 +67,9 @@ class SimulatedWorld:
     def press_button(self, hold_s: float = 0.03, rest_s: float = 0.05) -> None:
         """Press and release the big button, and lift the finger away as a person does (the debounce needs it)."""
         self._button.drive_low()
-        time.sleep(hold_s)
+        self._clock.sleep(hold_s)
         self._button.drive_high()
-        time.sleep(rest_s)
+        self._clock.sleep(rest_s)
 
     def open_lid(self) -> None:
         self._lid.drive_high()
@@ -77,7 +82,7 @@ class SimulatedWorld:
         with self._lock:
             self._stuck = stuck
         self._beam.drive_low() if stuck else self._beam.drive_high()
-        self.pins_changed.set()
+        self._wake()
 
     def refill(self, cards: int) -> None:
         with self._lock:
@@ -87,17 +92,37 @@ class SimulatedWorld:
         """A card wedged in the roller: the motor turns, nothing comes out."""
         with self._lock:
             self._jammed = jammed
-        self.pins_changed.set()
+        self._wake()
 
     @property
     def deck(self) -> int:
         with self._lock:
             return self._deck
 
+    @property
+    def motor_running(self) -> bool:
+        """The roller turns (either way): the driver is enabled and exactly one direction is driven."""
+        try:
+            forward, backward = float(self._forward.state), float(self._backward.state)
+            return bool(self._enable.state) and (forward > 0) != (backward > 0)
+        except Exception:  # pins closed during shutdown: released pins idle low
+            return False
+
+    def motor_moved(self) -> None:
+        """A motor pin changed (called from the thread that drove it)."""
+        self.motor_log.append((self._clock.now(), self.motor_running))
+        self._wake()
+
     def close(self) -> None:
-        self._closed.set()
-        self.pins_changed.set()
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
         self._thread.join()
+
+    def _wake(self) -> None:
+        with self._changed:
+            self._moved = True
+            self._changed.notify()
 
     # --- physics -------------------------------------------------------------------------------------------
 
@@ -114,20 +139,34 @@ class SimulatedWorld:
 
     def _run(self) -> None:
         progress = 0.0  # fraction of the next card already pushed out
-        while not self._closed.is_set():
-            self.pins_changed.clear()
+        while True:
+            with self._changed:
+                if self._closed:
+                    return
+                self._moved = False
             duty = self._duty()
             if duty == 0.0:
                 self._trim_pin_history()
-                self.pins_changed.wait(HISTORY_TRIM_S)
+                self._wait_for_change(HISTORY_TRIM_S)
                 continue
             rate = self._sim.cards_per_second * duty
-            began = time.monotonic()
-            if self.pins_changed.wait((1.0 - progress) / rate):
-                progress = min(1.0, progress + (time.monotonic() - began) * rate)
+            began = self._clock.now()
+            if self._wait_for_change((1.0 - progress) / rate):
+                progress = min(1.0, progress + (self._clock.now() - began) * rate)
                 continue
             progress = 0.0
             self._card_passes()
+
+    def _wait_for_change(self, seconds: float) -> bool:
+        """True when the motor or the world changed within `seconds`."""
+        deadline = self._clock.now() + seconds
+        with self._changed:
+            while not self._moved and not self._closed:
+                left = deadline - self._clock.now()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            return True
 
     def _card_passes(self) -> None:
         with self._lock:
@@ -136,7 +175,7 @@ class SimulatedWorld:
             self._deck -= 1
             self.cards_out += 1
         self._beam.drive_low()  # the exit callbacks run here, in this thread, as on mock pins they do
-        time.sleep(self._sim.card_block_ms / 1000)
+        self._clock.sleep(self._sim.card_block_ms / 1000)
         self._beam.drive_high()
 
     def _trim_pin_history(self) -> None:
@@ -149,14 +188,15 @@ class SimulatedWorld:
 class SimulatedHardware(GpioHardware):
     """`GpioHardware` on mock pins, with the simulated world attached."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, clock: Clock = REAL_CLOCK) -> None:
         self.pin_factory = MockFactory(pin_class=SimPin)
-        self.world = SimulatedWorld(config, self.pin_factory)
+        self.world = SimulatedWorld(config, self.pin_factory, clock=clock)
         try:
             super().__init__(
                 pins=config.pins,
                 dispense=config.dispense,
                 pin_factory=self.pin_factory,
+                clock=clock,
                 describe={"backend": "sim"},
                 seat_angles=config.aim.seat_angles,
             )
