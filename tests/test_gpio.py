@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from launcher.clock import VirtualClock
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.gpio import GpioDispenser, GpioHardware, Interlocked
-from tests.conftest import ManualClock, wait_until
 
 PINS = PinsConfig()
+
+
+@pytest.fixture
+def clock() -> Iterator[VirtualClock]:
+    clock = VirtualClock(start=1000.0)
+    yield clock
+    clock.close()
 
 
 @pytest.fixture
@@ -24,11 +30,11 @@ def factory() -> Iterator[MockFactory]:
     factory.close()
 
 
-def make(factory: MockFactory, **settings: int | float) -> GpioDispenser:
-    # The test's cards follow each other within microseconds, so no chatter filter unless a test sets one;
+def make(factory: MockFactory, clock: VirtualClock, **settings: int | float) -> GpioDispenser:
+    # The test's cards follow each other at once, so no chatter filter unless a test sets one;
     # no soft start or reverse pulse either, unless the test is about them.
     settings = {"card_gap_ms": 0, "ramp_ms": 0, "reverse_ms": 0, **settings}
-    return GpioDispenser(pins=PINS, dispense=DispenseConfig(**settings), pin_factory=factory)
+    return GpioDispenser(pins=PINS, dispense=DispenseConfig(**settings), pin_factory=factory, clock=clock)
 
 
 def card(factory: MockFactory) -> None:
@@ -41,8 +47,8 @@ def motor_duty(factory: MockFactory) -> float:
     return float(factory.pin(PINS.motor_forward).state)
 
 
-def test_counts_the_requested_cards_then_stops(factory: MockFactory) -> None:
-    dispenser = make(factory, pwm=0.6)
+def test_counts_the_requested_cards_then_stops(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, pwm=0.6)
     job = dispenser.start(3)
     assert motor_duty(factory) == pytest.approx(0.6)
     card(factory)
@@ -56,8 +62,8 @@ def test_counts_the_requested_cards_then_stops(factory: MockFactory) -> None:
     dispenser.close()
 
 
-def test_beam_chatter_within_the_card_gap_counts_once(factory: MockFactory) -> None:
-    dispenser = make(factory, card_gap_ms=200)
+def test_beam_chatter_within_the_card_gap_counts_once(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, card_gap_ms=200)
     job = dispenser.start(2)
     for _ in range(5):
         card(factory)  # one card, five edges
@@ -67,16 +73,19 @@ def test_beam_chatter_within_the_card_gap_counts_once(factory: MockFactory) -> N
     dispenser.close()
 
 
-def test_watchdog_cuts_the_motor_even_when_nobody_waits(factory: MockFactory) -> None:
-    dispenser = make(factory, max_run_ms=150, jam_ms=10000)
+def test_watchdog_cuts_the_motor_even_when_nobody_waits(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, max_run_ms=150, jam_ms=10000)
     job = dispenser.start(5)
-    wait_until(lambda: motor_duty(factory) == 0, timeout=5)
+    clock.sleep(0.1499)
+    assert motor_duty(factory) > 0
+    clock.sleep(0.0002)
+    assert motor_duty(factory) == 0  # at max_run_ms
     assert job.wait().stop is StopReason.TIMEOUT
     dispenser.close()
 
 
-def test_watchdog_holds_when_the_counting_callback_breaks(factory: MockFactory) -> None:
-    dispenser = make(factory, max_run_ms=150, jam_ms=10000)
+def test_watchdog_holds_when_the_counting_callback_breaks(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, max_run_ms=150, jam_ms=10000)
 
     def broken() -> None:
         raise RuntimeError("counting loop crashed")
@@ -85,12 +94,13 @@ def test_watchdog_holds_when_the_counting_callback_breaks(factory: MockFactory) 
     dispenser.start(5)
     with pytest.raises(RuntimeError):
         card(factory)
-    wait_until(lambda: motor_duty(factory) == 0, timeout=5)
+    clock.sleep(0.1502)
+    assert motor_duty(factory) == 0
     dispenser.close()
 
 
-def test_no_card_within_jam_ms_is_a_jam(factory: MockFactory) -> None:
-    dispenser = make(factory, jam_ms=80, max_run_ms=5000)
+def test_no_card_within_jam_ms_is_a_jam(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, jam_ms=80, max_run_ms=5000)
     job = dispenser.start(4)
     card(factory)
     result = job.wait()
@@ -99,17 +109,18 @@ def test_no_card_within_jam_ms_is_a_jam(factory: MockFactory) -> None:
     dispenser.close()
 
 
-def test_stop_from_another_thread_aborts(factory: MockFactory) -> None:
-    dispenser = make(factory)
+def test_stop_from_another_thread_aborts(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock)
     job = dispenser.start(4)
-    threading.Timer(0.05, dispenser.stop).start()
+    clock.thread(lambda: (clock.sleep(0.05), dispenser.stop()), "stopper").start()
     assert job.wait().stop is StopReason.ABORTED
+    assert clock.now() == pytest.approx(1000.05)
     assert motor_duty(factory) == 0
     dispenser.close()
 
 
-def test_one_fire_at_a_time_and_sane_counts(factory: MockFactory) -> None:
-    dispenser = make(factory)
+def test_one_fire_at_a_time_and_sane_counts(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock)
     with pytest.raises(ValueError):
         dispenser.start(0)
     dispenser.start(2)
@@ -119,9 +130,9 @@ def test_one_fire_at_a_time_and_sane_counts(factory: MockFactory) -> None:
     assert motor_duty(factory) == 0
 
 
-def test_hardware_closes_twice_and_works_in_with(factory: MockFactory) -> None:
+def test_hardware_closes_twice_and_works_in_with(factory: MockFactory, clock: VirtualClock) -> None:
     presses: list[int] = []
-    with GpioHardware(pins=PINS, dispense=DispenseConfig(), pin_factory=factory) as hardware:
+    with GpioHardware(pins=PINS, dispense=DispenseConfig(), pin_factory=factory, clock=clock) as hardware:
         hardware.inputs.when_pressed = lambda: presses.append(1)
         factory.pin(PINS.button).drive_low()
         factory.pin(PINS.button).drive_high()
@@ -129,21 +140,24 @@ def test_hardware_closes_twice_and_works_in_with(factory: MockFactory) -> None:
     hardware.close()
     assert presses == [1]
     # Every pin is free again: a second launcher can be built on the same factory.
-    GpioHardware(pins=PINS, dispense=DispenseConfig(), pin_factory=factory).close()
+    GpioHardware(pins=PINS, dispense=DispenseConfig(), pin_factory=factory, clock=clock).close()
 
 
 def duties(factory: MockFactory, pin: int) -> list[float]:
     return [float(s.state) for s in factory.pin(pin).states]
 
 
-def test_soft_start_ramps_up_to_the_duty(factory: MockFactory) -> None:
-    dispenser = make(factory, pwm=0.9, ramp_ms=60, jam_ms=5000)
+def test_soft_start_ramps_up_to_the_duty(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, pwm=0.9, ramp_ms=60, jam_ms=5000)
     factory.pin(PINS.motor_forward).clear_states()
     job = dispenser.start(1)
     assert motor_duty(factory) == pytest.approx(0.3)  # a third of the duty at once
-    waiter = threading.Thread(target=job.wait)
+    waiter = clock.thread(job.wait, "waiter")
     waiter.start()
-    wait_until(lambda: motor_duty(factory) == pytest.approx(0.9), timeout=5)
+    clock.sleep(0.03)
+    assert 0.3 < motor_duty(factory) < 0.9  # halfway up
+    clock.sleep(0.0301)
+    assert motor_duty(factory) == pytest.approx(0.9)  # all of it at ramp_ms
     card(factory)
     waiter.join(5)
     rising = [d for d in duties(factory, PINS.motor_forward) if d > 0]
@@ -151,8 +165,22 @@ def test_soft_start_ramps_up_to_the_duty(factory: MockFactory) -> None:
     dispenser.close()
 
 
-def test_a_reverse_pulse_pulls_back_the_last_card(factory: MockFactory) -> None:
-    dispenser = make(factory, reverse_ms=30)
+def test_a_worker_500_ms_late_still_gives_full_duty_at_once(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, pwm=0.9, ramp_ms=300, jam_ms=5000)
+    job = dispenser.start(1)
+    clock.sleep(0.5)  # the thread that should ramp the motor up comes half a second late (a busy Pi, a GC pause)
+    assert motor_duty(factory) == pytest.approx(0.3)
+    waiter = clock.thread(job.wait, "late-waiter")
+    waiter.start()
+    clock.sleep(0.001)
+    assert motor_duty(factory) == pytest.approx(0.9)
+    card(factory)
+    waiter.join(5)
+    dispenser.close()
+
+
+def test_a_reverse_pulse_pulls_back_the_last_card(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, reverse_ms=30)
     factory.pin(PINS.motor_backward).clear_states()
     job = dispenser.start(1)
     card(factory)
@@ -162,8 +190,8 @@ def test_a_reverse_pulse_pulls_back_the_last_card(factory: MockFactory) -> None:
     dispenser.close()
 
 
-def test_a_jam_is_retried_once_after_pulling_back(factory: MockFactory) -> None:
-    dispenser = make(factory, jam_ms=60, reverse_ms=20, max_run_ms=5000)
+def test_a_jam_is_retried_once_after_pulling_back(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, jam_ms=60, reverse_ms=20, max_run_ms=5000)
     factory.pin(PINS.motor_forward).clear_states()
     factory.pin(PINS.motor_backward).clear_states()
     result = dispenser.start(2).wait()
@@ -179,27 +207,28 @@ def test_a_jam_is_retried_once_after_pulling_back(factory: MockFactory) -> None:
     dispenser.close()
 
 
-def test_a_retry_that_brings_cards_is_not_a_jam(factory: MockFactory) -> None:
-    dispenser = make(factory, jam_ms=80, reverse_ms=20, max_run_ms=5000)
+def test_a_retry_that_brings_cards_is_not_a_jam(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, jam_ms=80, reverse_ms=20, max_run_ms=5000)
     job = dispenser.start(1)
-    retried = threading.Event()
+    retried: list[bool] = []
 
     def card_after_the_retry() -> None:
-        wait_until(lambda: float(factory.pin(PINS.motor_backward).state) > 0, timeout=5)
-        wait_until(lambda: motor_duty(factory) > 0, timeout=5)
-        retried.set()
+        clock.sleep(0.09)  # jam_ms has passed: the motor pulls back
+        retried.append(float(factory.pin(PINS.motor_backward).state) > 0)
+        clock.sleep(0.02)  # reverse_ms later: forward again
+        retried.append(motor_duty(factory) > 0)
         card(factory)
 
-    helper = threading.Thread(target=card_after_the_retry)
+    helper = clock.thread(card_after_the_retry, "helper")
     helper.start()
     result = job.wait()
     helper.join(5)
-    assert retried.is_set() and (result.dispensed, result.stop) == (1, StopReason.COUNT)
+    assert retried == [True, True] and (result.dispensed, result.stop) == (1, StopReason.COUNT)
     dispenser.close()
 
 
-def test_a_card_stuck_in_the_beam_stops_the_motor(factory: MockFactory) -> None:
-    dispenser = make(factory, stuck_ms=50, jam_ms=5000)
+def test_a_card_stuck_in_the_beam_stops_the_motor(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, stuck_ms=50, jam_ms=5000)
     job = dispenser.start(3)
     factory.pin(PINS.exit_beam).drive_low()  # a card goes in and stays
     result = job.wait()
@@ -209,34 +238,33 @@ def test_a_card_stuck_in_the_beam_stops_the_motor(factory: MockFactory) -> None:
     dispenser.close()
 
 
-def test_1000_presses_with_5_ms_of_contact_bounce_are_1000_presses(factory: MockFactory) -> None:
-    clock = ManualClock()
+def test_1000_presses_with_5_ms_of_contact_bounce_are_1000_presses(factory: MockFactory, clock: VirtualClock) -> None:
     hardware = GpioHardware(pins=PINS, dispense=DispenseConfig(debounce_ms=30), pin_factory=factory, clock=clock)
     factory.pin(PINS.lid).drive_low()
     presses: list[float] = []
-    hardware.inputs.when_pressed = lambda: presses.append(clock.now)
+    hardware.inputs.when_pressed = lambda: presses.append(clock.now())
     button = factory.pin(PINS.button)
     for _ in range(1000):
         for _ in range(4):  # the contact bounces for 5 ms as it closes...
             button.drive_low()
-            clock.now += 0.0006
+            clock.sleep(0.0006)
             button.drive_high()
-            clock.now += 0.0006
+            clock.sleep(0.0006)
         button.drive_low()
-        clock.now += 0.08  # ...held down...
+        clock.sleep(0.08)  # ...held down...
         for _ in range(4):  # ...and bounces again as it opens
             button.drive_high()
-            clock.now += 0.0006
+            clock.sleep(0.0006)
             button.drive_low()
-            clock.now += 0.0006
+            clock.sleep(0.0006)
         button.drive_high()
-        clock.now += 0.2  # the finger comes back a moment later
+        clock.sleep(0.2)  # the finger comes back a moment later
     hardware.close()
     assert len(presses) == 1000
 
 
-def test_opening_the_lid_stops_the_motor_at_once_and_blocks_fires(factory: MockFactory) -> None:
-    hardware = GpioHardware(pins=PINS, dispense=DispenseConfig(jam_ms=5000), pin_factory=factory)
+def test_opening_the_lid_stops_the_motor_at_once_and_blocks_fires(factory: MockFactory, clock: VirtualClock) -> None:
+    hardware = GpioHardware(pins=PINS, dispense=DispenseConfig(jam_ms=5000), pin_factory=factory, clock=clock)
     lid = factory.pin(PINS.lid)
     lid.drive_low()  # closed
     changes: list[bool] = []

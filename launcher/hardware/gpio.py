@@ -24,27 +24,31 @@ log = logging.getLogger(__name__)
 class MotorWatchdog:
     """Cuts the motor when a fire outlives its deadline, whatever the counting loop is doing.
 
-    One long-lived thread that sleeps until the armed deadline; it knows nothing of cards or jams.
+    One long-lived thread that sleeps until the armed deadline; it knows nothing of cards or jams. Each arming
+    carries the fire it guards, so a late alarm for a fire that has already ended cannot stop the next one.
     """
 
-    def __init__(self, stop_motor: Callable[[StopReason], None], *, clock: Clock = REAL_CLOCK) -> None:
-        self._stop_motor = stop_motor
+    def __init__(self, on_deadline: Callable[[object], None], *, clock: Clock = REAL_CLOCK) -> None:
+        self._on_deadline = on_deadline
         self._clock = clock
         self._deadline: float | None = None
+        self._guarded: object = None
         self._cond = clock.condition()
         self._closed = False
         self._thread = clock.thread(self._run, "motor-watchdog")
         self._thread.start()
 
-    def arm(self, seconds: float) -> None:
+    def arm(self, guarded: object, seconds: float) -> None:
         with self._cond:
+            self._guarded = guarded
             self._deadline = self._clock.now() + seconds
             self._cond.notify()
 
-    def disarm(self) -> None:
+    def disarm(self, guarded: object) -> None:
         with self._cond:
-            self._deadline = None
-            self._cond.notify()
+            if self._guarded is guarded:
+                self._guarded, self._deadline = None, None
+                self._cond.notify()
 
     def close(self) -> None:
         with self._cond:
@@ -60,12 +64,12 @@ class MotorWatchdog:
                     self._cond.wait(left)
                 if self._closed:
                     return
-                self._deadline = None
-            self._stop_motor(StopReason.TIMEOUT)  # outside the lock: it calls back into disarm()
+                guarded, self._guarded, self._deadline = self._guarded, None, None
+            self._on_deadline(guarded)  # outside the lock: it takes the dispenser's lock, which arms this one
 
 
 class Interlocked(RuntimeError):
-    """The dispenser may not fire now (the lid is open)."""
+    """The dispenser may not fire now (the lid is open, or it is closed)."""
 
 
 class _Fire:
@@ -76,10 +80,11 @@ class _Fire:
         self.requested = cards
         self.dispensed = 0
         self.started = started
-        self.last_card = started  # or the retry's start: jam_ms counts from here
+        self.forward_since = started  # the start or the retry's: the soft start and jam_ms count from here
+        self.last_card = started
         self.blocked_since: float | None = None  # while a card is in the beam
         self.retried = False
-        self.result: DispenseResult | None = None
+        self.result: DispenseResult | None = None  # set once the counting is over; the motor is then off
 
     def wait(self) -> DispenseResult:
         return self._dispenser._wait(self)
@@ -90,8 +95,16 @@ class GpioDispenser:
 
     `start()` turns the motor on at once, at a third of the duty; the thread that then calls `wait()` ramps it
     up, watches for a jam (stop, reverse, one retry) and a card stuck in the beam, and pulls back a card left
-    sticking out after the count. `may_fire()` is an interlock (the lid) checked at every start.
+    sticking out after the count.
+
+    The motor has one owner: `_drive()`. Every write goes through it, under the dispenser's lock, and only while
+    the fire it belongs to is current and the interlock (the lid, closing) allows; anything else leaves the
+    motor off. Ending a fire (`_end()`: the count, a jam, the lid, a stop, the watchdog) switches the motor off
+    at once, then again under the lock once the fire is cleared, and only then disarms the watchdog: a write
+    still in flight when the fire ends can never outlive it.
     """
+
+    TICK_S = 0.01  # the control loop's period: ramp steps, the jam and stuck-card checks
 
     def __init__(
         self,
@@ -105,8 +118,10 @@ class GpioDispenser:
         self._settings = dispense
         self._may_fire = may_fire
         self._clock = clock
-        self._cond = clock.condition()
+        self._cond = clock.condition()  # reentrant: a signal handler may stop the motor in a thread holding it
         self._fire: _Fire | None = None
+        self._closed = False
+        self._duty = 0.0  # as last written to the motor: > 0 forward, < 0 backward
         self._motor = Motor(
             pins.motor_forward, pins.motor_backward, enable=pins.motor_enable, pwm=True, pin_factory=pin_factory
         )
@@ -118,7 +133,7 @@ class GpioDispenser:
             raise
         self._beam.when_activated = self._on_card
         self._beam.when_deactivated = self._on_beam_clear
-        self._watchdog = MotorWatchdog(self._end_fire, clock=clock)
+        self._watchdog = MotorWatchdog(self._deadline_passed, clock=clock)
 
     @property
     def firing(self) -> bool:
@@ -132,39 +147,53 @@ class GpioDispenser:
     def start(self, cards: int) -> _Fire:
         if cards < 1:
             raise ValueError(f"cards must be at least 1, not {cards}")
-        if not self._may_fire():
-            raise Interlocked("the lid is open")
         with self._cond:
+            if self._closed:
+                raise Interlocked("the dispenser is closed")
+            if not self._may_fire():
+                raise Interlocked("the lid is open")
             if self._fire is not None:
                 raise RuntimeError("a fire is already in progress")
-            fire = _Fire(self, cards, self._clock.now())
-            self._fire = fire
-        self._watchdog.arm(self._settings.max_run_ms / 1000)  # armed before the motor can turn
-        try:
-            self._motor.forward(self._start_duty)
-        except BaseException:
-            self._end_fire(StopReason.ERROR)
-            raise
+            fire = self._fire = _Fire(self, cards, self._clock.now())
+            self._watchdog.arm(fire, self._settings.max_run_ms / 1000)  # armed before the motor can turn
+            try:
+                self._drive(fire, self._ramp_duty(0.0))
+            except BaseException:
+                self._end(StopReason.ERROR)
+                raise
         return fire
 
     def stop(self, reason: StopReason = StopReason.ABORTED) -> None:
-        self._end_fire(reason)
+        self._end(reason)
 
     def close(self) -> None:
         """Motor off, then release every pin. Safe to call twice."""
-        if self._motor.closed:
-            return
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
         self.stop()
         self._watchdog.close()
         self._beam.close()
         self._motor.close()
 
-    @property
-    def _start_duty(self) -> float:
-        pwm = self._settings.pwm
-        return pwm if self._settings.ramp_ms == 0 else pwm / 3
+    # --- the motor's one owner -------------------------------------------------------------------------
+
+    def _drive(self, fire: _Fire, duty: float) -> None:
+        """With the lock held: forward at `duty` (> 0), backward at -`duty` (< 0), or off; only for the current
+        fire and while the interlock allows. Forward only while the fire is still counting."""
+        allowed = self._fire is fire and not self._closed and self._may_fire()
+        if not allowed or duty == 0 or (duty > 0 and fire.result is not None):
+            self._motor_off()
+        elif duty != self._duty:  # a PWM rewritten every tick would restart its cycle on some drivers
+            if duty > 0:
+                self._motor.forward(duty)
+            else:
+                self._motor.backward(-duty)
+            self._duty = duty
 
     def _motor_off(self) -> None:
+        self._duty = 0.0
         if self._motor.closed:
             return  # closed devices have released their pins, which idle low: the driver is off
         try:
@@ -172,21 +201,36 @@ class GpioDispenser:
         except Exception:
             log.exception("could not stop the motor")
 
-    def _end_fire(self, reason: StopReason) -> None:
-        # Motor first, bookkeeping after: this runs from the watchdog, pin callbacks and signal handlers.
-        self._motor_off()
+    def _end(self, reason: StopReason, only: object = None) -> None:
+        """End the current fire (or only `only`, when given and still current). Safe from any thread."""
+        self._motor_off()  # first, before waiting for the lock: this runs from pin callbacks and signal handlers
         with self._cond:
-            fire, self._fire = self._fire, None
-            if fire is not None and fire.result is None:
-                ms = round((self._clock.now() - fire.started) * 1000)
-                fire.result = DispenseResult(fire.requested, fire.dispensed, ms, reason)
+            fire = self._fire
+            if fire is None or (only is not None and fire is not only):
+                return
+            self._conclude(fire, reason)
+            self._fire = None
+            self._motor_off()  # again: a write in flight when the first one ran has finished by now
+            self._watchdog.disarm(fire)
             self._cond.notify_all()
-        self._watchdog.disarm()
+
+    def _conclude(self, fire: _Fire, reason: StopReason) -> None:
+        """With the lock held: the counting is over; the motor stops and the result is fixed."""
+        self._motor_off()
+        if fire.result is None:
+            ms = round((self._clock.now() - fire.started) * 1000)
+            fire.result = DispenseResult(fire.requested, fire.dispensed, ms, reason)
+        self._cond.notify_all()
+
+    def _deadline_passed(self, guarded: object) -> None:
+        self._end(StopReason.TIMEOUT, only=guarded)
+
+    # --- the exit beam ---------------------------------------------------------------------------------
 
     def _on_card(self) -> None:
         with self._cond:
             fire = self._fire
-            if fire is None:
+            if fire is None or fire.result is not None:
                 return
             now = self._clock.now()
             fire.blocked_since = now
@@ -194,9 +238,8 @@ class GpioDispenser:
                 return  # beam chatter from the same card
             fire.dispensed += 1
             fire.last_card = now
-            done = fire.dispensed >= fire.requested
-        if done:
-            self._end_fire(StopReason.COUNT)
+            if fire.dispensed >= fire.requested:
+                self._conclude(fire, StopReason.COUNT)
 
     def _on_beam_clear(self) -> None:
         with self._cond:
@@ -204,64 +247,60 @@ class GpioDispenser:
                 self._fire.blocked_since = None
             self._cond.notify_all()
 
+    # --- the control loop, on the thread that waits for the fire ---------------------------------------
+
     def _wait(self, fire: _Fire) -> DispenseResult:
-        """Ramp up, watch for a jam and a stuck card, and end the fire; the motor is off on return."""
+        """Ramp up, watch for a jam and a stuck card, pull back, and end the fire; the motor is off on return."""
         s = self._settings
-        tick = 0.01  # the control loop's period: ramp steps and the stuck-card check
         with self._cond:
             while fire.result is None:
                 now = self._clock.now()
                 if fire.blocked_since is not None and now - fire.blocked_since >= s.stuck_ms / 1000:
-                    break
-                if now - fire.last_card >= s.jam_ms / 1000:
+                    self._conclude(fire, StopReason.STUCK)
+                elif now - max(fire.last_card, fire.forward_since) >= s.jam_ms / 1000:
                     if fire.retried or s.reverse_ms == 0:
-                        break
-                    self._retry_after_jam(fire)
-                    continue
-                self._ramp(now - fire.last_card if fire.retried else now - fire.started)
-                self._cond.wait(tick)
-            stuck = fire.result is None and fire.blocked_since is not None
-        if fire.result is None:
-            self._end_fire(StopReason.STUCK if stuck else StopReason.JAM)
-        assert fire.result is not None
-        if fire.result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
-            self._pulse_back()
+                        self._conclude(fire, StopReason.JAM)
+                    else:
+                        self._retry_after_jam(fire)
+                else:
+                    self._drive(fire, self._ramp_duty(now - fire.forward_since))
+                    ramp_left = fire.forward_since + s.ramp_ms / 1000 - now
+                    self._cond.wait(min(self.TICK_S, ramp_left) if ramp_left > 0 else self.TICK_S)
+            if fire.result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
+                self._pull_back(fire)
+        self._end(fire.result.stop, only=fire)
         return fire.result
 
-    def _ramp(self, running_s: float) -> None:
-        """With the lock held and a fire in progress: the duty for this moment of the soft start."""
+    def _ramp_duty(self, running_s: float) -> float:
+        """The duty for this moment of the soft start: a third of `pwm` at first, all of it from `ramp_ms` on,
+        however late the loop comes round."""
         s = self._settings
-        if s.ramp_ms == 0 or running_s * 1000 >= s.ramp_ms + 10:
-            return
-        share = min(1.0, running_s * 1000 / s.ramp_ms)
-        self._motor.forward(s.pwm / 3 + share * (s.pwm - s.pwm / 3))
+        if s.ramp_ms == 0 or running_s * 1000 >= s.ramp_ms - 1e-6:  # a rounding error short counts as there
+            return s.pwm
+        return s.pwm / 3 + (running_s * 1000 / s.ramp_ms) * (s.pwm - s.pwm / 3)
+
+    def _hold(self, fire: _Fire, seconds: float) -> None:
+        """With the lock held: let `seconds` pass, unless the fire ends (or is replaced) first."""
+        deadline = self._clock.now() + seconds
+        while self._fire is fire and (left := deadline - self._clock.now()) > 0:
+            self._cond.wait(left)
 
     def _retry_after_jam(self, fire: _Fire) -> None:
         """With the lock held: stop, pull back, and try once more with a fresh jam window."""
         fire.retried = True
-        self._motor.stop()
-        self._motor.backward(self._settings.pwm)
-        self._cond.wait(self._settings.reverse_ms / 1000)
-        if fire.result is not None or not self._may_fire():
-            return
-        self._motor.forward(self._start_duty)
-        fire.last_card = self._clock.now()
+        self._drive(fire, -self._settings.pwm)
+        self._hold(fire, self._settings.reverse_ms / 1000)
+        fire.forward_since = self._clock.now()
+        self._drive(fire, self._ramp_duty(0.0))
 
-    def _pulse_back(self) -> None:
-        """A short reverse pulse pulls back a card left sticking out. Bounded by the watchdog too."""
+    def _pull_back(self, fire: _Fire) -> None:
+        """With the lock held, the counting over: a short reverse pulse pulls back a card left sticking out."""
         reverse_s = self._settings.reverse_ms / 1000
-        if reverse_s == 0 or self._motor.closed or not self._may_fire():
+        if reverse_s == 0:
             return
-        with self._cond:
-            if self._fire is not None:
-                return  # a new fire has already begun
-            self._watchdog.arm(reverse_s + 0.1)
-            try:
-                self._motor.backward(self._settings.pwm)
-                self._cond.wait(reverse_s)
-            finally:
-                self._motor_off()
-        self._watchdog.disarm()
+        self._drive(fire, -self._settings.pwm)
+        self._hold(fire, reverse_s)
+        self._drive(fire, 0)
 
 
 class GpioInputs:
