@@ -11,14 +11,14 @@ until then.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
@@ -66,12 +66,12 @@ class Attribution(Protocol):
 class PressTicket:
     """What a press became; `wait()` returns once any fire it started is over and the motor has rested."""
 
-    def __init__(self, outcome: Outcome, deal: Demand | None = None) -> None:
+    def __init__(self, outcome: Outcome, deal: Demand | None = None, *, clock: Clock = REAL_CLOCK) -> None:
         self.outcome = outcome
         self.deal = deal  # classic UNO: exact cards for this demand, not a schedule outcome
         self.player: str | None = None  # who the press was attributed to
         self.result: DispenseResult | None = None
-        self._done = threading.Event()
+        self._done = clock.event()
 
     def finish(self, result: DispenseResult | None) -> None:
         self.result = result
@@ -104,7 +104,9 @@ class Controller:
         on_reload: Callable[[int], None] | None = None,
         on_deck_changed: Callable[[Deck], None] | None = None,
         game: Attribution | None = None,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
+        self._clock = clock
         self._dispenser = hardware.dispenser
         self._cues = hardware.cues
         self._inputs = hardware.inputs
@@ -121,10 +123,11 @@ class Controller:
         self._deck = deck
         self._last: PressTicket | None = None
         self._round: Round = rounds.resume_or_start(profile)
-        self._closing = threading.Event()
-        self._jobs: queue.SimpleQueue[tuple[PressTicket, FireJob | None] | None] = queue.SimpleQueue()
+        self._closing = clock.event()
+        self._jobs: deque[tuple[PressTicket, FireJob | None] | None] = deque()
+        self._jobs_waiting = clock.condition()
         self._in_hand_since: float | None = None  # when the worker took up the press it is on; None while it waits
-        self._worker = threading.Thread(target=self._work, name="controller", daemon=True)
+        self._worker = clock.thread(self._work, "controller")
         self._worker.start()
         # The hardware's callbacks come to the controller, and only to it.
         self._inputs.when_pressed = self.press_from_button
@@ -142,7 +145,7 @@ class Controller:
                     outcome = self._round.draw()
                 else:  # exact cards, outside the round's schedule
                     outcome = Outcome(press=self._round.schedule.presses, cards=deal.cards, tension=0.0)
-                ticket = self._last = PressTicket(outcome, deal)
+                ticket = self._last = PressTicket(outcome, deal, clock=self._clock)
                 job, error = (None, None) if outcome.pause_ms else self._start_motor(outcome)
                 self._busy = True  # until the press is concluded, a miss too (_conclude_without_fire frees it)
         if refusal is not None:
@@ -157,9 +160,9 @@ class Controller:
         if outcome.pause_ms:
             self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
             self._cues.suspense(outcome.pause_ms)
-            self._jobs.put((ticket, None))
+            self._queue((ticket, None))
         elif job is not None:
-            self._jobs.put((ticket, job))
+            self._queue((ticket, job))
         else:
             self._conclude_without_fire(ticket, error)
         return ticket
@@ -243,13 +246,13 @@ class Controller:
             return False
         self._lock.release()
         since = self._in_hand_since
-        return since is None or time.monotonic() - since < stuck_after
+        return since is None or self._clock.now() - since < stuck_after
 
     def close(self) -> None:
         """Stop the motor and the worker. Safe to call twice."""
         self._closing.set()
         self.emergency_stop()
-        self._jobs.put(None)
+        self._queue(None)
         self._worker.join(timeout=5)
 
     # --- state -----------------------------------------------------------------------------------------
@@ -334,10 +337,18 @@ class Controller:
             fired = dispensed > 0 or (ticket.result is not None and ticket.result.stop is StopReason.COUNT)
             ticket.player = self._game.pressed(fired, dispensed)
 
+    def _queue(self, item: tuple[PressTicket, FireJob | None] | None) -> None:
+        with self._jobs_waiting:
+            self._jobs.append(item)
+            self._jobs_waiting.notify()
+
     def _next_job(self) -> tuple[PressTicket, FireJob | None] | None:
         self._in_hand_since = None
-        item = self._jobs.get()
-        self._in_hand_since = time.monotonic()
+        with self._jobs_waiting:
+            while not self._jobs:
+                self._jobs_waiting.wait()
+            item = self._jobs.popleft()
+        self._in_hand_since = self._clock.now()
         return item
 
     def _work(self) -> None:
