@@ -3,11 +3,14 @@
 The board times the motor and counts the cards itself, so the motor stays bounded whatever happens to the host
 or to the cable:
 - a FIRE never runs the motor longer than its max_ms, itself capped by board.MAX_RUN_MS;
-- no card at the exit for jam_ms: reverse, retry once, then E JAM (E EMPTY when the hopper sensor says so);
-  a card blocking the beam for stuck_ms is a jam too;
+- soft start from a third of the duty up to the duty over ramp_ms;
+- no card at the exit for jam_ms: reverse for reverse_ms, retry once, then E JAM (E EMPTY when the hopper sensor
+  says so); a card blocking the beam for stuck_ms: E STUCK;
+- after the count, a jam or a stuck card, a reverse pulse of reverse_ms pulls back a card left sticking out;
 - lid open: motor off; host silent for SILENCE_MS: motor off and SAFE latched until the next HELLO;
 - a board that has just booted is SAFE as well, so a FIRE retransmitted to a board that reset is refused;
-- a retransmitted command (same seq, same text) gets the same reply again and is not executed again;
+- a retransmitted command (same seq, same text, straight after the first copy) gets the same reply again and is
+  not executed again; any other line in between makes it a new command;
 - machine.WDT resets a stalled loop, and a board in reset holds the motor off (pull-downs on IN1/IN2).
 
 The logic is the class Launcher, which is handed the `machine` module, a clock with MicroPython's ticks
@@ -18,9 +21,8 @@ the loop on the board. Protocol and wiring: docs/FIRMWARE.md.
 import board
 import framing
 
-VERSION = "1"
+VERSION = "2"  # 2: CONFIG speaks the host's [dispense] names; DONE may say stuck
 SILENCE_MS = 1500  # the host sends something every ~500 ms
-BUTTON_REARM_MS = 50  # the button must be released this long before the next press counts
 LID_SETTLE_MS = 20
 MAX_CARDS = 99
 FULL_DUTY = 65535
@@ -31,18 +33,21 @@ SAFE = "SAFE"
 
 _RUN = 0
 _RETRY_REVERSE = 1  # no card came: back off the roller once, then try again
-_PULLBACK = 2  # the last card is out: a short reverse pulls the next one back into the hopper
+_PULLBACK = 2  # the fire is over: a short reverse pulls back a card left sticking out, then DONE
+_PULL_BACK_AFTER = ("count", "jam", "stuck", "empty")  # not after a timeout, the lid, a STOP or silence
 
-# CONFIG settings: name -> (default, lowest, highest), all in milliseconds
+# CONFIG settings: name -> (default, lowest, highest), all in milliseconds. The names, defaults and ranges are
+# those of the host's [dispense] section, so a board that was never configured behaves as the Pi's own pins do.
 SETTINGS = {
-    "jam_ms": (1200, 50, 10000),
-    "gap_ms": (25, 0, 500),  # beam edges closer than this are the same card
-    "stuck_ms": (600, 50, 5000),
-    "reverse_ms": (60, 0, 500),
-    "rest_ms": (250, 0, 10000),  # motor rest between two fires
-    "ramp_ms": (80, 0, 1000),  # soft start from half duty
+    "jam_ms": (1200, 50, 10000),  # motor on and no card at the exit for this long: a jam
+    "card_gap_ms": (4, 0, 500),  # beam edges closer than this are the same card
+    "stuck_ms": (400, 20, 10000),  # the beam blocked this long: a card stuck at the exit
+    "reverse_ms": (40, 0, 500),  # the pull-back pulse, and the reverse before the jam retry (0: neither)
+    "min_rest_ms": (250, 0, 10000),  # motor rest between two fires
+    "ramp_ms": (80, 0, 2000),  # soft start from a third of the duty
+    "debounce_ms": (30, 0, 500),  # the button must rest released this long before a press counts
 }
-_SETTING_NAMES = ("jam_ms", "gap_ms", "stuck_ms", "reverse_ms", "rest_ms", "ramp_ms")
+_SETTING_NAMES = ("jam_ms", "card_gap_ms", "stuck_ms", "reverse_ms", "min_rest_ms", "ramp_ms", "debounce_ms")
 _ANSWER_FRESH = ("HELLO", "PING", "STATUS")  # change nothing worth remembering: a repeat is answered anew
 
 
@@ -91,7 +96,7 @@ class Launcher:
         self._last_done = (0, 0, 0, "none")  # fire, dispensed, ms, reason
         self._remembered = None  # ((seq, cmd, args), reply) of the last command that changed something
         self._heard_ms = now
-        self._stopped_ms = None  # when the motor last stopped, for rest_ms
+        self._stopped_ms = None  # when the motor last stopped, for min_rest_ms
 
         # Written by the interrupt handlers, read by poll().
         self._btn_armed = self._button.value() == 1
@@ -116,6 +121,7 @@ class Launcher:
         self._progress_ms = now
         self._blocked_ms = None
         self._retried = False
+        self._outcome = ("none", 0)  # reason and ms of a fire that has stopped counting (its pull-back runs)
 
         self._button.irq(self._on_button, Pin.IRQ_FALLING)
         self._beam.irq(self._on_beam, Pin.IRQ_FALLING)
@@ -134,7 +140,7 @@ class Launcher:
     def _on_beam(self, pin):
         now = self._clock.ticks_ms()
         if self._counting and (
-            self._count == 0 or self._clock.ticks_diff(now, self._card_ms) >= self.settings["gap_ms"]
+            self._count == 0 or self._clock.ticks_diff(now, self._card_ms) >= self.settings["card_gap_ms"]
         ):
             self._count += 1
             self._card_ms = now
@@ -153,10 +159,15 @@ class Launcher:
 
     def _answer(self, frame):
         key = (frame.seq, frame.cmd, frame.args)
+        remembered = self._remembered
+        # The host retransmits a line only before it sends anything else: once another line has come, the memory
+        # is stale, and the same line again (its sequence number wrapped round) is a new command.
+        self._remembered = None
         if frame.cmd in _ANSWER_FRESH:
             reply = self._execute(frame.cmd, frame.args)
-        elif self._remembered is not None and self._remembered[0] == key:
-            reply = self._remembered[1]  # a retransmission: its reply got lost, the command did not
+        elif remembered is not None and remembered[0] == key:
+            reply = remembered[1]  # a retransmission: its reply got lost, the command did not
+            self._remembered = remembered
             self.replays += 1
         else:
             reply = self._execute(frame.cmd, frame.args)
@@ -172,7 +183,6 @@ class Launcher:
             if self.state == FIRING:
                 self._finish("stop")  # a new host session: whatever the old one started ends here
             self.state = IDLE
-            self._remembered = None
             tokens = self._status(True)
             tokens.append("fw=" + VERSION)
             return tokens
@@ -236,7 +246,8 @@ class Launcher:
         if self.lid_open:
             return ["ERR", "lid"]
         now = self._clock.ticks_ms()
-        if self._stopped_ms is not None and self._clock.ticks_diff(now, self._stopped_ms) < self.settings["rest_ms"]:
+        rest_ms = self.settings["min_rest_ms"]
+        if self._stopped_ms is not None and self._clock.ticks_diff(now, self._stopped_ms) < rest_ms:
             return ["ERR", "rest"]
         self.fires += 1
         self.state = FIRING
@@ -274,7 +285,7 @@ class Launcher:
             self._event("BTN", self._press_ms)
         if self._button.value() == 0:
             self._btn_low_ms = now
-        elif not self._btn_armed and self._clock.ticks_diff(now, self._btn_low_ms) >= BUTTON_REARM_MS:
+        elif not self._btn_armed and self._clock.ticks_diff(now, self._btn_low_ms) >= self.settings["debounce_ms"]:
             self._btn_armed = True
 
     def _poll_lid(self, now):
@@ -292,20 +303,14 @@ class Launcher:
         if self._phase == _PULLBACK:
             reversed_ms = self._clock.ticks_diff(now, self._phase_ms)
             if elapsed >= self._fire_max_ms or reversed_ms >= self.settings["reverse_ms"]:
-                self._finish("count")
+                self._done()
             return
         self._report_cards()
         if self._count >= self._target:
-            self._counting = False
-            if self.settings["reverse_ms"] and elapsed < self._fire_max_ms:
-                self._phase = _PULLBACK
-                self._phase_ms = now
-                self._drive(0, self._duty)
-            else:
-                self._finish("count")
+            self._stop("count", now)
             return
         if elapsed >= self._fire_max_ms:
-            self._finish("timeout")
+            self._stop("timeout", now)
             return
         if self._phase == _RETRY_REVERSE:
             if self._clock.ticks_diff(now, self._phase_ms) >= self.settings["reverse_ms"]:
@@ -315,16 +320,16 @@ class Launcher:
             if self._blocked_ms is None:
                 self._blocked_ms = now
             elif self._clock.ticks_diff(now, self._blocked_ms) >= self.settings["stuck_ms"]:
-                self._event("JAM")
-                self._finish("jam")
+                self._event("STUCK")
+                self._stop("stuck", now)
                 return
         else:
             self._blocked_ms = None
         if self._clock.ticks_diff(now, self._progress_ms) >= self.settings["jam_ms"]:
             if self._empty():
                 self._event("EMPTY")
-                self._finish("empty")
-            elif not self._retried:
+                self._stop("empty", now)
+            elif not self._retried and self.settings["reverse_ms"]:
                 self._retried = True
                 self._counting = False
                 self._phase = _RETRY_REVERSE
@@ -332,12 +337,13 @@ class Launcher:
                 self._drive(0, self._duty)
             else:
                 self._event("JAM")
-                self._finish("jam")
+                self._stop("jam", now)
             return
         ramp = self.settings["ramp_ms"]
         t = self._clock.ticks_diff(now, self._phase_ms)
         if t < ramp:
-            self._drive(self._duty // 2 + self._duty * t // (2 * ramp), 0)
+            third = self._duty // 3
+            self._drive(third + (self._duty - third) * t // ramp, 0)
         else:
             self._drive(self._duty, 0)
 
@@ -346,7 +352,7 @@ class Launcher:
         self._phase_ms = now
         self._progress_ms = now
         self._counting = True
-        self._drive(self._duty // 2 if self.settings["ramp_ms"] else self._duty, 0)
+        self._drive(self._duty // 3 if self.settings["ramp_ms"] else self._duty, 0)
 
     def _report_cards(self):
         count = self._count
@@ -355,15 +361,35 @@ class Launcher:
             self._progress_ms = self._card_ms
             self._event("CARD", self._cards_sent)
 
-    def _finish(self, reason):
-        self._drive(0, 0)
+    def _stop(self, reason, now):
+        """The fire stops counting: note how it ended, pull back a card left sticking out, then report it."""
         self._counting = False
         self._report_cards()
-        now = self._clock.ticks_ms()
-        ms = self._clock.ticks_diff(now, self._fire_start)
+        elapsed = self._clock.ticks_diff(now, self._fire_start)
+        self._outcome = (reason, elapsed)
+        if reason in _PULL_BACK_AFTER and self.settings["reverse_ms"] and elapsed < self._fire_max_ms:
+            self._phase = _PULLBACK
+            self._phase_ms = now
+            self._drive(0, self._duty)
+        else:
+            self._done()
+
+    def _finish(self, reason):
+        """Ended from outside (STOP, HELLO, the lid, host silence): motor off now. A fire already pulling back
+        keeps the outcome it had."""
+        if self._phase != _PULLBACK:
+            now = self._clock.ticks_ms()
+            self._counting = False
+            self._report_cards()
+            self._outcome = (reason, self._clock.ticks_diff(now, self._fire_start))
+        self._done()
+
+    def _done(self):
+        self._drive(0, 0)
+        reason, ms = self._outcome
         self.cards_total += self._cards_sent
         self._last_done = (self.fires, self._cards_sent, ms, reason)
-        self._stopped_ms = now
+        self._stopped_ms = self._clock.ticks_ms()
         self.state = IDLE
         self._event("DONE", self._cards_sent, ms, reason, self.fires)
 

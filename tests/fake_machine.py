@@ -1,12 +1,14 @@
 """A fake Raspberry Pi Pico for running firmware/main.py under CPython.
 
-- `FakeClock`: MicroPython's ticks functions (wrapping at 2**30), on a manual clock or on real time.
+- `FakeClock`: MicroPython's ticks functions (wrapping at 2**30), on a manual clock or on a `Clock`.
 - `FakeMachine`: the parts of MicroPython's `machine` module the firmware uses (Pin with irq, PWM, WDT), with
   hooks for the test: `line(id).drive(level)` is the outside world on an input pin, `pwm(id)` records duty.
 - `FakeMicropython`: `micropython.kbd_intr`.
 - `Mechanics`: the launcher around the board: cards leave the deck and cross the beam while the motor runs.
-- `FakeBoard`: all of that running `Launcher` in a thread on the master end of a pty pair, its slave end
-  reachable through a symlink like /dev/serial/by-id/usb-...; `Tamper` drops or duplicates lines on the wire.
+- `FakeBoard`: all of that running `Launcher` in a thread at about 1 kHz, plugged in by a wire: `PtyWire`, the
+  master end of a pty pair whose slave end is reachable through a symlink like /dev/serial/by-id/usb-..., on real
+  time; or `MemoryWire`, bytes in memory whose host end is a `Port` that waits on the clock, so that the board
+  and the host both run on a `VirtualClock`. `Tamper` drops or duplicates lines on the wire.
 
 Interrupt handlers run at once in the thread that drives the pin, under the board's lock, like a soft IRQ that
 runs between two steps of the main loop.
@@ -27,7 +29,9 @@ import tty
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from launcher.clock import REAL_CLOCK, Clock
 
 FIRMWARE = Path(__file__).resolve().parent.parent / "firmware"
 TICKS_PERIOD = 1 << 30
@@ -55,21 +59,21 @@ def pins(**changes: Any) -> types.SimpleNamespace:
 
 
 class FakeClock:
-    """time.ticks_ms and friends. Manual unless real=True; `start_ms` near 2**30 tests the wrap-around."""
+    """time.ticks_ms and friends: manual, or read from `source`; `start_ms` near 2**30 tests the wrap-around."""
 
-    def __init__(self, start_ms: int = 0, *, real: bool = False) -> None:
+    def __init__(self, start_ms: int = 0, *, source: Clock | None = None) -> None:
         self._ms = start_ms
-        self._real = real
-        self._t0 = time.monotonic()
+        self._source = source
+        self._t0 = 0.0 if source is None else source.now()
 
     def now_ms(self) -> int:
         """Milliseconds since the start, not wrapped."""
-        if self._real:
-            return self._ms + int((time.monotonic() - self._t0) * 1000)
+        if self._source is not None:
+            return self._ms + round((self._source.now() - self._t0) * 1000)
         return self._ms
 
     def advance(self, ms: int) -> None:
-        assert not self._real
+        assert self._source is None
         self._ms += ms
 
     def ticks_ms(self) -> int:
@@ -322,17 +326,167 @@ def _point(link: Path, target: str) -> None:
     tmp.replace(link)  # atomic, as udev swaps /dev/serial/by-id links
 
 
+class Wire(Protocol):
+    """The board's end of a USB cable."""
+
+    def receive(self, timeout: float) -> bytes:
+        """What the host sent, waiting up to `timeout` for the first byte."""
+        ...
+
+    def send(self, data: bytes) -> None:
+        """To the host; OSError when nobody reads (a USB CDC port drops it too)."""
+        ...
+
+    def unplug(self) -> None: ...
+
+
+class PtyWire:
+    """The master end of a pty pair; the host opens the slave end through the symlink `link`, on real time."""
+
+    def __init__(self, link: Path) -> None:
+        self.link = link
+        self._master, self._slave = pty.openpty()
+        tty.setraw(self._slave)  # no echo, no line discipline: bytes as a USB CDC port passes them
+        os.set_blocking(self._master, False)
+        _point(link, os.ttyname(self._slave))
+
+    def receive(self, timeout: float) -> bytes:
+        ready, _, _ = select.select([self._master], [], [], timeout)
+        if not ready:
+            return b""
+        try:
+            return os.read(self._master, 4096)
+        except OSError:
+            return b""
+
+    def send(self, data: bytes) -> None:
+        os.write(self._master, data)
+
+    def unplug(self) -> None:
+        for fd in (self._master, self._slave):
+            with contextlib.suppress(OSError):  # already closed
+                os.close(fd)
+        self._master = self._slave = -1
+        self.link.unlink(missing_ok=True)
+
+
+class MemoryWire:
+    """A cable in memory on a clock. `open()` is the host's opener: one `MemoryPort` at a time (as exclusive as
+    the real port), gone with the cable."""
+
+    def __init__(self, clock: Clock, name: str = "memory") -> None:
+        self.link = name
+        self._clock = clock
+        self._cond = clock.condition()
+        self._to_board = bytearray()
+        self._to_host = bytearray()
+        self._port: MemoryPort | None = None
+        self.plugged = True
+
+    def open(self) -> MemoryPort:
+        with self._cond:
+            if not self.plugged:
+                raise FileNotFoundError(2, "No such file or directory", self.link)
+            if self._port is not None:
+                raise OSError(11, "Resource temporarily unavailable: could not exclusively lock port", self.link)
+            self._to_host.clear()  # what the board said before anyone listened is gone
+            self._to_board += b"\n"  # as SerialPort does: end any half line
+            self._port = MemoryPort(self)
+            self._cond.notify_all()
+            return self._port
+
+    def plug(self) -> None:
+        with self._cond:
+            self.plugged = True
+
+    # --- the board's end ---
+
+    def receive(self, timeout: float) -> bytes:
+        with self._cond:
+            deadline = self._clock.now() + timeout
+            while not self._to_board and self._clock.now() < deadline:
+                self._cond.wait(deadline - self._clock.now())
+            data = bytes(self._to_board)
+            self._to_board.clear()
+            return data
+
+    def send(self, data: bytes) -> None:
+        with self._cond:
+            if self._port is None:
+                raise OSError(5, "nobody is listening")
+            self._to_host += data
+            self._cond.notify_all()
+
+    def unplug(self) -> None:
+        with self._cond:
+            self.plugged = False
+            self._to_board.clear()
+            self._cond.notify_all()
+
+    # --- the host's end, through MemoryPort ---
+
+    def _read(self, port: MemoryPort) -> bytes:
+        with self._cond:
+            while not self._to_host and self.plugged and not port.cancelled and self._port is port:
+                self._cond.wait()
+            if not self.plugged or self._port is not port:
+                raise OSError(5, "Input/output error: the device went away")
+            port.cancelled = False
+            data = bytes(self._to_host)
+            self._to_host.clear()
+            return data
+
+    def _write(self, port: MemoryPort, data: bytes) -> None:
+        with self._cond:
+            if not self.plugged or self._port is not port:
+                raise OSError(5, "Input/output error: the device went away")
+            self._to_board += data
+            self._cond.notify_all()
+
+    def _cancel(self, port: MemoryPort) -> None:
+        with self._cond:
+            port.cancelled = True
+            self._cond.notify_all()
+
+    def _close(self, port: MemoryPort) -> None:
+        with self._cond:
+            if self._port is port:
+                self._port = None
+            self._cond.notify_all()
+
+
+class MemoryPort:
+    """The host's end of a MemoryWire: a `launcher.hardware.serial_port.Port` whose reads wait on the clock."""
+
+    def __init__(self, wire: MemoryWire) -> None:
+        self._wire = wire
+        self.cancelled = False
+
+    def read(self) -> bytes:
+        return self._wire._read(self)
+
+    def write(self, data: bytes) -> None:
+        self._wire._write(self, data)
+
+    def cancel_read(self) -> None:
+        self._wire._cancel(self)
+
+    def close(self) -> None:
+        self._wire._close(self)
+
+
 class FakeBoard:
-    """A Pico running the firmware, plugged in at `link`: a thread runs the main loop at about 1 kHz on the
-    master end of a pty pair; the host opens the slave end through the symlink.
+    """A Pico running the firmware, plugged in by `link`: a path (a pty behind that symlink, on real time) or a
+    MemoryWire (on its clock). A thread runs the main loop at about 1 kHz.
 
     `to_board` and `to_host` are Tamper-like callables applied to every line on the wire.
     """
 
     def __init__(
         self,
-        link: Path,
+        link: Path | MemoryWire,
         *,
+        clock: Clock = REAL_CLOCK,
         boot_id: str = "B0A7D001",
         deck: int = 100,
         card_ms: int = 20,
@@ -340,25 +494,22 @@ class FakeBoard:
         to_board: Callable[[bytes], list[bytes]] | None = None,
         to_host: Callable[[bytes], list[bytes]] | None = None,
     ) -> None:
+        self.wire: Wire = PtyWire(link) if isinstance(link, Path) else link
         self.link = link
-        self.clock = FakeClock(real=True)
+        self.clock = FakeClock(source=clock)
         self.to_board = to_board
         self.to_host = to_host
         self._pin_map = pin_map
         self._deck = deck
         self._card_ms = card_ms
         self._lock = threading.RLock()
-        self._master, self._slave = pty.openpty()
-        tty.setraw(self._slave)  # no echo, no line discipline: bytes as a USB CDC port passes them
-        os.set_blocking(self._master, False)
-        _point(link, os.ttyname(self._slave))
         self._incoming = b""
         self.dropped_writes = 0
         self.received: list[bytes] = []  # lines that reached the firmware
         self.sent: list[bytes] = []  # lines the firmware wrote
         self.reset(boot_id)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="fake-board", daemon=True)
+        self._stop = clock.event()
+        self._thread = clock.thread(self._run, "fake-board")
         self._thread.start()
 
     def reset(self, boot_id: str) -> None:
@@ -393,19 +544,13 @@ class FakeBoard:
         self.sent.append(data)
         for line in self.to_host(data) if self.to_host else [data]:
             try:
-                os.write(self._master, line)
+                self.wire.send(line)
             except OSError:  # nobody reading (a full buffer) or unplugged: a USB CDC port drops it too
                 self.dropped_writes += 1
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            ready, _, _ = select.select([self._master], [], [], 0.001)
-            data = b""
-            if ready:
-                try:
-                    data = os.read(self._master, 4096)
-                except OSError:
-                    data = b""
+            data = self.wire.receive(0.001)  # the first byte wakes the loop, as select.poll(1) does on the board
             with self._lock:
                 for line in self._lines(data):
                     for piece in self.to_board(line) if self.to_board else [line]:
@@ -423,11 +568,7 @@ class FakeBoard:
         """Pull the USB cable: the port disappears. Safe to call twice."""
         self._stop.set()
         self._thread.join()
-        for fd in (self._master, self._slave):
-            with contextlib.suppress(OSError):  # already closed
-                os.close(fd)
-        self._master = self._slave = -1
-        self.link.unlink(missing_ok=True)
+        self.wire.unplug()
 
     close = unplug
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from launcher.clock import REAL_CLOCK
+from launcher.config import DispenseConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, Parser, encode
 from launcher.hardware.serial_link import SerialHardware
@@ -105,8 +107,10 @@ def test_fire_soft_starts_counts_the_cards_and_pulls_the_next_one_back() -> None
     rig = Rig(card_ms=40).armed()
     assert rig.send("FIRE", 3, 4000, 80) == Frame(2, "OK", ("fire=1",))
     full = 80 * 65535 // 100
-    assert 0 < rig.forward.duty < full  # on at once, before the loop runs, at half duty
-    rig.run(500)
+    assert rig.forward.duty == full // 3  # on at once, before the loop runs, at a third of the duty
+    rig.run(40)
+    assert rig.forward.history[-1] == (40, full // 3 + (full - full // 3) * 40 // 80)  # halfway up the ramp
+    rig.run(460)
     assert rig.events("CARD") == [("1",), ("2",), ("3",)]
     [(dispensed, ms, reason, fire)] = rig.events("DONE")
     assert (dispensed, reason, fire) == ("3", "count", "1") and int(ms) < 500
@@ -114,12 +118,13 @@ def test_fire_soft_starts_counts_the_cards_and_pulls_the_next_one_back() -> None
     assert max(duty for _, duty in rig.forward.history) == full
     assert rig.forward.duty == 0 and rig.reverse.duty == 0
     assert rig.forward.starts == 1 and rig.reverse.starts == 1  # one pull-back pulse
+    assert rig.reverse.history == [(int(ms), full), (int(ms) + 40, 0)]  # reverse_ms long, after the count
     status = fields(rig.send("STATUS"))
     assert status["last"] == f"1:3:{ms}:count" and status["cards"] == "3" and status["state"] == "IDLE"
 
 
 def test_a_retransmission_is_answered_again_and_never_fires_again() -> None:
-    rig = Rig().armed(rest_ms=0)
+    rig = Rig().armed(min_rest_ms=0)
     fire = encode(7, "FIRE", (2, 4000, 80))
     [first] = rig.send_line(fire)
     assert first == Frame(7, "OK", ("fire=1",))
@@ -134,7 +139,7 @@ def test_a_retransmission_is_answered_again_and_never_fires_again() -> None:
 
 
 def test_hello_forgets_the_last_command_so_a_new_host_session_is_not_mistaken_for_a_retransmission() -> None:
-    rig = Rig().armed(rest_ms=0)
+    rig = Rig().armed(min_rest_ms=0)
     fire = encode(3, "FIRE", (1, 4000, 80))
     rig.send_line(fire)
     rig.run(200)
@@ -142,7 +147,19 @@ def test_hello_forgets_the_last_command_so_a_new_host_session_is_not_mistaken_fo
     assert rig.send_line(fire) == [Frame(3, "OK", ("fire=2",))]
 
 
-def test_no_card_reverses_once_then_reports_a_jam() -> None:
+def test_the_same_line_after_another_command_is_a_new_command() -> None:
+    # A retransmission comes straight after its first copy; the same line later is a wrapped sequence number.
+    rig = Rig().armed(min_rest_ms=0)
+    fire = encode(9, "FIRE", (1, 4000, 80))
+    assert rig.send_line(fire) == [Frame(9, "OK", ("fire=1",))]
+    rig.run(200)
+    rig.send_line(encode(10, "PING"))
+    assert rig.send_line(fire) == [Frame(9, "OK", ("fire=2",))]
+    rig.run(200)
+    assert rig.launcher.fires == 2 and rig.mechanics.cards_out == 2 and rig.launcher.replays == 0
+
+
+def test_no_card_reverses_once_then_reports_a_jam_and_pulls_back() -> None:
     rig = Rig().armed(jam_ms=200, reverse_ms=60)
     rig.mechanics.jammed = True
     rig.send("FIRE", 2, 4000, 80)
@@ -153,17 +170,34 @@ def test_no_card_reverses_once_then_reports_a_jam() -> None:
     rig.run(60 + 199)
     assert rig.events("JAM") == [] and rig.forward.duty > 0
     rig.run(1)
-    assert rig.events("JAM") == [()] and rig.events("DONE") == [("0", "460", "jam", "1")]
-    assert rig.forward.duty == 0 and rig.reverse.duty == 0 and rig.reverse.starts == 1
+    assert rig.events("JAM") == [()] and rig.events("DONE") == []
+    assert rig.forward.duty == 0 and rig.reverse.duty > 0  # the pull-back pulse, then DONE
+    rig.run(60)
+    assert rig.events("DONE") == [("0", "460", "jam", "1")]
+    assert rig.forward.duty == 0 and rig.reverse.duty == 0 and rig.reverse.starts == 2
 
 
-def test_a_card_stuck_in_the_beam_is_a_jam() -> None:
-    rig = Rig().armed(stuck_ms=300)
-    rig.mechanics.stuck = True
+def test_without_a_reverse_a_jam_is_reported_at_once() -> None:
+    rig = Rig().armed(jam_ms=200, reverse_ms=0)
+    rig.mechanics.jammed = True
     rig.send("FIRE", 2, 4000, 80)
-    rig.run(400)
-    assert rig.events("JAM") == [()]
-    assert rig.events("DONE")[0][2] == "jam" and rig.forward.duty == 0
+    rig.run(200)
+    assert rig.events("DONE") == [("0", "200", "jam", "1")] and rig.reverse.starts == 0
+
+
+def test_a_card_stuck_in_the_beam_is_reported_as_stuck() -> None:
+    rig = Rig(card_ms=40).armed(stuck_ms=300)
+    rig.send("FIRE", 3, 4000, 80)
+    rig.run(60)
+    assert rig.events("CARD") == [("1",)]
+    rig.mechanics.stuck = True
+    rig.run(1)  # the stuck card crosses the beam and stays in it
+    rig.run(299)
+    assert rig.events("STUCK") == []
+    rig.run(1)
+    assert rig.events("STUCK") == [()] and rig.forward.duty == 0
+    rig.run(40)
+    assert [d[::2] for d in rig.events("DONE")] == [("2", "stuck")] and rig.reverse.starts == 1
 
 
 def test_an_empty_hopper_is_reported_as_empty() -> None:
@@ -172,7 +206,7 @@ def test_an_empty_hopper_is_reported_as_empty() -> None:
     rig.run(400)
     assert rig.events("CARD") == [("1",), ("2",)]
     assert rig.events("EMPTY") == [()] and rig.events("DONE")[0][::2] == ("2", "empty")
-    assert rig.reverse.starts == 0  # no point retrying an empty hopper
+    assert rig.reverse.starts == 1  # no point retrying an empty hopper: only the pull-back pulse
     assert fields(rig.send("STATUS"))["hopper"] == "empty"
 
 
@@ -227,7 +261,7 @@ def test_heartbeats_keep_the_board_armed() -> None:
 
 
 def test_lid_open_stops_the_motor_and_refuses_fires_until_closed() -> None:
-    rig = Rig(card_ms=1000).armed(rest_ms=0)
+    rig = Rig(card_ms=1000).armed(min_rest_ms=0)
     rig.send("FIRE", 3, 4000, 80)
     rig.run(10)
     lid = rig.machine.line(board.LID)
@@ -245,7 +279,7 @@ def test_lid_open_stops_the_motor_and_refuses_fires_until_closed() -> None:
 
 
 def test_the_motor_rests_between_fires() -> None:
-    rig = Rig().armed(rest_ms=300)
+    rig = Rig().armed(min_rest_ms=300)
     rig.send("FIRE", 1, 4000, 80)
     rig.run(200)
     assert rig.events("DONE")
@@ -255,7 +289,7 @@ def test_the_motor_rests_between_fires() -> None:
 
 
 def test_stop_and_hello_end_a_fire() -> None:
-    rig = Rig(card_ms=1000).armed(rest_ms=0)
+    rig = Rig(card_ms=1000).armed(min_rest_ms=0)
     rig.send("FIRE", 3, 4000, 80)
     rig.run(50)
     assert rig.send("STOP") == Frame(rig.seq, "OK")
@@ -266,19 +300,24 @@ def test_stop_and_hello_end_a_fire() -> None:
     assert rig.forward.duty == 0 and [d[2] for d in rig.events("DONE")] == ["stop", "stop"]
 
 
-def test_one_press_despite_contact_bounce() -> None:
-    rig = Rig().armed()
+@pytest.mark.parametrize("debounce_ms", [30, 120])
+def test_one_press_despite_contact_bounce(debounce_ms: int) -> None:
+    rig = Rig().armed(debounce_ms=debounce_ms)
     button = rig.machine.line(board.BUTTON)
     rig.run(10)
     pressed_at = rig.clock.ticks_ms()
     for level in (0, None, 0, None, 0):  # bounce on the way down
         button.drive(level)
     rig.run(100)
-    for level in (None, 0, None, 0, None):  # and on the way up
+    for level in (None, 0, None, 0):  # and on the way up
         button.drive(level)
         rig.run(2)
-    rig.run(60)
+    button.drive(None)  # released for good
+    rig.run(debounce_ms - 1)
+    button.drive(0)  # a millisecond too soon: still bounce
+    button.drive(None)
     assert rig.events("BTN") == [(str(pressed_at),)]
+    rig.run(1)
     button.drive(0)
     rig.run(5)
     assert len(rig.events("BTN")) == 2
@@ -286,10 +325,10 @@ def test_one_press_despite_contact_bounce() -> None:
 
 def test_config_is_checked_and_applied_all_or_nothing() -> None:
     rig = Rig().armed()
-    listing = rig.send("CONFIG", "jam_ms=300", "gap_ms=10")
-    assert listing.cmd == "OK" and "jam_ms=300" in listing.args and "gap_ms=10" in listing.args
+    listing = rig.send("CONFIG", "jam_ms=300", "card_gap_ms=10")
+    assert listing.cmd == "OK" and "jam_ms=300" in listing.args and "card_gap_ms=10" in listing.args
     assert rig.send("CONFIG", "jam_ms=500", "speed=3").args == ("key",)
-    assert rig.send("CONFIG", "jam_ms=500", "gap_ms=501").args == ("range",)
+    assert rig.send("CONFIG", "jam_ms=500", "card_gap_ms=501").args == ("range",)
     assert rig.send("CONFIG", "jam_ms").args == ("args",)
     assert rig.send("CONFIG", "=5").args == ("args",)
     assert rig.send("CONFIG", "jam_ms=-1").args == ("args",)
@@ -351,7 +390,7 @@ class _Stdout:
 
 @pytest.fixture
 def micropython_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]:
-    clock = FakeClock(real=True)
+    clock = FakeClock(source=REAL_CLOCK)
     machine = FakeMachine(clock)
     close_lid(machine)
     upy = FakeMicropython()
@@ -423,7 +462,7 @@ def link(tmp_path: Path) -> Path:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_host(link: Path) -> None:
-    with FakeBoard(link) as pico, SerialHardware(port=str(link), max_run_ms=4000, pwm=0.8, jam_ms=500) as host:
+    with FakeBoard(link) as pico, SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500)) as host:
         wait_until(lambda: host.describe()["link"] == "up", 5)
         jobs = []
         host.inputs.when_pressed = lambda: jobs.append(host.dispenser.start(3))

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import serial
 
-from launcher.hardware import framing, serial_link
+from launcher.config import DispenseConfig
+from launcher.hardware import framing, serial_fires
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
 from tests.fake_machine import FakeBoard, Tamper, board, wait_until
@@ -59,9 +60,9 @@ def watch() -> Watch:
 def make_host(link: Path, watch: Watch) -> Iterator[Any]:
     made: list[SerialHardware] = []
 
-    def make(**options: Any) -> SerialHardware:
-        settings = {"max_run_ms": 4000, "pwm": 0.8, "jam_ms": 500, "min_rest_ms": 0, "when_link_changed": watch}
-        host = SerialHardware(port=str(link), **{**settings, **options})
+    def make(*, when_link_changed: Any = watch, **dispense: Any) -> SerialHardware:
+        settings = DispenseConfig(**{"jam_ms": 500, "min_rest_ms": 0, **dispense})
+        host = SerialHardware(port=str(link), dispense=settings, when_link_changed=when_link_changed)
         made.append(host)
         return host
 
@@ -260,7 +261,7 @@ def test_stop_and_close_end_a_fire_and_close_is_idempotent(link: Path, make_host
         assert job.wait(5).stop is StopReason.ABORTED
         wait_until(lambda: pico.motor.duty == 0, 5, "motor off")
         host.close()
-        assert not any(t.is_alive() for t in host._threads)
+        assert not [t.name for t in threading.enumerate() if t.name.startswith("serial-")]
         with pytest.raises(LinkDown):
             host.dispenser.start(1)
         host.dispenser.stop()
@@ -269,7 +270,7 @@ def test_stop_and_close_end_a_fire_and_close_is_idempotent(link: Path, make_host
 def test_a_fire_the_board_never_ends_is_given_up_and_stopped(
     link: Path, make_host: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(serial_link, "JOB_SLACK_S", 0.2)
+    monkeypatch.setattr(serial_fires, "JOB_SLACK_S", 0.2)
     with FakeBoard(link, card_ms=100_000) as pico:
         host = make_host(max_run_ms=400, jam_ms=10000)
         up(host)
@@ -329,7 +330,7 @@ def test_a_fire_after_the_sequence_number_wraps_is_fired_not_answered_from_memor
         heard = len(pico.received)
         wait_until(lambda: len(pico.received) > heard, 5, "a heartbeat after the fire")
         with host._cond:  # the link thread cannot send meanwhile: the next command is this FIRE
-            host._seq = (first - 2 + distance) % framing.MAX_SEQ + 1  # the seq of the command before
+            host._session.seq = (first - 2 + distance) % framing.MAX_SEQ + 1  # the seq of the command before
             job = host.dispenser.start(3)
         result = job.wait(10)
         assert _received_seq(pico, b"FIRE")[1] == (first - 1 + distance) % framing.MAX_SEQ + 1

@@ -1,0 +1,159 @@
+"""The fire in progress on the board, as the host follows it: its acknowledgement, its cards, its end.
+
+One fire at a time. It ends with the board's `E DONE`, recovered from STATUS when that line is lost, or with
+ERROR when the link or the board fails first. Every method runs with the link's lock held.
+
+A FIRE's acknowledgement must name a fire the board has not reported before in this session: a reply that
+names an old one was meant for another command (the board's memory of an earlier line), and taking it would
+report that fire's cards as this one's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from launcher.clock import Clock
+from launcher.hardware.base import DispenseResult, StopReason
+
+log = logging.getLogger(__name__)
+
+JOB_SLACK_S = 3.0  # a fire still unreported this long after its max_run_ms is given up (and stopped)
+
+# The board's DONE reasons. An empty hopper is a jam to the controller, which tells the two apart by its deck
+# count; describe() says when the board's hopper sensor reported empty.
+REASONS = {
+    "count": StopReason.COUNT,
+    "timeout": StopReason.TIMEOUT,
+    "jam": StopReason.JAM,
+    "empty": StopReason.JAM,
+    "stuck": StopReason.STUCK,
+    "lid": StopReason.LID,
+    "stop": StopReason.ABORTED,
+    "safe": StopReason.ABORTED,
+}
+
+
+def fields(args: tuple[str, ...]) -> dict[str, str]:
+    """The `name=value` arguments of a reply."""
+    return dict(a.split("=", 1) for a in args if "=" in a)
+
+
+class SerialFireJob:
+    """One FIRE. Ends with the board's DONE, or ERROR when the link or the board fails before that."""
+
+    def __init__(self, requested: int, started: float, clock: Clock) -> None:
+        self.requested = requested
+        self.started = started
+        self.fire: int | None = None  # the board's number for it, once acknowledged
+        self.cards = 0  # cards the board has reported so far
+        self._result: DispenseResult | None = None
+        self._done = clock.event()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> DispenseResult:
+        """Block until the fire has ended. TimeoutError if `timeout` seconds pass first."""
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"the fire of {self.requested} cards has not ended after {timeout} s")
+        assert self._result is not None
+        return self._result
+
+    def _resolve(self, result: DispenseResult) -> None:
+        if self._result is None:
+            self._result = result
+            self._done.set()
+
+
+class FireTracker:
+    def __init__(self, *, clock: Clock, max_run_ms: int) -> None:
+        self._clock = clock
+        self._max_run_ms = max_run_ms
+        self.job: SerialFireJob | None = None
+        self._early_done: tuple[int, int, int, str] | None = None  # a DONE that overtook its FIRE's reply
+        self._last_fire = 0  # the highest fire number the board has reported in this session
+        self.hopper_empty = False
+
+    @property
+    def awaiting_done(self) -> bool:
+        """A fire is out on the board (acknowledged, not ended): heartbeats ask for STATUS, which carries its end."""
+        return self.job is not None and self.job.fire is not None
+
+    def start(self, cards: int) -> SerialFireJob:
+        if self.job is not None:
+            raise RuntimeError("a fire is already in progress")
+        self.job = SerialFireJob(cards, self._clock.now(), self._clock)
+        self._early_done = None
+        return self.job
+
+    def session_started(self, board_fires: int) -> None:
+        """HELLO said how many fires the board has done since it booted."""
+        self._last_fire = board_fires
+
+    def give_up_at(self) -> float | None:
+        """When the fire in progress is given up if the board has not ended it."""
+        return None if self.job is None else self.job.started + self._max_run_ms / 1000 + JOB_SLACK_S
+
+    def fail(self, reason: StopReason = StopReason.ERROR) -> None:
+        """End the fire in progress without the board's word: what it reported so far is all that is known."""
+        job = self.job
+        if job is not None:
+            ms = round((self._clock.now() - job.started) * 1000)
+            self._end(job, DispenseResult(job.requested, job.cards, ms, reason))
+
+    def refused(self, job: SerialFireJob) -> None:
+        """Its FIRE never reached the board, or the board refused it: no card came out."""
+        self._end(job, DispenseResult(job.requested, 0, 0, StopReason.ERROR))
+
+    def cancelled(self, job: SerialFireJob) -> None:
+        """Stopped before its FIRE was sent."""
+        self._end(job, DispenseResult(job.requested, 0, 0, StopReason.ABORTED))
+
+    def acknowledged(self, job: SerialFireJob, args: tuple[str, ...]) -> str | None:
+        """The board's OK to a FIRE. Returns why the session must end, or None."""
+        fire = fields(args).get("fire", "")
+        if not fire.isdigit() or int(fire) <= self._last_fire:
+            log.error("the board answered a FIRE with fire=%s, which is not a new fire: ignored", fire)
+            self.refused(job)
+            return f"the board answered a FIRE with fire={fire}, which is not a new fire: out of step"
+        job.fire = self._last_fire = int(fire)
+        early = self._early_done
+        if early is not None and early[0] == job.fire:
+            self._done(job, *early[1:])
+        return None
+
+    def card(self, count: int) -> None:
+        if self.job is not None:
+            self.job.cards = count
+
+    def done(self, fire: int, dispensed: int, ms: int, reason: str) -> None:
+        """`E DONE`: the board has ended a fire and its motor is off."""
+        job = self.job
+        if job is None:
+            return
+        if job.fire is None:
+            self._early_done = (fire, dispensed, ms, reason)
+        elif job.fire == fire:
+            self._done(job, dispensed, ms, reason)
+
+    def recover(self, last: str) -> None:
+        """STATUS says the board is not firing; `last` (fire:dispensed:ms:reason) may be the end we missed."""
+        job = self.job
+        parts = last.split(":")
+        if job is None or job.fire is None or len(parts) != 4 or not all(p.isdigit() for p in parts[:3]):
+            return
+        if int(parts[0]) == job.fire:
+            log.info("fire %s: DONE was lost on the wire; recovered from STATUS", job.fire)
+            self._done(job, int(parts[1]), int(parts[2]), parts[3])
+
+    def _done(self, job: SerialFireJob, dispensed: int, ms: int, reason: str) -> None:
+        if reason == "empty":
+            self.hopper_empty = True
+        self._end(job, DispenseResult(job.requested, dispensed, ms, REASONS.get(reason, StopReason.ERROR)))
+
+    def _end(self, job: SerialFireJob, result: DispenseResult) -> None:
+        job._resolve(result)
+        if self.job is job:
+            self.job = None
+            self._early_done = None
