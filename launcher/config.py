@@ -55,7 +55,7 @@ class DispenseConfig:
     ramp_ms: int = _opt(80, lo=0, hi=2000)  # soft start: from a third of the duty up to pwm over this time
     reverse_ms: int = _opt(40, lo=0, hi=500)  # pull back a card left sticking out after each fire
     debounce_ms: int = _opt(30, lo=0, hi=500)  # the button must rest released this long before a press counts
-    deck_cards: int = _opt(112, lo=1, hi=500)  # cards in the hopper on a first start (controller.MAX_DECK)
+    deck_cards: int = _opt(112, lo=1, hi=500)  # cards in the hopper on a first start (hopper.MAX_DECK)
 
 
 @dataclass(frozen=True)

@@ -15,19 +15,19 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
+from launcher.hopper import MAX_DECK, Deck, HopperSaver
 from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
 
 log = logging.getLogger(__name__)
 
-MAX_DECK = 500  # more than any hopper holds; the same bound as dispense.deck_cards in the config
+__all__ = ["MAX_DECK", "Controller", "Deck", "PressRefused", "PressTicket"]
 
 
 class PressRefused(Exception):
@@ -36,19 +36,6 @@ class PressRefused(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-@dataclass(frozen=True, slots=True)
-class Deck:
-    loaded: int
-    dispensed: int
-
-    @property
-    def remaining(self) -> int:
-        return max(0, self.loaded - self.dispensed)
-
-    def as_dict(self) -> dict[str, int]:
-        return {"loaded": self.loaded, "dispensed": self.dispensed, "remaining": self.remaining}
 
 
 class Attribution(Protocol):
@@ -71,6 +58,7 @@ class PressTicket:
         self.deal = deal  # classic UNO: exact cards for this demand, not a schedule outcome
         self.player: str | None = None  # who the press was attributed to
         self.result: DispenseResult | None = None
+        self.counted = 0  # cards of its fire already added to the hopper's count as they left
         self._done = clock.event()
 
     def finish(self, result: DispenseResult | None) -> None:
@@ -114,7 +102,9 @@ class Controller:
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
-        self._on_deck_changed = on_deck_changed  # saves the deck level, so a restart knows what is in the hopper
+        # Saves the deck level as each card leaves, so a restart (even after kill -9) knows what is in the hopper.
+        self._saver = HopperSaver(on_deck_changed, clock=clock) if on_deck_changed is not None else None
+        self._firing: PressTicket | None = None  # the press whose fire is under way, whose cards are counted
         self._game = game
         self._lock = threading.Lock()
         self._busy = False
@@ -132,6 +122,7 @@ class Controller:
         # The hardware's callbacks come to the controller, and only to it.
         self._inputs.when_pressed = self.press_from_button
         self._inputs.when_lid_changed = self.lid_changed
+        self._dispenser.when_card = self._card_out
 
     # --- commands --------------------------------------------------------------------------------------
 
@@ -146,7 +137,7 @@ class Controller:
                 else:  # exact cards, outside the round's schedule
                     outcome = Outcome(press=self._round.schedule.presses, cards=deal.cards, tension=0.0)
                 ticket = self._last = PressTicket(outcome, deal, clock=self._clock)
-                job, error = (None, None) if outcome.pause_ms else self._start_motor(outcome)
+                job, error = (None, None) if outcome.pause_ms else self._start_motor(ticket)
                 self._busy = True  # until the press is concluded, a miss too (_conclude_without_fire frees it)
         if refusal is not None:
             self._bus.publish(EventType.BUTTON_IGNORED, {"source": source, "reason": refusal.code})
@@ -254,6 +245,8 @@ class Controller:
         self.emergency_stop()
         self._queue(None)
         self._worker.join(timeout=5)
+        if self._saver is not None:
+            self._saver.close()
 
     # --- state -----------------------------------------------------------------------------------------
 
@@ -287,15 +280,29 @@ class Controller:
             return PressRefused("busy", "the launcher is still firing; press again in a moment")
         return None
 
-    def _start_motor(self, outcome: Outcome) -> tuple[FireJob | None, str | None]:
-        """With the lock held: start the fire this outcome asks for, if the deck has cards. (job, error)."""
+    def _start_motor(self, ticket: PressTicket) -> tuple[FireJob | None, str | None]:
+        """With the lock held: start the fire this press asks for, if the deck has cards. (job, error)."""
+        outcome = ticket.outcome
         if not outcome.fired or self._deck.remaining == 0:
             return None, None
+        self._firing = ticket
         try:
             return self._dispenser.start(min(outcome.cards, self._deck.remaining)), None
         except Exception as e:
+            self._firing = None
             self._dispenser.stop()
             return None, f"motor did not start: {e}"
+
+    def _card_out(self) -> None:
+        """The dispenser's callback as each card of a fire leaves (the exit beam's thread): count it now."""
+        with self._lock:
+            ticket = self._firing
+            if ticket is None:
+                return
+            ticket.counted += 1
+            self._deck = deck = Deck(self._deck.loaded, self._deck.dispensed + 1)
+        if self._saver is not None:
+            self._saver.save(deck)
 
     def _conclude_without_fire(self, ticket: PressTicket, error: str | None) -> None:
         """A press that did not run the motor: a miss, an empty deck, or a motor that would not start."""
@@ -358,7 +365,7 @@ class Controller:
                 if self._closing.wait(ticket.outcome.pause_ms / 1000):
                     continue
                 with self._lock:
-                    job, error = self._start_motor(ticket.outcome)
+                    job, error = self._start_motor(ticket)
                 if job is None:
                     self._conclude_without_fire(ticket, error)
                     continue
@@ -368,6 +375,7 @@ class Controller:
                 self._dispenser.stop()
                 log.exception("dispense failed")
                 with self._lock:
+                    self._firing = None
                     self._latch_fault(f"dispense failed: {e}")
                     self._busy = False
                 ticket.finish(None)
@@ -380,8 +388,10 @@ class Controller:
 
     def _publish_outcome(self, ticket: PressTicket, result: DispenseResult) -> None:
         with self._lock:
-            self._deck = Deck(self._deck.loaded, self._deck.dispensed + result.dispensed)
-            deck = self._deck
+            self._firing = None
+            # The cards were counted as they left; the fire's own count corrects any the callback missed.
+            missed = result.dispensed - ticket.counted
+            self._deck = deck = Deck(self._deck.loaded, max(0, self._deck.dispensed + missed))
         outcome = ticket.outcome
         data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
         if ticket.deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
@@ -415,8 +425,10 @@ class Controller:
             self._bus.publish(EventType.DECK_CHANGED, deck.as_dict())
 
     def _deck_changed(self, deck: Deck) -> None:
-        if self._on_deck_changed is not None:
-            self._on_deck_changed(deck)
+        """Save the level and wait for it: a store that cannot be written latches FAULT in the caller."""
+        if self._saver is not None:
+            self._saver.save(deck)
+            self._saver.flush()
 
     def _latch_fault(self, message: str) -> None:
         """Called with the lock held. Motor off, FAULT latched, everyone told."""

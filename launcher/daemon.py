@@ -19,10 +19,11 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.config import Config
-from launcher.controller import Controller, Deck
+from launcher.controller import Controller
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
+from launcher.hopper import Deck
 from launcher.netinfo import public_urls
 from launcher.rounds import RoundBook
 from launcher.schedule import MAX_PAUSE_MS, PROFILES

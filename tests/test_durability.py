@@ -11,6 +11,7 @@ a phone scores rounds over HTTP in a loop and another follows the event stream. 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import random
@@ -143,3 +144,52 @@ def test_50_kills_while_scoring_lose_no_acknowledged_round_and_reuse_no_event_id
             daemon.process.stdout.close()
         if phone is not None:
             phone.close()
+
+
+SLOW_FIRE_TOML = """
+[dispense]
+min_rest_ms = 10
+jam_ms = 2000
+max_run_ms = 20000
+
+[sim]
+cards_per_second = 20.0
+card_block_ms = 2.0
+
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+card_weights = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+jackpot_probability = 0.0
+pause_probability = 0.0
+max_fires_in_row = 20
+"""
+
+
+@pytest.mark.slow
+def test_a_kill_in_the_middle_of_a_fire_keeps_the_cards_that_had_left(tmp_path: Path) -> None:
+    """Every press fires 12 cards, slowly; the daemon dies after a few have left. Restarted, the hopper's count
+    says those cards are gone (a real hopper has lost them), in every run."""
+    daemon = start_daemon(tmp_path, SLOW_FIRE_TOML)
+    try:
+        gone = 0
+        for kill in range(3):
+            threading.Thread(target=lambda d=daemon: _press_ignoring_the_kill(d), daemon=True).start()
+            wait_until(lambda d=daemon: d.get("/api/state")["hardware"]["sim_cards_out"] >= 3, timeout=10)
+            _kill(daemon)
+            gone += 3
+            daemon = start_daemon(tmp_path, SLOW_FIRE_TOML)
+            deck = daemon.get("/api/state")["deck"]
+            assert deck["loaded"] == 112
+            assert gone <= deck["dispensed"] < gone + 12, f"kill {kill + 1}: {deck}"  # at least the 3 seen out
+            gone = deck["dispensed"]
+            assert daemon.get("/api/state")["hardware"]["sim_deck"] == deck["remaining"]
+    finally:
+        daemon.close()
+
+
+def _press_ignoring_the_kill(daemon: RunningDaemon) -> None:
+    with contextlib.suppress(OSError, http.client.HTTPException, ValueError):  # killed while the fire was under way
+        daemon.post("/api/press", {})

@@ -8,7 +8,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
-from launcher.controller import MAX_DECK, Controller, PressRefused
+from launcher.controller import Controller, PressRefused
+from launcher.hopper import MAX_DECK
 from launcher.rounds import RoundBook, RoundOpen
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
 from webui.access import needs

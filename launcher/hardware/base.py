@@ -42,6 +42,8 @@ class FireJob(Protocol):
 
 
 class Dispenser(Protocol):
+    when_card: Callable[[], None] | None  # each card of a fire as it leaves; from any thread, returns at once
+
     def start(self, cards: int) -> FireJob:
         """Start the motor at once and return the job that counts the cards out."""
         ...

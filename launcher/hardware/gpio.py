@@ -115,6 +115,7 @@ class GpioDispenser:
         may_fire: Callable[[], bool] = lambda: True,
         clock: Clock = REAL_CLOCK,
     ) -> None:
+        self.when_card: Callable[[], None] | None = None
         self._settings = dispense
         self._may_fire = may_fire
         self._clock = clock
@@ -240,6 +241,8 @@ class GpioDispenser:
             fire.last_card = now
             if fire.dispensed >= fire.requested:
                 self._conclude(fire, StopReason.COUNT)
+        if self.when_card is not None:
+            self.when_card()  # outside the lock: the motor is already off if that was the last card
 
     def _on_beam_clear(self) -> None:
         with self._cond:

@@ -1,0 +1,91 @@
+"""The hopper's count: what was loaded, what has come out, and a writer that saves it as each card leaves.
+
+A daemon killed in the middle of a fire restarts knowing the cards that had already left: the count is handed to
+`HopperSaver` at every card, from the exit beam's thread, which must never wait for a disk. The saver's own thread
+writes the newest count (older ones it has not reached are skipped), and `flush()` lets the controller's worker
+wait for it at the end of a fire, so that a store that cannot be written still latches FAULT there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from launcher.clock import REAL_CLOCK, Clock
+
+log = logging.getLogger(__name__)
+
+MAX_DECK = 500  # more than any hopper holds; the same bound as dispense.deck_cards in the config
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    loaded: int
+    dispensed: int
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.loaded - self.dispensed)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"loaded": self.loaded, "dispensed": self.dispensed, "remaining": self.remaining}
+
+
+class HopperSaver:
+    """Saves the newest count on its own thread. `save()` returns at once; `flush()` waits and raises what the
+    last write raised."""
+
+    def __init__(self, write: Callable[[Deck], None], *, clock: Clock = REAL_CLOCK) -> None:
+        self._write = write
+        self._cond = clock.condition()
+        self._pending: Deck | None = None
+        self._handed = 0  # counts handed over, and written (or failed): flush() waits until they meet
+        self._done = 0
+        self._error: Exception | None = None
+        self._closed = False
+        self._thread = clock.thread(self._run, "hopper-saver")
+        self._thread.start()
+
+    def save(self, deck: Deck) -> None:
+        with self._cond:
+            self._pending = deck
+            self._handed += 1
+            self._cond.notify_all()
+
+    def flush(self) -> None:
+        """Wait until every count handed over is written; raise the last write's error, once."""
+        with self._cond:
+            handed = self._handed
+            while self._done < handed and self._thread.is_alive():
+                self._cond.wait()
+            error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        """Write what is pending, then stop. Safe to call twice."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closed:
+                    self._cond.wait()
+                deck, self._pending, handed = self._pending, None, self._handed
+                if deck is None:
+                    return
+            error = None
+            try:
+                self._write(deck)
+            except Exception as e:  # handed to flush(): the controller latches FAULT naming it
+                log.exception("could not save the hopper's count")
+                error = e
+            with self._cond:
+                self._done = handed
+                if error is not None:
+                    self._error = error
+                self._cond.notify_all()
