@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from launcher.clock import REAL_CLOCK, Clock
+from launcher.clock import REAL_CLOCK, Clock, VirtualClock
 
 FIRMWARE = Path(__file__).resolve().parent.parent / "firmware"
 TICKS_PERIOD = 1 << 30
@@ -589,3 +589,14 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, what: str = 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
         time.sleep(0.002)
+
+
+def on_clock(clock: VirtualClock, call: Callable[[], object], within: float = 60.0) -> None:
+    """Make a blocking call (a close, which joins threads) while virtual time moves on for the threads it waits for.
+
+    The call runs on a thread the clock does not know, so that its joins do not hold time still.
+    """
+    thread = threading.Thread(target=call, name="on-clock")
+    thread.start()
+    clock.run_until(lambda: not thread.is_alive(), within=within)
+    thread.join()

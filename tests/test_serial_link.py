@@ -1,12 +1,15 @@
-"""SerialHardware against the firmware on a pty: lost and doubled frames, a silent host, a pulled cable, a reset.
+"""SerialHardware against the firmware: lost and doubled frames, a silent host, a pulled cable, a reset, a wrap.
 
-The fake board runs firmware/main.py in a thread on one end of a pty pair; the host opens the other end by a
-symlink, as it opens /dev/serial/by-id/... on a Pi. `Tamper` drops or duplicates whole lines on the wire.
+On a pty, on real time: the fake board runs firmware/main.py in a thread on one end of a pty pair; the host opens
+the other end by a symlink, as it opens /dev/serial/by-id/... on a Pi (pyserial, exclusive opening, replugging).
+On a MemoryWire, on a VirtualClock: the same board and host, with timing asserted to the millisecond and no
+real waiting. `Tamper` drops or duplicates whole lines on the wire.
 """
 
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 import threading
 from collections.abc import Iterator
@@ -16,11 +19,12 @@ from typing import Any
 import pytest
 import serial
 
+from launcher.clock import VirtualClock
 from launcher.config import DispenseConfig
 from launcher.hardware import framing, serial_fires
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
-from tests.fake_machine import FakeBoard, Tamper, board, wait_until
+from tests.fake_machine import FakeBoard, MemoryWire, Tamper, board, on_clock, wait_until
 
 
 class Watch:
@@ -314,25 +318,138 @@ def test_a_failing_callback_does_not_stop_the_link(link: Path, make_host: Any) -
         assert host.describe()["link"] == "up"
 
 
-def _received_seq(pico: FakeBoard, cmd: bytes) -> list[int]:
-    return [int(line.split(b" ", 1)[0]) for line in list(pico.received) if line.split(b" ")[1:2] == [cmd]]
+# --- on a virtual clock --------------------------------------------------------------------------------------------
+
+
+class Bench:
+    """The host and the board on one MemoryWire and one VirtualClock; `heard` is (time, line) of what the board got."""
+
+    def __init__(self, clock: VirtualClock, *, board_options: dict[str, Any], dispense: dict[str, Any]) -> None:
+        self.clock = clock
+        self.heard: list[tuple[float, bytes]] = []
+        self.to_board = Tamper()
+        self.to_host = Tamper()
+        self.watch = Watch()
+        self.wire = MemoryWire(clock)
+        self.pico = FakeBoard(self.wire, clock=clock, to_board=self._hear, to_host=self.to_host, **board_options)
+        self.host = SerialHardware(
+            port="memory",
+            dispense=DispenseConfig(**{"jam_ms": 500, "min_rest_ms": 0, **dispense}),
+            when_link_changed=self.watch,
+            clock=clock,
+            opener=self.wire.open,
+        )
+        self.until(lambda: self.host.describe()["link"] == "up")
+
+    def _hear(self, line: bytes) -> list[bytes]:
+        passed = self.to_board(line)
+        self.heard += [(self.clock.now(), piece) for piece in passed]
+        return passed
+
+    def until(self, done: Any, within: float = 10.0) -> None:
+        self.clock.run_until(done, within=within)
+
+    def times(self, cmd: bytes) -> list[float]:
+        return [t for t, line in self.heard if line.split(b" ")[1:2] == [cmd]]
+
+    def seqs(self, cmd: bytes) -> list[int]:
+        return [int(line.split(b" ")[0]) for _, line in self.heard if line.split(b" ")[1:2] == [cmd]]
+
+    def close(self) -> None:
+        on_clock(self.clock, self.host.close)
+        on_clock(self.clock, self.pico.close)
+
+
+@pytest.fixture
+def bench() -> Iterator[Any]:
+    clock = VirtualClock()
+    made: list[Bench] = []
+
+    def make(board_options: dict[str, Any] | None = None, **dispense: Any) -> Bench:
+        made.append(Bench(clock, board_options=board_options or {}, dispense=dispense))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.close()
+    clock.close()
+    assert clock.stalls == 0  # every wait was on the clock: nothing hung until the stall guard woke it
+
+
+def test_heartbeats_go_every_half_second_exactly(bench: Any) -> None:
+    b = bench()
+    b.clock.advance(3.0)
+    pings = b.times(b"PING")
+    assert len(pings) == 6
+    assert [round(later - earlier, 9) for earlier, later in itertools.pairwise(pings)] == [0.5] * 5
+    assert b.pico.launcher.state == "IDLE"
+
+
+def test_a_silent_board_is_retried_at_250_ms_and_given_up_after_three_tries(bench: Any) -> None:
+    b = bench()
+    b.to_host.block = True  # from here on the host hears nothing
+    b.until(lambda: b.watch.changes[-1:] and not b.watch.changes[-1][0])
+    sent = [(t, line) for t, line in b.heard if b" PING " in line]
+    assert [line for _, line in sent] == [sent[0][1]] * 3  # the very same line, three times
+    first = sent[0][0]
+    assert [round(t - first, 9) for t, _ in sent] == [0.0, 0.25, 0.5]
+    assert b.watch.changes[-1] == (False, "no reply from the board after 3 tries")
+    assert round(b.clock.now() - first, 3) <= 0.751  # down at the end of the third try
+    b.until(lambda: b.times(b"HELLO")[-1] > first)
+    assert round(b.times(b"HELLO")[-1] - first, 9) == 1.25  # greeted again REOPEN_S later
+    b.to_host.block = False
+    b.until(lambda: b.host.describe()["link"] == "up")
+    assert b.host.describe()["retransmits"] >= 2
+
+
+def test_a_fire_the_board_never_ends_is_given_up_at_max_run_plus_slack(bench: Any) -> None:
+    b = bench({"card_ms": 100_000}, max_run_ms=400, jam_ms=10000)
+    job = b.host.dispenser.start(2)
+    b.until(lambda: b.pico.motor.duty > 0)
+    b.pico.launcher._fire_max_ms = 10**6  # a board bug: it ignores max_ms and keeps saying FIRING
+    started = job.started
+    b.until(lambda: job.done)
+    assert job.wait(0).stop is StopReason.ERROR
+    assert b.times(b"STOP") == [pytest.approx(started + 0.4 + serial_fires.JOB_SLACK_S, abs=1e-9)]
+    b.until(lambda: b.pico.motor.duty == 0)
+    assert b" stop " in b.pico.events(b"DONE")[0]
 
 
 @pytest.mark.parametrize("distance", [65533, 65534, 65535, 65536, 65537])
-def test_a_fire_after_the_sequence_number_wraps_is_fired_not_answered_from_memory(
-    link: Path, make_host: Any, distance: int
-) -> None:
-    with FakeBoard(link) as pico:
-        host = make_host()
-        up(host)
-        assert host.dispenser.start(3).wait(10).stop is StopReason.COUNT
-        [first] = _received_seq(pico, b"FIRE")
-        heard = len(pico.received)
-        wait_until(lambda: len(pico.received) > heard, 5, "a heartbeat after the fire")
-        with host._cond:  # the link thread cannot send meanwhile: the next command is this FIRE
-            host._session.seq = (first - 2 + distance) % framing.MAX_SEQ + 1  # the seq of the command before
-            job = host.dispenser.start(3)
-        result = job.wait(10)
-        assert _received_seq(pico, b"FIRE")[1] == (first - 1 + distance) % framing.MAX_SEQ + 1
-        assert (result.dispensed, result.stop) == (3, StopReason.COUNT)
-        assert pico.launcher.fires == 2 and pico.mechanics.cards_out == 6
+def test_a_fire_after_the_sequence_number_wraps_is_fired_not_answered_from_memory(bench: Any, distance: int) -> None:
+    b = bench()
+    first = b.host.dispenser.start(3)
+    b.until(lambda: first.done)
+    assert first.wait(0).stop is StopReason.COUNT
+    [seq] = b.seqs(b"FIRE")
+    b.clock.advance(0.5)  # a heartbeat: the board has heard another line since the FIRE
+    assert b.seqs(b"PING")[-1] > seq
+    # Time stands still while this thread runs: nothing is sent between these two lines.
+    b.host._session.seq = (seq - 2 + distance) % framing.MAX_SEQ + 1  # as if distance - 1 commands had been sent
+    second = b.host.dispenser.start(3)
+    b.until(lambda: second.done)
+    assert b.seqs(b"FIRE")[1] == (seq - 1 + distance) % framing.MAX_SEQ + 1
+    assert (second.wait(0).dispensed, second.wait(0).stop) == (3, StopReason.COUNT)
+    assert b.pico.launcher.fires == 2 and b.pico.mechanics.cards_out == 6 and b.pico.launcher.replays == 0
+
+
+def test_an_acknowledgement_naming_an_old_fire_is_never_taken(bench: Any) -> None:
+    # A board that answers from a stale memory (a firmware without the rule above): no cards are reported.
+    b = bench()
+    first = b.host.dispenser.start(3)
+    b.until(lambda: first.done)
+    [seq] = b.seqs(b"FIRE")
+    b.clock.advance(0.5)
+    next_seq = b.host._session.seq % framing.MAX_SEQ + 1
+    stale = next(line for line in b.pico.sent if line.startswith(f"{seq} OK fire=1 ".encode()))
+    b.pico.launcher._remembered = ((next_seq, "FIRE", ("3", "4000", "80")), ["OK", "fire=1"])
+    changes = len(b.watch.changes)
+    second = b.host.dispenser.start(3)
+    b.until(lambda: second.done)
+    assert (second.wait(0).dispensed, second.wait(0).stop) == (0, StopReason.ERROR)
+    assert b.pico.launcher.fires == 1 and stale
+    assert "not a new fire" in b.watch.wait(False, after=changes)
+    b.until(lambda: b.host.describe()["link"] == "up")  # HELLO puts the two ends back in step
+    third = b.host.dispenser.start(1)
+    b.until(lambda: third.done)
+    assert third.wait(0).stop is StopReason.COUNT and b.pico.launcher.fires == 2
