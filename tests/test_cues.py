@@ -1,10 +1,13 @@
-"""Light and buzzer cues: pure pattern timing, the sequencer's rules, and the cue thread on gpiozero mock pins."""
+"""Light and buzzer cues: pure pattern timing, the sequencer's rules, and the cue thread on gpiozero mock pins.
+
+The cue thread runs on a virtual clock: every note and every change of the light is recorded at its virtual
+moment, so the pins are checked to play each pattern exactly as written, step by step.
+"""
 
 from __future__ import annotations
 
 import math
 import threading
-import time
 from collections.abc import Iterator
 from itertools import pairwise
 
@@ -12,6 +15,7 @@ import pytest
 from gpiozero.exc import GPIOPinInUse
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from launcher.clock import VirtualClock
 from launcher.hardware.cues import (
     CALM,
     FAULT,
@@ -29,40 +33,53 @@ from launcher.hardware.cues import (
     lid_beep_steps,
     suspense_steps,
 )
-from tests.conftest import wait_until
 
 LIGHT, BUZZER = 13, 18
 
+Timeline = list[tuple[float, float | None]]  # (seconds after a cue, value) at each change
+
 
 class RecordingPWMPin(MockPWMPin):
-    """A mock PWM pin that also records every frequency written (MockPWMPin keeps only the duty history)."""
+    """A mock PWM pin that records, at the virtual moment, every frequency written and every change of duty."""
 
     def __init__(self, factory: MockFactory, info: object) -> None:
-        super().__init__(factory, info)
-        self.frequencies: list[float | None] = []
+        self.clock: VirtualClock = factory.clock  # type: ignore[attr-defined]
+        self.duties: list[tuple[float, float]] = []
+        self.frequencies: list[tuple[float, float | None]] = []
         self.fail = False  # set to make every tone fail, like a broken pin driver
+        super().__init__(factory, info)
+
+    def _change_state(self, value: float) -> bool:
+        changed = super()._change_state(value)
+        if changed:
+            self.duties.append((self.clock.now(), float(value)))
+        return changed
 
     def _set_frequency(self, value: float | None) -> None:
         if self.fail and value is not None:
             raise OSError("pin driver gone")
         super()._set_frequency(value)
-        self.frequencies.append(value)
+        self.frequencies.append((self.clock.now(), value))
 
 
 @pytest.fixture
-def factory() -> Iterator[MockFactory]:
+def clock() -> Iterator[VirtualClock]:
+    clock = VirtualClock(start=500.0)
+    yield clock
+    clock.close()
+
+
+@pytest.fixture
+def factory(clock: VirtualClock) -> Iterator[MockFactory]:
     factory = MockFactory(pin_class=RecordingPWMPin)
+    factory.clock = clock  # type: ignore[attr-defined]
     yield factory
     factory.reset()
     factory.close()
 
 
-def fast_sleep(seconds: float) -> None:
-    time.sleep(min(seconds, 0.001))  # the patterns' order is under test here, not their tempo
-
-
-def make(factory: MockFactory, **kwargs: object) -> GpioCues:
-    cues = GpioCues(light=LIGHT, buzzer=BUZZER, pin_factory=factory, **kwargs)  # type: ignore[arg-type]
+def make(factory: MockFactory, clock: VirtualClock) -> GpioCues:
+    cues = GpioCues(light=LIGHT, buzzer=BUZZER, pin_factory=factory, clock=clock)
     buzzer_pin(factory).frequencies.clear()  # TonalBuzzer's PWM device passes through 100 Hz while it opens
     return cues
 
@@ -73,8 +90,14 @@ def buzzer_pin(factory: MockFactory) -> RecordingPWMPin:
     return pin
 
 
+def light_pin(factory: MockFactory) -> RecordingPWMPin:
+    pin = factory.pin(LIGHT)
+    assert isinstance(pin, RecordingPWMPin)
+    return pin
+
+
 def tones_written(factory: MockFactory) -> list[float]:
-    return [hz for hz in list(buzzer_pin(factory).frequencies) if hz is not None]
+    return [hz for _, hz in list(buzzer_pin(factory).frequencies) if hz is not None]
 
 
 def tones(pattern: Pattern) -> list[float]:
@@ -90,6 +113,30 @@ def tones(pattern: Pattern) -> list[float]:
 
 def total(pattern: Pattern) -> float:
     return sum(step.seconds for step in pattern)
+
+
+def written(records: list[tuple[float, float | None]], start: float, end: float) -> Timeline:
+    """What a pin was given from `start` (inclusive) to `end` (exclusive), timed from `start`."""
+    return [(round(t - start, 9), v) for t, v in list(records) if start - 1e-9 <= t < end - 1e-9]
+
+
+def held_before(records: list[tuple[float, float | None]], moment: float, initial: float | None) -> float | None:
+    """What a pin held just before `moment`."""
+    earlier = [v for t, v in list(records) if t < moment - 1e-9]
+    return earlier[-1] if earlier else initial
+
+
+def score(pattern: Pattern, field: str, before: float | None) -> Timeline:
+    """The changes a pattern asks of one pin (`light` or `hz`), timed from its start: what the pin must show."""
+    out: Timeline = []
+    t, last = 0.0, before
+    for step in pattern:
+        value = getattr(step, field)
+        if value != last:
+            out.append((round(t, 9), value))
+            last = value
+        t += step.seconds
+    return out
 
 
 # --- pure patterns -----------------------------------------------------------------------------------------
@@ -213,56 +260,113 @@ def test_one_shot_queue_is_bounded_and_latest_wins() -> None:
     assert seq.background == beat_steps(999 / 1000)
 
 
-# --- the cue thread on mock pins ---------------------------------------------------------------------------
+# --- the cue thread on mock pins, on the virtual clock ----------------------------------------------------
 
 
-def test_a_press_rings_the_ding_on_the_buzzer_pin(factory: MockFactory) -> None:
-    with make(factory) as cues:  # the real condition wait, not a test sleep
+def test_a_press_rings_the_ding_at_once_for_its_length_then_breathes_calm(
+    factory: MockFactory, clock: VirtualClock
+) -> None:
+    with make(factory, clock) as cues:
+        clock.sleep(0.31)  # mid-breath (between two of its 25 ms frames: no tie with the cue thread)
+        pressed = clock.now()
         cues.pressed(0.0)
-        wait_until(lambda: 880.0 in tones_written(factory), timeout=5)
-        wait_until(lambda: buzzer_pin(factory).frequency is None, timeout=5)  # then silence at tension 0
-        assert tones_written(factory) == tones(ding_steps())
+        clock.sleep(1.0)
+        assert written(buzzer_pin(factory).frequencies, pressed, pressed + 1.0) == [(0.0, 880.0), (0.09, None)]
+        # the ding's flash, its half-light tail, then the calm beat from its brightest frame
+        assert written(light_pin(factory).duties, pressed, pressed + 0.16) == [
+            (0.0, 1.0),
+            (0.09, 0.5),
+            (0.15, CALM[0].light),
+        ]
 
 
-def test_fired_and_jackpot_play_different_tone_sequences(factory: MockFactory) -> None:
-    played = []
-    with make(factory, sleep=fast_sleep) as cues:
-        for cue, expected in ((cues.fired, fired_steps(3)), (cues.jackpot, jackpot_steps(3))):
-            buzzer_pin(factory).frequencies.clear()
-            cue(3)
-            wait_until(lambda expected=expected: tones_written(factory) == tones(expected), timeout=10)
-            wait_until(lambda: buzzer_pin(factory).frequency is None, timeout=10)
-            played.append(tones_written(factory))
-    assert played[0] != played[1]
+@pytest.mark.parametrize("cue", ["fired", "jackpot"])
+def test_fired_and_jackpot_play_their_pattern_exactly_on_the_pins(
+    factory: MockFactory, clock: VirtualClock, cue: str
+) -> None:
+    pattern = {"fired": fired_steps(3), "jackpot": jackpot_steps(3)}[cue]
+    with make(factory, clock) as cues:
+        clock.sleep(0.51)  # mid-frame of the calm beat: no tie with the cue thread
+        light, buzzer = light_pin(factory), buzzer_pin(factory)
+        began = clock.now()
+        getattr(cues, cue)(3)
+        clock.sleep(total(pattern) + 1.0)
+        end = began + total(pattern)
+        assert written(buzzer.frequencies, began, end) == score(pattern, "hz", None)
+        assert written(light.duties, began, end) == score(pattern, "light", held_before(light.duties, began, 0.0))
+        assert written(buzzer.frequencies, end, clock.now()) == []  # calm again: no tick
+        assert written(light.duties, end, end + 1e-6) == [(0.0, CALM[0].light)]  # the calm beat starts right after
 
 
-def test_the_light_breathes_and_the_ticks_follow_tension(factory: MockFactory) -> None:
-    with make(factory, sleep=fast_sleep) as cues:
+def test_the_ticks_follow_the_tension_beat_by_beat(factory: MockFactory, clock: VirtualClock) -> None:
+    light = light_pin(factory)
+    with make(factory, clock) as cues:
+        slow, fast = beat_period(0.25), beat_period(1.0)
+        clock.sleep(0.01)  # mid-frame of the calm beat
+        first = clock.now()
+        cues.tension(0.25)
+        clock.sleep(2.5 * slow)  # cut mid-beat by the next tension
+        second = clock.now()
         cues.tension(1.0)
-        wait_until(lambda: tones_written(factory).count(tones(beat_steps(1.0))[0]) >= 3, timeout=10)
-        light = factory.pin(LIGHT)
-        assert len({round(s.state, 3) for s in light.states}) > 5  # many brightness levels: a pulse, not a blink
+        clock.sleep(0.9)
+        ticks = [t for t, hz in buzzer_pin(factory).frequencies if hz is not None]
+        expected = [first, first + slow, first + 2 * slow, *(second + k * fast for k in range(5))]
+        assert [round(t - first, 9) for t in ticks] == [round(t - first, 9) for t in expected]
+        assert tones_written(factory) == [tones(beat_steps(0.25))[0]] * 3 + [tones(beat_steps(1.0))[0]] * 5
+        # the light breathes through every frame of a beat, as the pattern says, not a blink
+        beat = beat_steps(0.25)
+        assert written(light.duties, first, first + slow) == score(beat, "light", held_before(light.duties, first, 0))
+        assert len({v for _, v in written(light.duties, first, first + slow)}) > 5
 
 
-def test_fault_blinks_with_a_low_tone_until_idle(factory: MockFactory) -> None:
-    with make(factory, sleep=fast_sleep) as cues:
+def test_fault_blinks_with_a_low_tone_until_idle_which_silences_it_at_once(
+    factory: MockFactory, clock: VirtualClock
+) -> None:
+    with make(factory, clock) as cues:
+        clock.sleep(0.01)
+        began = clock.now()
         cues.fault()
-        wait_until(lambda: tones_written(factory).count(220.0) >= 3, timeout=10)
+        clock.sleep(1.0)  # 0.3 s a blink: the fourth is sounding
+        buzzer = buzzer_pin(factory)
+        assert written(buzzer.frequencies, began, clock.now()) == [
+            (0.0, 220.0),
+            (0.15, None),
+            (0.3, 220.0),
+            (0.45, None),
+            (0.6, 220.0),
+            (0.75, None),
+            (0.9, 220.0),
+        ]
+        idle = clock.now()
         cues.idle()
-        wait_until(lambda: buzzer_pin(factory).frequency is None, timeout=10)
-        count = len(tones_written(factory))
+        clock.sleep(0.5)
+        assert written(buzzer.frequencies, idle, clock.now()) == [(0.0, None)]  # not at the end of the blink
+        closed = clock.now()
         cues.lid_closed()
-        wait_until(lambda: len(tones_written(factory)) > count, timeout=10)
-        assert tones_written(factory)[count:] == tones(lid_beep_steps())
+        clock.sleep(1.0)
+        assert written(buzzer.frequencies, closed, clock.now()) == score(lid_beep_steps(), "hz", None)
 
 
-def test_close_leaves_light_and_buzzer_off_and_twice_is_fine(factory: MockFactory) -> None:
-    cues = make(factory)
+def test_a_suspense_pause_plays_the_fast_beat_for_exactly_the_pause(factory: MockFactory, clock: VirtualClock) -> None:
+    with make(factory, clock) as cues:
+        clock.sleep(0.01)
+        began = clock.now()
+        cues.suspense(500)
+        clock.sleep(1.0)
+        ticks = [round(t - began, 9) for t, hz in buzzer_pin(factory).frequencies if hz is not None]
+        assert ticks == [0.0, 0.2, 0.4]  # the fastest beat, cut at 0.5 s
+        light = light_pin(factory)
+        assert written(light.duties, began + 0.5, began + 0.5 + 1e-6) == [(0.0, CALM[0].light)]
+
+
+def test_close_leaves_light_and_buzzer_off_and_twice_is_fine(factory: MockFactory, clock: VirtualClock) -> None:
+    cues = make(factory, clock)
     cues.jackpot(12)
-    wait_until(lambda: tones_written(factory), timeout=5)  # mid-fanfare: light and tone on
+    clock.sleep(0.03)  # mid-fanfare: light and tone on
+    light, buzzer = light_pin(factory), buzzer_pin(factory)
+    assert light.state == 1.0 and buzzer.frequency == 440.0
     cues.close()
     assert not cues.running
-    light, buzzer = factory.pin(LIGHT), buzzer_pin(factory)
     assert light.state == 0 and buzzer.state == 0
     assert buzzer.frequency is None
     cues.close()
@@ -270,10 +374,10 @@ def test_close_leaves_light_and_buzzer_off_and_twice_is_fine(factory: MockFactor
         pass  # __exit__ after close is a third close
 
 
-def test_cues_after_close_do_nothing(factory: MockFactory) -> None:
-    cues = make(factory)
+def test_cues_after_close_do_nothing(factory: MockFactory, clock: VirtualClock) -> None:
+    cues = make(factory, clock)
     cues.close()
-    light, buzzer = factory.pin(LIGHT), buzzer_pin(factory)
+    light, buzzer = light_pin(factory), buzzer_pin(factory)
     before = (len(light.states), len(buzzer.states), len(buzzer.frequencies))
     cues.pressed(0.5)
     cues.tension(0.9)
@@ -283,11 +387,12 @@ def test_cues_after_close_do_nothing(factory: MockFactory) -> None:
     cues.fault()
     cues.lid_closed()
     cues.idle()
+    clock.sleep(5.0)
     assert (len(light.states), len(buzzer.states), len(buzzer.frequencies)) == before
 
 
-def test_a_burst_from_many_threads_neither_raises_nor_blocks(factory: MockFactory) -> None:
-    cues = make(factory, sleep=fast_sleep)
+def test_a_burst_from_many_threads_neither_raises_nor_blocks(factory: MockFactory, clock: VirtualClock) -> None:
+    cues = make(factory, clock)
     errors: list[BaseException] = []
 
     def hammer(k: int) -> None:
@@ -307,6 +412,7 @@ def test_a_burst_from_many_threads_neither_raises_nor_blocks(factory: MockFactor
         except BaseException as e:  # collected, so the test fails here rather than in a thread hook
             errors.append(e)
 
+    # Web request threads, not the clock's: they never wait on it, and a post must not wait for the cue thread.
     threads = [threading.Thread(target=hammer, args=(k,)) for k in range(8)]  # 8 x 125 = 1,000 calls
     for t in threads:
         t.start()
@@ -314,13 +420,17 @@ def test_a_burst_from_many_threads_neither_raises_nor_blocks(factory: MockFactor
         t.join(timeout=30)
     assert not any(t.is_alive() for t in threads)
     assert errors == []
+    clock.sleep(20.0)  # whatever is left queued (at most 4 one-shots, each under 4 s) plays out
     assert cues.running
+    cues.idle()
+    clock.sleep(0.001)
+    assert buzzer_pin(factory).frequency is None  # idle silences it at once, whatever the burst left
     cues.close()
-    assert factory.pin(LIGHT).state == 0 and buzzer_pin(factory).frequency is None
+    assert light_pin(factory).state == 0 and buzzer_pin(factory).frequency is None
 
 
-def test_nonsense_arguments_do_not_raise(factory: MockFactory) -> None:
-    with make(factory, sleep=fast_sleep) as cues:
+def test_nonsense_arguments_do_not_raise(factory: MockFactory, clock: VirtualClock) -> None:
+    with make(factory, clock) as cues:
         cues.pressed(math.nan)
         cues.tension("loud")  # type: ignore[arg-type]
         cues.suspense(None)  # type: ignore[arg-type]
@@ -328,24 +438,25 @@ def test_nonsense_arguments_do_not_raise(factory: MockFactory) -> None:
         cues.jackpot(math.inf)  # type: ignore[arg-type]
         cues.tension(-1)
         cues.tension([0.5])  # type: ignore[arg-type]
+        clock.sleep(10.0)
         assert cues.running
 
 
 def test_a_failing_buzzer_stops_the_thread_with_everything_off(
-    factory: MockFactory, caplog: pytest.LogCaptureFixture
+    factory: MockFactory, clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cues = make(factory, sleep=fast_sleep)
+    cues = make(factory, clock)
     buzzer_pin(factory).fail = True
     cues.pressed(0.5)
-    wait_until(lambda: not cues.running, timeout=10)
+    clock.run_until(lambda: not cues.running, within=1.0)
     assert "cue thread failed" in caplog.text
-    assert factory.pin(LIGHT).state == 0 and buzzer_pin(factory).frequency is None
+    assert light_pin(factory).state == 0 and buzzer_pin(factory).frequency is None
     cues.fired(3)  # still harmless
     cues.close()
 
 
-def test_a_device_that_cannot_open_releases_the_other(factory: MockFactory) -> None:
+def test_a_device_that_cannot_open_releases_the_other(factory: MockFactory, clock: VirtualClock) -> None:
     with pytest.raises(GPIOPinInUse):
-        GpioCues(light=LIGHT, buzzer=LIGHT, pin_factory=factory)
-    with GpioCues(light=LIGHT, buzzer=BUZZER, pin_factory=factory):
+        GpioCues(light=LIGHT, buzzer=LIGHT, pin_factory=factory, clock=clock)
+    with GpioCues(light=LIGHT, buzzer=BUZZER, pin_factory=factory, clock=clock):
         pass  # the light pin was released
