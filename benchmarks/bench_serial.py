@@ -33,6 +33,7 @@ import serial
 from bench_press_latency import full_daemon
 from measure import percentile
 
+from launcher.config import DispenseConfig
 from launcher.hardware.framing import Parser, encode
 from launcher.hardware.serial_link import SerialHardware
 from tests.fake_machine import FakeBoard, wait_until
@@ -45,7 +46,7 @@ def board_process(link: Path, presses: int) -> None:
     pico = FakeBoard(link, card_ms=5, deck=100_000)
     pico.launcher.settings["reverse_ms"] = 0  # no pull-back pulse: the next press comes sooner
     print("plugged", flush=True)
-    wait_until(lambda: pico.launcher.state == "IDLE" and pico.launcher.settings["rest_ms"] == 0, 10, "host")
+    wait_until(lambda: pico.launcher.state == "IDLE" and pico.launcher.settings["min_rest_ms"] == 0, 10, "host")
     samples = []
     for _ in range(presses):
         pico.motor.turned_on.clear()
@@ -69,7 +70,7 @@ def bare_reflex(link: Path, heard: list[float]) -> Iterator[object]:
 
     def host() -> None:
         parser, seq = Parser(), 2
-        port.write(encode(1, "HELLO") + encode(2, "CONFIG", ("rest_ms=0", "gap_ms=4")))
+        port.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0",)))
         while not stop.is_set():
             for frame in parser.feed(port.read(port.in_waiting or 1)):
                 if frame.cmd == "BTN":
@@ -89,7 +90,7 @@ def bare_reflex(link: Path, heard: list[float]) -> Iterator[object]:
 
 @contextlib.contextmanager
 def serial_hardware(link: Path, heard: list[float]) -> Iterator[object]:
-    with SerialHardware(port=str(link), max_run_ms=4000, pwm=0.8, jam_ms=500, min_rest_ms=0) as host:
+    with SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500, min_rest_ms=0)) as host:
 
         def pressed() -> None:
             heard.append(time.monotonic())
