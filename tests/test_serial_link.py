@@ -376,6 +376,17 @@ def bench() -> Iterator[Any]:
     assert clock.stalls == 0  # every wait was on the clock: nothing hung until the stall guard woke it
 
 
+def test_each_card_is_told_as_the_board_reports_it(bench: Any) -> None:
+    b = bench()
+    cards: list[int] = []
+    b.host.dispenser.when_card = lambda: cards.append(b.pico.mechanics.cards_out)
+    job = b.host.dispenser.start(3)
+    b.until(lambda: job.done)
+    assert job.wait(0).dispensed == 3
+    b.until(lambda: len(cards) == 3)
+    assert cards == [1, 2, 3]  # one call per card, each before the next card left
+
+
 def test_heartbeats_go_every_half_second_exactly(bench: Any) -> None:
     b = bench()
     b.clock.advance(3.0)

@@ -123,9 +123,13 @@ class FireTracker:
             self._done(job, *early[1:])
         return None
 
-    def card(self, count: int) -> None:
-        if self.job is not None:
-            self.job.cards = count
+    def card(self, count: int) -> int:
+        """`E CARD <count>`: returns how many cards are new."""
+        job = self.job
+        if job is None or count <= job.cards:
+            return 0
+        new, job.cards = count - job.cards, count
+        return new
 
     def done(self, fire: int, dispensed: int, ms: int, reason: str) -> None:
         """`E DONE`: the board has ended a fire and its motor is off."""

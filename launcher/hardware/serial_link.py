@@ -54,6 +54,7 @@ class SerialDispenser:
 
     def __init__(self, hardware: SerialHardware) -> None:
         self._hardware = hardware
+        self.when_card: Callable[[], None] | None = None  # each card as the board reports it, on the dispatcher
 
     def start(self, cards: int) -> SerialFireJob:
         """Queue a FIRE and return at once. LinkDown if no board is ready, RuntimeError if a fire is running."""
@@ -245,7 +246,8 @@ class SerialHardware:
             if name == "BTN":
                 self._dispatch.put(self._pressed)
             elif name == "CARD":
-                self._fires.card(int(args[0]))
+                for _ in range(self._fires.card(int(args[0]))):
+                    self._dispatch.put(self._card)
             elif name == "DONE":
                 self._fires.done(int(args[3]), int(args[0]), int(args[1]), args[2])
             elif name == "LID":
@@ -261,6 +263,11 @@ class SerialHardware:
 
     def _pressed(self) -> None:
         callback = self.inputs.when_pressed
+        if callback is not None:
+            callback()
+
+    def _card(self) -> None:
+        callback = self.dispenser.when_card
         if callback is not None:
             callback()
 
