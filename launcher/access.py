@@ -21,8 +21,12 @@ from dataclasses import dataclass
 
 from launcher.store import Store
 
-TABLE_PIN_DIGITS = (4, 8)  # short enough to type at the table; guesses are limited per phone
+# (fewest, most) digits. Made-up PINs have MADE_UP_DIGITS: with PinGuard's budget a 6-digit PIN takes months to
+# guess, and the QR code's link carries it, so its length costs players nothing. 4 digits are still accepted for
+# PINs a table chose itself.
+TABLE_PIN_DIGITS = (4, 8)
 ADMIN_PIN_DIGITS = (6, 12)
+MADE_UP_DIGITS = 6
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
 MOST_SESSIONS = 500  # beyond, the longest idle ones end: memory stays bounded however often phones join
@@ -71,8 +75,7 @@ def _pin_digits(role: Role) -> tuple[int, int]:
 
 
 def make_up_pin(role: Role) -> str:
-    digits = _pin_digits(role)[0]
-    return "".join(secrets.choice("0123456789") for _ in range(digits))
+    return "".join(secrets.choice("0123456789") for _ in range(max(MADE_UP_DIGITS, _pin_digits(role)[0])))
 
 
 def _shown(value: object) -> str:
@@ -211,11 +214,13 @@ class AccessBook:
 
 
 class TooManyTries(Exception):
-    """This client guessed wrong too often; `retry_after_s` says when it may try again."""
+    """Too many wrong PINs, from this client or from everyone; `retry_after_s` says when a try is taken again."""
 
-    def __init__(self, retry_after_s: int) -> None:
-        super().__init__(f"too many wrong PINs from this device; try again in {retry_after_s} s")
+    def __init__(self, retry_after_s: int, *, everyone: bool = False) -> None:
+        who = "on this network" if everyone else "from this device"
+        super().__init__(f"too many wrong PINs {who}; try again in {retry_after_s} s")
         self.retry_after_s = retry_after_s
+        self.everyone = everyone
 
 
 @dataclass
@@ -225,32 +230,45 @@ class _Tries:
 
 
 class PinGuard:
-    """Limits PIN guesses per client: a few free tries, then a wait that doubles with each wrong one.
+    """Limits PIN guesses, per client and for all clients together.
+
+    Per client: a few free tries, then a wait that doubles with each wrong one. For everyone: a budget of
+    `BUDGET` tries that refills at `BUDGET_PER_HOUR`, so that any number of addresses (one device can hold a whole
+    IPv6 /64) check at most that many PINs an hour. A made-up 6-digit table PIN then takes on average
+    10**6 / 2 / 240 hours, about 87 days, to find. Joined phones never need a try, and the budget refills within
+    minutes of the attack stopping, so an attacker can hold up new joins, the admin's too, only while attacking;
+    on the Pi, `uno-launcher new-pins` needs no try at all.
 
     A try counts as wrong from the moment it is taken, so a burst of guesses in parallel cannot slip past the
-    count; a right PIN forgives the client.
+    count; a right PIN forgives the client and gives its try back to the budget. A waiting client is never
+    forgotten to make room: once the table is full of waiting clients, a new one waits too.
     """
 
     FREE_TRIES = 5
     FIRST_WAIT_S = 30
     LONGEST_WAIT_S = 15 * 60
-    CLIENTS_KEPT = 1024  # the oldest are forgotten first: a bounded table, whatever addresses guess
+    CLIENTS_KEPT = 4096  # bounded memory, whatever addresses guess
+    BUDGET = 100
+    BUDGET_PER_HOUR = 240
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()
         self._clients: OrderedDict[str, _Tries] = OrderedDict()
+        self._budget = float(self.BUDGET)
+        self._budget_at = clock()
 
     def take(self, client: str) -> int:
         """Take one try for `client`: how many are left after it if it is wrong, or TooManyTries."""
         now = self._clock()
         with self._lock:
-            tries = self._clients.pop(client, None) or _Tries()
-            self._clients[client] = tries  # now the newest
-            while len(self._clients) > self.CLIENTS_KEPT:
-                self._clients.popitem(last=False)
+            tries = self._tries_of(client, now)
             if now < tries.wait_until:
-                raise TooManyTries(max(1, round(tries.wait_until - now + 0.5)))
+                raise TooManyTries(_seconds(tries.wait_until - now))
+            self._refill(now)
+            if self._budget < 1:
+                raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
+            self._budget -= 1
             tries.wrong += 1
             over = tries.wrong - self.FREE_TRIES
             if over >= 0:
@@ -261,8 +279,31 @@ class PinGuard:
         """Seconds `client` must wait before its next try (0: none)."""
         with self._lock:
             tries = self._clients.get(client)
-        return 0 if tries is None else max(0, round(tries.wait_until - self._clock() + 0.5))
+        return 0 if tries is None else max(0, _seconds(tries.wait_until - self._clock()))
 
     def forgive(self, client: str) -> None:
         with self._lock:
-            self._clients.pop(client, None)
+            if self._clients.pop(client, None) is not None:
+                self._budget = min(float(self.BUDGET), self._budget + 1)
+
+    def _refill(self, now: float) -> None:
+        self._budget = min(float(self.BUDGET), self._budget + (now - self._budget_at) * self.BUDGET_PER_HOUR / 3600)
+        self._budget_at = now
+
+    def _tries_of(self, client: str, now: float) -> _Tries:
+        """With the lock held: the client's record, made the newest; the oldest client not waiting makes room."""
+        tries = self._clients.pop(client, None)
+        if tries is None:
+            tries = _Tries()
+            if len(self._clients) >= self.CLIENTS_KEPT:
+                idle = next((c for c, t in self._clients.items() if t.wait_until <= now), None)
+                if idle is None:  # every one of them waits: so does the newcomer, unrecorded
+                    raise TooManyTries(self.FIRST_WAIT_S, everyone=True)
+                del self._clients[idle]
+        self._clients[client] = tries
+        return tries
+
+
+def _seconds(s: float) -> int:
+    """A wait as whole seconds, never 0 while there is any wait left."""
+    return max(1, round(s + 0.5))

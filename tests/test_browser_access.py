@@ -168,7 +168,7 @@ def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemo
     while table_pin.input_value() in ("", daemon.table_pin):
         admin.locator('[data-pin="table"]').tap()
     new_pin = table_pin.input_value()
-    assert re.fullmatch(r"\d{4}", new_pin)
+    assert re.fullmatch(r"\d{6}", new_pin)
     admin.locator("#pins button[type=submit]").tap()
     expect(admin.locator("#toast")).to_have_text(english["admin.saved"], timeout=WAIT_MS)
     qr = admin.locator("#join-qr")

@@ -55,16 +55,30 @@ def test_a_waiting_client_is_never_forgotten_however_many_others_guess() -> None
         guard.take("192.168.1.66")  # still waiting: 20 s of its 30 s have passed
 
 
+def spend_the_budget(guard: PinGuard) -> None:
+    """Wrong PINs from ever new addresses until the table's budget is spent."""
+    for n in range(PinGuard.BUDGET + 1):
+        try:
+            guard.take(f"10.9.{n // 250}.{n % 250}")
+        except TooManyTries as e:
+            assert e.everyone
+            return
+    pytest.fail("the budget was never spent")
+
+
 def test_the_admin_is_locked_out_only_until_the_attack_stops() -> None:
     clock = ManualClock()
     guard = PinGuard(clock=clock)
     attack(guard, clock, guesses=10_000, addresses=5_000, spread_s=60.0)
+    spend_the_budget(guard)
     with pytest.raises(TooManyTries) as refused:
         guard.take("192.168.1.2")  # the admin's phone, never wrong before: the table's budget is spent
+    assert refused.value.everyone and "on this network" in str(refused.value)
     assert 0 < refused.value.retry_after_s <= 3600 / PinGuard.BUDGET_PER_HOUR + 1
     clock.now += refused.value.retry_after_s
     assert guard.take("192.168.1.2") == PinGuard.FREE_TRIES - 1  # a try is checked again
     guard.forgive("192.168.1.2")  # it was the right PIN: the try goes back to the budget
+    assert guard.take("192.168.1.3") == PinGuard.FREE_TRIES - 1
 
 
 @pytest.fixture
@@ -78,6 +92,7 @@ def test_joined_phones_carry_on_while_the_budget_is_spent(daemon: Daemon) -> Non
     guard = daemon.app.extensions["launcher.pin_guard"] = PinGuard(clock=clock)
     phone = joined_client(daemon)
     attack(guard, clock, guesses=2_000, addresses=1_000, spread_s=30.0)
+    spend_the_budget(guard)
     stranger = daemon.app.test_client()
     stranger.environ_base["REMOTE_ADDR"] = "192.168.1.77"
     assert stranger.post("/api/session", json={"pin": "123456"}).status_code == 429

@@ -7,6 +7,7 @@ open by forgetting a decorator.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -46,8 +47,16 @@ def caller_role() -> Role:
 
 
 def client() -> str:
-    """Whom PIN guesses are counted against: the phone's address (the daemon is not behind a proxy)."""
-    return request.remote_addr or "unknown"
+    """Whom PIN guesses are counted against: the phone's address (the daemon is not behind a proxy), or for IPv6
+    its /64, which one device can fill with addresses of its own."""
+    address = request.remote_addr or "unknown"
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip.ipv4_mapped or ip) if isinstance(ip, ipaddress.IPv6Address) else str(ip)
 
 
 def set_session_cookie(response: Response, token: str) -> None:

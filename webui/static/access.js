@@ -3,7 +3,7 @@
 // only learns its role.
 "use strict";
 
-const MADE_UP_DIGITS = { table: 4, admin: 6 }; // as `uno-launcher new-pins` makes them up
+const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` makes them up
 
 const access = {
   role: null, // "none" | "table" | "admin" once known
