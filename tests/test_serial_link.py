@@ -297,6 +297,10 @@ class Bench:
     def until(self, done: Any, within: float = 10.0) -> None:
         self.clock.run_until(done, within=within)
 
+    def link_went(self, ok: bool, after: int) -> str | None:
+        """The message of the first link change to `ok` at or after index `after`, once it has come."""
+        return next((message for went, message in self.watch.changes[after:] if went is ok), None)
+
     def times(self, cmd: bytes) -> list[float]:
         return [t for t, line in self.heard if line.split(b" ")[1:2] == [cmd]]
 
@@ -354,7 +358,7 @@ def test_heartbeats_go_every_half_second_exactly(bench: Any) -> None:
 def test_a_silent_board_is_retried_at_250_ms_and_given_up_after_three_tries(bench: Any) -> None:
     b = bench()
     b.to_host.block = True  # from here on the host hears nothing
-    b.until(lambda: b.watch.changes[-1:] and not b.watch.changes[-1][0])
+    b.until(lambda: b.link_went(False, 0))
     sent = [(t, line) for t, line in b.heard if b" PING " in line]
     assert [line for _, line in sent] == [sent[0][1]] * 3  # the very same line, three times
     first = sent[0][0]
@@ -414,7 +418,8 @@ def test_an_acknowledgement_naming_an_old_fire_is_never_taken(bench: Any) -> Non
     b.until(lambda: second.done)
     assert (second.wait(0).dispensed, second.wait(0).stop) == (0, StopReason.ERROR)
     assert b.pico.launcher.fires == 1 and stale
-    assert "not a new fire" in b.watch.wait(False, after=changes)
+    b.until(lambda: b.link_went(False, changes))
+    assert "not a new fire" in str(b.link_went(False, changes))
     b.until(lambda: b.host.describe()["link"] == "up")  # HELLO puts the two ends back in step
     third = b.host.dispenser.start(1)
     b.until(lambda: third.done)
@@ -450,7 +455,7 @@ def test_a_silent_host_stops_the_motor_at_1500_ms_and_the_link_recovers(bench: A
     b.until(lambda: b.pico.motor.duty > 0)
     b.to_board.block = True  # from here on the board hears nothing from the host
     assert job.wait(10).stop is StopReason.ERROR
-    b.watch.wait(False)
+    b.until(lambda: b.link_went(False, 0))
     b.until(lambda: b.pico.events(b"DONE"))
     last_heard = b.heard[-1][0]
     [(done_at, done)] = [(t, line) for t, line in b.said if line.startswith(b"E DONE ")]
@@ -459,7 +464,7 @@ def test_a_silent_host_stops_the_motor_at_1500_ms_and_the_link_recovers(bench: A
     changes = len(b.watch.changes)
     b.pico.mechanics.card_ms = 40
     b.to_board.block = False
-    b.until(lambda: len(b.watch.changes) > changes and b.watch.changes[-1][0])
+    b.until(lambda: b.link_went(True, changes))
     again = b.host.dispenser.start(1)
     b.until(lambda: again.done)
     assert (again.wait(0).dispensed, again.wait(0).stop) == (1, StopReason.COUNT)
