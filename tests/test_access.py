@@ -341,3 +341,27 @@ def test_new_pins_from_the_command_line(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert bad.stderr.strip() == "uno-launcher new-pins: the table PIN must be a string of 4 to 8 digits, not 2 digits"
     assert AccessBook(store).role_for_pin("8642") is Role.TABLE  # nothing changed
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8080", "uno.attacker.test."])
+def test_a_page_rebound_from_another_name_is_refused_even_with_its_own_origin(daemon: Daemon, host: str) -> None:
+    phone = joined_client(daemon)
+    origin = f"http://{host}"
+    reply = phone.post("/api/press", headers={"Host": host, "Origin": origin})
+    assert reply.status_code == 421
+    assert reply.get_json()["error"]["code"] == "bad_host"
+    assert phone.get("/api/state", headers={"Host": host}).status_code == 421
+    assert daemon.controller.snapshot()["presses"] == 0
+
+
+@pytest.mark.parametrize("host", ["localhost:8080", "127.0.0.1:8080", "[::1]:8080", "192.168.1.20", "LOCALHOST"])
+def test_the_names_and_addresses_it_serves_are_answered(daemon: Daemon, host: str) -> None:
+    assert daemon.app.test_client().get("/api/state", headers={"Host": host}).status_code == 200
+
+
+def test_its_own_machine_name_is_answered(daemon: Daemon) -> None:
+    import socket
+
+    name = socket.gethostname()
+    for host in (name, f"{name}.local:8080"):
+        assert daemon.app.test_client().get("/api/state", headers={"Host": host}).status_code == 200

@@ -66,7 +66,7 @@ def create_app(
     app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles
     app.extensions["launcher.streams"] = stream.StreamCounter()
-    gate.install(app, access)
+    gate.install(app, access, public_urls)
     app.register_blueprint(api.bp)
     app.register_blueprint(session_api.bp)
     app.register_blueprint(stream.bp)

@@ -8,6 +8,7 @@ open by forgetting a decorator.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Callable
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -79,7 +80,33 @@ def _check_origin() -> None:
         raise ApiError(403, "bad_origin", f"refused: this request came from another site ({origin:.80})")
 
 
+def _check_host() -> None:
+    """Answer only to the names the launcher has: a page on another site whose name was made to point here (DNS
+    rebinding) sends its own name as the Host, which is refused. An address typed in cannot be rebound."""
+    name = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+    name = name.strip("[]").rstrip(".").lower()
+    try:
+        ipaddress.ip_address(name)
+        return
+    except ValueError:
+        pass
+    if name not in current_app.extensions["launcher.names"]:
+        raise ApiError(
+            421, "bad_host", f"this launcher does not answer to the name {name[:80]!r}; open it by its address"
+        )
+
+
+def served_names(public_urls: list[str]) -> frozenset[str]:
+    """The host names the page may be opened by: localhost, this machine's name (and .local), and those of its
+    public addresses."""
+    host = socket.gethostname().lower()
+    names = {"localhost", host, f"{host}.local"}
+    names.update((urlsplit(url).hostname or "").lower() for url in public_urls)
+    return frozenset(n for n in names if n)
+
+
 def _gate() -> None:
+    _check_host()
     g.role = book().role_of(session_token())
     view = current_app.view_functions.get(request.endpoint or "")
     if view is None:
@@ -95,7 +122,8 @@ def _gate() -> None:
     raise ApiError(401, "join_required", "join the table first: enter its PIN on the page, or scan its QR code")
 
 
-def install(app: Flask, access: AccessBook) -> None:
+def install(app: Flask, access: AccessBook, public_urls: list[str]) -> None:
     app.extensions["launcher.access"] = access
+    app.extensions["launcher.names"] = served_names(public_urls)
     app.extensions["launcher.pin_guard"] = PinGuard()
     app.before_request(_gate)
