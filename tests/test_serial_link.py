@@ -341,7 +341,7 @@ def test_each_card_is_told_as_the_board_reports_it(bench: Any) -> None:
     b.host.dispenser.when_card = lambda: cards.append(b.pico.mechanics.cards_out)
     job = b.host.dispenser.start(3)
     b.until(lambda: job.done)
-    assert job.wait(0).dispensed == 3
+    assert job.wait(0).dispensed == 3 and b.host.describe()["board_state"] == "IDLE"
     b.until(lambda: len(cards) == 3)
     assert cards == [1, 2, 3]  # one call per card, each before the next card left
 

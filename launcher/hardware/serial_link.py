@@ -250,6 +250,8 @@ class SerialHardware:
                     self._dispatch.put(self._card)
             elif name == "DONE":
                 self._fires.done(int(args[3]), int(args[0]), int(args[1]), args[2])
+                if session.board_state == "FIRING":  # until the next heartbeat says so itself
+                    session.board_state = "IDLE"
             elif name == "LID":
                 is_open = args[0] == "open"
                 self.inputs.lid_open = is_open
