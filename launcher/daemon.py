@@ -71,16 +71,7 @@ def build_hardware(config: Config) -> Hardware:
         )
     from launcher.hardware.serial_link import SerialHardware
 
-    d = config.dispense
-    return SerialHardware(
-        port=config.serial.port,
-        baudrate=config.serial.baudrate,
-        max_run_ms=d.max_run_ms,
-        pwm=d.pwm,
-        jam_ms=d.jam_ms,
-        min_rest_ms=d.min_rest_ms,
-        card_gap_ms=d.card_gap_ms,
-    )
+    return SerialHardware(port=config.serial.port, baudrate=config.serial.baudrate, dispense=config.dispense)
 
 
 class Daemon:

@@ -281,3 +281,13 @@ def test_opening_the_lid_stops_the_motor_at_once_and_blocks_fires(factory: MockF
     lid.drive_low()
     assert changes == [True, False]
     hardware.close()
+
+
+def test_a_card_already_in_the_exit_is_stuck_not_a_jam(factory: MockFactory, clock: VirtualClock) -> None:
+    dispenser = make(factory, clock, stuck_ms=50, jam_ms=5000)
+    factory.pin(PINS.exit_beam).drive_low()  # left there by the last fire
+    result = dispenser.start(2).wait()
+    assert (result.dispensed, result.stop) == (0, StopReason.STUCK)
+    assert clock.now() == pytest.approx(1000.05, abs=GpioDispenser.TICK_S)
+    factory.pin(PINS.exit_beam).drive_high()
+    dispenser.close()

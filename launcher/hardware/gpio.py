@@ -156,6 +156,8 @@ class GpioDispenser:
             if self._fire is not None:
                 raise RuntimeError("a fire is already in progress")
             fire = self._fire = _Fire(self, cards, self._clock.now())
+            if self._beam.is_active:
+                fire.blocked_since = fire.started  # a card already sits in the exit: stuck, as the board says
             self._watchdog.arm(fire, self._settings.max_run_ms / 1000)  # armed before the motor can turn
             try:
                 self._drive(fire, self._ramp_duty(0.0))
