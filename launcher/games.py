@@ -20,6 +20,7 @@ from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
 from launcher.game.rulesets import HOUSE_RULE_TEXTS
 from launcher.store import Store
+from launcher.text import scrubbed
 
 # What phones may declare, per ruleset; each maps to a Table method and the body fields it takes.
 DECLARATIONS: dict[str, tuple[str, ...]] = {
@@ -109,7 +110,7 @@ class GameDesk:
         with store.connect() as conn:
             row = store.current_game(conn)
         if row is not None:
-            self._id, state = row[0], json.loads(row[1])
+            self._id, state = row[0], scrubbed(json.loads(row[1]))  # an older version may have stored bad text
             self._game = Game.from_dict(state["game"])
             self._table = Table.from_dict(state["table"])
 

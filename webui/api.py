@@ -3,6 +3,7 @@ controller."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -12,6 +13,7 @@ from launcher.controller import Controller, PressRefused
 from launcher.hopper import MAX_DECK
 from launcher.rounds import RoundBook, RoundOpen
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
+from launcher.text import MAX_DEPTH, bad_text_at, depth
 from webui.access import needs
 from webui.errors import ApiError
 from webui.openapi import SPEC
@@ -20,14 +22,27 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 
 def json_object() -> dict[str, Any]:
-    """The request body as a JSON object; an empty body counts as {}."""
-    if not request.get_data(cache=True):
+    """The request body as a JSON object of valid text, nested at most MAX_DEPTH deep; an empty body counts as {}."""
+    raw = request.get_data(cache=True)
+    if not raw:
         return {}
     if not request.is_json:
         raise ApiError(415, "unsupported_media_type", "send the body as application/json")
-    body = request.get_json(silent=True)
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ApiError(400, "bad_json", f"the body is not UTF-8 (byte {e.start})") from None
+    except RecursionError:
+        raise ApiError(400, "bad_json", f"the body nests deeper than {MAX_DEPTH} levels") from None
+    except ValueError as e:
+        raise ApiError(400, "bad_json", f"the body is not JSON: {e}") from None
     if not isinstance(body, dict):
         raise ApiError(400, "bad_json", "the body must be a JSON object")
+    if depth(body) > MAX_DEPTH:
+        raise ApiError(400, "bad_json", f"the body nests deeper than {MAX_DEPTH} levels")
+    where = bad_text_at(body)
+    if where is not None:
+        raise ApiError(400, "bad_text", f"{where} holds a character that is not text (a lone surrogate)", field=where)
     return body
 
 
