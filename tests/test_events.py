@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from launcher.events import EventBus, EventType
 from launcher.store import MIGRATIONS, Store
+from tests.small_fs import fill, small_tmpfs
 
 
 def test_ids_continue_after_a_restart(tmp_path: Path) -> None:
@@ -70,3 +73,111 @@ def test_schema_is_migrated_and_a_newer_one_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(RuntimeError, match="newer than this program knows"):
         Store(path)
+
+
+class _FailingWrites:
+    """Store writes that fail with the error of a full disk while `failing` is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+        self.failing = True
+        for name in names:
+            real = getattr(Store, name)
+
+            def fail(*args: object, _real: Any = real) -> Any:
+                if self.failing:
+                    raise sqlite3.OperationalError("database or disk is full")
+                return _real(*args)
+
+            monkeypatch.setattr(Store, name, staticmethod(fail))
+
+
+def test_no_id_is_given_again_after_events_failed_to_save_and_a_clean_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    failure = _FailingWrites(monkeypatch, "append_events")
+    shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
+    bus.close()  # the log never got them, but phones saw them
+    failure.failing = False
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    assert bus.publish(EventType.BUTTON_PRESSED, {"press": 5}).id > max(shown)
+    bus.close()
+    assert "not in the log" in caplog.text
+
+
+def test_no_id_is_given_again_when_no_write_at_all_succeeds_until_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    failure = _FailingWrites(monkeypatch, "append_events", "reserve_event_ids")
+    shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
+    bus.close()
+    failure.failing = False
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    assert bus.publish(EventType.BUTTON_PRESSED, {"press": 5}).id > max(shown)
+    bus.close()
+
+
+def test_events_that_failed_to_save_are_saved_once_the_disk_has_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EventBus, "RETRY_S", 0.01)
+    store = Store(tmp_path / "db.sqlite3")
+    bus = EventBus(store)
+    failure = _FailingWrites(monkeypatch, "append_events")
+    shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
+    failure.failing = False
+    shown += [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5, 8)]
+    bus.close()
+    with store.connect() as conn:
+        assert [e.id for e in store.events_after(conn, 0, 100)] == shown
+
+
+def test_when_the_reserved_ids_run_out_publish_waits_for_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EventBus, "RESERVE", 10)
+    monkeypatch.setattr(EventBus, "RETRY_S", 0.01)
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    failure = _FailingWrites(monkeypatch, "append_events", "reserve_event_ids")
+    ids: list[int] = []
+    publisher = threading.Thread(
+        target=lambda: ids.extend(bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(15))
+    )
+    publisher.start()
+    publisher.join(0.5)
+    assert publisher.is_alive() and len(ids) == 0 and bus.last_id == 10  # ids 1-10 only, as reserved at the start
+    failure.failing = False
+    publisher.join(10)
+    assert ids == list(range(1, 16))
+    bus.close()
+
+
+def test_no_id_is_given_again_after_a_full_disk_and_a_clean_stop(tmp_path: Path) -> None:
+    """A real full filesystem: a 1 MiB tmpfs (needs root, as the CI runs), filled while events are published."""
+    with small_tmpfs(tmp_path / "fs") as mount:
+        bus = EventBus(Store(mount / "db.sqlite3"))
+        filler = fill(mount)
+        shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n, "pad": "x" * 4000}).id for n in range(300)]
+        bus.close()  # the disk is still full: nothing more could be saved
+        filler.unlink()
+        bus = EventBus(Store(mount / "db.sqlite3"))
+        assert bus.publish(EventType.BUTTON_PRESSED, {}).id > max(shown)
+        bus.close()
+
+
+def test_a_store_killed_under_the_old_rule_numbers_on_past_its_margin(tmp_path: Path) -> None:
+    """Schema 7 marked a run that never ended in `running`; the next run went 10,000 past the log. Kept so."""
+    for killed in (False, True):
+        path = tmp_path / f"{killed}.sqlite3"
+        conn = sqlite3.connect(path, isolation_level=None)
+        for migration in MIGRATIONS[:7]:
+            conn.executescript(migration)
+        conn.execute("PRAGMA user_version = 7")
+        conn.execute("INSERT INTO events (id, ts, type, data) VALUES (41, 0, 'daemon.started', '{}')")
+        if killed:
+            conn.execute("INSERT INTO running (id) VALUES (1)")
+        conn.close()
+        bus = EventBus(Store(path))
+        assert bus.publish(EventType.HARDWARE_OK, {}).id == (10_042 if killed else 42)
+        bus.close()

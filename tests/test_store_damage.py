@@ -1,0 +1,224 @@
+"""A damaged, foreign, read-only or full store stops start-up with one line naming the file and what to do, exit 2,
+and the file is left exactly as it was: nothing is ever silently replaced or adopted.
+
+Each case goes through the real command line, both `run` (the daemon) and `new-pins` (which writes PINs into the
+store). The read-only and full cases mount a small tmpfs, which needs root (the CI runs as root); as another user
+they are skipped, since chmod cannot make a directory read-only to root and nothing else fills a disk safely.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from launcher.events import EventBus, EventType
+from launcher.store import MIGRATIONS, STORE_FILE, Store
+from tests.small_fs import fill, make_read_only, small_tmpfs
+
+COMMANDS = {
+    "run": ["run", "--sim", "--port", "0"],
+    "new-pins": ["new-pins"],
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    state: Path  # the config's [state] dir
+    looked_at: Path  # the path the message must name
+    message: str  # a regex the line must match after the path
+
+
+def _our_store(state: Path, events: int = 300) -> Path:
+    """A real store with some history in it."""
+    path = state / STORE_FILE
+    bus = EventBus(Store(path))
+    for n in range(events):
+        bus.publish(EventType.BUTTON_PRESSED, {"press": n, "padding": "x" * 200})
+    bus.close()
+    return path
+
+
+def _empty(tmp_path: Path) -> Case:
+    state = tmp_path / "var"
+    state.mkdir()
+    (state / STORE_FILE).touch()
+    return Case(state, state / STORE_FILE, r"is empty \(0 bytes\).*: restore it from a backup, or remove it")
+
+
+def _truncated(tmp_path: Path) -> Case:
+    path = _our_store(tmp_path / "var")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return Case(path.parent, path, r"is damaged \(database disk image is malformed\): restore it from a backup")
+
+
+def _random_bytes(tmp_path: Path) -> Case:
+    state = tmp_path / "var"
+    state.mkdir()
+    (state / STORE_FILE).write_bytes(os.urandom(8192))
+    return Case(state, state / STORE_FILE, r"is not an SQLite database: restore it from a backup, or move it aside")
+
+
+def _another_programs_database(tmp_path: Path) -> Case:
+    state = tmp_path / "var"
+    state.mkdir()
+    with sqlite3.connect(state / STORE_FILE) as conn:
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+        conn.execute("INSERT INTO notes (text) VALUES ('shopping')")
+    conn.close()
+    return Case(state, state / STORE_FILE, r"is another program's database \(tables: notes\): move it aside")
+
+
+def _another_program_with_an_events_table(tmp_path: Path) -> Case:
+    state = tmp_path / "var"
+    state.mkdir()
+    with sqlite3.connect(state / STORE_FILE) as conn:
+        conn.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, what TEXT)")
+        conn.execute("PRAGMA user_version = 3")
+    conn.close()
+    return Case(state, state / STORE_FILE, r"is another program's database \(tables: events\): move it aside")
+
+
+def _newer_schema(tmp_path: Path) -> Case:
+    path = _our_store(tmp_path / "var", events=3)
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    return Case(path.parent, path, rf"was written by a newer uno-launcher \(schema {len(MIGRATIONS) + 1}.*upgrade")
+
+
+def _a_directory(tmp_path: Path) -> Case:
+    state = tmp_path / "var"
+    (state / STORE_FILE).mkdir(parents=True)
+    return Case(state, state / STORE_FILE, r"is a directory, not a database file: move it aside")
+
+
+def _parent_cannot_be_made(tmp_path: Path) -> Case:
+    (tmp_path / "afile").write_text("not a directory")
+    state = tmp_path / "afile" / "var"
+    return Case(state, state, r"cannot be made \(Not a directory\): set \[state\] dir")
+
+
+def _a_journal_without_its_database(tmp_path: Path) -> Case:
+    path = _our_store(tmp_path / "var", events=3)
+    wal = path.with_name(path.name + "-wal")
+    wal.write_bytes(b"\0" * 4096)  # what is left when someone deletes the database but not its write-ahead log
+    path.unlink()
+    return Case(path.parent, path, rf"is missing but its journal {wal} is there: restore .* or move .* aside")
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    with small_tmpfs(tmp_path / "fs") as mount:
+        yield mount
+
+
+def _read_only_with_a_store(fs: Path) -> Case:
+    path = _our_store(fs / "var")
+    make_read_only(fs)
+    return Case(path.parent, path, rf"cannot be written: {fs / 'var'} is on a read-only file system: remount it")
+
+
+def _read_only_without_a_store(fs: Path) -> Case:
+    (fs / "var").mkdir()
+    make_read_only(fs)
+    return Case(fs / "var", fs / "var" / STORE_FILE, r"cannot be written: .* is on a read-only file system: remount")
+
+
+def _full_with_a_store(fs: Path) -> Case:
+    path = _our_store(fs / "var")
+    fill(fs)
+    return Case(path.parent, path, rf"cannot be written: the disk holding {fs / 'var'} is full: free some space")
+
+
+def _full_without_a_store(fs: Path) -> Case:
+    (fs / "var").mkdir()
+    fill(fs)
+    return Case(fs / "var", fs / "var" / STORE_FILE, r"cannot be written: the disk holding .* is full: free some")
+
+
+CASES: dict[str, Callable[[Path], Case]] = {
+    "empty": _empty,
+    "truncated": _truncated,
+    "random bytes": _random_bytes,
+    "another program's": _another_programs_database,
+    "another program's with an events table": _another_program_with_an_events_table,
+    "a newer schema": _newer_schema,
+    "a directory": _a_directory,
+    "a parent that cannot be made": _parent_cannot_be_made,
+    "a journal without its database": _a_journal_without_its_database,
+}
+FS_CASES: dict[str, Callable[[Path], Case]] = {
+    "read-only with a store": _read_only_with_a_store,
+    "read-only without a store": _read_only_without_a_store,
+    "full with a store": _full_with_a_store,
+    "full without a store": _full_without_a_store,
+}
+
+
+def _snapshot(case: Case) -> tuple[bytes | None, list[str] | None]:
+    """The file's bytes and its directory's listing, to check that nothing changed."""
+    path = case.looked_at
+    data = path.read_bytes() if path.is_file() else None
+    listing = sorted(os.listdir(case.state)) if case.state.is_dir() else None
+    return data, listing
+
+
+def _check(tmp_path: Path, command: str, case: Case) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{case.state}"\n', encoding="utf-8")
+    before = _snapshot(case)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "launcher", *COMMANDS[command], "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=tmp_path,
+        )
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"`{command}` went on with the store as if it were fine:\n{e.stdout!r}")
+    lines = done.stderr.splitlines()
+    assert (done.returncode, len(lines)) == (2, 1), f"exit {done.returncode}, stderr:\n{done.stderr}"
+    prefix = f"uno-launcher: the {'state directory' if case.looked_at == case.state else 'store'} {case.looked_at} "
+    assert lines[0].startswith(prefix), lines[0]
+    assert re.search(case.message, lines[0][len(prefix) :]), lines[0]
+    assert "PIN" not in done.stdout, "PINs were made up for a store that is not there"
+    assert _snapshot(case) == before, "the store or its directory was changed"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("name", CASES)
+def test_a_damaged_or_foreign_store_stops_with_one_line(tmp_path: Path, name: str, command: str) -> None:
+    _check(tmp_path, command, CASES[name](tmp_path))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("name", FS_CASES)
+def test_a_read_only_or_full_disk_stops_with_one_line(small_fs: Path, tmp_path: Path, name: str, command: str) -> None:
+    _check(tmp_path, command, FS_CASES[name](small_fs))
+
+
+def test_a_store_of_an_older_version_is_taken_and_migrated(tmp_path: Path) -> None:
+    """A store made before stores were stamped as ours (schema 7, no application id) is still ours."""
+    path = tmp_path / STORE_FILE
+    conn = sqlite3.connect(path, isolation_level=None)
+    for migration in MIGRATIONS[:7]:
+        conn.executescript(migration)
+    conn.execute("PRAGMA user_version = 7")
+    conn.execute("INSERT INTO events (id, ts, type, data) VALUES (41, 0, 'daemon.started', '{}')")
+    conn.close()
+    bus = EventBus(Store(path))
+    assert bus.publish(EventType.HARDWARE_OK, {}).id == 42
+    bus.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    conn.close()
