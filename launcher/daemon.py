@@ -28,7 +28,7 @@ from launcher.netinfo import public_urls
 from launcher.rounds import RoundBook
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.store import STORE_FILE, Store
-from webui import create_app
+from webui import MAX_BODY_BYTES, create_app
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +46,8 @@ CONNECTION_OPTIONS = [
     (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3),
     (socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, DEAD_PHONE_MS),
 ]
+CONNECTION_LIMIT = 768
+CHANNEL_TIMEOUT_S = 30
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
 
 
@@ -153,12 +155,22 @@ class Daemon:
             profiles=self.profiles,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,
+            threads=web.threads,
         )
         return waitress.create_server(
             app,
             map=self._sockets,
             sockets=[sock],
             threads=web.threads,
+            # Open connections, streams and idle ones together. waitress stops accepting at this many, so it is
+            # far above what the streams may hold (see webui/stream.py) and what a family's phones keep open, and
+            # below the 1,024 files a process may open by default.
+            connection_limit=CONNECTION_LIMIT,
+            # A connection silent this long between requests is closed (an event stream is never idle: it has a
+            # request under way). A slow sender that trickles a byte now and then is bounded by connection_limit.
+            channel_timeout=CHANNEL_TIMEOUT_S,
+            # Refused before it is read: no request body reaches the disk (waitress spools big ones to a file).
+            max_request_body_size=MAX_BODY_BYTES,
             # waitress keeps what it sent on a connection until this many bytes, then starts a new buffer: an
             # event stream never ends, so the default (16 MiB) would hold up to 16 MiB per phone
             outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,

@@ -13,10 +13,12 @@ from urllib.parse import urlsplit
 class SseClient:
     """Follows /api/events; `events` fills with (id, event dict, receive time) as they arrive."""
 
-    def __init__(self, base_url: str, last_event_id: int | None = None) -> None:
+    def __init__(self, base_url: str, last_event_id: int | None = None, *, cookie: str | None = None) -> None:
         parts = urlsplit(base_url)
         self._conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
         headers = {"Accept": "text/event-stream"}
+        if cookie is not None:
+            headers["Cookie"] = cookie
         if last_event_id is not None:
             headers["Last-Event-ID"] = str(last_event_id)
         self._conn.request("GET", "/api/events", headers=headers)

@@ -17,6 +17,7 @@ from webui import access as gate
 from webui import api, compress, errors, game_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
+MAX_BODY_BYTES = 64 * 1024  # the largest body any call needs is a few KB; the server refuses more unread
 # The page's own files only: no inline script or style, nothing from elsewhere (DESIGN.md §10, §11).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -49,6 +50,7 @@ def create_app(
     public_urls: list[str],
     heartbeat_s: float = 15.0,
     press_wait_s: float = 30.0,
+    threads: int = 32,
 ) -> Flask:
     app = Flask(__name__)
     app.config.update(
@@ -56,7 +58,7 @@ def create_app(
         HEARTBEAT_S=heartbeat_s,
         PRESS_WAIT_S=press_wait_s,
         JSON_AS_ASCII=False,
-        MAX_CONTENT_LENGTH=64 * 1024,
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.extensions["launcher.controller"] = controller
@@ -65,7 +67,7 @@ def create_app(
     app.extensions["launcher.rounds"] = rounds
     app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles
-    app.extensions["launcher.streams"] = stream.StreamCounter()
+    app.extensions["launcher.streams"] = stream.StreamGate(threads)
     gate.install(app, access, public_urls)
     app.register_blueprint(api.bp)
     app.register_blueprint(session_api.bp)

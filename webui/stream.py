@@ -1,8 +1,13 @@
 """Server-Sent Events: every phone follows the table live.
 
-Each open stream holds one server thread (DESIGN.md §12), so the stream sends a comment at once (the browser
-then knows it is connected) and a heartbeat comment regularly (a phone that vanished is noticed on the next
-write and its thread freed). `Last-Event-ID` replays exactly what the phone missed.
+Each open stream holds one server thread, so the stream sends a comment at once (the browser then knows it is
+connected) and a heartbeat comment regularly (a phone that vanished is noticed on the next write and its thread
+freed). `Last-Event-ID` replays exactly what the phone missed.
+
+Streams are admitted by `StreamGate`, below what the server's threads can serve, so that presses and state reads
+always find a free thread: a few for clients not joined at the table (a watching phone, or anyone on the Wi-Fi),
+at most two from one address; the rest for joined phones, at most four per session. Beyond, 503 with
+`Retry-After`; the page's EventSource tries again by itself.
 """
 
 from __future__ import annotations
@@ -13,21 +18,52 @@ from collections.abc import Iterator
 
 from flask import Blueprint, Response, current_app, request
 
+from launcher.access import Role
 from launcher.events import Event, EventBus
+from webui import access
+from webui.errors import ApiError
 
 bp = Blueprint("stream", __name__)
 
+RETRY_AFTER_S = 10
 
-class StreamCounter:
-    """How many phones are following right now (shown on the status page)."""
 
-    def __init__(self) -> None:
+class StreamGate:
+    """Admits event streams within the server's threads; `count` is how many phones follow right now."""
+
+    PER_SESSION = 4  # a phone with a few tabs open
+    PER_ADDRESS = 2  # not joined: a watching phone, or a stranger on the Wi-Fi
+
+    def __init__(self, threads: int) -> None:
+        reserved = max(4, threads // 4)  # never held by a stream: presses, state reads and joins
+        self.most = threads - reserved
+        self.most_strangers = max(2, self.most // 4)
         self._lock = threading.Lock()
+        self._open: dict[tuple[bool, str], int] = {}
+        self._strangers = 0
         self.count = 0
 
-    def add(self, n: int) -> None:
+    def admit(self, joined: bool, who: str) -> tuple[bool, str] | None:
+        """A ticket for a new stream, or None when there is no room for it."""
+        key = (joined, who)
         with self._lock:
-            self.count += n
+            mine = self._open.get(key, 0)
+            if self.count >= self.most or mine >= (self.PER_SESSION if joined else self.PER_ADDRESS):
+                return None
+            if not joined and self._strangers >= self.most_strangers:
+                return None
+            self._open[key] = mine + 1
+            self._strangers += not joined
+            self.count += 1
+            return key
+
+    def leave(self, key: tuple[bool, str]) -> None:
+        with self._lock:
+            left = self._open.pop(key) - 1
+            if left:
+                self._open[key] = left
+            self._strangers -= not key[0]
+            self.count -= 1
 
 
 def format_event(event: Event) -> str:
@@ -44,8 +80,9 @@ def _last_event_id(bus: EventBus) -> int:
         return bus.last_id  # garbled: follow from now rather than fail the stream
 
 
-def _events(bus: EventBus, counter: StreamCounter, last_id: int, heartbeat_s: float) -> Iterator[str]:
-    counter.add(1)
+def _events(
+    bus: EventBus, gate: StreamGate, ticket: tuple[bool, str], last_id: int, heartbeat_s: float
+) -> Iterator[str]:
     try:
         yield ": connected\n\n"
         if last_id > bus.last_id:
@@ -58,15 +95,21 @@ def _events(bus: EventBus, counter: StreamCounter, last_id: int, heartbeat_s: fl
             elif not bus.wait(last_id, heartbeat_s):
                 yield ": heartbeat\n\n"
     finally:
-        counter.add(-1)
+        gate.leave(ticket)
 
 
 @bp.get("/api/events")
 def events() -> Response:
     bus: EventBus = current_app.extensions["launcher.bus"]
-    counter: StreamCounter = current_app.extensions["launcher.streams"]
+    gate: StreamGate = current_app.extensions["launcher.streams"]
     heartbeat_s: float = current_app.config["HEARTBEAT_S"]
-    body = _events(bus, counter, _last_event_id(bus), heartbeat_s)
+    joined = access.caller_role() >= Role.TABLE
+    ticket = gate.admit(joined, access.session_token() or "" if joined else access.client())
+    if ticket is None:
+        raise ApiError(
+            503, "too_many_streams", "too many phones follow the table right now", retry_after_s=RETRY_AFTER_S
+        )
+    body = _events(bus, gate, ticket, _last_event_id(bus), heartbeat_s)
     return Response(
         body,
         mimetype="text/event-stream",

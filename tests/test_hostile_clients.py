@@ -1,0 +1,155 @@
+"""Attacks from the Wi-Fi, against the real daemon over loopback: none of them stops the table.
+
+Every attacker here has no session. They come from many addresses of 127.0.0.0/8 (Linux answers the whole block
+on the loopback interface), their loops are bounded, and each test closes what it opened. Meanwhile a phone that
+joined with the PIN keeps pressing, reading the state and following the stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.conftest import RunningDaemon, http_json_with_headers, start_daemon
+from tests.sse_client import SseClient
+
+pytestmark = pytest.mark.slow
+
+ANSWER_WITHIN_S = 3.0  # a frozen daemon took 26-56 s; a healthy one answers in milliseconds
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDaemon]:
+    running = start_daemon(tmp_path_factory.mktemp("hostile"))
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def _address(n: int) -> str:
+    return f"127.{1 + n // 62500}.{n // 250 % 250}.{2 + n % 250}"
+
+
+@contextlib.contextmanager
+def _sockets(daemon: RunningDaemon, count: int, first_bytes: bytes) -> Iterator[list[socket.socket]]:
+    """`count` connections from as many loopback addresses, each having sent `first_bytes` and then nothing."""
+    parts = urlsplit(daemon.url)
+    opened: list[socket.socket] = []
+    try:
+        for n in range(count):
+            sock = socket.create_connection((parts.hostname, parts.port), timeout=5, source_address=(_address(n), 0))
+            opened.append(sock)
+            sock.sendall(first_bytes)
+        yield opened
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def _timed(call: object) -> tuple[float, object]:
+    began = time.monotonic()
+    result = call()  # type: ignore[operator]
+    return time.monotonic() - began, result
+
+
+def _joined_phone_carries_on(daemon: RunningDaemon) -> list[float]:
+    """A joined phone presses, reads the state and opens its stream; the seconds each took."""
+    took = []
+    seconds, (status, _) = _timed(lambda: daemon.request("GET", "/api/state"))
+    assert status == 200
+    took.append(seconds)
+    seconds, (status, answer) = _timed(lambda: daemon.post("/api/press", {}))
+    assert status == 200, answer
+    took.append(seconds)
+    began = time.monotonic()
+    stream = SseClient(daemon.url, cookie=daemon.joined.table_cookie)
+    try:
+        assert stream.connected.wait(ANSWER_WITHIN_S)
+        took.append(time.monotonic() - began)
+    finally:
+        stream.close()
+    assert max(took) < ANSWER_WITHIN_S, took
+    return took
+
+
+def test_200_idle_streams_and_100_slowloris_connections_do_not_freeze_the_table(daemon: RunningDaemon) -> None:
+    stream_request = b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+    slowloris = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+    with _sockets(daemon, 200, stream_request) as streams, _sockets(daemon, 100, slowloris):
+        statuses = [_status_line(s) for s in streams]
+        took = _joined_phone_carries_on(daemon)
+    admitted = statuses.count(b"200")
+    assert admitted <= 8, f"{admitted} streams of strangers admitted"
+    assert statuses.count(b"503") == 200 - admitted
+    shown = ", ".join(f"{t:.3f}" for t in took)
+    print(f"\n{admitted} of 200 strangers' streams admitted; the joined phone took {shown} s")
+
+
+def _status_line(sock: socket.socket) -> bytes:
+    sock.settimeout(ANSWER_WITHIN_S)
+    head = sock.recv(64)
+    return head.split(b" ")[1] if head.startswith(b"HTTP/1.1 ") else head
+
+
+def test_a_gigabyte_body_is_refused_before_it_is_read(daemon: RunningDaemon) -> None:
+    parts = urlsplit(daemon.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=ANSWER_WITHIN_S) as sock:
+        sock.sendall(
+            b"POST /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1073741824\r\n\r\n" + b" " * 65536
+        )
+        assert _status_line(sock) == b"413"
+
+
+def test_a_rebound_name_is_refused_and_the_press_not_made(daemon: RunningDaemon) -> None:
+    before = daemon.get("/api/state")["presses"]
+    status, answer, _ = http_json_with_headers(
+        daemon.url + "/api/press",
+        "POST",
+        {},
+        cookie=daemon.joined.table_cookie,
+        headers={"Host": "evil.example", "Origin": "http://evil.example"},
+    )
+    assert (status, answer["error"]["code"]) == (421, "bad_host")
+    assert daemon.get("/api/state")["presses"] == before
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [("[" * 30_000 + "]" * 30_000, "bad_json"), ('{"players": ["Ann", "\\udc00", "Cy"]}', "bad_text")],
+    ids=["30,000 brackets deep", "a lone surrogate"],
+)
+def test_bodies_that_are_not_honest_text_are_refused(daemon: RunningDaemon, body: str, code: str) -> None:
+    for path in ("/api/session", "/api/games"):
+        parts = urlsplit(daemon.url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        conn.request(
+            "POST", path, body.encode(), {"Content-Type": "application/json", "Cookie": daemon.joined.table_cookie}
+        )
+        response = conn.getresponse()
+        assert response.status == 400, (path, response.read())
+        assert code.encode() in response.read()
+        conn.close()
+    assert daemon.request("GET", "/api/game")[0] == 200
+
+
+def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on(daemon: RunningDaemon) -> None:
+    parts = urlsplit(daemon.url)
+    statuses = []
+    for n in range(300):
+        conn = http.client.HTTPConnection(
+            parts.hostname, parts.port, timeout=10, source_address=(_address(1000 + n), 0)
+        )
+        conn.request("POST", "/api/session", b'{"pin": "000000"}', {"Content-Type": "application/json"})
+        statuses.append(conn.getresponse().status)
+        conn.close()
+    assert statuses.count(401) <= 100 + 5  # the budget, and what refilled meanwhile
+    assert statuses[-1] == 429
+    _joined_phone_carries_on(daemon)
