@@ -13,8 +13,9 @@ import logging
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable
+
+from launcher.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -69,18 +70,19 @@ class Watchdog:
     blocks withholds pings, which is what it should do when what it checks has hung.
     """
 
-    def __init__(self, healthy: Callable[[], bool], *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, healthy: Callable[[], bool], *, clock: Clock = REAL_CLOCK) -> None:
         self._healthy = healthy
         self._clock = clock
         self.interval = watchdog_interval()
-        self._stop = threading.Event()
+        self._stop = clock.event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> bool:
         """Start pinging; False (and no thread) when systemd runs no watchdog for this process."""
         if self.interval is None or self._thread is not None or self._stop.is_set():
             return False
-        self._thread = threading.Thread(target=self._run, args=(self.interval,), name="sd-watchdog", daemon=True)
+        interval = self.interval
+        self._thread = self._clock.thread(lambda: self._run(interval), "sd-watchdog")
         self._thread.start()
         return True
 
@@ -93,7 +95,7 @@ class Watchdog:
     def _run(self, interval: float) -> None:
         was_healthy = True
         while True:
-            began = self._clock()
+            began = self._clock.now()
             healthy = self._check()
             if healthy:
                 notify("WATCHDOG=1")
@@ -105,7 +107,7 @@ class Watchdog:
             # A failed check is retried soon, so one slow answer does not cost the service its life; a check that
             # keeps failing lets the deadline pass.
             period = interval / 2 if healthy else interval / 10
-            if self._stop.wait(max(0.0, began + period - self._clock())):
+            if self._stop.wait(max(0.0, began + period - self._clock.now())):
                 return
 
     def _check(self) -> bool:

@@ -1,11 +1,15 @@
-"""sd_notify and the service watchdog against a fake NOTIFY_SOCKET: what systemd would receive, and when."""
+"""sd_notify and the service watchdog against a fake NOTIFY_SOCKET: what systemd would receive, and when.
+
+The watchdog runs on a virtual clock: each message is stamped with the virtual moment it was sent (and still goes
+through the real socket), so its rhythm is checked exactly and five quiet intervals cost no real second.
+"""
 
 from __future__ import annotations
 
 import os
+import queue
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,47 +17,58 @@ from pathlib import Path
 import pytest
 
 from launcher import sdnotify
-from launcher.controller import Controller, Deck
+from launcher.clock import VirtualClock
+from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
+from launcher.hopper import Deck
 from launcher.rounds import RoundBook
 from launcher.schedule import PROFILES, Outcome
 from launcher.store import Store
-from tests.conftest import start_daemon, wait_until
+from tests.conftest import start_daemon
 
-INTERVAL_USEC = 200_000  # a watchdog of 0.2 s: pings every 0.1 s while healthy
-QUIET_S = 5 * INTERVAL_USEC / 1_000_000  # "no ping" means none during five whole intervals
+INTERVAL_USEC = 200_000  # a watchdog of 0.2 s: pings every 0.1 s while healthy, retries every 0.02 s when not
+START = 1000.0  # the virtual clock's start
 
 
 class FakeSystemd:
-    """The receiving end of $NOTIFY_SOCKET, as systemd holds it."""
+    """The receiving end of $NOTIFY_SOCKET, as systemd holds it: read at once, as each message comes.
+
+    A unix datagram socket holds only a few unread messages (net.unix.max_dgram_qlen, 10 by default) before
+    sendto() blocks, and a watchdog thread blocked in real time would stop the virtual clock for good.
+    """
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
+        self._messages: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name="fake-systemd", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                self._messages.put(self._sock.recv(4096).decode())
+            except OSError:  # the socket was closed: the test is over
+                return
 
     def receive(self, timeout: float = 5.0) -> str | None:
         """The next message, or None when none arrives within `timeout` seconds."""
-        self._sock.settimeout(timeout)
         try:
-            return self._sock.recv(4096).decode()
-        except TimeoutError:
+            return self._messages.get(timeout=timeout)
+        except queue.Empty:
             return None
 
     def drain(self) -> list[str]:
-        """Every message already waiting."""
+        """Every message already sent (they reach the reader within microseconds)."""
         messages = []
-        while (message := self.receive(timeout=0.01)) is not None:
+        while (message := self.receive(timeout=0.05)) is not None:
             messages.append(message)
         return messages
 
-    def pings_within(self, seconds: float) -> int:
-        """How many WATCHDOG=1 arrive in the next `seconds`."""
-        pings = 0
-        deadline = time.monotonic() + seconds
-        while (left := deadline - time.monotonic()) > 0:
-            if self.receive(timeout=left) == "WATCHDOG=1":
-                pings += 1
-        return pings
+    def close(self) -> None:
+        self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        self._reader.join(timeout=5)
 
 
 def _bind(address: str) -> socket.socket:
@@ -69,8 +84,9 @@ def systemd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSys
     monkeypatch.setenv("NOTIFY_SOCKET", str(path))
     monkeypatch.delenv("WATCHDOG_USEC", raising=False)
     monkeypatch.delenv("WATCHDOG_PID", raising=False)
-    with _bind(str(path)) as sock:
-        yield FakeSystemd(sock)
+    fake = FakeSystemd(_bind(str(path)))
+    yield fake
+    fake.close()
 
 
 @pytest.fixture
@@ -81,17 +97,48 @@ def watchdog_env(systemd: FakeSystemd, monkeypatch: pytest.MonkeyPatch) -> FakeS
 
 
 @pytest.fixture
-def watchdogs() -> Iterator[Callable[..., sdnotify.Watchdog]]:
-    """Build Watchdogs that are closed after the test, whatever happens in it."""
+def clock() -> Iterator[VirtualClock]:
+    clock = VirtualClock(start=START)
+    yield clock
+    clock.close()
+
+
+@pytest.fixture
+def pings(clock: VirtualClock, monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The virtual moments (seconds after START) at which a WATCHDOG=1 went to the socket."""
+    sent: list[float] = []
+    send = sdnotify.notify
+
+    def stamped(message: str) -> bool:
+        if message == "WATCHDOG=1":
+            sent.append(round(clock.now() - START, 9))
+        return send(message)
+
+    monkeypatch.setattr(sdnotify, "notify", stamped)
+    return sent
+
+
+@pytest.fixture
+def watchdogs(clock: VirtualClock) -> Iterator[Callable[..., sdnotify.Watchdog]]:
+    """Build Watchdogs on the virtual clock that are closed after the test, whatever happens in it."""
     made: list[sdnotify.Watchdog] = []
 
     def build(healthy: Callable[[], bool]) -> sdnotify.Watchdog:
-        made.append(sdnotify.Watchdog(healthy))
+        made.append(sdnotify.Watchdog(healthy, clock=clock))
         return made[-1]
 
     yield build
     for watchdog in made:
         watchdog.close()
+
+
+def grid(first: float, step: float, until: float) -> list[float]:
+    """first, first + step, … up to `until` (exclusive), as the watchdog's own sums make them."""
+    out, t = [], first
+    while t < until - 1e-9:
+        out.append(round(t, 9))
+        t += step
+    return out
 
 
 # --- notify ------------------------------------------------------------------------------------------------
@@ -154,66 +201,81 @@ def test_watchdog_interval_follows_the_environment(
 # --- the watchdog's pings --------------------------------------------------------------------------------------
 
 
-def test_pings_arrive_while_healthy_stop_when_not_and_resume(
-    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog]
+def test_pings_every_half_interval_while_healthy_none_while_not_and_resume_at_the_next_retry(
+    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], clock: VirtualClock, pings: list[float]
 ) -> None:
-    healthy = threading.Event()
-    healthy.set()
-    answers: list[bool] = []
+    healthy = [True]
+    failed_checks: list[float] = []
 
     def check() -> bool:
-        answers.append(healthy.is_set())
-        return answers[-1]
+        if not healthy[0]:
+            failed_checks.append(round(clock.now() - START, 9))
+        return healthy[0]
 
     assert watchdogs(check).start()
-    for _ in range(3):
-        assert watchdog_env.receive() == "WATCHDOG=1"
+    clock.sleep(0.35)
+    assert pings == [0.0, 0.1, 0.2, 0.3]
 
-    healthy.clear()
-    wait_until(lambda: False in answers)  # every ping sent before this failed check has been sent
-    watchdog_env.drain()
-    assert watchdog_env.pings_within(QUIET_S) == 0
-    assert answers.count(False) >= 2  # it kept checking, and retried sooner than every half interval
+    healthy[0] = False
+    clock.sleep(1.0)  # five whole intervals: systemd would have restarted the service
+    assert pings == [0.0, 0.1, 0.2, 0.3]
+    assert failed_checks == grid(0.4, 0.02, 1.35)  # retried every tenth of the interval, not every half
 
-    healthy.set()
-    assert watchdog_env.receive() == "WATCHDOG=1"
+    healthy[0] = True
+    clock.sleep(0.15)
+    assert pings == [0.0, 0.1, 0.2, 0.3, 1.36, 1.46]  # the first retry after it recovered pings
+    assert watchdog_env.drain() == ["WATCHDOG=1"] * 6  # and each went through the socket
 
 
 def test_a_health_check_that_raises_withholds_pings(
-    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], caplog: pytest.LogCaptureFixture
+    watchdog_env: FakeSystemd,
+    watchdogs: Callable[..., sdnotify.Watchdog],
+    clock: VirtualClock,
+    pings: list[float],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    calls: list[None] = []
+    calls: list[float] = []
 
     def broken() -> bool:
-        calls.append(None)
+        calls.append(round(clock.now() - START, 9))
         raise RuntimeError("controller gone")
 
     assert watchdogs(broken).start()
-    wait_until(lambda: len(calls) >= 2)
-    assert watchdog_env.pings_within(QUIET_S) == 0
+    clock.sleep(0.99)
+    assert pings == []
+    assert calls == grid(0.0, 0.02, 0.99)
     assert "controller gone" in caplog.text
+    assert watchdog_env.drain() == []
 
 
 def test_a_watchdog_meant_for_another_process_never_pings(
-    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], monkeypatch: pytest.MonkeyPatch
+    watchdog_env: FakeSystemd,
+    watchdogs: Callable[..., sdnotify.Watchdog],
+    clock: VirtualClock,
+    pings: list[float],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("WATCHDOG_PID", str(os.getpid() + 1))  # e.g. systemd watching a parent shell
     watchdog = watchdogs(lambda: True)
     assert watchdog.interval is None
     assert watchdog.start() is False
-    assert watchdog_env.pings_within(QUIET_S) == 0
+    clock.sleep(1.0)
+    assert pings == []
+    assert watchdog_env.drain() == []
 
 
 def test_without_a_watchdog_start_does_nothing(
-    systemd: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog]
+    systemd: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], clock: VirtualClock, pings: list[float]
 ) -> None:
     watchdog = watchdogs(lambda: True)
     assert watchdog.start() is False
-    assert systemd.pings_within(QUIET_S) == 0
+    clock.sleep(1.0)
+    assert pings == []
+    assert systemd.drain() == []
 
 
 def test_close_stops_the_pings_and_is_idempotent(
-    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog]
+    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], clock: VirtualClock, pings: list[float]
 ) -> None:
     watchdog = watchdogs(lambda: True)
     watchdog.close()  # before start: fine, and it stays closed
@@ -222,11 +284,13 @@ def test_close_stops_the_pings_and_is_idempotent(
     watchdog = watchdogs(lambda: True)
     assert watchdog.start()
     assert watchdog.start() is False  # one thread only
-    assert watchdog_env.receive() == "WATCHDOG=1"
+    clock.sleep(0.15)
+    assert pings == [0.0, 0.1]
     watchdog.close()
     watchdog.close()
-    watchdog_env.drain()
-    assert watchdog_env.pings_within(QUIET_S) == 0
+    clock.sleep(1.0)
+    assert pings == [0.0, 0.1]
+    assert watchdog_env.drain() == ["WATCHDOG=1"] * 2
     assert not any(t.name == "sd-watchdog" and t.is_alive() for t in threading.enumerate())
 
 
@@ -251,8 +315,8 @@ class AlwaysOneCard:
 class HangingDispenser:
     """A dispenser whose fire never ends until the test lets it: the controller's worker hangs in `wait()`."""
 
-    def __init__(self) -> None:
-        self.release = threading.Event()
+    def __init__(self, clock: VirtualClock) -> None:
+        self.release = clock.event()  # the worker waits on the clock, so virtual time goes on while it hangs
 
     def start(self, cards: int) -> HangingDispenser:
         return self
@@ -266,8 +330,8 @@ class HangingDispenser:
 
 
 class HangingHardware:
-    def __init__(self) -> None:
-        self.dispenser = HangingDispenser()
+    def __init__(self, clock: VirtualClock) -> None:
+        self.dispenser = HangingDispenser(clock)
         self.cues = NoCues()
         self.inputs = self  # when_pressed, when_lid_changed and lid_open, set by the controller
         self.when_pressed = self.when_lid_changed = None
@@ -281,9 +345,13 @@ class HangingHardware:
 
 
 def test_a_hung_controller_loop_gets_no_pings(
-    watchdog_env: FakeSystemd, watchdogs: Callable[..., sdnotify.Watchdog], tmp_path: Path
+    watchdog_env: FakeSystemd,
+    watchdogs: Callable[..., sdnotify.Watchdog],
+    clock: VirtualClock,
+    pings: list[float],
+    tmp_path: Path,
 ) -> None:
-    hardware = HangingHardware()
+    hardware = HangingHardware(clock)
     store = Store(tmp_path / "store.sqlite3")
     bus = EventBus(store)
     controller = Controller(
@@ -293,22 +361,28 @@ def test_a_hung_controller_loop_gets_no_pings(
         bus=bus,
         deck=Deck(loaded=112, dispensed=0),
         min_rest_ms=0,
+        clock=clock,
     )
     try:
         assert watchdogs(lambda: controller.alive(stuck_after=0.5, timeout=0.05)).start()
-        assert watchdog_env.receive() == "WATCHDOG=1"  # idle: the worker waits for a press
+        clock.sleep(0.25)
+        assert pings == [0.0, 0.1, 0.2]  # idle: the worker waits for a press
 
-        controller.press("web")  # the worker takes the fire, and the fire never ends
-        wait_until(lambda: not controller.alive(stuck_after=0.5, timeout=0.05))
-        watchdog_env.drain()
-        assert watchdog_env.pings_within(QUIET_S) == 0
+        controller.press("web")  # at 0.25 the worker takes the fire, and the fire never ends
+        clock.sleep(1.76)
+        # healthy while the press is younger than stuck_after (0.7 s: 0.45 s old); at 0.8 it is 0.55 s old
+        assert pings == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+        assert not controller.alive(stuck_after=0.5, timeout=0.05)
 
-        hardware.close()  # the fire ends: the worker answers again
-        assert watchdog_env.receive() == "WATCHDOG=1"
+        hardware.close()  # at 2.01 the fire ends: the worker answers again, and the next retry pings
+        clock.sleep(0.1)
+        assert pings[8:] == [2.02]
+        assert controller.alive(stuck_after=0.5, timeout=0.05)
     finally:
         hardware.close()
         controller.close()
         bus.close()
+    assert watchdog_env.drain() == ["WATCHDOG=1"] * 9
 
 
 def test_the_daemon_says_ready_pings_and_says_stopping(
