@@ -1,7 +1,7 @@
 """`uno-launcher`: the command line.
 
-Every mistake on the command line or in the config ends with one line on stderr naming what was wrong and exit
-code 2, never a traceback.
+Every mistake on the command line or in the config, and a store that cannot be used, ends with one line on stderr
+naming what was wrong and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from launcher.hardware.gpio import GpioHardware
 from launcher.netinfo import public_urls
 from launcher.qr import join_url, qr_text
 from launcher.rounds import RoundOpen
-from launcher.store import STORE_FILE, Store
+from launcher.store import STORE_FILE, Store, StoreError
 
 EXIT_USAGE = 2
 
@@ -266,4 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except ConfigError as e:
         print(f"uno-launcher: config: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError as e:  # damaged, not ours, read-only or full: the message says which and what to do
+        print(f"uno-launcher: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -2,6 +2,12 @@
 
 `EventBus.publish` only touches memory, so the controller may call it right after starting the motor; a writer
 thread appends events to the store in batches (DESIGN.md §9: the event log may batch).
+
+Phones see an event before the writer saves it, so the log alone cannot say which ids were shown. The store keeps a
+reserved id instead: no id above it is ever handed out, and it is on the disk before any id under it is. A run
+reserves RESERVE ids past the last one at its start; the writer moves the reservation on, in a batch's transaction,
+whenever fewer than half are left; a clean stop lowers it to the last id. So whatever ends a run (a kill, a power
+cut, a full disk, a failed write), the next one numbers on past every id that may have been shown.
 """
 
 from __future__ import annotations
@@ -9,14 +15,14 @@ from __future__ import annotations
 import enum
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from launcher.store import Store
+from launcher.store import Store, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +71,18 @@ class EventBus:
     """Numbers events, keeps the recent ones for streams, and hands them to a writer thread for the store."""
 
     RECENT = 2048  # events kept in memory for replay; older ones are read back from the store
-    # Phones see an event before the writer saves it. After a kill the log ends short of what they saw, so the next
-    # run numbers on past this many ids: the writer is never that far behind (it saves each batch in milliseconds).
-    UNSAVED_AT_MOST = 10_000
+    # Ids reserved ahead on the disk (see the module's docstring). The writer saves a batch in milliseconds, so with
+    # a working disk it is never this far behind; only a store that refused every write for RESERVE // 2 events
+    # (a full disk) can make publish wait for it.
+    RESERVE = 10_000
+    RETRY_S = 1.0  # a save that failed (a full disk) is tried again this often; the events stay live meanwhile
 
     def __init__(self, store: Store) -> None:
         self._store = store
         with store.connect() as conn:
-            self._last_id = store.last_event_id(conn)
-            if store.begin_run(conn):  # the last run was killed: ids up to UNSAVED_AT_MOST past the log were shown
-                self._last_id += self.UNSAVED_AT_MOST
+            self._last_id = max(store.last_event_id(conn), store.reserved_event_ids(conn))
+            self._reserved = self._last_id + self.RESERVE
+            store.reserve_event_ids(conn, self._reserved)  # on the disk before any id is handed out
         self._saved_id = self._last_id
         self._recent: deque[Event] = deque(maxlen=self.RECENT)
         self._changed = threading.Condition()
@@ -90,6 +98,10 @@ class EventBus:
 
     def publish(self, type: EventType, data: dict[str, Any]) -> Event:
         with self._changed:
+            while self._last_id >= self._reserved:  # an id past the reservation could be given again after a restart
+                if self._closed:
+                    raise RuntimeError("no event is numbered once the event bus is closed")
+                self._changed.wait()
             self._last_id += 1
             event = Event(id=self._last_id, ts=time.time(), type=str(type), data=data)
             self._recent.append(event)
@@ -106,7 +118,7 @@ class EventBus:
         with self._changed:  # the store must hold everything older than what memory still has
             self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
         with self._store.connect() as conn:
-            older = self._store.events_after(conn, last_id, limit)
+            older = [Event(*row) for row in self._store.events_after(conn, last_id, limit)]
         newest = older[-1].id if older else last_id
         return (older + [e for e in recent if e.id > newest])[:limit]
 
@@ -133,27 +145,64 @@ class EventBus:
             if self._closed:
                 return
             self._closed = True
+            self._changed.notify_all()
         self._pending.put(None)
         self._writer.join(timeout=10)
-        if not self._writer.is_alive():  # every event is saved: the next run goes on from the log's last id
+        with self._changed:  # no id is handed out from now on: the next run may go on right after the last one
+            self._reserved = last = self._last_id
+        try:
             with self._store.connect() as conn:
-                self._store.end_run(conn)
+                self._store.reserve_event_ids(conn, last)
+        except StoreError as e:  # the reservation on the disk stands: the next run leaves a gap, never reuses an id
+            log.error("%s; the next start numbers events past the ids reserved", e)
 
     def _write_loop(self) -> None:
-        with self._store.connect() as conn:
-            while True:
-                batch = [self._pending.get()]
-                while not self._pending.empty():
-                    batch.append(self._pending.get())
-                done = None in batch
-                events = [e for e in batch if e is not None]
-                if events:
-                    try:
-                        self._store.append_events(conn, events)
-                    except Exception:  # a full disk must not stop the launcher; the events stay live
-                        log.exception("could not save %d events", len(events))
-                    with self._changed:
-                        self._saved_id = events[-1].id
-                        self._changed.notify_all()
-                if done:
+        unsaved: list[Event] = []  # taken from the queue, not in the store yet: kept and tried again until they are
+        closing = failing = False
+        while True:
+            try:
+                with self._store.connect() as conn:
+                    while True:
+                        closing |= self._take(unsaved, wait=not unsaved and not self._reserve_low())
+                        self._save(conn, unsaved)
+                        unsaved.clear()
+                        if failing:
+                            log.warning("the store takes events again")
+                            failing = False
+                        if closing:
+                            return
+            except StoreError as e:  # a full disk must not stop the launcher; the events stay live
+                if closing:
+                    if unsaved:
+                        log.error("%s: %d events shown to phones are not in the log", e, len(unsaved))
                     return
+                if not failing:
+                    log.error("%s; events are kept and saved once it can be written", e)
+                    failing = True
+                time.sleep(self.RETRY_S)
+
+    def _take(self, into: list[Event], *, wait: bool) -> bool:
+        """Move what is queued into `into`, first waiting for something if `wait`; True once the bus is closing."""
+        items = [self._pending.get()] if wait else []
+        while not self._pending.empty():
+            items.append(self._pending.get())
+        into.extend(e for e in items if e is not None)
+        return None in items
+
+    def _reserve_low(self) -> bool:
+        with self._changed:
+            return not self._closed and self._reserved - self._last_id < self.RESERVE // 2
+
+    def _save(self, conn: sqlite3.Connection, events: list[Event]) -> None:
+        """Append events, with the reservation moved on if it runs low, in one transaction."""
+        with self._changed:
+            reserve = self._last_id + self.RESERVE if self._reserve_low() else None
+        if not events and reserve is None:
+            return
+        self._store.append_events(conn, [(e.id, e.ts, e.type, e.data) for e in events], reserve)
+        with self._changed:
+            if events:
+                self._saved_id = events[-1].id
+            if reserve is not None and not self._closed:
+                self._reserved = reserve
+            self._changed.notify_all()

@@ -2,19 +2,32 @@
 
 WAL mode; `synchronous=FULL` so that anything a player was told is saved survives a power cut. Connections are
 short-lived and per thread (one per request, one for the event writer), as in Flask's tutorial.
+
+A file at the store's path is used only if it is an uno-launcher store; anything else (empty, not SQLite, damaged,
+another program's, a newer schema) is refused with a `StoreError` and left as it is, never replaced. A new store is
+made whole beside its path and moved into place, so the path never holds a half-made one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import json
+import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-from launcher.events import Event
+from typing import Any
 
 STORE_FILE = "launcher.sqlite3"  # in the state directory
+APPLICATION_ID = 0x554E4F4C  # "UNOL", in the SQLite header (PRAGMA application_id): the file is an uno-launcher store
+STAMPED_FROM = 8  # the schema version that stamps APPLICATION_ID; older stores of ours are known by their tables
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+StoredEvent = tuple[int, float, str, dict[str, Any]]  # (id, ts, type, data)
 
 # Each entry moves the schema from version i to i + 1 (PRAGMA user_version). Never edit one that has shipped.
 MIGRATIONS: tuple[str, ...] = (
@@ -74,35 +87,52 @@ MIGRATIONS: tuple[str, ...] = (
         seen_ts    REAL NOT NULL
     );
     """,
+    # `reserved`: no event id above it was handed out (launcher/events.py). Carried over from the rule it replaces:
+    # after a run that never ended (`running`), ids went on 10,000 past the log. 1431195468 is APPLICATION_ID.
+    """
+    CREATE TABLE event_ids (
+        id       INTEGER PRIMARY KEY CHECK (id = 1),
+        reserved INTEGER NOT NULL
+    );
+    INSERT INTO event_ids (id, reserved)
+        SELECT 1, coalesce(max(id), 0) + CASE WHEN EXISTS (SELECT 1 FROM running) THEN 10000 ELSE 0 END FROM events;
+    DROP TABLE running;
+    PRAGMA application_id = 1431195468;
+    """,
 )
+
+
+class StoreError(Exception):
+    """The store cannot be used; the message names the file and what to do, in one line for the console."""
 
 
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_file()
         with self.connect() as conn:
             self._migrate(conn)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        """A connection; an SQLite failure in the block comes out as a StoreError saying what it means."""
+        try:
+            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+        except sqlite3.Error as e:
+            raise self._failure(e) from e
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
             yield conn
+        except sqlite3.Error as e:
+            raise self._failure(e) from e
         finally:
             conn.close()
 
     @staticmethod
     def _migrate(conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise RuntimeError(
-                f"the database is schema version {version}, newer than this program knows "
-                f"({len(MIGRATIONS)}); upgrade uno-launcher"
-            )
         for number in range(version, len(MIGRATIONS)):
             # Statement by statement: executescript() would commit before the version bump.
             with transaction(conn):
@@ -110,36 +140,162 @@ class Store:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number + 1}")
 
+    # --- the file -----------------------------------------------------------------------------------------
+
+    def _check_file(self) -> None:
+        """Make the store if there is none; refuse, changing nothing, a file that is not an uno-launcher store."""
+        try:
+            mode = self.path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            self._create()
+            return
+        except OSError as e:
+            raise self._failure(e) from e
+        if stat.S_ISDIR(mode):
+            raise StoreError(f"the store {self.path} is a directory, not a database file: move it aside")
+        if not stat.S_ISREG(mode):
+            raise StoreError(f"the store {self.path} is not a regular file: move it aside")
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+        except OSError as e:
+            raise self._failure(e) from e
+        if not head:  # SQLite would take it as a new database, and a first start would make up new PINs
+            raise StoreError(
+                f"the store {self.path} is empty (0 bytes), so its PINs and history are gone: restore it from a "
+                "backup, or remove it to start afresh with new PINs"
+            )
+        if head != SQLITE_MAGIC:
+            raise StoreError(
+                f"the store {self.path} is not an SQLite database: restore it from a backup, or move it aside to "
+                "start afresh"
+            )
+        self._check_ours()
+
+    def _check_ours(self) -> None:
+        # A plain connection, which changes nothing (no WAL switch) while the file may be another program's.
+        try:
+            conn = sqlite3.connect(self.path)
+            try:
+                app = conn.execute("PRAGMA application_id").fetchone()[0]
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                conn.close()
+        except sqlite3.Error as e:
+            raise self._failure(e) from e
+        if app == APPLICATION_ID and version > len(MIGRATIONS):
+            raise StoreError(
+                f"the store {self.path} was written by a newer uno-launcher (schema {version}, this one knows "
+                f"{len(MIGRATIONS)}): upgrade uno-launcher"
+            )
+        ours_before_the_stamp = app == 0 and 0 < version < STAMPED_FROM and tables == _tables_at(version)
+        if app != APPLICATION_ID and not ours_before_the_stamp:
+            names = ", ".join(sorted(tables - {"sqlite_sequence"})) or "none"
+            raise StoreError(
+                f"the store {self.path} is not an uno-launcher store (an SQLite database with tables: {names}): move "
+                "it aside, or set [state] dir to another directory"
+            )
+
+    def _create(self) -> None:
+        """A new store, migrated to the end in a draft beside the path, then linked into place whole."""
+        for suffix in ("-wal", "-journal"):
+            journal = self.path.with_name(self.path.name + suffix)
+            if journal.exists() and journal.stat().st_size > 0:  # pages of a database that is gone: not for a new one
+                raise StoreError(
+                    f"the store {self.path} is missing but its journal {journal} is there: restore {self.path.name} "
+                    f"from a backup, or move {journal.name} aside to start afresh"
+                )
+        directory = self.path.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(
+                f"the state directory {directory} cannot be made ({e.strerror}): set [state] dir to a directory "
+                "the daemon may write to"
+            ) from None
+        draft = self.path.with_name(self.path.name + ".new")
+        try:
+            draft.unlink(missing_ok=True)  # left by a start cut off while making it
+            conn = sqlite3.connect(draft, isolation_level=None)
+            try:
+                conn.execute("PRAGMA synchronous=FULL")  # each migration's commit is on the disk
+                self._migrate(conn)
+            finally:
+                conn.close()
+            with contextlib.suppress(FileExistsError):  # another process made it first: theirs is checked and used
+                os.link(draft, self.path)  # unlike a rename, never over a file
+            _sync_directory(directory)
+            self._check_ours()
+        except (OSError, sqlite3.Error) as e:
+            raise self._failure(e) from e
+        finally:
+            for leftover in (draft, draft.with_name(draft.name + "-journal")):
+                with contextlib.suppress(OSError):  # nothing to remove, or a read-only disk that made nothing
+                    leftover.unlink()
+
+    def _failure(self, error: OSError | sqlite3.Error) -> StoreError:
+        """What a failure to open, read or write the store means, and what to do, in one line."""
+        path, directory = self.path, self.path.parent
+        reason = error.strerror if isinstance(error, OSError) else str(error)
+        code = error.errno if isinstance(error, OSError) else None
+        sqlite_code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # the primary code of an extended one
+        if sqlite_code == sqlite3.SQLITE_CORRUPT:
+            return StoreError(
+                f"the store {path} is damaged ({reason}): restore it from a backup, or move it aside to start afresh"
+            )
+        if sqlite_code == sqlite3.SQLITE_NOTADB:
+            return StoreError(f"the store {path} is not an SQLite database ({reason}): restore it from a backup")
+        if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            return StoreError(f"the store {path} is in use by another program ({reason}): stop it, then start again")
+        # SQLite names a full or read-only disk in many ways (disk I/O error, unable to open): the disk says which.
+        disk = _disk(directory)
+        if code == errno.EROFS or (disk is not None and disk.f_flag & os.ST_RDONLY):
+            return StoreError(
+                f"the store {path} cannot be written: {directory} is on a read-only file system: remount it "
+                "read-write, or set [state] dir to a writable directory"
+            )
+        if code == errno.ENOSPC or sqlite_code == sqlite3.SQLITE_FULL or (disk is not None and disk.f_bavail == 0):
+            return StoreError(
+                f"the store {path} cannot be written: the disk holding {directory} is full: free some space, "
+                "then start again"
+            )
+        if code in (errno.EACCES, errno.EPERM) or sqlite_code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
+            return StoreError(
+                f"the store {path} cannot be written ({reason}): let the daemon's user write to {directory} and "
+                "the file"
+            )
+        return StoreError(f"the store {path} cannot be used ({reason}): check the file and the disk it is on")
+
     # --- events -------------------------------------------------------------------------------------------
 
     @staticmethod
-    def append_events(conn: sqlite3.Connection, events: Iterable[Event]) -> None:
-        rows = [(e.id, e.ts, e.type, json.dumps(e.data, ensure_ascii=False)) for e in events]
+    def append_events(conn: sqlite3.Connection, events: Iterable[StoredEvent], reserve: int | None = None) -> None:
+        """Save events and, if given, the new reserved id (see `reserved_event_ids`), in one transaction."""
+        rows = [(i, ts, t, json.dumps(data, ensure_ascii=False)) for i, ts, t, data in events]
         with transaction(conn):
             conn.executemany("INSERT INTO events (id, ts, type, data) VALUES (?, ?, ?, ?)", rows)
+            if reserve is not None:
+                conn.execute("UPDATE event_ids SET reserved = ?", (reserve,))
 
     @staticmethod
-    def events_after(conn: sqlite3.Connection, last_id: int, limit: int) -> list[Event]:
+    def events_after(conn: sqlite3.Connection, last_id: int, limit: int) -> list[StoredEvent]:
         rows = conn.execute("SELECT id, ts, type, data FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit))
-        return [Event(id=i, ts=ts, type=t, data=json.loads(d)) for i, ts, t, d in rows]
+        return [(i, ts, t, json.loads(d)) for i, ts, t, d in rows]
 
     @staticmethod
     def last_event_id(conn: sqlite3.Connection) -> int:
         return conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
 
     @staticmethod
-    def begin_run(conn: sqlite3.Connection) -> bool:
-        """Mark the event log in use; True if the last run never ended it (killed, or a power cut)."""
-        with transaction(conn):
-            killed = conn.execute("SELECT count(*) FROM running").fetchone()[0] > 0
-            conn.execute("INSERT OR IGNORE INTO running (id) VALUES (1)")
-        return killed
+    def reserved_event_ids(conn: sqlite3.Connection) -> int:
+        """No event id above this was handed out: the next run numbers on past it."""
+        return conn.execute("SELECT reserved FROM event_ids").fetchone()[0]
 
     @staticmethod
-    def end_run(conn: sqlite3.Connection) -> None:
-        """Every event of this run is saved: the next run numbers on from the log's last id."""
+    def reserve_event_ids(conn: sqlite3.Connection, up_to: int) -> None:
         with transaction(conn):
-            conn.execute("DELETE FROM running")
+            conn.execute("UPDATE event_ids SET reserved = ?", (up_to,))
 
     @staticmethod
     def count_events_after(conn: sqlite3.Connection, type: str, after_id: int) -> int:
@@ -278,3 +434,32 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
+
+
+@functools.cache
+def _tables_at(version: int) -> frozenset[str]:
+    """The tables of a store of ours at this schema version."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for migration in MIGRATIONS[:version]:
+            conn.executescript(migration)
+        return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    finally:
+        conn.close()
+
+
+def _disk(directory: Path) -> os.statvfs_result | None:
+    """The file system of the directory, or of its nearest ancestor that exists."""
+    for candidate in (directory, *directory.parents):
+        with contextlib.suppress(OSError):
+            return os.statvfs(candidate)
+    return None
+
+
+def _sync_directory(directory: Path) -> None:
+    """The new name of a file is on the disk, not only the file."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

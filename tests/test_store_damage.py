@@ -74,7 +74,7 @@ def _another_programs_database(tmp_path: Path) -> Case:
         conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
         conn.execute("INSERT INTO notes (text) VALUES ('shopping')")
     conn.close()
-    return Case(state, state / STORE_FILE, r"is another program's database \(tables: notes\): move it aside")
+    return Case(state, state / STORE_FILE, r"is not an uno-launcher store \(an SQLite database with tables: notes\)")
 
 
 def _another_program_with_an_events_table(tmp_path: Path) -> Case:
@@ -84,7 +84,7 @@ def _another_program_with_an_events_table(tmp_path: Path) -> Case:
         conn.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, what TEXT)")
         conn.execute("PRAGMA user_version = 3")
     conn.close()
-    return Case(state, state / STORE_FILE, r"is another program's database \(tables: events\): move it aside")
+    return Case(state, state / STORE_FILE, r"is not an uno-launcher store \(an SQLite database with tables: events\)")
 
 
 def _newer_schema(tmp_path: Path) -> Case:
@@ -165,11 +165,15 @@ FS_CASES: dict[str, Callable[[Path], Case]] = {
 
 
 def _snapshot(case: Case) -> tuple[bytes | None, list[str] | None]:
-    """The file's bytes and its directory's listing, to check that nothing changed."""
+    """The file's bytes and its directory's listing, to check that nothing changed. SQLite makes a -shm file (an
+    index it rebuilds, never data) and an empty -wal as it opens a store, on a full disk too: those are left out."""
     path = case.looked_at
     data = path.read_bytes() if path.is_file() else None
-    listing = sorted(os.listdir(case.state)) if case.state.is_dir() else None
-    return data, listing
+    if not case.state.is_dir():
+        return data, None
+    wal, shm = f"{STORE_FILE}-wal", f"{STORE_FILE}-shm"
+    listing = [p.name for p in case.state.iterdir() if p.name != shm and (p.name != wal or p.stat().st_size > 0)]
+    return data, sorted(listing)
 
 
 def _check(tmp_path: Path, command: str, case: Case) -> None:
