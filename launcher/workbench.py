@@ -9,12 +9,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import statistics
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config, PinsConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.gpio import GpioHardware
@@ -67,19 +66,24 @@ class Person:
 
 
 class SimulatedPerson:
-    """Plays the person's part on simulated hardware, a moment after being asked."""
+    """Plays the person's part on simulated hardware, `REACTION_S` after being asked (on the hardware's clock)."""
 
-    def __init__(self, hardware: GpioHardware) -> None:
+    REACTION_S = 0.1
+    HOLD_S = 0.05  # how long the card blocks the beam, or the lid stays open
+
+    def __init__(self, hardware: GpioHardware, *, clock: Clock = REAL_CLOCK) -> None:
         self._world = hardware.world  # type: ignore[attr-defined]
+        self._clock = clock
 
     def ask(self, instruction: str) -> None:
+        world, sleep = self._world, self._clock.sleep
         actions = {
-            "press": lambda: self._world.press_button(),
-            "block": lambda: (self._world.stick_card(True), time.sleep(0.05), self._world.stick_card(False)),
-            "lid": lambda: (self._world.open_lid(), time.sleep(0.05), self._world.close_lid()),
+            "press": lambda: world.press_button(),
+            "block": lambda: (world.stick_card(True), sleep(self.HOLD_S), world.stick_card(False)),
+            "lid": lambda: (world.open_lid(), sleep(self.HOLD_S), world.close_lid()),
         }
         action = next(act for word, act in actions.items() if instruction.lower().startswith(word))
-        threading.Timer(0.1, action).start()
+        self._clock.thread(lambda: (sleep(self.REACTION_S), action()), "simulated-person").start()
 
 
 @dataclass(frozen=True)
@@ -92,32 +96,43 @@ class Check:
         return f"{'PASS' if self.passed else 'FAIL'}  {self.part:<8} {self.detail}"
 
 
-def _wait_for(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return False
+POLL_S = 0.01  # how often the self-test looks at a part it waits for
 
 
-def selftest(hardware: GpioHardware, assistant: Assistant, *, patience_s: float = 20.0) -> Iterator[Check]:
-    """Walk every part; yields one Check per part as it finishes."""
+def _wait_for(condition: Callable[[], bool], seconds: float, clock: Clock) -> bool:
+    """True once `condition()` holds; False when it still does not after exactly `seconds`."""
+    deadline = clock.now() + seconds
+    while not condition():
+        left = deadline - clock.now()
+        if left <= 0:
+            return False
+        clock.sleep(min(POLL_S, left))
+    return True
+
+
+def selftest(
+    hardware: GpioHardware, assistant: Assistant, *, patience_s: float = 20.0, clock: Clock = REAL_CLOCK
+) -> Iterator[Check]:
+    """Walk every part; yields one Check per part as it finishes. Each wait for the person lasts `patience_s`."""
+
+    def wait_for(condition: Callable[[], bool]) -> bool:
+        return _wait_for(condition, patience_s, clock)
+
     presses = []
     hardware.inputs.when_pressed = lambda: presses.append(1)
     assistant.ask("Press the big button once.")
-    yield Check("button", _wait_for(lambda: bool(presses), patience_s), "a press registered")
+    yield Check("button", wait_for(lambda: bool(presses)), "a press registered")
 
     dispenser = hardware.dispenser
     assistant.ask("Block the exit beam with a card, then take it away.")
-    blocked = _wait_for(lambda: dispenser.beam_blocked, patience_s)
-    cleared = blocked and _wait_for(lambda: not dispenser.beam_blocked, patience_s)
+    blocked = wait_for(lambda: dispenser.beam_blocked)
+    cleared = blocked and wait_for(lambda: not dispenser.beam_blocked)
     yield Check("beam", cleared, "blocked, then clear" if cleared else "no change seen at the exit beam")
 
     lid = hardware.inputs
     assistant.ask("Lid: open it, then close it again.")
-    opened = _wait_for(lambda: lid.lid_open, patience_s)
-    closed = opened and _wait_for(lambda: not lid.lid_open, patience_s)
+    opened = wait_for(lambda: lid.lid_open)
+    closed = opened and wait_for(lambda: not lid.lid_open)
     yield Check("lid", closed, "opened, then closed" if closed else "the lid switch did not change")
 
     if lid.lid_open:
