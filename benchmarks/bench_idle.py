@@ -18,7 +18,7 @@ from pathlib import Path
 
 from measure import cpu_seconds, peak_rss_mb, threads
 
-from tests.conftest import FAST_SIM_TOML, start_daemon
+from tests.conftest import FAST_SIM_TOML, join, start_daemon
 from tests.sse_client import SseClient
 
 BASELINE = (
@@ -47,7 +47,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         idle_config = FAST_SIM_TOML.replace("heartbeat_s = 0.5", "heartbeat_s = 15.0")
         daemon = start_daemon(Path(tmp), idle_config)
-        clients = [SseClient(daemon.url) for _ in range(args.clients)]
+        clients = [SseClient(daemon.url, cookie=join(daemon.url, daemon.table_pin)) for _ in range(args.clients)]
         for client in clients:
             assert client.connected.wait(10)
         time.sleep(1)  # let start-up settle

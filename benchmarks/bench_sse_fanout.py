@@ -17,7 +17,7 @@ from pathlib import Path
 
 from measure import ROOT, percentile
 
-from tests.conftest import Joined, RunningDaemon, start_daemon
+from tests.conftest import Joined, RunningDaemon, join, start_daemon
 from tests.sse_client import SseClient
 
 
@@ -32,13 +32,18 @@ def start_baseline() -> RunningDaemon:
     return RunningDaemon(process=process, url=url, state_dir=Path(), output=[], joined=unchecked)
 
 
+def phone_cookie(server: RunningDaemon) -> str:
+    """A session of its own for each following phone, as each phone joins on the page (the bare server checks none)."""
+    return join(server.url, server.table_pin) if server.table_pin else server.joined.table_cookie
+
+
 def pressed_at(client: SseClient) -> dict[int, float]:
     """When the client received each press's `button.pressed` event."""
     return {e["data"]["press"]: at for _, e, at in client.events if e["type"] == "button.pressed"}
 
 
 def measure(server: RunningDaemon, clients: int, presses: int) -> list[float]:
-    followers = [SseClient(server.url) for _ in range(clients)]
+    followers = [SseClient(server.url, cookie=phone_cookie(server)) for _ in range(clients)]
     for follower in followers:
         assert follower.connected.wait(10)
     sent: dict[int, float] = {}

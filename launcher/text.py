@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str that does not encode, every one of them is lone
+_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins pairs: any left are lone
 MAX_DEPTH = 16  # the deepest body the API takes is 3 levels; the page never sends more
 
 

@@ -93,7 +93,7 @@ def test_50_kills_while_scoring_lose_no_acknowledged_round_and_reuse_no_event_id
         for kill in range(1, KILLS + 1):
             where = f"kill {kill} of {KILLS} (seed {seed})"
             # A phone that follows from the end of the log as it was: it first sees this run's first event.
-            phone = SseClient(daemon.url, last_event_id=newest_stored)
+            phone = SseClient(daemon.url, last_event_id=newest_stored, cookie=daemon.joined.table_cookie)
             wait_until(phone.ids, timeout=10)
             assert phone.ids()[0] > newest_shown, (
                 f"{where}: the restarted daemon numbered event {phone.ids()[0]}, but a phone was already shown "

@@ -23,13 +23,13 @@ OUTCOMES = {"launcher.missed", "launcher.fired", "launcher.jammed", "launcher.em
 
 def test_200_presses_over_http_reach_every_phone_in_order(daemon: RunningDaemon) -> None:
     start_id = daemon.get("/api/state")["last_event_id"]
-    follower = SseClient(daemon.url, last_event_id=start_id)
+    follower = SseClient(daemon.url, last_event_id=start_id, cookie=daemon.joined.table_cookie)
     replies = []
     late_client: SseClient | None = None
     late_last_id = 0
     for n in range(1, 201):
         if n == 50:
-            late_client = SseClient(daemon.url)
+            late_client = SseClient(daemon.url, cookie=daemon.joined.table_cookie)
             late_client.connected.wait(5)
         if n == 100:
             assert late_client is not None
@@ -63,7 +63,7 @@ def test_200_presses_over_http_reach_every_phone_in_order(daemon: RunningDaemon)
     assert 40 < sum(1 for e in events if e["type"] == "launcher.fired") < 120  # about one press in three fires
 
     # A phone that dropped out and reconnects with Last-Event-ID gets exactly what it missed.
-    catch_up = SseClient(daemon.url, last_event_id=late_last_id)
+    catch_up = SseClient(daemon.url, last_event_id=late_last_id, cookie=daemon.joined.table_cookie)
     wait_until(lambda: catch_up.ids() and catch_up.ids()[-1] == state["last_event_id"])
     catch_up.close()
     assert catch_up.ids() == [i for i in ids if i > late_last_id]
@@ -71,7 +71,7 @@ def test_200_presses_over_http_reach_every_phone_in_order(daemon: RunningDaemon)
 
 
 def test_streams_start_with_a_comment_and_keep_a_heartbeat(daemon: RunningDaemon) -> None:
-    client = SseClient(daemon.url)
+    client = SseClient(daemon.url, cookie=daemon.joined.table_cookie)
     assert client.connected.wait(5)
     wait_until(lambda: client.comments.count("heartbeat") >= 2, timeout=5)  # heartbeat_s = 0.5 in the test config
     assert daemon.get("/api/state")["connection"]["sse_clients"] == 1

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from launcher.store import STORE_FILE
-from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon, wait_until
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, join, start_daemon, wait_until
 from tests.sse_client import SseClient
 
 PHONES = 50
@@ -125,8 +125,12 @@ class Vanishing(threading.Thread):
         before = _sse_clients(self.daemon)
         sockets = []
         for _ in range(self.count):
+            cookie = join(self.daemon.url, self.daemon.table_pin)  # each phone joined, as the page does
             sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
-            sock.sendall(b"GET /api/events HTTP/1.1\r\nHost: phone\r\nAccept: text/event-stream\r\n\r\n")
+            sock.sendall(
+                f"GET /api/events HTTP/1.1\r\nHost: {parts.netloc}\r\nCookie: {cookie}\r\n"
+                "Accept: text/event-stream\r\n\r\n".encode()
+            )
             sockets.append(sock)
         deadline = time.monotonic() + 10
         while _sse_clients(self.daemon) < before + self.count:  # their streams run
@@ -167,7 +171,7 @@ def test_50_phones_and_20_actions_a_second_for_a_minute(tmp_path: Path) -> None:
         start_ids = []
         for _ in range(PHONES):
             start_ids.append(daemon.get("/api/state")["last_event_id"])
-            phones.append(SseClient(daemon.url, last_event_id=start_ids[-1]))
+            phones.append(SseClient(daemon.url, last_event_id=start_ids[-1], cookie=join(daemon.url, daemon.table_pin)))
         wait_until(lambda: _sse_clients(daemon) == PHONES, timeout=30)
 
         table = Table(daemon, random.Random(seed + 1))
