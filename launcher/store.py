@@ -214,9 +214,9 @@ class Store:
                 f"the state directory {directory} cannot be made ({e.strerror}): set [state] dir to a directory "
                 "the daemon may write to"
             ) from None
-        draft = self.path.with_name(self.path.name + ".new")
+        draft = self.path.with_name(f"{self.path.name}.new-{os.getpid()}")  # its own: two first starts may race
         try:
-            draft.unlink(missing_ok=True)  # left by a start cut off while making it
+            draft.unlink(missing_ok=True)  # left by a start of the same pid cut off while making it
             conn = sqlite3.connect(draft, isolation_level=None)
             try:
                 conn.execute("PRAGMA synchronous=FULL")  # each migration's commit is on the disk
