@@ -1,23 +1,30 @@
-"""The controller on simulated hardware: what each press becomes, refusals, FAULT, jams and an empty deck."""
+"""The controller on simulated hardware: what each press becomes, refusals, FAULT, jams and an empty deck.
+
+Everything runs on a virtual clock: the simulated world, the dispenser, the cues and the controller's worker. The
+motor's runs are read from the world's log, stamped with virtual time, so jam times, the watchdog, the suspense
+pause and the rest between fires are checked to the millisecond they are configured to.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from launcher.clock import VirtualClock
 from launcher.config import Config
-from launcher.controller import Controller, Deck, PressRefused
+from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
 from launcher.hardware.sim import SimulatedHardware
+from launcher.hopper import Deck
 from launcher.rounds import RoundBook
 from launcher.schedule import PROFILES, Outcome
 from launcher.store import Store
-from tests.conftest import wait_until
 
 
 class ScriptedSchedule:
@@ -48,6 +55,7 @@ class Rig:
     hardware: SimulatedHardware
     bus: EventBus
     config: Config
+    clock: VirtualClock
 
     def events(self) -> list[tuple[str, dict[str, Any]]]:
         """Everything after the first round.started."""
@@ -59,6 +67,22 @@ class Rig:
     def motor_duty(self) -> float:
         return float(self.hardware.pin_factory.pin(self.config.pins.motor_forward).state)
 
+    def motor_runs(self, since: float) -> list[tuple[float, float | None]]:
+        """(on, off) of each run of the roller, either way, in seconds after `since`; off is None while it runs."""
+        runs: list[tuple[float, float | None]] = []
+        on = None
+        for t, running in list(self.hardware.world.motor_log):
+            if t < since:
+                continue
+            if running and on is None:
+                on = t
+            elif not running and on is not None:
+                runs.append((round(on - since, 9), round(t - since, 9)))
+                on = None
+        if on is not None:
+            runs.append((round(on - since, 9), None))
+        return runs
+
 
 def fast_config(**dispense: int) -> Config:
     config = Config().replace("sim", cards_per_second=300.0, card_block_ms=1.0)
@@ -66,12 +90,19 @@ def fast_config(**dispense: int) -> Config:
 
 
 @pytest.fixture
-def rig_factory(tmp_path: Path) -> Iterator[Any]:
+def clock() -> Iterator[VirtualClock]:
+    clock = VirtualClock(start=100.0)
+    yield clock
+    clock.close()
+
+
+@pytest.fixture
+def rig_factory(tmp_path: Path, clock: VirtualClock) -> Iterator[Any]:
     made: list[Rig] = []
 
     def build(cards: list[int], config: Config | None = None, game: Any = None) -> Rig:
         config = config or fast_config()
-        hardware = SimulatedHardware(config)
+        hardware = SimulatedHardware(config, clock=clock)
         store = Store(tmp_path / f"db{len(made)}.sqlite3")
         bus = EventBus(store)
         controller = Controller(
@@ -82,8 +113,9 @@ def rig_factory(tmp_path: Path) -> Iterator[Any]:
             deck=Deck(loaded=config.dispense.deck_cards, dispensed=0),
             min_rest_ms=config.dispense.min_rest_ms,
             game=game,
+            clock=clock,
         )
-        rig = Rig(controller, hardware, bus, config)
+        rig = Rig(controller, hardware, bus, config, clock)
         made.append(rig)
         return rig
 
@@ -117,10 +149,10 @@ def test_each_press_gives_one_pressed_and_one_outcome(rig_factory: Any) -> None:
 def test_a_press_on_the_button_pin_is_the_same_as_a_phone_press(rig_factory: Any) -> None:
     rig = rig_factory([2, 0])
     rig.hardware.world.press_button()
-    wait_until(lambda: "deck.changed" in rig.types())
-    wait_until(lambda: not rig.controller.snapshot()["busy"])
+    rig.clock.run_until(lambda: "deck.changed" in rig.types(), within=1.0)
+    rig.clock.run_until(lambda: not rig.controller.snapshot()["busy"], within=1.0)
     rig.hardware.world.press_button()
-    wait_until(lambda: "launcher.missed" in rig.types())
+    rig.clock.run_until(lambda: "launcher.missed" in rig.types(), within=1.0)
     events = rig.events()
     assert events[0] == ("button.pressed", {"press": 1, "source": "button"})
     assert events[1][0] == "launcher.fired" and events[1][1]["dispensed"] == 2
@@ -143,10 +175,15 @@ def test_presses_while_firing_are_refused_and_told(rig_factory: Any) -> None:
 def test_a_jam_is_reported_with_what_came_out(rig_factory: Any) -> None:
     rig = rig_factory([4])
     rig.hardware.world.jam()
+    pressed = rig.clock.now()
     ticket = rig.controller.press("web")
     assert ticket.wait(5)
     assert ("launcher.jammed", {"press": 1, "requested": 4, "dispensed": 0, "reason": "no_card"}) in rig.events()
     assert rig.motor_duty() == 0
+    # no card for jam_ms: stop and pull back for reverse_ms, one more try of jam_ms, pull back, and off for good
+    jam, back = rig.config.dispense.jam_ms / 1000, rig.config.dispense.reverse_ms / 1000
+    at = [round(t, 9) for t in (0, jam, jam + back, 2 * jam + back, 2 * jam + 2 * back)]
+    assert rig.motor_runs(pressed) == list(pairwise(at))
 
 
 def test_an_empty_deck_is_reported_and_the_motor_stays_off(rig_factory: Any) -> None:
@@ -238,18 +275,24 @@ def test_a_motor_that_will_not_start_latches_fault(rig_factory: Any, monkeypatch
 def test_the_watchdog_timeout_latches_fault(rig_factory: Any) -> None:
     rig = rig_factory([6], fast_config(max_run_ms=100, jam_ms=5000))
     rig.hardware.world.jam()
+    pressed = rig.clock.now()
     assert rig.controller.press("web").wait(5)
     assert rig.motor_duty() == 0
-    assert "watchdog stopped it" in rig.controller.snapshot()["fault"]
+    assert rig.motor_runs(pressed) == [(0.0, 0.1)]  # max_run_ms to the millisecond, and no pull-back after it
+    assert rig.controller.snapshot()["fault"] == "the motor ran 100 ms without finishing; watchdog stopped it"
 
 
 def test_a_suspense_pause_holds_the_outcome_back(rig_factory: Any) -> None:
     rig = rig_factory([-3, 0])
+    pressed = rig.clock.now()
     ticket = rig.controller.press("web")
     assert rig.motor_duty() == 0, "the motor waits for the pause"
+    rig.clock.sleep(0.099)
+    assert rig.motor_runs(pressed) == []
     with pytest.raises(PressRefused):
         rig.controller.press("web")  # busy during the pause
     assert ticket.wait(5)
+    assert rig.motor_runs(pressed)[0][0] == 0.1  # the motor starts when the 100 ms pause is over, not before
     types = rig.types()
     assert types[:2] == ["button.pressed", "launcher.suspense"]
     assert ("launcher.suspense", {"press": 1, "pause_ms": 100}) in rig.events()
@@ -290,10 +333,10 @@ def test_every_press_dings_and_a_fire_flashes(rig_factory: Any) -> None:
     light = rig.hardware.pin_factory.pin(pins.light)
     buzzer.clear_states()
     assert rig.controller.press("web").wait(5)
-    wait_until(lambda: any(s.state > 0 for s in buzzer.states))  # the ding confirms the press
+    rig.clock.run_until(lambda: any(s.state > 0 for s in buzzer.states), within=0.01)  # the ding: at once
     light.clear_states()
     assert rig.controller.press("web").wait(5)
-    wait_until(lambda: any(s.state == 1.0 for s in light.states))  # a fire flashes at full brightness
+    rig.clock.run_until(lambda: any(s.state == 1.0 for s in light.states), within=0.2)  # a fire flashes at full
 
 
 def test_no_press_while_the_lid_is_open_and_opening_it_mid_fire_stops(rig_factory: Any) -> None:
@@ -316,11 +359,20 @@ def test_no_press_while_the_lid_is_open_and_opening_it_mid_fire_stops(rig_factor
 
 def test_the_motor_rests_between_fires(rig_factory: Any) -> None:
     rig = rig_factory([1, 1], fast_config(min_rest_ms=400))
+    pressed = rig.clock.now()
     first = rig.controller.press("web")
-    wait_until(lambda: any(t == "launcher.fired" for t in rig.types()))
+    rig.clock.run_until(lambda: any(t == "launcher.fired" for t in rig.types()), within=1.0)
     with pytest.raises(PressRefused) as refused:
         rig.controller.press("web")  # the card is out, but the motor is resting
     assert refused.value.code == "busy"
+    *_, (_, off) = rig.motor_runs(pressed)  # the fire's last run: its pull-back
+    assert off is not None
+    rig.clock.sleep(pressed + off + 0.399 - rig.clock.now())
+    with pytest.raises(PressRefused):
+        rig.controller.press("web")  # a millisecond before the rest is over
     assert first.wait(5)  # a phone's press is answered once the rest is over...
-    second = rig.controller.press("web")  # ...and then the next fire may start
+    assert round(rig.clock.now() - pressed, 9) == round(off + 0.4, 9)
+    second = rig.controller.press("web")  # ...and then the next fire may start, at once
     assert second.wait(5) and second.result is not None and second.result.dispensed == 1
+    runs = rig.motor_runs(pressed)
+    assert len(runs) == 4 and round(runs[2][0] - off, 9) == 0.4  # fire, pull-back, 400 ms of rest, fire, pull-back
