@@ -104,7 +104,7 @@ class GpioDispenser:
     still in flight when the fire ends can never outlive it.
     """
 
-    TICK_S = 0.01  # the control loop's period: ramp steps, the jam and stuck-card checks
+    TICK_S = 0.01  # the soft start's step; past the ramp the loop sleeps until its next deadline or a card
 
     def __init__(
         self,
@@ -237,6 +237,7 @@ class GpioDispenser:
                 return
             now = self._clock.now()
             fire.blocked_since = now
+            self._cond.notify_all()  # the control loop now watches for a stuck card
             if fire.dispensed and (now - fire.last_card) * 1000 < self._settings.card_gap_ms:
                 return  # beam chatter from the same card
             fire.dispensed += 1
@@ -260,17 +261,24 @@ class GpioDispenser:
         with self._cond:
             while fire.result is None:
                 now = self._clock.now()
-                if fire.blocked_since is not None and now - fire.blocked_since >= s.stuck_ms / 1000:
+                stuck_at = None if fire.blocked_since is None else fire.blocked_since + s.stuck_ms / 1000
+                jam_at = max(fire.last_card, fire.forward_since) + s.jam_ms / 1000
+                if stuck_at is not None and now >= stuck_at:
                     self._conclude(fire, StopReason.STUCK)
-                elif now - max(fire.last_card, fire.forward_since) >= s.jam_ms / 1000:
+                elif now >= jam_at:
                     if fire.retried or s.reverse_ms == 0:
                         self._conclude(fire, StopReason.JAM)
                     else:
                         self._retry_after_jam(fire)
                 else:
                     self._drive(fire, self._ramp_duty(now - fire.forward_since))
-                    ramp_left = fire.forward_since + s.ramp_ms / 1000 - now
-                    self._cond.wait(min(self.TICK_S, ramp_left) if ramp_left > 0 else self.TICK_S)
+                    # Sleep until the next thing to check: a ramp step, the jam or stuck deadline; a card or a
+                    # stop wakes the loop sooner.
+                    deadlines = [jam_at] if stuck_at is None else [jam_at, stuck_at]
+                    ramp_end = fire.forward_since + s.ramp_ms / 1000
+                    if ramp_end > now:
+                        deadlines.append(min(now + self.TICK_S, ramp_end))
+                    self._cond.wait(min(deadlines) - now)
             if fire.result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
                 self._pull_back(fire)
         self._end(fire.result.stop, only=fire)
