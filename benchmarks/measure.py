@@ -25,10 +25,19 @@ def cpu_seconds(pid: int) -> float:
 
 
 def peak_rss_mb(pid: int) -> float:
+    return _status_mb(pid, "VmHWM")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory right now (peak_rss_mb is the most it ever was)."""
+    return _status_mb(pid, "VmRSS")
+
+
+def _status_mb(pid: int, key: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(key + ":"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc status")
+    raise RuntimeError(f"no {key} in /proc status")
 
 
 def threads(pid: int) -> int:
