@@ -172,7 +172,8 @@ def test_the_motor_obeys_its_limits_whatever_strikes_and_whenever(seed: int, tin
     finally:
         hw.close()
         clock.close()
-    assert violations == [], f"{len(violations)} of {FIRES_PER_SEED} fires broke a limit, first: {violations[:5]}"
+    broken = len({v.fire for v in violations})
+    assert violations == [], f"{broken} of {FIRES_PER_SEED} fires broke a limit, first: {violations[:5]}"
 
 
 def test_a_strike_thread_and_the_worker_really_interleave() -> None:
