@@ -27,8 +27,6 @@ from launcher.schedule import Outcome, Profile
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_DECK", "Controller", "Deck", "PressRefused", "PressTicket"]
-
 
 class PressRefused(Exception):
     """A press or command that the launcher did not take; `code` is "busy" or "fault"."""
