@@ -103,7 +103,15 @@ def test_scoring_undo_and_edit_recompute_the_totals(client: FlaskClient) -> None
     ("path", "body", "code", "message"),
     [
         ("/api/games", {}, "bad_game", "needs players"),
-        ("/api/games", {"players": ["Ann"]}, "bad_game", "expected 2 to 10"),
+        ("/api/games", {"players": ["Ann"]}, "bad_game", "UNO Attack is for 2 to 9"),
+        ("/api/games", {"players": [f"P{i}" for i in range(10)]}, "bad_game", "10 players; UNO Attack is for 2 to 9"),
+        (
+            "/api/games",
+            {"players": ["Ann", "Bob"], "house_rules": {"forgot_uno_penalty": 11}},
+            "bad_game",
+            "forgot_uno_penalty = 11 is not accepted",
+        ),
+        ("/api/attacks", {"kind": "first_card", "card": "hit_2", "by": "Ann"}, "bad_declaration", "takes no by"),
         ("/api/games", {"players": ["Ann", 7]}, "bad_game", ""),
         ("/api/games", {"players": ["Ann", "x" * 10_000]}, "bad_game", "expected 1 to 40"),
         ("/api/games", {"players": ["Ann", "Bob"], "profile": "turbo"}, "bad_game", "profile = 'turbo'"),
@@ -130,6 +138,105 @@ def test_bad_input_is_refused_by_name_and_nothing_is_stored(
     error = reply.get_json()["error"]
     assert error["code"] == code and message in error["message"]
     assert client.get("/api/game").get_json()["game"] == before
+
+
+FOUR = ["Ann", "Bob", "Cy", "Dee"]  # Ann deals: Bob plays first
+
+
+def test_a_wild_draw_four_can_be_challenged(client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": FOUR, "ruleset": "classic"})
+    post(client, "/api/attacks", {"kind": "wild_draw_four", "by": "Ann"})
+    game = post(client, "/api/attacks", {"kind": "challenge", "player": "Bob", "legal": True})
+    assert game["table"]["demands"][0] | {"text": ""} == {
+        "player": "Bob", "cause": "challenge_failed", "presses": 0, "until_fire": False, "cards": 6, "by": "Ann",
+        "started": False, "stacked": False, "carried": False, "text": "",
+    }  # fmt: skip
+    post(client, "/api/attacks", {"kind": "cancel"})
+    post(client, "/api/attacks", {"kind": "wild_draw_four", "by": "Ann"})
+    game = post(client, "/api/attacks", {"kind": "challenge", "player": "Bob", "legal": False})
+    assert [(d["player"], d["cards"]) for d in game["table"]["demands"]] == [("Ann", 4)]
+    assert game["table"]["current"] == "Bob"
+    reply = client.post("/api/attacks", json={"kind": "challenge", "player": "Bob", "legal": "no"})
+    assert reply.status_code == 400 and "legal = 'no' is not accepted" in reply.get_json()["error"]["message"]
+
+
+def test_several_wild_draw_fours_and_the_forgotten_uno_penalty_from_the_house_rules(client: FlaskClient) -> None:
+    rules = {"multiple_identical": True, "forgot_uno_penalty": 3}
+    post(client, "/api/games", {"players": FOUR, "ruleset": "classic", "house_rules": rules})
+    game = post(client, "/api/attacks", {"kind": "wild_draw_four", "by": "Ann", "count": 2})
+    assert (game["table"]["pending"]["player"], game["table"]["pending"]["cards"]) == ("Bob", 8)
+    game = post(client, "/api/attacks", {"kind": "forgot_uno", "player": "Dee"})
+    assert (game["table"]["demands"][1]["player"], game["table"]["demands"][1]["cards"]) == ("Dee", 3)
+    post(client, "/api/games", {"players": FOUR})
+    game = post(client, "/api/attacks", {"kind": "uno_penalty", "player": "Dee"})
+    assert game["table"]["pending"]["presses"] == 2  # UNO Attack: press twice, unless the table says otherwise
+
+
+def test_the_first_card_counts_once_and_only_at_the_start(client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": FOUR})
+    game = post(client, "/api/attacks", {"kind": "first_card", "card": "wild_all_hit"})
+    assert [d["player"] for d in game["table"]["demands"]] == ["Bob", "Cy", "Dee"]
+    reply = client.post("/api/attacks", json={"kind": "first_card", "card": "wild_all_hit"})
+    assert reply.status_code == 400 and "once, before any play or press" in reply.get_json()["error"]["message"]
+    assert len(client.get("/api/game").get_json()["game"]["table"]["demands"]) == 3
+
+
+def test_a_round_won_on_an_attack_waits_for_the_penalty_or_carries_it(daemon: Daemon, client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": FOUR, "mode": "lowest_total"})
+    post(client, "/api/attacks", {"kind": "hit2", "by": "Cy"})  # Cy goes out on a Hit 2: Dee owes 2 presses
+    before = client.get("/api/game").get_json()["game"]
+    hands = {"winner": "Cy", "hands": {"Ann": 5, "Bob": 6, "Dee": 7}}
+    reply = client.post("/api/games/current/rounds", json=hands)
+    assert reply.status_code == 409
+    error = reply.get_json()["error"]
+    assert error["code"] == "attacks_open"
+    assert "Dee must still press 2 times for the Hit 2" in error["message"]
+    assert "carry_open_attacks" in error["message"]
+    assert client.get("/api/game").get_json()["game"] == before
+    game = post(client, "/api/games/current/rounds", {**hands, "carry_open_attacks": True})
+    assert game["scoreboard"]["totals"] == {"Ann": 5, "Bob": 6, "Cy": 0, "Dee": 7}
+    assert (game["table"]["dealer"], game["table"]["current"]) == ("Cy", "Dee")
+    assert [(d["player"], d["cause"], d["presses"], d["carried"]) for d in game["table"]["demands"]] == [
+        ("Dee", "hit_2", 2, True)
+    ]
+    assert [press(daemon)["player"] for _ in range(2)] == ["Dee", "Dee"]
+    table = client.get("/api/game").get_json()["game"]["table"]
+    assert (table["pending"], table["current"]) == (None, "Dee")  # the penalty moved no turn: Dee starts
+    causes = [e.data["cause"] for e in daemon.bus.events_after(0) if e.type == "attack.progress"]
+    assert causes == ["hit_2", "hit_2"]
+
+
+def test_an_undo_puts_a_wrongly_eliminated_player_back_at_the_table(client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": FOUR, "mode": "elimination", "target": 100})
+    game = post(client, "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5, "Dee": 150}})
+    assert game["scoreboard"]["eliminated"] == {"Dee": 0}
+    game = post(client, "/api/attacks", {"kind": "wild_all_hit", "by": "Ann"})
+    assert [d["player"] for d in game["table"]["demands"]] == ["Bob", "Cy"]
+    reply = client.delete("/api/games/current/rounds/last")
+    assert reply.status_code == 200
+    game = post(client, "/api/attacks", {"kind": "wild_all_hit", "by": "Ann"})
+    assert [d["player"] for d in game["table"]["demands"]] == ["Bob", "Cy", "Dee"]
+
+
+def test_a_corrected_round_reseats_the_table(daemon: Daemon, client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": FOUR, "mode": "elimination", "target": 100, "dealer": "Dee"})
+    game = post(client, "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5, "Dee": 5}})
+    assert (game["table"]["dealer"], game["table"]["current"]) == ("Ann", "Bob")
+    # The winner was Bob: Bob deals, and play starts at Bob's left.
+    reply = client.put("/api/games/current/rounds/0", json={"winner": "Bob", "hands": {"Ann": 5, "Cy": 5, "Dee": 5}})
+    assert (reply.get_json()["game"]["table"]["dealer"], reply.get_json()["game"]["table"]["current"]) == ("Bob", "Cy")
+    # Cy had 150, not 5: Cy is out and gets no more turns.
+    reply = client.put("/api/games/current/rounds/0", json={"winner": "Bob", "hands": {"Ann": 5, "Cy": 150, "Dee": 5}})
+    assert reply.get_json()["game"]["scoreboard"]["eliminated"] == {"Cy": 0}
+    assert [press(daemon)["player"] for _ in range(4)] == ["Dee", "Ann", "Bob", "Dee"]
+
+
+def test_a_correction_that_changes_no_seat_keeps_the_round_in_play(client: FlaskClient) -> None:
+    post(client, "/api/games", {"players": FOUR, "mode": "lowest_total"})
+    post(client, "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5, "Dee": 5}})
+    game = post(client, "/api/attacks", {"kind": "hit2", "by": "Bob"})
+    reply = client.put("/api/games/current/rounds/0", json={"winner": "Ann", "hands": {"Bob": 9, "Cy": 5, "Dee": 5}})
+    assert reply.get_json()["game"]["table"] == game["table"]
 
 
 def test_without_a_game_the_game_endpoints_say_so(client: FlaskClient) -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.game.attacks import Cause, Demand, Press, Table
+from launcher.game.attacks import Cause, Demand, OpenAttacks, Press, Table
 from launcher.game.cards import GameError
 from launcher.game.rulesets import HouseRules, Ruleset
 
@@ -580,3 +580,149 @@ def test_any_sequence_round_trips_and_keeps_demands_sane(ops, stacking, multiple
         table = round_trip(table)
         assert all(d.presses > 0 or d.until_fire for d in table.demands)
         assert (table.current is None) != track_turns
+
+
+# --- the table is right every time ---------------------------------------------------------------------------------
+
+
+def test_uno_attack_seats_2_to_9_players_and_classic_uno_2_to_10():
+    nine, ten = [f"P{i}" for i in range(9)], [f"P{i}" for i in range(10)]
+    assert Table(nine, Ruleset.UNO_ATTACK).players == tuple(nine)
+    with pytest.raises(GameError, match="10 players; UNO Attack is for 2 to 9"):
+        Table(ten, Ruleset.UNO_ATTACK)
+    assert Table(ten, Ruleset.CLASSIC).players == tuple(ten)
+
+
+@pytest.mark.parametrize(("kind", "presses"), [("wild_all_hit", ["Bob", "Cy", "Dee"]), ("hit_2", ["Bob", "Bob"])])
+def test_the_first_card_is_applied_once(kind, presses):
+    table = attack_table()
+    table.first_card(kind)
+    with pytest.raises(GameError, match="the first card starts the round: once, before any play or press"):
+        table.first_card(kind)
+    assert press_order(table) == presses  # everyone but the dealer once; Hit 2: twice, not 4 times
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        lambda table: table.hit2("Ann"),
+        lambda table: table.played("Bob"),
+        lambda table: table.on_press(False, 0),
+        lambda table: table.uno_penalty("Cy"),
+    ],
+)
+def test_the_first_card_is_refused_once_the_round_is_under_way(opening):
+    table = attack_table()
+    opening(table)
+    before = table.to_dict()
+    with pytest.raises(GameError, match="before any play or press"):
+        table.first_card("reverse")
+    assert table.to_dict() == before  # a Reverse in mid-round would flip the direction under an open Hit 2
+
+
+def test_a_first_card_that_goes_back_leaves_the_round_fresh_and_classic_deals_first():
+    attack = attack_table()
+    assert attack.first_card("trade_hands") is False
+    assert attack.first_card("skip") is True and attack.current == "Cy"
+    classic = classic_table()
+    classic.deal()
+    SimulatedDispenser(108).serve(classic)  # the deal is not play: the first card is turned up after it
+    assert classic.first_card("wild_draw_four") is False
+    assert classic.first_card("draw_two") is True
+    assert classic.pending() == Demand("Bob", Cause.DRAW_TWO, cards=2)
+
+
+@pytest.mark.parametrize(
+    ("table", "kind", "answer"),
+    [
+        (attack_table(stacking=True), "hit_2", "hit2"),
+        (classic_table(stacking=True), "draw_two", "draw_two"),
+        (classic_table(stacking=True), "draw_two", "wild_draw_four"),
+    ],
+)
+def test_a_first_card_attack_was_played_by_nobody_and_cannot_be_stacked_on(table, kind, answer):
+    table.first_card(kind)
+    before = table.demands
+    with pytest.raises(GameError, match="Bob must first"):
+        getattr(table, answer)("Bob")
+    assert table.demands == before and len(before) == 1 and before[0].player == "Bob"
+
+
+def test_several_wild_draw_fours_at_once_add_up():
+    table = classic_table(multiple_identical=True)
+    table.wild_draw_four("Ann", count=2)
+    assert table.pending() == Demand("Bob", Cause.WILD_DRAW_FOUR, cards=8, by="Ann")
+    assert table.current == "Cy"
+    with pytest.raises(GameError, match="need the house rule multiple_identical"):
+        classic_table().wild_draw_four("Ann", count=2)
+    with pytest.raises(GameError, match="number of Wild Draw Four cards = 5 is not accepted"):
+        classic_table(multiple_identical=True).wild_draw_four("Ann", count=5)
+
+
+def test_a_challenge_of_several_wild_draw_fours_is_about_all_of_them():
+    legal = classic_table(multiple_identical=True)
+    legal.wild_draw_four("Ann", count=2)
+    legal.challenge("Bob", legal=True)
+    assert legal.pending() == Demand("Bob", Cause.CHALLENGE_FAILED, cards=10, by="Ann")  # the 8, and 2 more
+    illegal = classic_table(multiple_identical=True)
+    illegal.wild_draw_four("Ann", count=2)
+    illegal.challenge("Bob", legal=False)
+    assert illegal.demands == (Demand("Ann", Cause.ILLEGAL_WILD_DRAW_FOUR, cards=8, by="Ann"),)
+
+
+def test_the_forgotten_uno_penalty_is_a_house_number():
+    default, three = attack_table(), attack_table(forgot_uno_penalty=3)
+    default.uno_penalty("Cy")
+    three.uno_penalty("Cy")
+    assert (default.pending().presses, three.pending().presses) == (2, 3)
+    classic = classic_table(forgot_uno_penalty=3)
+    classic.forgot_uno("Cy")
+    assert classic.pending() == Demand("Cy", Cause.FORGOT_UNO, cards=3)
+
+
+@pytest.mark.parametrize(
+    ("table", "last_card", "owed"),
+    [
+        (attack_table(), lambda t: t.hit2("Cy"), "Dee must still press 2 times for the Hit 2"),
+        (attack_table(), lambda t: t.wild_hit_fire("Cy"), "Dee must still press until the launcher fires"),
+        (classic_table(), lambda t: t.draw_two("Cy"), "Dee must still take 2 cards for the Draw Two"),
+        (classic_table(), lambda t: t.wild_draw_four("Cy"), "Dee must still take 4 cards for the Wild Draw Four"),
+    ],
+)
+def test_a_round_is_not_closed_while_the_winners_last_attack_is_owed(table, last_card, owed):
+    last_card(table)  # Cy goes out on it
+    before = table.to_dict()
+    with pytest.raises(OpenAttacks, match=owed):
+        table.close_round()
+    assert table.to_dict() == before
+
+
+def test_a_carried_penalty_is_served_first_in_the_next_round_and_moves_no_turn():
+    table = attack_table()
+    table.hit2("Cy")  # Cy goes out on it
+    following = table.next_round("Cy", carried=table.close_round(carry=True))
+    assert (following.dealer, following.current) == ("Cy", "Dee")  # the winner deals, play starts at their left
+    assert following.demands == (Demand("Dee", Cause.HIT_2, presses=2, by="Cy", carried=True),)
+    with pytest.raises(GameError, match="Dee must first press 2 times for the Hit 2"):
+        following.played("Dee")
+    assert [following.on_press(False, 0) for _ in range(2)] == [
+        Press("Dee", Cause.HIT_2, False, 0, closed=False),
+        Press("Dee", Cause.HIT_2, False, 0, closed=True),
+    ]
+    assert following.current == "Dee" and following.pending() is None
+    assert following.first_card("hit_2") is True  # the carried presses were not play of the new round
+    assert following.pending() == Demand("Dee", Cause.HIT_2, presses=2)
+    assert round_trip(following).to_dict() == following.to_dict()
+
+
+def test_a_carried_attack_cannot_be_stacked_on_or_challenged():
+    hit = attack_table(stacking=True)
+    hit.hit2("Cy")
+    following = hit.next_round("Cy", carried=hit.close_round(carry=True))
+    with pytest.raises(GameError, match="Dee must first press 2 times"):
+        following.hit2("Dee")
+    four = classic_table()
+    four.wild_draw_four("Cy")
+    following = four.next_round("Cy", carried=four.close_round(carry=True))
+    with pytest.raises(GameError, match="the round was scored: too late to challenge"):
+        following.challenge("Dee", legal=False)

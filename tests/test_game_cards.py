@@ -13,6 +13,7 @@ from launcher.game.cards import (
     validate_round_hands,
 )
 from launcher.game.rulesets import (
+    HOUSE_RULE_NUMBERS,
     HOUSE_RULE_TEXTS,
     LANGUAGES,
     HouseRules,
@@ -155,8 +156,13 @@ def test_ruleset_picks_its_deck():
 
 def test_house_rules_default_to_the_official_rules():
     rules = HouseRules()
-    assert not any(v for k, v in rules.to_dict().items() if k != "party_penalty")
-    assert rules.party_penalty == 2
+    assert not any(v for k, v in rules.to_dict().items() if k not in HOUSE_RULE_NUMBERS)
+    # 2 presses for a forgotten UNO (the UNO Attack rules), 2 cards in classic UNO; a party penalty costs 2
+    assert (rules.forgot_uno_penalty, rules.party_penalty) == (2, 2)
+    assert {k: (n.low, n.high, n.default) for k, n in HOUSE_RULE_NUMBERS.items()} == {
+        "party_penalty": (1, 10, 2),
+        "forgot_uno_penalty": (1, 10, 2),
+    }
 
 
 def test_house_rules_round_trip_through_a_mapping():
@@ -175,6 +181,9 @@ def test_house_rules_round_trip_through_a_mapping():
         ({"party_penalty": 0}, "party_penalty = 0 is not accepted; expected a whole number from 1 to 10"),
         ({"party_penalty": 2.0}, "party_penalty = 2.0 is not accepted"),
         ({"party_penalty": True}, "party_penalty = True is not accepted"),
+        ({"forgot_uno_penalty": 0}, "forgot_uno_penalty = 0 is not accepted; expected a whole number from 1 to 10"),
+        ({"forgot_uno_penalty": 11}, "forgot_uno_penalty = 11 is not accepted; expected a whole number from 1 to 10"),
+        ({"forgot_uno_penalty": "3"}, "forgot_uno_penalty = '3' is not accepted"),
         (["stacking"], "house rules map rule names to values"),
     ],
 )
@@ -185,7 +194,7 @@ def test_bad_house_rules_are_refused_by_name(mapping, message):
 
 
 def test_every_house_rule_toggle_has_a_name_and_explanation_in_three_languages():
-    toggles = [k for k in HouseRules().to_dict() if k != "party_penalty"]
+    toggles = [k for k in HouseRules().to_dict() if k not in HOUSE_RULE_NUMBERS]
     assert [text.key for text in HOUSE_RULE_TEXTS] == toggles
     for text in HOUSE_RULE_TEXTS:
         for strings in (text.name, text.explanation):
@@ -201,14 +210,19 @@ def test_every_house_rule_toggle_has_a_name_and_explanation_in_three_languages()
 
 
 def test_players_keep_seat_order():
-    assert validate_players(["Ann", "<b>Bob</b>", "小明", "Zoë 🎲"]) == ("Ann", "<b>Bob</b>", "小明", "Zoë 🎲")
+    assert validate_players(["Ann", "<b>Bob</b>", "小明", "Zoë 🎲"], Ruleset.UNO_ATTACK) == (
+        "Ann",
+        "<b>Bob</b>",
+        "小明",
+        "Zoë 🎲",
+    )
 
 
 @pytest.mark.parametrize(
     ("players", "message"),
     [
-        (["Ann"], "1 players; expected 2 to 10"),
-        ([f"P{i}" for i in range(11)], "11 players; expected 2 to 10"),
+        (["Ann"], "1 players; classic UNO is for 2 to 10"),
+        ([f"P{i}" for i in range(11)], "11 players; classic UNO is for 2 to 10"),
         (["Ann", "ann"], "player names must differ: 'Ann' and 'ann'"),
         (["Ann", ""], "a player name must be a non-empty text"),
         (["Ann", 7], "a player name must be a non-empty text; got 7"),
@@ -220,5 +234,12 @@ def test_players_keep_seat_order():
 )
 def test_bad_player_lists_are_refused(players, message):
     with pytest.raises(GameError) as caught:
-        validate_players(players)
+        validate_players(players, Ruleset.CLASSIC)
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(("ruleset", "most"), [(Ruleset.UNO_ATTACK, 9), (Ruleset.CLASSIC, 10)])
+def test_uno_attack_is_for_2_to_9_players_classic_uno_for_2_to_10(ruleset, most):
+    assert len(validate_players([f"P{i}" for i in range(most)], ruleset)) == most
+    with pytest.raises(GameError, match=f"{most + 1} players; {ruleset.label} is for 2 to {most}"):
+        validate_players([f"P{i}" for i in range(most + 1)], ruleset)

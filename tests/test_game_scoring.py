@@ -210,6 +210,14 @@ def test_target_is_any_positive_whole_number():
         Game(THREE, "teams")
 
 
+def test_a_game_of_uno_attack_is_for_2_to_9_players():
+    ten = [f"P{i}" for i in range(10)]
+    with pytest.raises(GameError, match="10 players; UNO Attack is for 2 to 9"):
+        Game(ten, Mode.LOWEST_TOTAL, ruleset=Ruleset.UNO_ATTACK)
+    assert Game(ten, Mode.LOWEST_TOTAL, ruleset=Ruleset.CLASSIC).players == tuple(ten)
+    assert len(Game(ten[:9], Mode.LOWEST_TOTAL).players) == 9
+
+
 # --- undo and edit -------------------------------------------------------------------------------------------------
 
 
@@ -265,6 +273,19 @@ def test_undo_after_game_over_reopens_the_game():
     assert game.over
     game.undo_last()
     assert not game.over and game.winners == ()
+
+
+def test_the_last_rounds_winner_deals_the_next_round_whatever_was_undone_or_corrected():
+    game = Game(FOUR, Mode.LOWEST_TOTAL, dealer="Cy")
+    assert game.dealer == "Cy"
+    game.score_round("Bob", {"Ann": 1, "Cy": 1, "Dee": 1})
+    assert game.dealer == "Bob"
+    game.edit_round(0, "Dee", {"Ann": 1, "Bob": 1, "Cy": 1})
+    assert game.dealer == "Dee" and round_trip(game).dealer == "Dee"
+    game.undo_last()
+    assert game.dealer == "Cy" and round_trip(game).dealer == "Cy"
+    with pytest.raises(GameError, match="unknown player 'Zed'"):
+        Game(FOUR, Mode.LOWEST_TOTAL, dealer="Zed")
 
 
 def test_edit_index_is_checked():
