@@ -14,52 +14,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from launcher import game_requests
 from launcher.events import EventBus, EventType
-from launcher.game import Cause, Game, GameError, HouseRules, Mode, Ruleset, Table
+from launcher.game import Cause, Game, Mode, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
-from launcher.game.rulesets import HOUSE_RULE_TEXTS
+from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS
 from launcher.store import Store
 from launcher.text import scrubbed
-
-# What phones may declare, per ruleset; each maps to a Table method and the body fields it takes.
-DECLARATIONS: dict[str, tuple[str, ...]] = {
-    Ruleset.UNO_ATTACK: (
-        "played", "declined", "hit2", "wild_all_hit", "wild_hit_fire", "uno_penalty", "suggestion_penalty",
-        "party_penalty", "reverse", "skip", "first_card", "turn", "cancel",
-    ),
-    Ruleset.CLASSIC: (
-        "played", "declined", "draw_two", "wild_draw_four", "challenge", "forgot_uno", "false_uno", "wrong_card",
-        "wrong_accusation", "party_penalty", "reverse", "skip", "deal", "first_card", "turn", "cancel",
-    ),
-}  # fmt: skip
-
-DECLARATION_FIELDS: dict[str, tuple[str, ...]] = {  # required fields first; "count" and "cards" are optional
-    "played": ("by",),
-    "declined": ("player",),
-    "hit2": ("by", "count"),
-    "wild_all_hit": ("by",),
-    "wild_hit_fire": ("by",),
-    "uno_penalty": ("player",),
-    "suggestion_penalty": ("player",),
-    "party_penalty": ("player",),
-    "reverse": ("by", "count"),
-    "skip": ("by", "count"),
-    "draw_two": ("by", "count"),
-    "wild_draw_four": ("by",),
-    "challenge": ("player", "legal"),
-    "forgot_uno": ("player",),
-    "false_uno": ("player",),
-    "wrong_card": ("player",),
-    "wrong_accusation": ("player",),
-    "deal": ("cards",),
-    "first_card": ("card",),
-    "turn": ("player",),
-    "cancel": (),
-}
-_OPTIONAL = {"count", "cards"}
-_NEW_GAME_FIELDS = {"players", "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile"}
-_ROUND_FIELDS = {"winner", "hands", "reshuffled", "red_zero"}
 
 
 class NoGame(Exception):
@@ -80,7 +42,10 @@ def rules() -> dict[str, Any]:
             {"key": t.key, "name": t.name, "explanation": t.explanation, "rulesets": [r.value for r in t.rulesets]}
             for t in HOUSE_RULE_TEXTS
         ],
-        "declarations": {r.value: list(kinds) for r, kinds in DECLARATIONS.items()},
+        "house_rule_numbers": {
+            key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()
+        },
+        "declarations": {r.value: list(kinds) for r, kinds in game_requests.RULESET_DECLARATIONS.items()},
     }
 
 
@@ -153,22 +118,7 @@ class GameDesk:
             return self._view()
 
     def new_game(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        _exact_fields("a new game", body, required={"players"}, allowed=_NEW_GAME_FIELDS)
-        game = Game(
-            body["players"],
-            body.get("mode", Mode.WINNER_COLLECTS.value),
-            body.get("target", 500),
-            body.get("teams"),
-            ruleset=body.get("ruleset", Ruleset.UNO_ATTACK.value),
-            house_rules=HouseRules.from_mapping(body.get("house_rules", {})),
-        )
-        table = Table(
-            game.players,
-            game.ruleset,
-            game.house_rules,
-            dealer=body.get("dealer"),
-            track_turns=body.get("track_turns", True),
-        )
+        game, table = game_requests.new_game(body)
         with self._lock:
             with self._store.connect() as conn:
                 self._id = self._store.new_game(conn, json.dumps(_state(game, table)), time.time())
@@ -183,48 +133,34 @@ class GameDesk:
         return view  # type: ignore[return-value]
 
     def declare(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        kind = body.get("kind")
         with self._lock:
             game, table = self._copies()
-            if not isinstance(kind, str) or kind not in DECLARATIONS[game.ruleset]:
-                raise GameError(
-                    f"kind = {kind!r:.40} is not accepted in {game.ruleset.value}; expected one of "
-                    + ", ".join(DECLARATIONS[game.ruleset])
-                )
-            fields = DECLARATION_FIELDS[kind]
-            _exact_fields(
-                f"a {kind} declaration",
-                body,
-                required={"kind", *(f for f in fields if f not in _OPTIONAL)},
-                allowed={"kind", *fields},
-            )
-            args = {f: body[f] for f in fields if f in body}
-            self._apply(table, kind, args)
+            kind, declared = game_requests.declaration(body, game.ruleset)
+            declared.apply(table, body)
             self._commit(game, table)
             view = _table_view(table)
             pending = view["pending"]
         self._bus.publish(
             EventType.ATTACK_STARTED,
-            {"kind": kind, "by": args.get("by"), "player": args.get("player") or (pending or {}).get("player"),
+            {"kind": kind, "by": body.get("by"), "player": body.get("player") or (pending or {}).get("player"),
              "table": view},
         )  # fmt: skip
         return self.view()  # type: ignore[return-value]
 
     def score_round(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        _exact_fields("a round", body, required={"winner", "hands"}, allowed=_ROUND_FIELDS)
+        entry = game_requests.round_request(body, new=True)
         with self._lock:
             game, table = self._copies()
             if game.over:
                 raise GameOver("the game is over: start a new one")
-            result = game.score_round(
-                body["winner"], body["hands"], body.get("reshuffled", False), red_zero=body.get("red_zero")
-            )
+            carried = table.close_round(entry.carry_open_attacks)  # refused while someone owes the launcher
+            result = game.score_round(entry.winner, entry.hands, entry.reshuffled, red_zero=entry.red_zero)
             if not game.over:
-                table = table.next_round(body["winner"], game.active_players)  # the winner deals
+                table = table.next_round(game.dealer, game.active_players, carried)
             self._commit(game, table)
             scoreboard = game.scoreboard()
         self._bus.publish(
-            EventType.ROUND_SCORED, {"round": result.index, "winner": body["winner"], "scoreboard": scoreboard}
+            EventType.ROUND_SCORED, {"round": result.index, "winner": entry.winner, "scoreboard": scoreboard}
         )
         if game.over:
             self._bus.publish(EventType.GAME_FINISHED, {"winners": list(game.winners), "scoreboard": scoreboard})
@@ -234,19 +170,17 @@ class GameDesk:
         with self._lock:
             game, table = self._copies()
             game.undo_last()
-            self._commit(game, table)
+            self._commit(game, _reseated(game, table))
             scoreboard = game.scoreboard()
         self._bus.publish(EventType.ROUND_UNDONE, {"round": len(game.rounds), "scoreboard": scoreboard})
         return self.view()  # type: ignore[return-value]
 
     def edit_round(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
-        _exact_fields("a round", body, required={"winner", "hands"}, allowed=_ROUND_FIELDS)
+        entry = game_requests.round_request(body, new=False)
         with self._lock:
             game, table = self._copies()
-            game.edit_round(
-                index, body["winner"], body["hands"], body.get("reshuffled", False), red_zero=body.get("red_zero")
-            )
-            self._commit(game, table)
+            game.edit_round(index, entry.winner, entry.hands, entry.reshuffled, red_zero=entry.red_zero)
+            self._commit(game, _reseated(game, table))
             scoreboard = game.scoreboard()
         self._bus.publish(EventType.ROUND_EDITED, {"round": index, "scoreboard": scoreboard})
         return self.view()  # type: ignore[return-value]
@@ -258,17 +192,6 @@ class GameDesk:
         if self._game is None or self._table is None:
             raise NoGame("there is no game yet: start one")
         return Game.from_dict(self._game.to_dict()), Table.from_dict(self._table.to_dict())
-
-    def _apply(self, table: Table, kind: str, args: dict[str, Any]) -> None:
-        if kind == "turn":
-            table.set_turn(args["player"])
-        elif kind == "first_card":
-            if not table.first_card(args["card"]):
-                raise GameError(f"{args['card']} goes back into the deck: turn up another card")
-        elif kind == "deal":
-            table.deal(args.get("cards", 7))
-        else:
-            getattr(table, kind)(**args)
 
     def _commit(self, game: Game, table: Table) -> None:
         """With the lock held: save the changed game and table durably, then make them current."""
@@ -303,14 +226,13 @@ class GameDesk:
         }
 
 
+def _reseated(game: Game, table: Table) -> Table:
+    """After an undo or a correction: when the players still in or the next dealer changed, the round in play is
+    dealt again by the right dealer to the right players (its open demands go); otherwise it carries on."""
+    if game.over or (table.players, table.dealer) == (game.active_players, game.dealer):
+        return table
+    return table.next_round(game.dealer, game.active_players)
+
+
 def _state(game: Game, table: Table) -> dict[str, Any]:
     return {"game": game.to_dict(), "table": table.to_dict()}
-
-
-def _exact_fields(what: str, body: Mapping[str, Any], *, required: set[str], allowed: set[str]) -> None:
-    missing = sorted(required - set(body))
-    if missing:
-        raise GameError(f"{what} needs {', '.join(missing)}")
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise GameError(f"{what} takes no {', '.join(unknown)}; it takes {', '.join(sorted(allowed))}")

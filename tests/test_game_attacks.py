@@ -207,7 +207,7 @@ def test_classic_draw_two_stacks_and_wild_draw_four_goes_on_draw_two_not_the_rev
     assert table.pending() == Demand("Dee", Cause.WILD_DRAW_FOUR, cards=8, by="Cy", stacked=True)
     with pytest.raises(GameError, match="a Draw Two does not stack on a Wild Draw Four"):
         table.draw_two("Dee")
-    table.wild_draw_four("Dee")  # Wild Draw Four on Wild Draw Four adds up too (seeds)
+    table.wild_draw_four("Dee")  # Wild Draw Four on Wild Draw Four adds up too, as many tables play it
     assert table.pending().player == "Ann" and table.pending().cards == 12
     assert table.current == "Bob"
 
@@ -456,7 +456,7 @@ def test_classic_declined_draws_one_card():
     assert table.pending().describe() == "take 1 card"
 
 
-# --- first card (RULES.md §3 and §4) ----------------------------------------------------------------------------------
+# --- first card ---------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

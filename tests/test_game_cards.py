@@ -21,7 +21,7 @@ from launcher.game.rulesets import (
     validate_players,
 )
 
-# --- decks (RULES.md §1) ---------------------------------------------------------------------------------------------
+# --- decks ---------------------------------------------------------------------------------------------------------
 
 
 def test_classic_deck_has_108_cards_with_the_published_counts_and_points():
@@ -144,7 +144,7 @@ def test_round_hands_check_each_hand_first():
         validate_round_hands(CLASSIC, [{"4": 1}])
 
 
-# --- rulesets and house rules (RULES.md §5) ----------------------------------------------------------------------
+# --- rulesets and house rules ---------------------------------------------------------------------------------------
 
 
 def test_ruleset_picks_its_deck():

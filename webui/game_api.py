@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.controller import Controller, PressRefused
-from launcher.game import GameError
+from launcher.game import GameError, OpenAttacks
 from launcher.games import GameDesk, GameOver, NoGame, rules
 from launcher.schedule import Profile
 from webui.api import json_object
@@ -30,6 +30,13 @@ def _call(code: str, action: Any, *args: Any) -> dict[str, Any]:
     """Run a desk action, turning its refusals into API errors with `code` for a refused input."""
     try:
         return action(*args)
+    except OpenAttacks as e:  # the body is fine; the table is not ready for it
+        raise ApiError(
+            409,
+            "attacks_open",
+            f"{e}: press first, so the cards count in the hands, or score with carry_open_attacks: true "
+            "to have them pressed first in the next round",
+        ) from None
     except GameError as e:
         raise ApiError(400, code, str(e)) from None
     except NoGame as e:

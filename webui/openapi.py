@@ -57,6 +57,16 @@ _ROUND_BODY = {
     },
     "additionalProperties": False,
 }
+_NEW_ROUND_BODY = {
+    **_ROUND_BODY,
+    "properties": {
+        **_ROUND_BODY["properties"],
+        "carry_open_attacks": {
+            "type": "boolean",
+            "description": "score although someone still owes the launcher: it is pressed first in the next round",
+        },
+    },
+}
 
 SPEC: dict[str, Any] = {
     "openapi": "3.1.0",
@@ -162,7 +172,13 @@ SPEC: dict[str, Any] = {
                 ),
             )
         },
-        "/api/games/current/rounds": {"post": _change("score a round", {"201": _GAME}, _json_body(_ROUND_BODY))},
+        "/api/games/current/rounds": {
+            "post": _change(
+                "score a round; refused (409 attacks_open) while someone still owes the launcher",
+                {"201": _GAME},
+                _json_body(_NEW_ROUND_BODY),
+            )
+        },
         "/api/games/current/rounds/last": {"delete": _change("undo the last round", {"200": _GAME})},
         "/api/games/current/rounds/{index}": {
             "put": {

@@ -12,10 +12,11 @@ jump-ins need nothing special.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Concatenate, ParamSpec
 
 from launcher.game.cards import GameError, exact_keys, flag, whole_number
 from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
@@ -48,6 +49,7 @@ class Cause(StrEnum):
 
 
 _LABELS = {
+    Cause.DECLINED: "declined play",
     Cause.HIT_2: "Hit 2",
     Cause.WILD_ALL_HIT: "Wild All Hit",
     Cause.WILD_HIT_FIRE: "Wild Hit-Fire",
@@ -75,6 +77,10 @@ _HOLDS_PLAY = frozenset(
 )
 
 
+class OpenAttacks(GameError):
+    """A round cannot be scored yet: someone still owes the launcher. The message names who owes what."""
+
+
 @dataclass(frozen=True, slots=True)
 class Demand:
     """What one player still owes the launcher: presses, presses until it fires, or cards (classic)."""
@@ -87,6 +93,7 @@ class Demand:
     by: str | None = None  # who played the card (None for a penalty or the first card): stacking and challenges
     started: bool = False  # a press was counted: too late to stack on it or challenge it
     stacked: bool = False  # several cards added up: a stacked Wild Draw Four cannot be challenged
+    carried: bool = False  # owed from the round before, which was scored: nobody may stack on it or challenge it
 
     def describe(self) -> str:
         """E.g. "press 2 more times", for messages and the page."""
@@ -103,6 +110,7 @@ class Demand:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], players: Sequence[str]) -> Demand:
+        data = {"carried": False, **data}  # demands stored before rounds could carry them
         exact_keys("a demand", data, [f.name for f in fields(cls)])
         if data["player"] not in players or (data["by"] is not None and data["by"] not in players):
             raise GameError(f"a demand names a player who is not at the table: {data!r:.80}")
@@ -113,7 +121,7 @@ class Demand:
         for key in ("presses", "cards"):
             if not isinstance(data[key], int) or isinstance(data[key], bool) or data[key] < 0:
                 raise GameError(f"a demand's {key} must be a whole number of 0 or more, not {data[key]!r:.40}")
-        for key in ("until_fire", "started", "stacked"):
+        for key in ("until_fire", "started", "stacked", "carried"):
             if not isinstance(data[key], bool):
                 raise GameError(f"a demand's {key} must be true or false, not {data[key]!r:.40}")
         if [data["presses"] > 0, data["until_fire"], data["cards"] > 0].count(True) != 1:
@@ -132,6 +140,20 @@ class Press:
     closed: bool  # this press settled its demand (a plain press always does)
 
 
+_Args = ParamSpec("_Args")
+
+
+def _play(declaration: Callable[Concatenate[Table, _Args], None]) -> Callable[Concatenate[Table, _Args], None]:
+    """A declaration of play or a penalty: once accepted, the round is under way, too late for the first card."""
+
+    @functools.wraps(declaration)
+    def declared(table: Table, *args: _Args.args, **kwargs: _Args.kwargs) -> None:
+        declaration(table, *args, **kwargs)
+        table._under_way = True
+
+    return declared
+
+
 class Table:
     """Seat order, dealer, direction, whose turn it is, and the demands still open, for one round."""
 
@@ -144,8 +166,8 @@ class Table:
         dealer: str | None = None,
         track_turns: bool = True,
     ) -> None:
-        self.players = validate_players(players)
         self.ruleset = Ruleset.parse(ruleset)
+        self.players = validate_players(players, self.ruleset)
         if not isinstance(house_rules, HouseRules):
             raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
         self.house_rules = house_rules
@@ -154,6 +176,7 @@ class Table:
         self._direction = 1
         self._current: str | None = None
         self._demands: list[Demand] = []
+        self._under_way = False  # a play, a penalty or a press of this round (not the deal's, not a carried one's)
         self._turn_to(self._after(self._dealer))
 
     # --- what the phones show ------------------------------------------------------------------------------------
@@ -188,11 +211,14 @@ class Table:
         flag("outcome_fired", outcome_fired)
         whole_number("cards", cards, 0, self.ruleset.deck.total)
         if not self._demands:
+            self._under_way = True
             player = self._current
             if player is not None:
                 self._turn_to(self._after(player))
             return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
         demand = self._demands[0]
+        if demand.cause is not Cause.DEAL and not demand.carried:
+            self._under_way = True
         if demand.until_fire:
             left = replace(demand, started=True)
             closed = outcome_fired
@@ -210,12 +236,14 @@ class Table:
 
     # --- declarations for both rulesets --------------------------------------------------------------------------
 
+    @_play
     def played(self, by: str) -> None:
         """A card without a launcher effect (a number, Wild, Discard All, Trade Hands): the turn passes on."""
         self._known(by)
         self._check_free()
         self._turn_to(self._after(by))
 
+    @_play
     def declined(self, player: str) -> None:
         """No play (or none wanted): one press, or one card in classic UNO, and the turn ends."""
         self._known(player)
@@ -223,6 +251,7 @@ class Table:
         self._demands.append(self._owed(player, Cause.DECLINED, 1))
         self._turn_to(self._after(player))
 
+    @_play
     def reverse(self, by: str, count: int = 1) -> None:
         """The direction flips (an even number of Reverses at once keeps it). Two players: acts as a Skip."""
         self._known(by)
@@ -232,6 +261,7 @@ class Table:
             self._direction = -self._direction
         self._turn_to(by if len(self.players) == 2 else self._after(by))
 
+    @_play
     def skip(self, by: str, count: int = 1) -> None:
         """The next player (n players for n Skips) loses the turn; nobody skips the player who played."""
         self._known(by)
@@ -239,6 +269,7 @@ class Table:
         self._check_free()
         self._turn_to(self._after(by, 1 + min(count, len(self.players) - 1)))
 
+    @_play
     def party_penalty(self, player: str) -> None:
         """Silent 6, slap on 9 or 4, 5-second limit: the configured number of presses or cards."""
         self._known(player)
@@ -248,6 +279,7 @@ class Table:
 
     # --- UNO Attack ----------------------------------------------------------------------------------------------
 
+    @_play
     def hit2(self, by: str, count: int = 1) -> None:
         """The next player presses twice (per Hit 2) and loses the turn."""
         self._require(Ruleset.UNO_ATTACK, "Hit 2")
@@ -258,6 +290,7 @@ class Table:
         self._demands.append(Demand(victim, Cause.HIT_2, presses=owed + 2 * count, by=by, stacked=owed > 0))
         self._turn_to(self._after(victim))
 
+    @_play
     def wild_all_hit(self, by: str) -> None:
         """Every other player, from the next in the direction of play, presses once; then the next player plays."""
         self._require(Ruleset.UNO_ATTACK, "Wild All Hit")
@@ -266,6 +299,7 @@ class Table:
         self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1, by=by) for p in self._others(by)]
         self._turn_to(self._after(by))
 
+    @_play
     def wild_hit_fire(self, by: str) -> None:
         """The next player presses until the launcher fires and loses the turn."""
         self._require(Ruleset.UNO_ATTACK, "Wild Hit-Fire")
@@ -275,10 +309,12 @@ class Table:
         self._demands.append(Demand(victim, Cause.WILD_HIT_FIRE, until_fire=True, by=by))
         self._turn_to(self._after(victim))
 
+    @_play
     def uno_penalty(self, player: str) -> None:
-        """Forgot to call UNO and was caught: two presses."""
-        self._penalty(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, 2)
+        """Forgot to call UNO and was caught: two presses, or the table's own number."""
+        self._penalty(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, self.house_rules.forgot_uno_penalty)
 
+    @_play
     def suggestion_penalty(self, player: str) -> None:
         """Suggested a play to another player: four presses."""
         self._penalty(Ruleset.UNO_ATTACK, player, Cause.SUGGESTION_PENALTY, 4)
@@ -296,6 +332,7 @@ class Table:
         self._demands += [Demand(p, Cause.DEAL, cards=n) for p in order]
         return [(p, n) for p in order]
 
+    @_play
     def draw_two(self, by: str, count: int = 1) -> None:
         """The next player takes exactly 2 cards (per Draw Two) and loses the turn."""
         self._require(Ruleset.CLASSIC, "Draw Two")
@@ -306,18 +343,22 @@ class Table:
         self._demands.append(Demand(victim, Cause.DRAW_TWO, cards=owed + 2 * count, by=by, stacked=owed > 0))
         self._turn_to(self._after(victim))
 
-    def wild_draw_four(self, by: str) -> None:
-        """The next player takes exactly 4 cards and loses the turn, unless they challenge."""
+    @_play
+    def wild_draw_four(self, by: str, count: int = 1) -> None:
+        """The next player takes exactly 4 cards (per Wild Draw Four) and loses the turn, unless they challenge."""
         self._require(Ruleset.CLASSIC, "Wild Draw Four")
         self._known(by)
+        count = self._count("wild_draw_four", count)
         owed = self._take_stack(by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
         victim = self._after(by)
-        self._demands.append(Demand(victim, Cause.WILD_DRAW_FOUR, cards=owed + 4, by=by, stacked=owed > 0))
+        self._demands.append(Demand(victim, Cause.WILD_DRAW_FOUR, cards=owed + 4 * count, by=by, stacked=owed > 0))
         self._turn_to(self._after(victim))
 
+    @_play
     def challenge(self, challenger: str, legal: bool) -> None:
-        """The challenged Wild Draw Four was legal: the challenger takes 6 instead of 4. It was not: whoever
-        played it takes 4, the challenger none, and the challenger plays."""
+        """The challenged Wild Draw Four was legal: the challenger takes 2 more (6 instead of 4). It was not:
+        whoever played it takes the 4, the challenger none, and the challenger plays. Several Wild Draw Fours played
+        at once are challenged together: the challenger takes 4 per card and 2 more, or their player 4 per card."""
         self._require(Ruleset.CLASSIC, "A challenge")
         self._known(challenger)
         flag("legal", legal)
@@ -332,27 +373,33 @@ class Table:
             raise GameError("this Wild Draw Four was played by nobody: there is nothing to challenge")
         if demand.started:
             raise GameError(f"{challenger} already took cards for the Wild Draw Four: too late to challenge")
+        if demand.carried:
+            raise GameError("the round was scored: too late to challenge")
         if demand.stacked:
             raise GameError("a stacked Wild Draw Four cannot be challenged")
         if legal:
-            self._demands[index] = Demand(challenger, Cause.CHALLENGE_FAILED, cards=6, by=demand.by)
+            self._demands[index] = Demand(challenger, Cause.CHALLENGE_FAILED, cards=demand.cards + 2, by=demand.by)
         else:
             del self._demands[index]
-            self._demands.append(Demand(demand.by, Cause.ILLEGAL_WILD_DRAW_FOUR, cards=4, by=demand.by))
+            self._demands.append(Demand(demand.by, Cause.ILLEGAL_WILD_DRAW_FOUR, cards=demand.cards, by=demand.by))
             self._turn_to(challenger)
 
+    @_play
     def forgot_uno(self, player: str) -> None:
-        """Forgot to call UNO and was caught before the next play: 2 cards."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, 2)
+        """Forgot to call UNO and was caught before the next play: 2 cards, or the table's own number."""
+        self._penalty(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, self.house_rules.forgot_uno_penalty)
 
+    @_play
     def false_uno(self, player: str) -> None:
         """Called UNO without holding one card: 2 cards."""
         self._penalty(Ruleset.CLASSIC, player, Cause.FALSE_UNO, 2)
 
+    @_play
     def wrong_accusation(self, accuser: str) -> None:
         """Accused someone of not calling UNO, wrongly: the accuser takes 2 cards."""
         self._penalty(Ruleset.CLASSIC, accuser, Cause.WRONG_ACCUSATION, 2)
 
+    @_play
     def wrong_card(self, player: str) -> None:
         """Played a card that does not match: 2 cards."""
         self._penalty(Ruleset.CLASSIC, player, Cause.WRONG_CARD, 2)
@@ -360,12 +407,15 @@ class Table:
     # --- round start and corrections -----------------------------------------------------------------------------
 
     def first_card(self, kind: str) -> bool:
-        """Apply the card turned up to start the round (once, after dealing). False: it goes back into the deck
-        and another is turned (Trade Hands; Wild Draw Four in classic UNO)."""
+        """Apply the card turned up to start the round: once, after the deal and before any play or press. False:
+        it goes back into the deck and another is turned (Trade Hands; Wild Draw Four in classic UNO)."""
         self.ruleset.deck.kind(kind)  # refuses kinds the deck does not have
+        if self._under_way:
+            raise GameError("the first card starts the round: once, before any play or press of the round")
         left = self._after(self._dealer)
         if kind in ("trade_hands", "wild_draw_four"):
             return False
+        self._under_way = True
         if kind == "wild_hit_fire":
             self._demands.append(Demand(left, Cause.WILD_HIT_FIRE, until_fire=True))
             self._turn_to(self._after(left))
@@ -396,16 +446,31 @@ class Table:
         dropped, self._demands = tuple(self._demands), []
         return dropped
 
-    def next_round(self, winner: str, players: Sequence[str] | None = None) -> Table:
-        """A fresh table for the next round, dealt by its winner; `players` leaves out anyone eliminated."""
-        self._known(winner)
-        return Table(
+    def close_round(self, carry: bool = False) -> tuple[Demand, ...]:
+        """The round is being scored. Refused while anyone still owes the launcher (a winner's last Hit 2, Wild
+        Hit-Fire, Draw Two or Wild Draw Four is still taken by the next player): served now, its cards count in that
+        hand. With `carry`, the open demands are returned instead, marked carried, for `next_round`."""
+        flag("carry", carry)
+        if self._demands and not carry:
+            raise OpenAttacks(
+                "; ".join(f"{d.player} must still {d.describe()} for the {d.cause.label}" for d in self._demands)
+            )
+        return tuple(replace(d, carried=True) for d in self._demands)
+
+    def next_round(self, dealer: str, players: Sequence[str] | None = None, carried: Sequence[Demand] = ()) -> Table:
+        """A fresh table for the next round, dealt by `dealer` (the winner); `players` leaves out anyone
+        eliminated. `carried` (from `close_round`) is served first, before the new round's play."""
+        table = Table(
             self.players if players is None else players,
             self.ruleset,
             self.house_rules,
-            dealer=winner,
+            dealer=dealer,
             track_turns=self.track_turns,
         )
+        table._demands = [
+            replace(d, by=d.by if d.by in table.players else None) for d in carried if d.player in table.players
+        ]
+        return table
 
     # --- persistence ---------------------------------------------------------------------------------------------
 
@@ -418,11 +483,13 @@ class Table:
             "dealer": self._dealer,
             "direction": self._direction,
             "current": self._current,
+            "under_way": self._under_way,
             "demands": [demand.to_dict() for demand in self._demands],
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Table:
+        data = {"under_way": True, **data}  # tables stored before this was kept: too late for a first card
         exact_keys("a table", data, _TABLE_KEYS)
         table = cls(
             data["players"],
@@ -438,6 +505,7 @@ class Table:
         if (current is None) == table.track_turns:
             raise GameError(f"current = {current!r:.40}: a player when turn tracking is on, else null")
         table._current = None if current is None else table._known(current)
+        table._under_way = flag("under_way", data["under_way"])
         if not isinstance(data["demands"], list):
             raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
         table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
@@ -499,7 +567,8 @@ class Table:
         holding = self._holding_play()
         if self.house_rules.stacking and len(holding) == 1:
             attack = holding[0]
-            if attack.player == by and not attack.started:
+            # Only a card somebody played this round is answered: not a first card, not a carried attack.
+            if attack.player == by and not attack.started and attack.by is not None and not attack.carried:
                 if attack.cause not in onto:
                     raise GameError(f"a {card.label} does not stack on a {attack.cause.label}")
                 self._demands.remove(attack)
@@ -508,4 +577,6 @@ class Table:
         return 0
 
 
-_TABLE_KEYS = ("players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "demands")
+_TABLE_KEYS = (
+    "players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "under_way", "demands",
+)  # fmt: skip

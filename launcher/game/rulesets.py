@@ -11,12 +11,11 @@ from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from launcher.game.cards import CLASSIC, UNO_ATTACK, Deck, GameError
+from launcher.game.cards import CLASSIC, UNO_ATTACK, Deck, GameError, whole_number
 
 MIN_PLAYERS = 2
-MAX_PLAYERS = 10
+MAX_PLAYERS = 10  # the most any ruleset seats: classic UNO
 MAX_NAME_LENGTH = 40
-MAX_PARTY_PENALTY = 10
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 
 
@@ -42,14 +41,35 @@ class Ruleset(StrEnum):
     def label(self) -> str:
         return self.deck.label
 
+    @property
+    def max_players(self) -> int:
+        """UNO Attack is sold for 2 to 9 players; classic UNO for 2 to 10."""
+        return 9 if self is Ruleset.UNO_ATTACK else MAX_PLAYERS
+
     @classmethod
     def parse(cls, value: object) -> Ruleset:
         return parse_choice(cls, "ruleset", value)
 
 
 @dataclass(frozen=True, slots=True)
+class HouseNumber:
+    """A house rule that is a number: its range and its default."""
+
+    low: int
+    high: int
+    default: int
+
+
+HOUSE_RULE_NUMBERS = {
+    "party_penalty": HouseNumber(1, 10, 2),  # cards (classic) or presses (UNO Attack) per party penalty
+    # A forgotten UNO, caught: 2 presses in the UNO Attack rules, 2 cards in classic UNO; some tables take 3.
+    "forgot_uno_penalty": HouseNumber(1, 10, 2),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class HouseRules:
-    """The house rules of RULES.md §5, all off by default (the official rules)."""
+    """The house rules, all off by default (the official rules), and the house numbers at their defaults."""
 
     stacking: bool = False
     jump_in: bool = False
@@ -59,17 +79,15 @@ class HouseRules:
     red_zero_100: bool = False
     reshuffle_doubles: bool = False
     party_penalties: bool = False
-    party_penalty: int = 2  # cards (classic) or presses (UNO Attack) per party penalty
+    party_penalty: int = HOUSE_RULE_NUMBERS["party_penalty"].default
+    forgot_uno_penalty: int = HOUSE_RULE_NUMBERS["forgot_uno_penalty"].default
 
     def __post_init__(self) -> None:
         for rule in fields(self):
             value = getattr(self, rule.name)
-            if rule.name == "party_penalty":
-                if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_PARTY_PENALTY:
-                    raise GameError(
-                        f"party_penalty = {value!r:.40} is not accepted; "
-                        f"expected a whole number from 1 to {MAX_PARTY_PENALTY}"
-                    )
+            if rule.name in HOUSE_RULE_NUMBERS:
+                number = HOUSE_RULE_NUMBERS[rule.name]
+                whole_number(rule.name, value, number.low, number.high)
             elif not isinstance(value, bool):
                 raise GameError(f"{rule.name} = {value!r:.40} is not accepted; expected true or false")
 
@@ -208,12 +226,14 @@ def _check_name(what: str, name: object) -> str:
     return name
 
 
-def validate_names(what: str, names: Sequence[str], low: int, high: int) -> tuple[str, ...]:
-    """Names for players or teams: `low` to `high` of them, each distinct (ignoring case)."""
+def validate_names(what: str, names: Sequence[str], low: int, high: int, *, game: str = "") -> tuple[str, ...]:
+    """Names for players or teams: `low` to `high` of them, each distinct (ignoring case); `game` names the game
+    whose limit that is."""
     if isinstance(names, str | bytes) or not isinstance(names, Sequence):
         raise GameError(f"the {what}s must be a list of names; got {names!r:.60}")
     if not low <= len(names) <= high:
-        raise GameError(f"{len(names)} {what}s; expected {low} to {high}")
+        limit = f"{game} is for" if game else "expected"
+        raise GameError(f"{len(names)} {what}s; {limit} {low} to {high}")
     checked = tuple(_check_name(what, name) for name in names)
     seen: dict[str, str] = {}
     for name in checked:
@@ -223,6 +243,6 @@ def validate_names(what: str, names: Sequence[str], low: int, high: int) -> tupl
     return checked
 
 
-def validate_players(players: Sequence[str]) -> tuple[str, ...]:
-    """The players in seat order, clockwise: 2 to 10 distinct names."""
-    return validate_names("player", players, MIN_PLAYERS, MAX_PLAYERS)
+def validate_players(players: Sequence[str], ruleset: Ruleset) -> tuple[str, ...]:
+    """The players in seat order, clockwise: distinct names, as many as the ruleset seats."""
+    return validate_names("player", players, MIN_PLAYERS, ruleset.max_players, game=ruleset.label)

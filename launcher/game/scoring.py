@@ -119,11 +119,13 @@ class Game:
         *,
         ruleset: Ruleset | str = Ruleset.UNO_ATTACK,
         house_rules: HouseRules = OFFICIAL,
+        dealer: str | None = None,
     ) -> None:
-        self.players = validate_players(players)
+        self.ruleset = Ruleset.parse(ruleset)
+        self.players = validate_players(players, self.ruleset)
+        self.first_dealer = self.players[0] if dealer is None else self._known(dealer)
         self.mode = Mode.parse(mode)
         self.target = whole_number("target", target, 1, MAX_TARGET)
-        self.ruleset = Ruleset.parse(ruleset)
         if not isinstance(house_rules, HouseRules):
             raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
         self.house_rules = house_rules
@@ -172,6 +174,16 @@ class Game:
     def winners(self) -> tuple[str, ...]:
         """The winning sides (ties share); empty while the game goes on."""
         return self._replay.winners
+
+    @property
+    def dealer(self) -> str:
+        """Who deals the next round: the last round's winner (play starts at their left), else the first dealer.
+        A winner whose team went out passes the deal to the next player still in, clockwise."""
+        if not self._replay.results:
+            return self.first_dealer
+        seat = self.players.index(self._replay.results[-1].entry.winner)
+        clockwise = self.players[seat:] + self.players[:seat]
+        return next((p for p in clockwise if p in self.active_players), clockwise[0])
 
     def side_of(self, player: str) -> str:
         if self.teams is None:
@@ -261,12 +273,14 @@ class Game:
             "teams": self._teams_dict(),
             "ruleset": self.ruleset.value,
             "house_rules": self.house_rules.to_dict(),
+            "dealer": self.first_dealer,
             "rounds": [entry.to_dict() for entry in self._entries],
             "launcher": {p: asdict(counts) for p, counts in self._launcher.items()},
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Game:
+        data = {"dealer": None, **data}  # games stored before the first dealer was kept: the first seat
         exact_keys("a game", data, _GAME_KEYS)
         game = cls(
             data["players"],
@@ -275,6 +289,7 @@ class Game:
             data["teams"],
             ruleset=data["ruleset"],
             house_rules=HouseRules.from_mapping(data["house_rules"]),
+            dealer=data["dealer"],
         )
         if not isinstance(data["rounds"], list):
             raise GameError(f"rounds must be a list, not {data['rounds']!r:.40}")
@@ -445,4 +460,4 @@ def _seating_hint(teams: Mapping[str, Sequence[str]]) -> str:
     return " (teams of these sizes cannot alternate)"
 
 
-_GAME_KEYS = ("players", "mode", "target", "teams", "ruleset", "house_rules", "rounds", "launcher")
+_GAME_KEYS = ("players", "mode", "target", "teams", "ruleset", "house_rules", "dealer", "rounds", "launcher")

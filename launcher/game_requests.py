@@ -1,0 +1,149 @@
+"""What the phones send about the game, checked field by field and turned into calls on the pure model.
+
+Each declaration kind names the body fields it takes and the `Table` method it calls, with the arguments passed by
+position: a body field's name never has to match a parameter's. Refusals are `GameError`s naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from launcher.game import Game, GameError, HouseRules, Mode, Ruleset, Table
+from launcher.game.cards import flag
+from launcher.game.scoring import Hand
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    apply: Callable[[Table, Mapping[str, Any]], object]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.required + self.optional
+
+
+def _by(method: Callable[[Table, str], None]) -> Declaration:
+    return Declaration(("by",), (), lambda table, body: method(table, body["by"]))
+
+
+def _by_count(method: Callable[[Table, str, int], None]) -> Declaration:
+    return Declaration(("by",), ("count",), lambda table, body: method(table, body["by"], body.get("count", 1)))
+
+
+def _player(method: Callable[[Table, str], None]) -> Declaration:
+    return Declaration(("player",), (), lambda table, body: method(table, body["player"]))
+
+
+def _first_card(table: Table, body: Mapping[str, Any]) -> None:
+    if not table.first_card(body["card"]):
+        raise GameError(f"{body['card']} goes back into the deck: turn up another card")
+
+
+DECLARATIONS: dict[str, Declaration] = {
+    "played": _by(Table.played),
+    "declined": _player(Table.declined),
+    "hit2": _by_count(Table.hit2),
+    "wild_all_hit": _by(Table.wild_all_hit),
+    "wild_hit_fire": _by(Table.wild_hit_fire),
+    "uno_penalty": _player(Table.uno_penalty),
+    "suggestion_penalty": _player(Table.suggestion_penalty),
+    "party_penalty": _player(Table.party_penalty),
+    "reverse": _by_count(Table.reverse),
+    "skip": _by_count(Table.skip),
+    "draw_two": _by_count(Table.draw_two),
+    "wild_draw_four": _by_count(Table.wild_draw_four),
+    "challenge": Declaration(
+        ("player", "legal"), (), lambda table, body: table.challenge(body["player"], body["legal"])
+    ),
+    "forgot_uno": _player(Table.forgot_uno),
+    "false_uno": _player(Table.false_uno),
+    "wrong_card": _player(Table.wrong_card),
+    "wrong_accusation": _player(Table.wrong_accusation),
+    "deal": Declaration((), ("cards",), lambda table, body: table.deal(body.get("cards", 7))),
+    "first_card": Declaration(("card",), (), _first_card),
+    "turn": _player(Table.set_turn),
+    "cancel": Declaration((), (), lambda table, body: table.cancel()),
+}
+
+# What phones may declare, per ruleset, in the order the page offers them.
+RULESET_DECLARATIONS: dict[Ruleset, tuple[str, ...]] = {
+    Ruleset.UNO_ATTACK: (
+        "played", "declined", "hit2", "wild_all_hit", "wild_hit_fire", "uno_penalty", "suggestion_penalty",
+        "party_penalty", "reverse", "skip", "first_card", "turn", "cancel",
+    ),
+    Ruleset.CLASSIC: (
+        "played", "declined", "draw_two", "wild_draw_four", "challenge", "forgot_uno", "false_uno", "wrong_card",
+        "wrong_accusation", "party_penalty", "reverse", "skip", "deal", "first_card", "turn", "cancel",
+    ),
+}  # fmt: skip
+
+_NEW_GAME_FIELDS = {"players", "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile"}
+_ROUND_FIELDS = {"winner", "hands", "reshuffled", "red_zero"}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRequest:
+    winner: str
+    hands: Mapping[str, Hand]
+    reshuffled: bool
+    red_zero: str | None
+    carry_open_attacks: bool  # score although attacks are open: they are served first in the next round
+
+
+def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
+    """A new game and its first table, from `POST /api/games` (the profile is the web layer's)."""
+    exact_fields("a new game", body, required={"players"}, allowed=_NEW_GAME_FIELDS)
+    game = Game(
+        body["players"],
+        body.get("mode", Mode.WINNER_COLLECTS.value),
+        body.get("target", 500),
+        body.get("teams"),
+        ruleset=body.get("ruleset", Ruleset.UNO_ATTACK.value),
+        house_rules=HouseRules.from_mapping(body.get("house_rules", {})),
+        dealer=body.get("dealer"),
+    )
+    table = Table(
+        game.players, game.ruleset, game.house_rules, dealer=game.dealer, track_turns=body.get("track_turns", True)
+    )
+    return game, table
+
+
+def declaration(body: Mapping[str, Any], ruleset: Ruleset) -> tuple[str, Declaration]:
+    """The kind and its declaration, with the body's fields checked against what the kind takes."""
+    kind = body.get("kind")
+    if not isinstance(kind, str) or kind not in RULESET_DECLARATIONS[ruleset]:
+        raise GameError(
+            f"kind = {kind!r:.40} is not accepted in {ruleset.value}; expected one of "
+            + ", ".join(RULESET_DECLARATIONS[ruleset])
+        )
+    declared = DECLARATIONS[kind]
+    exact_fields(
+        f"a {kind} declaration", body, required={"kind", *declared.required}, allowed={"kind", *declared.fields}
+    )
+    return kind, declared
+
+
+def round_request(body: Mapping[str, Any], *, new: bool) -> RoundRequest:
+    """A round to score (`new`) or a correction of one; only a new round can carry open attacks on."""
+    allowed = _ROUND_FIELDS | {"carry_open_attacks"} if new else _ROUND_FIELDS
+    exact_fields("a round", body, required={"winner", "hands"}, allowed=allowed)
+    return RoundRequest(
+        body["winner"],
+        body["hands"],
+        body.get("reshuffled", False),
+        body.get("red_zero"),
+        flag("carry_open_attacks", body.get("carry_open_attacks", False)),
+    )
+
+
+def exact_fields(what: str, body: Mapping[str, Any], *, required: set[str], allowed: set[str]) -> None:
+    missing = sorted(required - set(body))
+    if missing:
+        raise GameError(f"{what} needs {', '.join(missing)}")
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise GameError(f"{what} takes no {', '.join(unknown)}; it takes {', '.join(sorted(allowed))}")
