@@ -288,6 +288,14 @@ def test_the_last_rounds_winner_deals_the_next_round_whatever_was_undone_or_corr
         Game(FOUR, Mode.LOWEST_TOTAL, dealer="Zed")
 
 
+def test_a_winner_whose_team_went_out_passes_the_deal_to_the_next_player_still_in():
+    teams = {"Red": ["Ann", "Dee"], "Blue": ["Bob", "Eve"], "Green": ["Cy", "Fay"]}
+    game = Game(["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"], Mode.ELIMINATION, 100, teams)
+    game.score_round("Ann", {"Bob": 1, "Cy": 1, "Dee": 150, "Eve": 1, "Fay": 1})  # Dee's hand puts Red out
+    assert game.eliminated == {"Red": 0}
+    assert game.dealer == "Bob"
+
+
 def test_edit_index_is_checked():
     with pytest.raises(GameError, match="there is no round to edit"):
         Game(THREE, Mode.LOWEST_TOTAL).edit_round(0, "Ann", {"Bob": 1, "Cy": 1})
