@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 
 from launcher.config import Config
 from launcher.daemon import Daemon
+from launcher.game_requests import DECLARATIONS
 from tests.conftest import joined_client, start_daemon
 
 
@@ -237,6 +238,17 @@ def test_a_correction_that_changes_no_seat_keeps_the_round_in_play(client: Flask
     game = post(client, "/api/attacks", {"kind": "hit2", "by": "Bob"})
     reply = client.put("/api/games/current/rounds/0", json={"winner": "Ann", "hands": {"Bob": 9, "Cy": 5, "Dee": 5}})
     assert reply.get_json()["game"]["table"] == game["table"]
+
+
+@pytest.mark.parametrize("ruleset", ["uno_attack", "classic"])
+def test_every_declaration_the_page_is_offered_is_taken_or_refused_by_name(client: FlaskClient, ruleset: str) -> None:
+    post(client, "/api/games", {"players": FOUR, "ruleset": ruleset, "house_rules": {"party_penalties": True}})
+    values = {"by": "Ann", "player": "Bob", "count": 1, "cards": 7, "legal": True, "card": "7"}
+    for kind in client.get("/api/game").get_json()["rules"]["declarations"][ruleset]:
+        post(client, "/api/attacks", {"kind": "cancel"})
+        fields = DECLARATIONS[kind].fields
+        reply = client.post("/api/attacks", json={"kind": kind, **{f: values[f] for f in fields}})
+        assert reply.status_code in (200, 400), (kind, reply.get_json())
 
 
 def test_without_a_game_the_game_endpoints_say_so(client: FlaskClient) -> None:
