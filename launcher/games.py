@@ -58,6 +58,7 @@ def _table_view(table: Table) -> dict[str, Any]:
         "dealer": table.dealer,
         "current": table.current,
         "direction": table.direction,
+        "under_way": table.under_way,
         "pending": _demand(table.pending()),
         "demands": [_demand(d) for d in table.demands],
     }

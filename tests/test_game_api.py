@@ -174,9 +174,11 @@ def test_several_wild_draw_fours_and_the_forgotten_uno_penalty_from_the_house_ru
 
 
 def test_the_first_card_counts_once_and_only_at_the_start(client: FlaskClient) -> None:
-    post(client, "/api/games", {"players": FOUR})
+    game = post(client, "/api/games", {"players": FOUR})
+    assert game["table"]["under_way"] is False
     game = post(client, "/api/attacks", {"kind": "first_card", "card": "wild_all_hit"})
     assert [d["player"] for d in game["table"]["demands"]] == ["Bob", "Cy", "Dee"]
+    assert game["table"]["under_way"] is True
     reply = client.post("/api/attacks", json={"kind": "first_card", "card": "wild_all_hit"})
     assert reply.status_code == 400 and "once, before any play or press" in reply.get_json()["error"]["message"]
     assert len(client.get("/api/game").get_json()["game"]["table"]["demands"]) == 3

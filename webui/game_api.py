@@ -1,5 +1,6 @@
 """The game at the table over HTTP: new game, declarations, rounds. The rules live in launcher/game/, the state in
-launcher/games.py; this module only parses requests and maps refusals to 4xx answers."""
+launcher/games.py, the checks of each body in launcher/game_requests.py; this module maps routes to them and
+refusals to 4xx answers."""
 
 from __future__ import annotations
 

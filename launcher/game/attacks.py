@@ -195,6 +195,11 @@ class Table:
         return self._current
 
     @property
+    def under_way(self) -> bool:
+        """A play, a penalty or a press of this round happened: too late for the first card."""
+        return self._under_way
+
+    @property
     def demands(self) -> tuple[Demand, ...]:
         """Every open demand, the one being served first."""
         return tuple(self._demands)
