@@ -78,7 +78,10 @@ class Table:
         if pick < 0.3:
             winner = self.rng.choice(PLAYERS)
             hands = {p: self.rng.randrange(60) for p in PLAYERS if p != winner}
-            return self._post("score", "/api/games/current/rounds", {"winner": winner, "hands": hands})
+            # A round with presses still owed is scored only by carrying them into the next round.
+            carry = bool(game["table"]["demands"])
+            scored = {"winner": winner, "hands": hands, "carry_open_attacks": carry}
+            return self._post("score", "/api/games/current/rounds", scored)
         if game["table"]["pending"] is not None:
             kind = self.rng.choice(["cancel", "uno_penalty", "suggestion_penalty", "turn"])
             body: dict[str, Any] = {"kind": kind} if kind == "cancel" else {"kind": kind, "player": self._anyone()}
