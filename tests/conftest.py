@@ -225,3 +225,8 @@ def wait_until(predicate: Any, timeout: float = 10.0, interval: float = 0.01) ->
             return value
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout} s waiting for {predicate}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first: spread over the workers, the minute-long ones then run beside the rest, not after."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
