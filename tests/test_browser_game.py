@@ -398,3 +398,44 @@ def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chro
     page.context.close()
     assert foreign_requests == []
     assert console_errors == []
+
+
+def test_a_round_won_on_a_hit_2_is_scored_with_the_penalty_carried_from_the_page(daemon, playwright_chromium):
+    """Ann goes out on a Hit 2: the next player still owes two presses. Scoring at once is refused with what is
+    owed, and the page offers to score anyway, carrying the presses into the next round."""
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    en = catalogue("en")
+    foreign_requests, console_errors = [], []
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    assert daemon.post("/api/attacks", {"kind": "hit2", "by": "Ann"})[0] == 200
+    page = phone(browser, playwright, home, foreign_requests, console_errors)
+    open_joined(page, daemon)
+    page.locator("#tab-round").tap()
+    page.locator("#winner").select_option("Ann")
+    for name, points in (("Bob", "12"), ("Cy", "30")):
+        hand = page.locator("#hands .hand").filter(has_text=name)
+        hand.locator("summary").tap()
+        hand.get_by_text(en["entry.by_total"]).tap()
+        hand.locator("input[type=number]").fill(points)
+    carry = page.locator("#entry-carry")
+    expect(carry).to_be_hidden()
+    page.locator("#entry-save").tap()
+    expect(page.locator("#entry-error")).to_contain_text("Bob", timeout=WAIT_MS)  # who still owes, by name
+    expect(carry).to_have_text(en["entry.carry"])
+    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []  # nothing stored
+    carry.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "browser-game-attacks-open.png")
+    carry.tap()
+    expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    game = daemon.get("/api/game")["game"]
+    assert len(game["scoreboard"]["rounds"]) == 1
+    owed = game["table"]["demands"]
+    assert owed and owed[0]["player"] == "Bob" and owed[0]["carried"], owed
+    page.context.close()
+    assert foreign_requests == []
+    # Chromium logs every 4xx answer: the one refused round is the only one.
+    assert console_errors == [
+        f"Failed to load resource: the server responded with a status of 409 (CONFLICT) "
+        f"<{home}/api/games/current/rounds>"
+    ]

@@ -37,6 +37,7 @@ def _call(code: str, action: Any, *args: Any) -> dict[str, Any]:
             "attacks_open",
             f"{e}: press first, so the cards count in the hands, or score with carry_open_attacks: true "
             "to have them pressed first in the next round",
+            owed=str(e),  # for the page, which words the rest in the reader's language
         ) from None
     except GameError as e:
         raise ApiError(400, code, str(e)) from None

@@ -238,7 +238,12 @@ SPEC: dict[str, Any] = {
                             "code": {"type": "string"},
                             "message": {"type": "string"},
                             "tries_left": {"type": "integer", "description": "wrong_pin: tries before a wait"},
-                            "retry_after_s": {"type": "integer", "description": "seconds before the next PIN try"},
+                            "retry_after_s": {
+                                "type": "integer",
+                                "description": "seconds before the next PIN try, or before a stream is tried again",
+                            },
+                            "field": {"type": "string", "description": "bad_text: where in the body"},
+                            "owed": {"type": "string", "description": "attacks_open: who still owes what"},
                         },
                     }
                 },

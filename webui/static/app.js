@@ -417,6 +417,7 @@ const REFUSALS = {
   wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
   too_many_tries: (error) => t("refused.too_many_tries", error),
   bad_pin: () => t("refused.bad_pin"),
+  attacks_open: (error) => t("refused.attacks_open", error),
 };
 
 // Otherwise the daemon's own message (it names the player, card or setting), else the status.

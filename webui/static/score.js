@@ -94,6 +94,7 @@ function resetEntry(edit = null) {
   }
   for (const player of entryPlayers()) entry.hands[player] ??= { mode: "cards", counts: {}, total: "" };
   showError("entry-error", "");
+  $("entry-carry").hidden = true;
   buildEntry();
 }
 
@@ -256,13 +257,17 @@ function roundBody() {
   return { winner: entry.winner, hands, reshuffled: entry.reshuffled, red_zero: entry.redZero || null };
 }
 
-async function saveRound() {
+// `carry`: the table chose to score the round although someone still owes the launcher (the winner went out on
+// an attack card); what is owed is then pressed first in the next round.
+async function saveRound(carry = false) {
   if (entry.sending || !game.data) return;
+  $("entry-carry").hidden = true;
   if (!entry.winner) {
     showError("entry-error", t("entry.no_winner"));
     return;
   }
   const body = roundBody();
+  if (carry === true) body.carry_open_attacks = true;
   const blank = Object.keys(body.hands).find((p) => body.hands[p] === null);
   if (blank !== undefined) {
     showError("entry-error", t("entry.no_total", { player: blank }));
@@ -289,6 +294,7 @@ async function saveRound() {
       );
     } else {
       showError("entry-error", refusal(response, answer));
+      $("entry-carry").hidden = answer.error?.code !== "attacks_open" || editing !== null;
     }
   } catch {
     showError("entry-error", t("toast.offline"));
@@ -573,7 +579,8 @@ hooks.start.push(() => {
     entry.redZero = e.target.value;
     updateEntry();
   });
-  $("entry-save").addEventListener("click", saveRound);
+  $("entry-save").addEventListener("click", () => saveRound());
+  $("entry-carry").addEventListener("click", () => saveRound(true));
   $("entry-cancel").addEventListener("click", () => {
     resetEntry();
     showTab("scores");
