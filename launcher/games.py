@@ -19,7 +19,7 @@ from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Mode, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
-from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS
+from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLAYERS
 from launcher.store import Store
 from launcher.text import scrubbed
 
@@ -36,6 +36,7 @@ def rules() -> dict[str, Any]:
     """Everything the page needs to offer choices: rulesets, modes, decks, house rules, declarations."""
     return {
         "rulesets": [r.value for r in Ruleset],
+        "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
         "modes": [m.value for m in Mode],
         "decks": {Ruleset.UNO_ATTACK.value: UNO_ATTACK.to_dict(), Ruleset.CLASSIC.value: CLASSIC.to_dict()},
         "house_rules": [

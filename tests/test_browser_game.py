@@ -439,3 +439,22 @@ def test_a_round_won_on_a_hit_2_is_scored_with_the_penalty_carried_from_the_page
         f"Failed to load resource: the server responded with a status of 409 (CONFLICT) "
         f"<{home}/api/games/current/rounds>"
     ]
+
+
+def test_the_new_game_form_seats_nine_for_uno_attack_and_ten_for_classic(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-new").tap()
+    add = page.locator("#seat-add")
+    while add.is_enabled() and page.locator("#seats li").count() < 12:
+        add.tap()
+    expect(page.locator("#seats li")).to_have_count(9)  # UNO Attack is for 2 to 9
+    page.locator('input[name="ruleset"][value="classic"]').check()
+    expect(add).to_be_enabled()
+    add.tap()
+    expect(page.locator("#seats li")).to_have_count(10)
+    expect(add).to_be_disabled()
+    page.locator('input[name="ruleset"][value="uno_attack"]').check()
+    expect(page.locator("#seats li")).to_have_count(9)  # back to UNO Attack: the tenth seat goes
+    page.context.close()

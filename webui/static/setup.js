@@ -79,6 +79,8 @@ function buildSetup() {
       const [name, about] = RULESET_TEXTS[id]?.() ?? [id, ""];
       return choice("radio", "ruleset", id, setup.ruleset === id, name, about, () => {
         setup.ruleset = id;
+        setup.seats.length = Math.min(setup.seats.length, mostSeats()); // UNO Attack seats 9, classic 10
+        buildSeats();
         buildHouse();
         renderGameRules();
       });
@@ -188,7 +190,7 @@ function buildSeats() {
       return item;
     }),
   );
-  $("seat-add").disabled = count >= 10;
+  $("seat-add").disabled = count >= mostSeats();
   renderSeatsAround();
 }
 
@@ -207,8 +209,13 @@ function removeSeat(i) {
   buildSeats();
 }
 
+// As many players as the chosen ruleset seats (from the daemon's rules).
+function mostSeats() {
+  return game.rules?.players?.[setup.ruleset]?.max ?? 10;
+}
+
 function addSeat() {
-  if (setup.seats.length >= 10) return;
+  if (setup.seats.length >= mostSeats()) return;
   setup.seats.push("");
   buildSeats();
   $("seats").lastElementChild.querySelector("input").focus();
