@@ -71,6 +71,27 @@ def test_hit_fire_ends_on_the_first_fire(daemon: Daemon, client: FlaskClient) ->
     assert presses[-1]["dispensed"] > 0 and all(p["dispensed"] == 0 for p in presses[:-1])
 
 
+def test_a_jammed_fire_costs_nobody_their_press(daemon: Daemon, client: FlaskClient) -> None:
+    """Bob must press until it fires. A fire that jams with no card out is not the fire he owed: the demand stays
+    open, and his next presses still count until cards come out."""
+    post(client, "/api/games", {"players": ["Ann", "Bob"]})
+    post(client, "/api/attacks", {"kind": "wild_hit_fire", "by": "Ann"})
+    daemon.hardware.world.jam(True)  # type: ignore[attr-defined]
+    for _ in range(daemon.controller.profile.longest_drought + 1):
+        outcome = press(daemon)
+        if outcome["cards"]:  # the schedule fired: the roller turned, nothing came out
+            break
+    assert outcome["cards"] and outcome["dispensed"] == 0
+    assert outcome["player"] is None  # not attributed: nobody's press was used up
+    table = client.get("/api/game").get_json()["game"]["table"]
+    assert table["pending"] is not None and table["pending"]["player"] == "Bob"
+    daemon.hardware.world.jam(False)  # type: ignore[attr-defined]
+    while client.get("/api/game").get_json()["game"]["table"]["pending"] is not None:
+        last = press(daemon)
+        assert last["player"] == "Bob"
+    assert last["dispensed"] > 0
+
+
 def test_classic_deals_exact_counts_from_the_simulated_deck(daemon: Daemon, client: FlaskClient) -> None:
     post(client, "/api/games", {"players": ["Ann", "Bob", "Cy", "Dee"], "ruleset": "classic"})
     post(client, "/api/attacks", {"kind": "deal"})
