@@ -337,10 +337,15 @@ class Controller:
             ticket.finish(ticket.result)
 
     def _attribute(self, ticket: PressTicket, dispensed: int) -> None:
-        """Tell the game at the table who took this press and what came out."""
-        if self._game is not None:
-            fired = dispensed > 0 or (ticket.result is not None and ticket.result.stop is StopReason.COUNT)
-            ticket.player = self._game.pressed(fired, dispensed)
+        """Tell the game at the table who took this press and what came out. A press that should have fired and
+        brought out nothing (a jam, an empty hopper, the lid, a FAULT) is nobody's: what is owed stays owed."""
+        if self._game is None:
+            return
+        result = ticket.result
+        fired = dispensed > 0 or (result is not None and result.stop is StopReason.COUNT)
+        if ticket.outcome.fired and not fired:
+            return
+        ticket.player = self._game.pressed(fired, dispensed)
 
     def _queue(self, item: tuple[PressTicket, FireJob | None] | None) -> None:
         with self._jobs_waiting:
