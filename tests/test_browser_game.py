@@ -458,3 +458,16 @@ def test_the_new_game_form_seats_nine_for_uno_attack_and_ten_for_classic(daemon,
     page.locator('input[name="ruleset"][value="uno_attack"]').check()
     expect(page.locator("#seats li")).to_have_count(9)  # back to UNO Attack: the tenth seat goes
     page.context.close()
+
+
+def test_classic_uno_offers_the_beginners_deal_of_five(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    new_game(page, ["Ann", "Bob", "Cy"], ruleset="classic")
+    page.get_by_role("button", name=en["decl.deal_5"], exact=True).tap()
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=5), timeout=WAIT_MS)
+    demands = daemon.get("/api/game")["game"]["table"]["demands"]
+    assert [(d["player"], d["cards"]) for d in demands] == [("Bob", 5), ("Cy", 5), ("Ann", 5)]
+    page.context.close()

@@ -160,6 +160,8 @@ const DECLARATIONS = {
     text: () => t("decl.challenge_illegal"),
   },
   deal: { group: "start", symbol: `${CARD}7`, text: () => t("decl.deal") },
+  // The beginners' deal: 5 cards each, for a shorter game.
+  deal_5: { group: "start", kind: "deal", cards: 5, symbol: `${CARD}5`, text: () => t("decl.deal_5") },
   turn: { group: "fix", field: "player", symbol: "▶", text: () => t("decl.turn") },
   cancel: { group: "fix", symbol: "✕", text: () => t("decl.cancel") },
 };
@@ -407,6 +409,7 @@ function buildTableControls() {
   const allowed = new Set(data ? (game.rules?.declarations[data.ruleset] ?? []) : []);
   if (!data?.house_rules.party_penalties) allowed.delete("party_penalty");
   if (allowed.has("challenge")) allowed.add("challenge_illegal");
+  if (allowed.has("deal")) allowed.add("deal_5");
   const groups = { cards: [], penalties: [], start: [], fix: [] };
   for (const [kind, spec] of Object.entries(DECLARATIONS)) {
     if (!allowed.has(kind)) continue;
@@ -458,7 +461,8 @@ function whoPicked() {
 async function declare(kind) {
   if (game.sending || !game.data) return;
   const spec = DECLARATIONS[kind];
-  const body = { kind: kind === "challenge_illegal" ? "challenge" : kind };
+  const body = { kind: spec?.kind ?? (kind === "challenge_illegal" ? "challenge" : kind) };
+  if (spec?.cards) body.cards = spec.cards;
   if (spec?.field) body[spec.field] = whoPicked();
   if (spec?.legal !== undefined) body.legal = spec.legal;
   if (spec?.count && !$("count-row").hidden && $("count").value !== "1") body.count = Number($("count").value);
