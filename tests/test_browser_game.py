@@ -471,3 +471,21 @@ def test_classic_uno_offers_the_beginners_deal_of_five(daemon, playwright_chromi
     demands = daemon.get("/api/game")["game"]["table"]["demands"]
     assert [(d["player"], d["cards"]) for d in demands] == [("Bob", 5), ("Cy", 5), ("Ann", 5)]
     page.context.close()
+
+
+def test_stacking_from_the_page_picks_the_player_being_hit(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    game = {"players": ["Ann", "Bob", "Cy"], "house_rules": {"stacking": True}}
+    assert daemon.post("/api/games", game)[0] == 201
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+    expect(page.locator("#who input:checked")).to_have_value("Bob")  # whose turn it is (Ann deals)
+    page.get_by_role("button", name=en["kind.hit_2"], exact=True).tap()
+    expect(page.locator("#who input:checked")).to_have_value("Cy", timeout=WAIT_MS)  # the one hit: may stack
+    page.get_by_role("button", name=en["kind.hit_2"], exact=True).tap()
+    expect(page.locator("#declare-error")).to_be_hidden()
+    pending = daemon.get("/api/game")["game"]["table"]["pending"]
+    assert (pending["player"], pending["presses"]) == ("Ann", 4)
+    page.context.close()

@@ -578,6 +578,11 @@ class Table:
                     raise GameError(f"a {card.label} does not stack on a {attack.cause.label}")
                 self._demands.remove(attack)
                 return attack.presses + attack.cards
+            owed = f"{attack.player} must first {attack.describe()} for the {attack.cause.label}"
+            if attack.player != by and attack.by is not None and not attack.carried:
+                raise GameError(f"only {attack.player}, who is hit, may stack on the {attack.cause.label}: {owed}")
+            if attack.started:
+                raise GameError(f"too late to stack: {attack.player} has started pressing; {owed}")
         self._check_free()
         return 0
 

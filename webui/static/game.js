@@ -438,10 +438,12 @@ function renderTablePanel() {
   parts.push(table.direction === 1 ? t("table.clockwise") : t("table.counter_clockwise"));
   parts.push(t("table.dealer", { player: table.dealer }));
   $("table-status").textContent = parts.join(" · ");
-  // The "who" picker follows whose turn it is, until someone picks another player.
-  if (table.current !== game.current) {
-    game.current = table.current;
-    const pick = table.current ?? table.pending?.player ?? data.players[0];
+  // The "who" picker follows the player being hit while an attack is open (they are the one who may stack on
+  // it), else whose turn it is, until someone picks another player.
+  const follows = table.pending?.player ?? table.current;
+  if (follows !== game.current) {
+    game.current = follows;
+    const pick = follows ?? data.players[0];
     for (const input of document.querySelectorAll('#who input[name="who"]')) input.checked = input.value === pick;
   }
   for (const item of $("me").options) if (!item.value) item.textContent = t("table.me_nobody");
