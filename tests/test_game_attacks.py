@@ -177,10 +177,10 @@ def test_stacking_is_too_late_after_the_first_press_and_only_for_the_player_hit(
     table = attack_table(stacking=True)
     table.hit2("Ann")
     # Said as a stacking rule, not as if stacking were off.
-    with pytest.raises(GameError, match="only Bob, who is hit, may stack on the Hit 2.*Bob must first press 2 times"):
+    with pytest.raises(GameError, match=r"only Bob, who is hit, may stack on the Hit 2.*Bob must first press 2 times"):
         table.hit2("Cy")
     table.on_press(False, 0)
-    with pytest.raises(GameError, match="too late to stack: Bob has started pressing.*1 more time for the Hit 2"):
+    with pytest.raises(GameError, match=r"too late to stack: Bob has started pressing.*1 more time for the Hit 2"):
         table.hit2("Bob")
 
 
