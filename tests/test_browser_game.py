@@ -489,3 +489,19 @@ def test_stacking_from_the_page_picks_the_player_being_hit(daemon, playwright_ch
     pending = daemon.get("/api/game")["game"]["table"]["pending"]
     assert (pending["player"], pending["presses"]) == ("Ann", 4)
     page.context.close()
+
+
+def test_the_first_card_is_offered_only_until_the_round_is_under_way(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+    go = page.locator("#first-card-go")
+    expect(go).to_be_visible()
+    expect(go).to_have_text(en["table.first_card_go"])
+    page.get_by_role("button", name=en["kind.hit_2"], exact=True).tap()  # Bob plays: the round is under way
+    expect(go).to_be_hidden(timeout=WAIT_MS)
+    expect(page.locator("#first-card")).to_be_hidden()
+    page.context.close()

@@ -424,9 +424,7 @@ function buildTableControls() {
   for (const [group, buttons] of Object.entries(groups)) $(`decl-${group}`).replaceChildren(...buttons);
   const deck = data ? game.rules?.decks[data.ruleset] : null;
   $("first-card").replaceChildren(...(deck?.kinds ?? []).map((kind) => option(kind.id, kindName(kind.id))));
-  const firstCard = allowed.has("first_card");
-  $("first-card").parentElement.hidden = !firstCard;
-  $("first-card-go").hidden = !firstCard;
+  game.firstCardOffered = allowed.has("first_card");
 }
 
 function renderTablePanel() {
@@ -453,6 +451,10 @@ function renderTablePanel() {
     if (button.dataset.kind === "cancel") button.hidden = table.demands.length === 0;
   }
   for (const item of $("first-card").options) item.textContent = kindName(item.value);
+  // The card turned up counts once, before anyone plays or presses: once the round is under way it is gone.
+  const firstCard = game.firstCardOffered && !table.under_way;
+  $("first-card").parentElement.hidden = !firstCard;
+  $("first-card-go").hidden = !firstCard;
   $("first-card-go").disabled = game.sending || data.scoreboard.over;
 }
 
