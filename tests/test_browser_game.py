@@ -505,3 +505,17 @@ def test_the_first_card_is_offered_only_until_the_round_is_under_way(daemon, pla
     expect(go).to_be_hidden(timeout=WAIT_MS)
     expect(page.locator("#first-card")).to_be_hidden()
     page.context.close()
+
+
+def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    game = {"players": ["Ann", "Bob", "Cy"], "ruleset": "classic", "house_rules": {"multiple_identical": True}}
+    assert daemon.post("/api/games", game)[0] == 201
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+    page.locator("#count").select_option("2")
+    page.get_by_role("button", name=en["kind.wild_draw_four"], exact=True).tap()
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Cy", n=8), timeout=WAIT_MS)
+    page.context.close()

@@ -135,7 +135,7 @@ const DECLARATIONS = {
   wild_all_hit: { group: "cards", field: "by", symbol: "✋✋", text: () => t("kind.wild_all_hit") },
   wild_hit_fire: { group: "cards", field: "by", symbol: "🔥", text: () => t("kind.wild_hit_fire") },
   draw_two: { group: "cards", field: "by", symbol: "+2", count: true, text: () => t("kind.draw_two") },
-  wild_draw_four: { group: "cards", field: "by", symbol: "+4", text: () => t("kind.wild_draw_four") },
+  wild_draw_four: { group: "cards", field: "by", symbol: "+4", count: true, text: () => t("kind.wild_draw_four") },
   skip: { group: "cards", field: "by", symbol: "⊘", count: true, text: () => t("kind.skip") },
   reverse: { group: "cards", field: "by", symbol: "⇄", count: true, text: () => t("kind.reverse") },
   declined: {
