@@ -519,3 +519,16 @@ def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwrig
     page.get_by_role("button", name=en["kind.wild_draw_four"], exact=True).tap()
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Cy", n=8), timeout=WAIT_MS)
     page.context.close()
+
+
+def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-new").tap()
+    expect(page.locator("#forgot-uno")).to_have_value("2")  # the official rules
+    page.locator("#forgot-uno").fill("3")
+    new_game(page, ["Ann", "Bob", "Cy"])
+    expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    assert daemon.get("/api/game")["game"]["house_rules"]["forgot_uno_penalty"] == 3
+    page.context.close()

@@ -70,6 +70,10 @@ function buildSetup() {
     setup.target = TARGETS.includes(String(game.data.target)) ? String(game.data.target) : "other";
     $("target-other").value = String(game.data.target);
     $("party-penalty").value = String(game.data.house_rules.party_penalty ?? 2);
+    const forgot = game.rules.house_rule_numbers.forgot_uno_penalty;
+    $("forgot-uno").min = String(forgot.min);
+    $("forgot-uno").max = String(forgot.max);
+    $("forgot-uno").value = String(game.data.house_rules.forgot_uno_penalty ?? forgot.default);
   }
   setup.built = ui.lang;
   buildSeats();
@@ -152,6 +156,9 @@ function houseRules() {
     if (rule.rulesets.includes(setup.ruleset) && setup.house[rule.key]) rules[rule.key] = true;
   }
   if (rules.party_penalties) rules.party_penalty = Number($("party-penalty").value) || 2;
+  // A forgotten UNO costs what the table plays (the official rules: 2); the daemon names a number out of range.
+  const forgot = Number($("forgot-uno").value);
+  if (forgot) rules.forgot_uno_penalty = forgot;
   return rules;
 }
 
