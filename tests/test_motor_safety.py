@@ -185,7 +185,11 @@ def test_a_strike_thread_and_the_worker_really_interleave() -> None:
     def holder() -> None:
         with lock:
             order.append("in")
-            for _ in range(50):
+            # Clock readings only, until the other thread has run (bounded: a machine under any load gets there
+            # in a few readings; without the yields, a 5 ms switch interval would take thousands).
+            for _ in range(100_000):
+                if "other" in order:
+                    break
                 clock.now()
             order.append("out")
 
