@@ -185,19 +185,24 @@ def test_a_strike_thread_and_the_worker_really_interleave() -> None:
     def holder() -> None:
         with lock:
             order.append("in")
-            # Clock readings only, until the other thread has run (bounded: a machine under any load gets there
-            # in a few readings; without the yields, a 5 ms switch interval would take thousands).
+            # Clock readings only, until the other thread has run (bounded). The switch interval is made long,
+            # so that only the clock's own yields can let it in.
             for _ in range(100_000):
                 if "other" in order:
                     break
                 clock.now()
             order.append("out")
 
-    t = clock.thread(holder, "holder")
-    t.start()
-    while not order:
-        clock.now()
-    order.append("other")
-    t.join()
-    clock.close()
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    try:
+        t = clock.thread(holder, "holder")
+        t.start()
+        while not order:
+            clock.now()
+        order.append("other")
+        t.join()
+    finally:
+        sys.setswitchinterval(before)
+        clock.close()
     assert order.index("other") < order.index("out")
