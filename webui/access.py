@@ -55,9 +55,9 @@ def client() -> str:
         ip = ipaddress.ip_address(address)
     except ValueError:
         return address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip.ipv4_mapped or ip) if isinstance(ip, ipaddress.IPv6Address) else str(ip)
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ip.ipv4_mapped) if ip.ipv4_mapped else str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
 
 def set_session_cookie(response: Response, token: str) -> None:
@@ -83,8 +83,7 @@ def _check_origin() -> None:
 def _check_host() -> None:
     """Answer only to the names the launcher has: a page on another site whose name was made to point here (DNS
     rebinding) sends its own name as the Host, which is refused. An address typed in cannot be rebound."""
-    name = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
-    name = name.strip("[]").rstrip(".").lower()
+    name = (urlsplit(f"//{request.host}").hostname or "").rstrip(".")  # lower case, without port or brackets
     try:
         ipaddress.ip_address(name)
         return

@@ -104,7 +104,7 @@ def events() -> Response:
     gate: StreamGate = current_app.extensions["launcher.streams"]
     heartbeat_s: float = current_app.config["HEARTBEAT_S"]
     joined = access.caller_role() >= Role.TABLE
-    ticket = gate.admit(joined, access.session_token() or "" if joined else access.client())
+    ticket = gate.admit(joined, (access.session_token() or "") if joined else access.client())
     if ticket is None:
         raise ApiError(
             503, "too_many_streams", "too many phones follow the table right now", retry_after_s=RETRY_AFTER_S
