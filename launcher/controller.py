@@ -39,21 +39,30 @@ class PressRefused(Exception):
 class Attribution(Protocol):
     """Who owes the launcher, from the game at the table (launcher/games.py)."""
 
-    def cards_owed(self) -> Demand | None:
-        """Classic UNO: the demand whose exact cards the next press deals; None: the schedule decides."""
+    def cards_owed(self, player: str | None) -> Demand | None:
+        """Classic UNO: the demand whose exact cards a press for `player` (None: whoever is asked) deals; None: the
+        schedule decides."""
         ...
 
-    def pressed(self, fired: bool, cards: int) -> str | None:
-        """A press ended; returns the player it was attributed to."""
+    def pressed(self, fired: bool, cards: int, player: str | None) -> str | None:
+        """A press for `player` (None: whoever is asked) ended; returns the player it was attributed to."""
         ...
 
 
 class PressTicket:
     """What a press became; `wait()` returns once any fire it started is over and the motor has rested."""
 
-    def __init__(self, outcome: Outcome, deal: Demand | None = None, *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(
+        self,
+        outcome: Outcome,
+        deal: Demand | None = None,
+        *,
+        for_player: str | None = None,
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
         self.outcome = outcome
         self.deal = deal  # classic UNO: exact cards for this demand, not a schedule outcome
+        self.for_player = for_player  # who a phone pressed for; None: whoever the table asks (the launcher's button)
         self.player: str | None = None  # who the press was attributed to
         self.result: DispenseResult | None = None
         self.counted = 0  # cards of its fire already added to the hopper's count as they left
@@ -124,17 +133,18 @@ class Controller:
 
     # --- commands --------------------------------------------------------------------------------------
 
-    def press(self, source: str) -> PressTicket:
-        """Take one press. Raises PressRefused when the launcher is busy or in FAULT."""
+    def press(self, source: str, *, for_player: str | None = None) -> PressTicket:
+        """Take one press, for `for_player` or else for whoever the table asks. Raises PressRefused when the
+        launcher is busy or in FAULT."""
         with self._lock:
             refusal = self._refusal()
             if refusal is None:
-                deal = self._game.cards_owed() if self._game is not None else None
+                deal = self._game.cards_owed(for_player) if self._game is not None else None
                 if deal is None:
                     outcome = self._round.draw()
                 else:  # exact cards, outside the round's schedule
                     outcome = Outcome(press=self._round.schedule.presses, cards=deal.cards, tension=0.0)
-                ticket = self._last = PressTicket(outcome, deal, clock=self._clock)
+                ticket = self._last = PressTicket(outcome, deal, for_player=for_player, clock=self._clock)
                 job, error = (None, None) if outcome.pause_ms else self._start_motor(ticket)
                 self._busy = True  # until the press is concluded, a miss too (_conclude_without_fire frees it)
         if refusal is not None:
@@ -345,7 +355,7 @@ class Controller:
         fired = dispensed > 0 or (result is not None and result.stop is StopReason.COUNT)
         if ticket.outcome.fired and not fired:
             return
-        ticket.player = self._game.pressed(fired, dispensed)
+        ticket.player = self._game.pressed(fired, dispensed, ticket.for_player)
 
     def _queue(self, item: tuple[PressTicket, FireJob | None] | None) -> None:
         with self._jobs_waiting:

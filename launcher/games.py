@@ -83,24 +83,35 @@ class GameDesk:
 
     # --- what the controller asks --------------------------------------------------------------------------------
 
-    def cards_owed(self) -> Demand | None:
-        """Classic UNO: the demand whose exact cards the next press must deal; None: the schedule decides."""
+    def check_press(self, player: str) -> None:
+        """Before a phone presses for `player`: refuse (NotYourPress names who is asked) when nothing at the table
+        calls for it, so that the motor never runs for a press that would count for the wrong player."""
+        with self._lock:
+            if self._game is None or self._table is None:
+                raise NoGame("there is no game: a press for a player needs one")
+            if self._game.over:
+                raise GameOver("the game is over: press without a player, or start a new game")
+            self._table.check_press(player)
+
+    def cards_owed(self, player: str | None) -> Demand | None:
+        """Classic UNO: the demand whose exact cards a press for `player` (None: whoever is asked) must deal;
+        None: the schedule decides."""
         with self._lock:
             if self._game is None or self._table is None or self._game.ruleset is not Ruleset.CLASSIC:
                 return None
-            pending = self._table.pending()
-            if pending is not None:
-                return pending if pending.cards else None
-            # Nothing owed: the launcher is the draw pile, and a press draws one card for whose turn it is.
-            return Demand(self._table.current or "", Cause.PLAIN, cards=1)
+            owed = self._table.owed_by(player)
+            if owed is not None:
+                return owed if owed.cards else None
+            # Nothing owed: the launcher is the draw pile, and a press draws one card for the player (whose turn).
+            return Demand(player or self._table.current or "", Cause.PLAIN, cards=1)
 
-    def pressed(self, fired: bool, cards: int) -> str | None:
-        """A press ended: attribute it to whoever owes the launcher. Returns that player, if any."""
+    def pressed(self, fired: bool, cards: int, player: str | None) -> str | None:
+        """A press for `player` (None: whoever is asked) ended: attribute it. Returns that player, if any."""
         with self._lock:
             if self._game is None or self._table is None or self._game.over:
                 return None
             game, table = self._copies()
-            press = table.on_press(fired, cards)
+            press = table.on_press(fired, cards, player)
             if press.player is not None:
                 game.record_press(press.player, cards)
             self._commit(game, table)

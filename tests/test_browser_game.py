@@ -128,7 +128,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     ARTIFACTS.mkdir(exist_ok=True)
     phone_b.screenshot(path=ARTIFACTS / "browser-game-attack.png")
 
-    # Whoever taps, the press is the demanded player's: phone A presses for Cy, phone B for Ann.
+    # Phone A is nobody's: its press is for whoever is asked, Cy. Phone B is Cy's: for Ann it asks first.
     press_and_wait(phone_a)
     for page in (phone_a, phone_b):
         expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.once"], player="Ann"), timeout=WAIT_MS)
@@ -137,6 +137,10 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     progress = phone_b.locator('#feed li[data-type="attack.progress"] .feed-text')
     expect(progress).to_have_text([took_pattern(en, CY, en["kind.wild_all_hit"])])
     press_and_wait(phone_b)
+    expect(phone_b.locator("#press-for-text")).to_have_text(fill(en["press_for.ask"], player="Ann"))
+    expect(progress).to_have_count(1)  # nothing was pressed yet
+    phone_b.locator("#press-for-yes").tap()
+    expect(phone_b.locator("#press-for")).to_be_hidden(timeout=WAIT_MS)
     for page in (phone_a, phone_b):  # the next player after Zed plays on
         expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player=CY), timeout=WAIT_MS)
     expect(progress).to_have_text(
@@ -209,10 +213,12 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     for page in (phone_a, phone_b):
         page.context.close()
     assert foreign_requests == []
-    # Chromium logs every 4xx answer; the one refused round above is the only one.
-    refused_round = f"the server responded with a status of 400 (BAD REQUEST) <{home}/api/games/current/rounds>"
-    assert [e for e in console_errors if not e.endswith(refused_round)] == []
-    assert len(console_errors) == 1
+    # Chromium logs every 4xx answer: the refused round above, and the press refused until phone B said yes.
+    expected = [
+        f"the server responded with a status of 409 (CONFLICT) <{home}/api/press>",
+        f"the server responded with a status of 400 (BAD REQUEST) <{home}/api/games/current/rounds>",
+    ]
+    assert [next((e for e in expected if error.endswith(e)), error) for error in console_errors] == expected
 
 
 def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromium):

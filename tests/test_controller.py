@@ -230,12 +230,12 @@ class GameOnAFullDisk:
 
     full = True
 
-    def pressed(self, fired: bool, dispensed: int) -> str:
+    def pressed(self, fired: bool, dispensed: int, player: str | None) -> str:
         if self.full:
             raise sqlite3.OperationalError("database or disk is full")
         return "Ann"
 
-    def cards_owed(self) -> None:
+    def cards_owed(self, player: str | None) -> None:
         return None
 
 

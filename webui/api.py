@@ -10,6 +10,8 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
 from launcher.controller import Controller, PressRefused
+from launcher.game import GameError, NotYourPress
+from launcher.games import GameDesk, GameOver, NoGame
 from launcher.hopper import MAX_DECK
 from launcher.rounds import RoundBook, RoundOpen
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
@@ -70,14 +72,35 @@ def state() -> Response:
 @bp.post("/press")
 def press() -> tuple[Response, int]:
     body = json_object()
-    if body:
-        raise ApiError(400, "unknown_field", f"a press takes no fields; got {', '.join(sorted(body))}")
+    unknown = set(body) - {"player"}
+    if unknown:
+        raise ApiError(400, "unknown_field", f"a press takes only player; got {', '.join(sorted(unknown))}")
+    player = body.get("player")
+    if player is not None:
+        _check_press_for(player)
     try:
-        ticket = _controller().press("web")
+        ticket = _controller().press("web", for_player=player)
     except PressRefused as refused:
         raise ApiError(409, refused.code, str(refused)) from None
     ticket.wait(timeout=current_app.config["PRESS_WAIT_S"])
     return jsonify(ticket.as_dict()), 200
+
+
+def _check_press_for(player: object) -> None:
+    """A phone that says who it is presses for that player, and only when the table asks for their press."""
+    desk: GameDesk = current_app.extensions["launcher.games"]
+    if not isinstance(player, str):
+        raise ApiError(400, "bad_press", f"player must be a player's name, not {player!r:.40}")
+    try:
+        desk.check_press(player)
+    except NotYourPress as e:
+        raise ApiError(409, "not_your_press", str(e), asked=e.asked) from None
+    except GameError as e:
+        raise ApiError(400, "bad_press", str(e)) from None
+    except NoGame as e:
+        raise ApiError(409, "no_game", str(e)) from None
+    except GameOver as e:
+        raise ApiError(409, "game_over", str(e)) from None
 
 
 @bp.post("/deck")

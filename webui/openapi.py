@@ -87,7 +87,19 @@ SPEC: dict[str, Any] = {
             "post": _change(
                 "a press, as on the big button",
                 {"200": _ok("the outcome, once the fire and the motor's rest are over")},
-                _json_body({"type": "object", "additionalProperties": False}, required=False),
+                _json_body(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "player": {
+                                "type": "string",
+                                "description": "who presses; without it, whoever the table asks",
+                            }
+                        },
+                        "additionalProperties": False,
+                    },
+                    required=False,
+                ),
             )
         },
         "/api/deck": {
@@ -244,6 +256,10 @@ SPEC: dict[str, Any] = {
                             },
                             "field": {"type": "string", "description": "bad_text: where in the body"},
                             "owed": {"type": "string", "description": "attacks_open: who still owes what"},
+                            "asked": {
+                                "type": ["string", "null"],
+                                "description": "not_your_press: the player the table asks to press",
+                            },
                         },
                     }
                 },

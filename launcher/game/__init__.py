@@ -2,7 +2,7 @@
 (rulesets), turns and attacks (attacks), and scoring (scoring). docs/GAME.md describes the model and its rule choices.
 """
 
-from launcher.game.attacks import Cause, Demand, OpenAttacks, Press, Table
+from launcher.game.attacks import Cause, Demand, NotYourPress, OpenAttacks, Press, Table
 from launcher.game.cards import (
     CLASSIC,
     UNO_ATTACK,
@@ -30,6 +30,7 @@ __all__ = [
     "HouseRuleText",
     "HouseRules",
     "Mode",
+    "NotYourPress",
     "OpenAttacks",
     "PlayerStats",
     "Press",

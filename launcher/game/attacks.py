@@ -81,6 +81,14 @@ class OpenAttacks(GameError):
     """A round cannot be scored yet: someone still owes the launcher. The message names who owes what."""
 
 
+class NotYourPress(GameError):
+    """A press for a player the table does not ask; `asked` is who it asks (the page offers to press for them)."""
+
+    def __init__(self, message: str, *, asked: str | None) -> None:
+        super().__init__(message)
+        self.asked = asked
+
+
 @dataclass(frozen=True, slots=True)
 class Demand:
     """What one player still owes the launcher: presses, presses until it fires, or cards (classic)."""
@@ -210,18 +218,42 @@ class Table:
 
     # --- the launcher --------------------------------------------------------------------------------------------
 
-    def on_press(self, outcome_fired: bool, cards: int) -> Press:
-        """A press happened: attributed to the demanded player, or a plain hit by the current player (ending the
-        turn: a player who cannot play presses once), or unassigned when turn tracking is off."""
+    def asked(self) -> str | None:
+        """Who the table asks to press next: whoever owes first, else whose turn it is (None: nobody named)."""
+        pending = self.pending()
+        return pending.player if pending is not None else self._current
+
+    def check_press(self, player: str) -> None:
+        """Refuse a press for `player` that nothing at the table calls for, naming who is asked instead."""
+        self._known(player)
+        refusal = self._press_refusal(player)
+        if refusal is not None:
+            raise NotYourPress(refusal, asked=self.asked())
+
+    def owed_by(self, player: str | None) -> Demand | None:
+        """What a press for `player` serves: their first demand; for None (the launcher's button), the first."""
+        if player is None:
+            return self.pending()
+        return next((demand for demand in self._demands if demand.player == player), None)
+
+    def on_press(self, outcome_fired: bool, cards: int, player: str | None = None) -> Press:
+        """A press happened, for `player` (a phone that said who it is) or for whoever is asked (the launcher's
+        button, or a phone that did not say). It serves that player's demand; without one it is a plain hit by the
+        current player (ending the turn: a player who cannot play presses once), or unassigned when turn tracking
+        is off. A press for a player the table no longer asks (it changed during the fire) counts as the button's.
+        """
         flag("outcome_fired", outcome_fired)
         whole_number("cards", cards, 0, self.ruleset.deck.total)
-        if not self._demands:
+        if player is not None and (player not in self.players or self._press_refusal(player) is not None):
+            player = None
+        demand = self.owed_by(player)
+        if demand is None:
             self._under_way = True
-            player = self._current
+            player = self._current if player is None else player
             if player is not None:
                 self._turn_to(self._after(player))
             return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
-        demand = self._demands[0]
+        index = self._demands.index(demand)
         if demand.cause is not Cause.DEAL and not demand.carried:
             self._under_way = True
         if demand.until_fire:
@@ -234,9 +266,9 @@ class Table:
             left = replace(demand, cards=max(0, demand.cards - cards), started=True)
             closed = left.cards == 0
         if closed:
-            del self._demands[0]
+            del self._demands[index]
         else:
-            self._demands[0] = left
+            self._demands[index] = left
         return Press(demand.player, demand.cause, outcome_fired, cards, closed)
 
     # --- declarations for both rulesets --------------------------------------------------------------------------
@@ -565,6 +597,19 @@ class Table:
         if holding:
             first = holding[0]
             raise GameError(f"{first.player} must first {first.describe()} for the {first.cause.label}")
+
+    def _press_refusal(self, player: str) -> str | None:
+        """Why a press for `player` is not called for, or None: they owe, or it is their turn and play is free."""
+        if self.owed_by(player) is not None:
+            return None
+        holding = self._holding_play()
+        if holding:
+            first = holding[0]
+            owed = f"{first.player} must first {first.describe()} for the {first.cause.label}"
+            return f"it is not {player}'s press: {owed}"
+        if self._current is not None and player != self._current:
+            return f"it is not {player}'s press: it is {self._current}'s turn, and {player} owes the launcher nothing"
+        return None
 
     def _take_stack(self, by: str, card: Cause, onto: set[Cause]) -> int:
         """With stacking on, `by` may answer the attack on them (not yet pressed) with `card`: the sum passes on.

@@ -426,17 +426,22 @@ function refusal(response, body) {
   return REFUSALS[error?.code]?.(error) ?? error?.message ?? t("game.failed", { status: response.status });
 }
 
-async function press() {
+// A press for the player this phone belongs to (game.js: phonePlayer), else for whoever the table asks, as the
+// launcher's own button does. When the table asks someone else, the phone asks first: "Press for Dee?".
+async function press(forPlayer = phonePlayer()) {
   if (ui.busy) return;
   ui.busy = true;
+  askPressFor(null);
   renderButton();
   try {
-    const { response, body } = await sendJson("POST", "/api/press", {});
+    const { response, body } = await sendJson("POST", "/api/press", forPlayer ? { player: forPlayer } : {});
+    const code = response.status === 409 ? body.error?.code : undefined;
     if (response.ok) {
       setTension(body.tension);
       if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
-    } else if (response.status === 409 && body.error?.code === "busy") toast(t("toast.busy"));
-    else if (response.status === 409 && body.error?.code === "lid_open") toast(t("feed.ignored_lid"));
+    } else if (code === "busy") toast(t("toast.busy"));
+    else if (code === "lid_open") toast(t("feed.ignored_lid"));
+    else if (code === "not_your_press" && body.error.asked) askPressFor(body.error.asked);
     else toast(refusal(response, body));
   } catch {
     toast(t("toast.offline"));
@@ -444,6 +449,16 @@ async function press() {
     ui.busy = false;
     renderButton();
   }
+}
+
+// "Press for Dee?" under the button, or hidden (null). Yes presses for Dee; the question goes with any other press.
+function askPressFor(player) {
+  $("press-for").hidden = !player;
+  $("press-for").dataset.player = player ?? "";
+  if (!player) return;
+  $("press-for-text").textContent = t("press_for.ask", { player });
+  $("press-for-yes").textContent = t("press_for.yes", { player });
+  $("press-for-yes").focus();
 }
 
 // Someone refilled the hopper: the deck is full again, at the size it was loaded with.
@@ -610,7 +625,9 @@ function connect() {
 // ---- Start ----
 
 async function start() {
-  $("press").addEventListener("click", press);
+  $("press").addEventListener("click", () => press());
+  $("press-for-yes").addEventListener("click", () => press($("press-for").dataset.player));
+  $("press-for-no").addEventListener("click", () => askPressFor(null));
   $("reload").addEventListener("click", reload);
   $("new-round").addEventListener("click", newRound);
   $("seal-copy").addEventListener("click", copyCommitment);

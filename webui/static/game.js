@@ -377,6 +377,11 @@ function alertMe(pending) {
   vibrate(VIBRATE_ME);
 }
 
+// Who this phone presses for: the player it belongs to, while a game is in play; null: whoever the table asks.
+function phonePlayer() {
+  return game.me && game.data && !game.data.scoreboard.over ? game.me : null;
+}
+
 // ---- The table panel ----
 
 // Built when the game, its players or its rules change; renderTablePanel() only updates it, so that a button is
