@@ -727,3 +727,41 @@ def test_a_carried_attack_cannot_be_stacked_on_or_challenged():
     following = four.next_round("Cy", carried=four.close_round(carry=True))
     with pytest.raises(GameError, match="the round was scored: too late to challenge"):
         following.challenge("Dee", legal=False)
+
+
+# --- knock-out play: a player who goes out leaves the round, the others play on -----------------------------------
+
+
+def test_a_player_who_went_out_gets_no_more_turns_and_no_wild_all_hit() -> None:
+    table = Table(["Ann", "Bob", "Cy", "Dee"], dealer="Dee")  # Ann starts
+    table.went_out("Ann")  # Ann played her last card
+    assert table.out == ("Ann",) and table.in_play == ("Bob", "Cy", "Dee")
+    assert table.current == "Bob"
+    table.played("Bob")
+    table.played("Cy")
+    table.played("Dee")
+    assert table.current == "Bob"  # round the table without Ann
+    table.wild_all_hit("Bob")
+    assert [d.player for d in table.demands] == ["Cy", "Dee"]
+    with pytest.raises(GameError, match="Ann went out"):
+        table.uno_penalty("Ann")
+
+
+def test_going_out_waits_for_what_the_player_owes_and_stops_at_the_last_two() -> None:
+    table = Table(["Ann", "Bob", "Cy"], dealer="Cy")
+    table.uno_penalty("Ann")
+    with pytest.raises(GameError, match="Ann must first press 2 times"):
+        table.went_out("Ann")
+    table.on_press(False, 0, player="Ann")
+    table.on_press(False, 0, player="Ann")
+    table.went_out("Ann")
+    with pytest.raises(GameError, match="last two"):
+        table.went_out("Bob")
+    assert Table.from_dict(table.to_dict()).to_dict() == table.to_dict()
+
+
+def test_with_two_left_in_play_a_reverse_acts_as_a_skip() -> None:
+    table = Table(["Ann", "Bob", "Cy"], dealer="Cy")
+    table.went_out("Ann")
+    table.reverse("Bob")
+    assert table.current == "Bob"  # two players: the one who reversed plays again

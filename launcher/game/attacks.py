@@ -180,6 +180,7 @@ class Table:
             raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
         self.house_rules = house_rules
         self.track_turns = flag("track_turns", track_turns)
+        self._out: list[str] = []  # knock-out play: who went out this round, first out first; they play no more
         self._dealer = self.players[0] if dealer is None else self._known(dealer)
         self._direction = 1
         self._current: str | None = None
@@ -201,6 +202,16 @@ class Table:
     def current(self) -> str | None:
         """Whose turn it is; None when turn tracking is off."""
         return self._current
+
+    @property
+    def out(self) -> tuple[str, ...]:
+        """Knock-out play: who went out this round, in the order they went out."""
+        return tuple(self._out)
+
+    @property
+    def in_play(self) -> tuple[str, ...]:
+        """The players still playing this round, in seat order."""
+        return tuple(player for player in self.players if player not in self._out)
 
     @property
     def under_way(self) -> bool:
@@ -296,7 +307,7 @@ class Table:
         self._check_free()
         if count % 2:
             self._direction = -self._direction
-        self._turn_to(by if len(self.players) == 2 else self._after(by))
+        self._turn_to(by if len(self.in_play) == 2 else self._after(by))
 
     @_play
     def skip(self, by: str, count: int = 1) -> None:
@@ -304,7 +315,7 @@ class Table:
         self._known(by)
         count = self._count("skip", count)
         self._check_free()
-        self._turn_to(self._after(by, 1 + min(count, len(self.players) - 1)))
+        self._turn_to(self._after(by, 1 + min(count, len(self.in_play) - 1)))
 
     @_play
     def party_penalty(self, player: str) -> None:
@@ -471,6 +482,20 @@ class Table:
             self._turn_to(left)
         return True
 
+    @_play
+    def went_out(self, player: str) -> None:
+        """Knock-out play: `player` played their last card and leaves the round; the others play on, and the last
+        one holding cards loses. Refused while they owe the launcher, and for the last two (score the round)."""
+        self._known(player)
+        owed = self.owed_by(player)
+        if owed is not None:
+            raise GameError(f"{player} must first {owed.describe()} for the {owed.cause.label}")
+        if len(self.in_play) <= 2:
+            raise GameError(f"{' and '.join(self.in_play)} are the last two: score the round, {player} first out")
+        if self._current == player:
+            self._turn_to(self._after(player))
+        self._out.append(player)
+
     def set_turn(self, player: str) -> None:
         """A correction from a phone: it is this player's turn."""
         self._known(player)
@@ -522,11 +547,13 @@ class Table:
             "current": self._current,
             "under_way": self._under_way,
             "demands": [demand.to_dict() for demand in self._demands],
+            "out": list(self._out),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Table:
-        data = {"under_way": True, **data}  # tables stored before this was kept: too late for a first card
+        # Tables stored before these were kept: too late for a first card, nobody out.
+        data = {"under_way": True, "out": [], **data}
         exact_keys("a table", data, _TABLE_KEYS)
         table = cls(
             data["players"],
@@ -543,6 +570,10 @@ class Table:
             raise GameError(f"current = {current!r:.40}: a player when turn tracking is on, else null")
         table._current = None if current is None else table._known(current)
         table._under_way = flag("under_way", data["under_way"])
+        out = data["out"]
+        if not isinstance(out, list) or len(set(map(str, out))) != len(out) or len(out) > len(table.players) - 2:
+            raise GameError(f"out = {out!r:.60} is not accepted; expected different players, two left in play")
+        table._out = [table._known(player) for player in out]
         if not isinstance(data["demands"], list):
             raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
         table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
@@ -553,15 +584,18 @@ class Table:
     def _known(self, player: str) -> str:
         if player not in self.players:
             raise GameError(f"unknown player {player!r:.40}; the players are {', '.join(self.players)}")
+        if player in self._out:
+            raise GameError(f"{player} went out this round and plays no more until the next")
         return player
 
     def _after(self, player: str, steps: int = 1) -> str:
-        index = self.players.index(player) + steps * self._direction
-        return self.players[index % len(self.players)]
+        seats = [p for p in self.players if p == player or p not in self._out]
+        index = seats.index(player) + steps * self._direction
+        return seats[index % len(seats)]
 
     def _others(self, player: str) -> list[str]:
         """Everyone but `player`, from the next in the direction of play."""
-        return [self._after(player, k) for k in range(1, len(self.players))]
+        return [self._after(player, k) for k in range(1, len(self.in_play))]
 
     def _turn_to(self, player: str) -> None:
         if self.track_turns:
@@ -634,4 +668,5 @@ class Table:
 
 _TABLE_KEYS = (
     "players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "under_way", "demands",
+    "out",
 )  # fmt: skip
