@@ -765,3 +765,59 @@ def test_with_two_left_in_play_a_reverse_acts_as_a_skip() -> None:
     table.went_out("Ann")
     table.reverse("Bob")
     assert table.current == "Bob"  # two players: the one who reversed plays again
+
+
+# --- plays out of turn, a Wild Draw Four challenge and the first card, by the house rules ---------------------------
+
+
+def test_a_play_out_of_turn_is_followed_and_named() -> None:
+    table = attack_table()  # Ann deals: Bob's turn
+    table.played("Bob")
+    assert table.out_of_turn is None
+    table.played("Dee")  # Cy's turn: Dee jumped in (house rule) or slipped; the turn follows Dee either way
+    assert (table.out_of_turn, table.current) == ("Cy", "Ann")
+
+
+def test_the_player_whose_press_ended_the_turn_may_play_the_card_it_shot() -> None:
+    table = attack_table()
+    table.on_press(True, 1)  # Bob cannot play: presses once, his turn ends
+    assert table.current == "Cy"
+    table.played("Bob")  # he plays the card that came out
+    assert (table.out_of_turn, table.current) == (None, "Cy")
+    table.played("Bob")  # but only that one
+    assert table.out_of_turn == "Cy"
+
+
+def test_the_player_hit_who_stacks_is_not_out_of_turn() -> None:
+    table = attack_table(stacking=True)
+    table.hit2("Bob")  # Cy presses twice, unless he stacks
+    table.hit2("Cy")
+    assert table.out_of_turn is None and table.pending().player == "Dee"
+
+
+def test_with_the_house_rule_the_challenger_is_skipped_even_when_the_wild_draw_four_was_illegal() -> None:
+    # The classic rules: an illegal Wild Draw Four's player takes the 4 and the challenger plays.
+    table = classic_table()  # Bob's turn
+    table.wild_draw_four("Bob")
+    table.challenge("Cy", legal=False)
+    assert table.current == "Cy"
+    # The house rule: the challenger is skipped either way; the player after them plays.
+    table = classic_table(challenger_skipped=True)
+    table.wild_draw_four("Bob")
+    table.challenge("Cy", legal=False)
+    assert (table.pending().player, table.pending().cards, table.current) == ("Bob", 4, "Dee")
+    table = classic_table(challenger_skipped=True)
+    table.wild_draw_four("Bob")
+    table.challenge("Cy", legal=True)
+    assert (table.pending().player, table.pending().cards, table.current) == ("Cy", 6, "Dee")
+
+
+@pytest.mark.parametrize("ruleset", list(Ruleset))
+def test_with_the_house_rule_only_a_number_card_starts_the_round(ruleset: Ruleset) -> None:
+    kinds = {Ruleset.UNO_ATTACK: ["hit_2", "skip", "wild", "wild_all_hit"], Ruleset.CLASSIC: ["draw_two", "wild"]}
+    for kind in kinds[ruleset]:
+        table = Table(FOUR, ruleset, HouseRules(number_card_starts=True))
+        assert table.first_card(kind) is False, kind  # back into the deck: turn up another
+        assert (table.pending(), table.current, table.under_way) == (None, "Bob", False)
+    table = Table(FOUR, ruleset, HouseRules(number_card_starts=True))
+    assert table.first_card("7") is True and table.current == "Bob"

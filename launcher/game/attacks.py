@@ -156,6 +156,7 @@ def _play(declaration: Callable[Concatenate[Table, _Args], None]) -> Callable[Co
 
     @functools.wraps(declaration)
     def declared(table: Table, *args: _Args.args, **kwargs: _Args.kwargs) -> None:
+        table.out_of_turn = None
         declaration(table, *args, **kwargs)
         table._under_way = True
 
@@ -181,6 +182,8 @@ class Table:
         self.house_rules = house_rules
         self.track_turns = flag("track_turns", track_turns)
         self._out: list[str] = []  # knock-out play: who went out this round, first out first; they play no more
+        self._drew: str | None = None  # whose press (or declined play) just ended their turn: they may play it
+        self.out_of_turn: str | None = None  # the last play came out of this player's turn (see _check_turn)
         self._dealer = self.players[0] if dealer is None else self._known(dealer)
         self._direction = 1
         self._current: str | None = None
@@ -263,6 +266,7 @@ class Table:
             player = self._current if player is None else player
             if player is not None:
                 self._turn_to(self._after(player))
+                self._drew = player
             return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
         index = self._demands.index(demand)
         if demand.cause is not Cause.DEAL and not demand.carried:
@@ -289,6 +293,7 @@ class Table:
         """A card without a launcher effect (a number, Wild, Discard All, Trade Hands): the turn passes on."""
         self._known(by)
         self._check_free()
+        self._check_turn(by)
         self._turn_to(self._after(by))
 
     @_play
@@ -296,8 +301,10 @@ class Table:
         """No play (or none wanted): one press, or one card in classic UNO, and the turn ends."""
         self._known(player)
         self._check_free()
+        self._check_turn(player)
         self._demands.append(self._owed(player, Cause.DECLINED, 1))
         self._turn_to(self._after(player))
+        self._drew = player
 
     @_play
     def reverse(self, by: str, count: int = 1) -> None:
@@ -305,6 +312,7 @@ class Table:
         self._known(by)
         count = self._count("reverse", count)
         self._check_free()
+        self._check_turn(by)
         if count % 2:
             self._direction = -self._direction
         self._turn_to(by if len(self.in_play) == 2 else self._after(by))
@@ -315,6 +323,7 @@ class Table:
         self._known(by)
         count = self._count("skip", count)
         self._check_free()
+        self._check_turn(by)
         self._turn_to(self._after(by, 1 + min(count, len(self.in_play) - 1)))
 
     @_play
@@ -334,6 +343,7 @@ class Table:
         self._known(by)
         count = self._count("hit_2", count)
         owed = self._take_stack(by, Cause.HIT_2, {Cause.HIT_2})
+        self._check_turn(by, stacked=owed > 0)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.HIT_2, presses=owed + 2 * count, by=by, stacked=owed > 0))
         self._turn_to(self._after(victim))
@@ -344,6 +354,7 @@ class Table:
         self._require(Ruleset.UNO_ATTACK, "Wild All Hit")
         self._known(by)
         self._check_free()
+        self._check_turn(by)
         self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1, by=by) for p in self._others(by)]
         self._turn_to(self._after(by))
 
@@ -353,6 +364,7 @@ class Table:
         self._require(Ruleset.UNO_ATTACK, "Wild Hit-Fire")
         self._known(by)
         self._check_free()
+        self._check_turn(by)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.WILD_HIT_FIRE, until_fire=True, by=by))
         self._turn_to(self._after(victim))
@@ -387,6 +399,7 @@ class Table:
         self._known(by)
         count = self._count("draw_two", count)
         owed = self._take_stack(by, Cause.DRAW_TWO, {Cause.DRAW_TWO})
+        self._check_turn(by, stacked=owed > 0)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.DRAW_TWO, cards=owed + 2 * count, by=by, stacked=owed > 0))
         self._turn_to(self._after(victim))
@@ -398,6 +411,7 @@ class Table:
         self._known(by)
         count = self._count("wild_draw_four", count)
         owed = self._take_stack(by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
+        self._check_turn(by, stacked=owed > 0)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.WILD_DRAW_FOUR, cards=owed + 4 * count, by=by, stacked=owed > 0))
         self._turn_to(self._after(victim))
@@ -405,7 +419,8 @@ class Table:
     @_play
     def challenge(self, challenger: str, legal: bool) -> None:
         """The challenged Wild Draw Four was legal: the challenger takes 2 more (6 instead of 4). It was not:
-        whoever played it takes the 4, the challenger none, and the challenger plays. Several Wild Draw Fours played
+        whoever played it takes the 4, the challenger none, and the challenger plays (with the house rule
+        `challenger_skipped`, the next player does). Several Wild Draw Fours played
         at once are challenged together: the challenger takes 4 per card and 2 more, or their player 4 per card."""
         self._require(Ruleset.CLASSIC, "A challenge")
         self._known(challenger)
@@ -430,7 +445,8 @@ class Table:
         else:
             del self._demands[index]
             self._demands.append(Demand(demand.by, Cause.ILLEGAL_WILD_DRAW_FOUR, cards=demand.cards, by=demand.by))
-            self._turn_to(challenger)
+            # Official: the penalty fell on its player, so the challenger plays; the house rule skips them anyway.
+            self._turn_to(self._after(challenger) if self.house_rules.challenger_skipped else challenger)
 
     @_play
     def forgot_uno(self, player: str) -> None:
@@ -462,6 +478,8 @@ class Table:
             raise GameError("the first card starts the round: once, before any play or press of the round")
         left = self._after(self._dealer)
         if kind in ("trade_hands", "wild_draw_four"):
+            return False
+        if self.house_rules.number_card_starts and not kind.isdigit():
             return False
         self._under_way = True
         if kind == "wild_hit_fire":
@@ -502,6 +520,7 @@ class Table:
         if not self.track_turns:
             raise GameError("turn tracking is off at this table")
         self._current = player
+        self._drew = None
 
     def cancel(self) -> tuple[Demand, ...]:
         """Drop every open demand (declared by mistake); returns them."""
@@ -548,12 +567,13 @@ class Table:
             "under_way": self._under_way,
             "demands": [demand.to_dict() for demand in self._demands],
             "out": list(self._out),
+            "drew": self._drew,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Table:
         # Tables stored before these were kept: too late for a first card, nobody out.
-        data = {"under_way": True, "out": [], **data}
+        data = {"under_way": True, "out": [], "drew": None, **data}
         exact_keys("a table", data, _TABLE_KEYS)
         table = cls(
             data["players"],
@@ -574,6 +594,7 @@ class Table:
         if not isinstance(out, list) or len(set(map(str, out))) != len(out) or len(out) > len(table.players) - 2:
             raise GameError(f"out = {out!r:.60} is not accepted; expected different players, two left in play")
         table._out = [table._known(player) for player in out]
+        table._drew = None if data["drew"] is None else table._known(data["drew"])
         if not isinstance(data["demands"], list):
             raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
         table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
@@ -632,6 +653,15 @@ class Table:
             first = holding[0]
             raise GameError(f"{first.player} must first {first.describe()} for the {first.cause.label}")
 
+    def _check_turn(self, by: str, *, stacked: bool = False) -> None:
+        """Note a play out of turn: not by the player whose turn it is, nor by the player whose press just ended
+        their turn (they may play the card it shot), nor by the player hit who stacks. It is accepted (the turn
+        follows whoever played, so a missed declaration cannot stall the table) and named in `out_of_turn`: a
+        jump-in with that house rule, else a slip for the table to look at. The drawn card's chance is gone."""
+        in_turn = not self.track_turns or stacked or by in (self._current, self._drew)
+        self.out_of_turn = None if in_turn else self._current
+        self._drew = None
+
     def _press_refusal(self, player: str) -> str | None:
         """Why a press for `player` is not called for, or None: they owe, or it is their turn and play is free."""
         if self.owed_by(player) is not None:
@@ -668,5 +698,5 @@ class Table:
 
 _TABLE_KEYS = (
     "players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "under_way", "demands",
-    "out",
+    "out", "drew",
 )  # fmt: skip

@@ -78,6 +78,8 @@ class HouseRules:
     last_card_not_action: bool = False
     red_zero_100: bool = False
     reshuffle_doubles: bool = False
+    challenger_skipped: bool = False
+    number_card_starts: bool = False
     party_penalties: bool = False
     party_penalty: int = HOUSE_RULE_NUMBERS["party_penalty"].default
     forgot_uno_penalty: int = HOUSE_RULE_NUMBERS["forgot_uno_penalty"].default
@@ -138,9 +140,12 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         {"en": "Jump-in", "zh-Hans": "抢出", "zh-Hant": "搶出"},
         {
             "en": "A card identical in colour and number to the one just played may be played out of turn; play "
-            "continues from whoever jumped in.",
-            "zh-Hans": "手上有和刚打出的牌颜色、数字完全相同的牌时，可以不按顺序抢先打出，之后从抢出的人接着出。",
-            "zh-Hant": "手上有和剛打出的牌顏色、數字完全相同的牌時，可以不按順序搶先打出，之後從搶出的人接著出。",
+            "continues from whoever jumped in. The phones follow whoever plays and call it a jump-in; the table "
+            "checks that the card was identical. Without this rule the phones name any play out of turn.",
+            "zh-Hans": "手上有和刚打出的牌颜色、数字完全相同的牌时，可以不按顺序抢先打出，之后从抢出的人接着出。"
+            "手机跟着出牌的人走，并标明是抢出；牌是否完全相同由大家检查。不用这条规则时，手机会指出不按顺序的出牌。",
+            "zh-Hant": "手上有和剛打出的牌顏色、數字完全相同的牌時，可以不按順序搶先打出，之後從搶出的人接著出。"
+            "手機跟著出牌的人走，並標明是搶出；牌是否完全相同由大家檢查。不用這條規則時，手機會指出不按順序的出牌。",
         },
         _BOTH,
     ),
@@ -159,9 +164,10 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         "seven_zero",
         {"en": "Seven-zero", "zh-Hans": "七零规则", "zh-Hant": "七零規則"},
         {
-            "en": "When a 0 is played, every hand passes to the next player in the direction of play.",
-            "zh-Hans": "有人打出 0 时，所有人把手牌按出牌方向传给下家。",
-            "zh-Hant": "有人打出 0 時，所有人把手牌按出牌方向傳給下家。",
+            "en": "When a 0 is played, every hand passes to the next player in the direction of play. The phones "
+            "cannot see the hands: the table passes them; the turn goes on as after any card.",
+            "zh-Hans": "有人打出 0 时，所有人把手牌按出牌方向传给下家。手机看不到手牌：由大家自己传牌，轮次照常往下。",
+            "zh-Hant": "有人打出 0 時，所有人把手牌按出牌方向傳給下家。手機看不到手牌：由大家自己傳牌，輪次照常往下。",
         },
         frozenset({Ruleset.CLASSIC}),  # the UNO Attack deck has no zeros
     ),
@@ -193,6 +199,28 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "en": "If the draw pile ran out and was reshuffled during a round, that round's score counts double.",
             "zh-Hans": "这一局里牌库用完、重新洗过牌的话，这一局的分数加倍。",
             "zh-Hant": "這一局裡牌庫用完、重新洗過牌的話，這一局的分數加倍。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "challenger_skipped",
+        {"en": "Challenger always skipped", "zh-Hans": "质疑者总被跳过", "zh-Hant": "質疑者總被跳過"},
+        {
+            "en": "After a Wild Draw Four is challenged, the challenger loses the turn whatever the challenge "
+            "shows; the official rules let the challenger play when the Wild Draw Four was illegal.",
+            "zh-Hans": "+4 被质疑后，不论质疑结果如何，质疑者都被跳过；正式规则是 +4 出得不合法时由质疑者接着出。",
+            "zh-Hant": "+4 被質疑後，不論質疑結果如何，質疑者都被跳過；正式規則是 +4 出得不合法時由質疑者接著出。",
+        },
+        frozenset({Ruleset.CLASSIC}),
+    ),
+    HouseRuleText(
+        "number_card_starts",
+        {"en": "A number card starts", "zh-Hans": "首张须是数字牌", "zh-Hant": "首張須是數字牌"},
+        {
+            "en": "The card turned up to start a round must be a number card: any other goes back into the deck "
+            "and the next is turned up.",
+            "zh-Hans": "开局翻开的第一张牌必须是数字牌：不是的话放回牌堆，再翻下一张。",
+            "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話放回牌堆，再翻下一張。",
         },
         _BOTH,
     ),
