@@ -13,13 +13,14 @@ cut, a full disk, a failed write), the next one numbers on past every id that ma
 from __future__ import annotations
 
 import enum
+import json
 import logging
 import queue
 import sqlite3
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from launcher.store import Store, StoreError
@@ -62,6 +63,12 @@ class Event:
     ts: float  # seconds since the epoch
     type: str
     data: dict[str, Any]
+    # The event as compact JSON, made once: every phone's stream sends these same bytes, so fifty phones cost one
+    # encoding, not fifty.
+    json_text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "json_text", json.dumps(self.as_dict(), ensure_ascii=False, separators=(",", ":")))
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "ts": self.ts, "type": self.type, "data": self.data}

@@ -83,7 +83,7 @@ def test_streams_start_with_a_comment_and_keep_a_heartbeat(daemon: RunningDaemon
 @pytest.mark.parametrize(
     ("path", "method", "body", "status", "code"),
     [
-        ("/api/press", "POST", {"player": "x"}, 400, "unknown_field"),
+        ("/api/press", "POST", {"who": "x"}, 400, "unknown_field"),
         ("/api/press", "POST", [1, 2], 400, "bad_json"),
         ("/api/press", "GET", None, 405, "method_not_allowed"),
         ("/api/nothing", "GET", None, 404, "not_found"),

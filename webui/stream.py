@@ -12,7 +12,6 @@ at most two from one address; the rest for joined phones, at most four per sessi
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 
@@ -67,7 +66,7 @@ class StreamGate:
 
 
 def format_event(event: Event) -> str:
-    return f"id: {event.id}\ndata: {json.dumps(event.as_dict(), ensure_ascii=False, separators=(',', ':'))}\n\n"
+    return f"id: {event.id}\ndata: {event.json_text}\n\n"
 
 
 def _last_event_id(bus: EventBus) -> int:
