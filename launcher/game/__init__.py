@@ -14,7 +14,7 @@ from launcher.game.cards import (
     validate_round_hands,
 )
 from launcher.game.rulesets import HOUSE_RULE_TEXTS, OFFICIAL, HouseRules, HouseRuleText, Ruleset, validate_players
-from launcher.game.scoring import Game, Mode, PlayerStats, RoundEntry, RoundResult
+from launcher.game.scoring import Final, Game, Mode, PlayerStats, RoundEntry, RoundResult
 
 __all__ = [
     "CLASSIC",
@@ -25,6 +25,7 @@ __all__ = [
     "Cause",
     "Deck",
     "Demand",
+    "Final",
     "Game",
     "GameError",
     "HouseRuleText",

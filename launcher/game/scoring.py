@@ -1,9 +1,9 @@
-"""Scoring a game: rounds, totals, eliminations, game over and per-player statistics.
+"""Scoring a game: rounds, totals, eliminations, game over, the loser, and per-player statistics.
 
 The rounds as entered are the truth; every total is their replay, so undoing or correcting any round recomputes
 everything after it, and a change that would leave a later round impossible (a player already eliminated, a game
 already over) is refused as a whole. Sides are the players, or the teams when playing in teams. No I/O:
-`to_dict()` and `Game.from_dict()` round-trip exactly.
+`to_dict()` and `Game.from_dict()` round-trip exactly, and games stored before a field existed still load.
 """
 
 from __future__ import annotations
@@ -40,11 +40,39 @@ Hand = Mapping[str, int] | int  # card counts by kind, or a total typed in
 class Mode(StrEnum):
     WINNER_COLLECTS = "winner_collects"  # the round winner gains the sum of the other hands
     LOWEST_TOTAL = "lowest_total"  # everyone adds their own hand; at the target, the lowest total wins
-    ELIMINATION = "elimination"  # as lowest total; at the target a side is out; two left: the next round decides
+    ELIMINATION = "elimination"  # as lowest total; at the target a side is out; see Final for the last two
+    KNOCK_OUT = "knock_out"  # the round plays on until one holds cards: they add their hand; the first to bust loses
+    CHIPS = "chips"  # each loser pays the winner their hand in chips; a side at minus the target is bust
 
     @classmethod
     def parse(cls, value: object) -> Mode:
         return parse_choice(cls, "mode", value)
+
+    @property
+    def label(self) -> str:
+        return _MODE_LABELS[self]
+
+
+_MODE_LABELS = {
+    Mode.WINNER_COLLECTS: "winner collects",
+    Mode.LOWEST_TOTAL: "lowest total",
+    Mode.ELIMINATION: "elimination",
+    Mode.KNOCK_OUT: "knock-out",
+    Mode.CHIPS: "chips",
+}
+# Where reaching the target (or minus the target, in chips) means having busted: the game names the loser.
+BUST_MODES = frozenset({Mode.LOWEST_TOTAL, Mode.KNOCK_OUT, Mode.CHIPS})
+
+
+class Final(StrEnum):
+    """Elimination: how the game ends once two sides are left."""
+
+    NEXT_ROUND = "next_round"  # the head-to-head final: the winner of the next round wins the game
+    LAST_STANDING = "last_standing"  # they play on until one reaches the target too: the last one left wins
+
+    @classmethod
+    def parse(cls, value: object) -> Final:
+        return parse_choice(cls, "final", value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +83,19 @@ class RoundEntry:
     hands: dict[str, dict[str, int] | int]
     reshuffled: bool = False
     red_zero: str | None = None  # who held the red 0 (classic UNO, red 0 = 100)
+    order: tuple[str, ...] | None = None  # knock-out play: every player, first out first; the last one lost
+    last_card: str | None = None  # the card kind the winner went out on, where it was given
 
     def to_dict(self) -> dict[str, Any]:
         hands = {p: h if isinstance(h, int) else dict(h) for p, h in self.hands.items()}
-        return {"winner": self.winner, "hands": hands, "reshuffled": self.reshuffled, "red_zero": self.red_zero}
+        return {
+            "winner": self.winner,
+            "hands": hands,
+            "reshuffled": self.reshuffled,
+            "red_zero": self.red_zero,
+            "order": None if self.order is None else list(self.order),
+            "last_card": self.last_card,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +125,7 @@ class PlayerStats:
     presses: int = 0
     fires: int = 0  # presses that gave cards
     cards: int = 0  # cards received from the launcher
+    places: tuple[int, ...] = ()  # knock-out play: the place in each round's finishing order (1: first out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +143,7 @@ class _Replay:
     results: list[RoundResult] = field(default_factory=list)
     eliminated: dict[str, int] = field(default_factory=dict)  # side → index of the round that put it out
     winners: tuple[str, ...] = ()  # empty while the game goes on
+    losers: tuple[str, ...] = ()  # the sides that busted in the round that ended the game (bust modes)
 
 
 class Game:
@@ -120,6 +159,7 @@ class Game:
         ruleset: Ruleset | str = Ruleset.UNO_ATTACK,
         house_rules: HouseRules = OFFICIAL,
         dealer: str | None = None,
+        final: Final | str | None = None,
     ) -> None:
         self.ruleset = Ruleset.parse(ruleset)
         self.players = validate_players(players, self.ruleset)
@@ -133,6 +173,9 @@ class Game:
         self.sides = tuple(self.teams) if self.teams else self.players
         if self.mode is Mode.ELIMINATION and len(self.sides) < 3:
             raise GameError("elimination needs at least 3 players or teams; with 2, play lowest total")
+        if self.mode is Mode.KNOCK_OUT and self.teams is not None:
+            raise GameError("knock-out play is for players, not teams: teams play a points mode")
+        self.final_rule = self._check_final(final)
         self._entries: list[RoundEntry] = []
         self._replay = self._play([])
         self._launcher = {p: _LauncherCounts() for p in self.players}
@@ -163,8 +206,8 @@ class Game:
 
     @property
     def final(self) -> bool:
-        """Elimination with two sides left: the winner of the next round wins the game."""
-        return self.mode is Mode.ELIMINATION and not self.over and len(self.active_sides) == 2
+        """Elimination with two sides left and the head-to-head final: the winner of the next round wins the game."""
+        return self.final_rule is Final.NEXT_ROUND and not self.over and len(self.active_sides) == 2
 
     @property
     def over(self) -> bool:
@@ -176,12 +219,20 @@ class Game:
         return self._replay.winners
 
     @property
+    def losers(self) -> tuple[str, ...]:
+        """Lowest total, knock-out and chips: the sides that busted in the round that ended the game, unless they
+        won anyway (every side busted); empty while the game goes on and in the other modes."""
+        return self._replay.losers
+
+    @property
     def dealer(self) -> str:
-        """Who deals the next round: the last round's winner (play starts at their left), else the first dealer.
-        A winner whose team went out passes the deal to the next player still in, clockwise."""
+        """Who deals the next round: the last round's winner (play starts at their left), in knock-out play its
+        loser (the last one holding cards shuffles), else the first dealer. A winner whose team went out passes
+        the deal to the next player still in, clockwise."""
         if not self._replay.results:
             return self.first_dealer
-        seat = self.players.index(self._replay.results[-1].entry.winner)
+        last = self._replay.results[-1].entry
+        seat = self.players.index(last.order[-1] if last.order else last.winner)
         clockwise = self.players[seat:] + self.players[:seat]
         return next((p for p in clockwise if p in self.active_players), clockwise[0])
 
@@ -193,11 +244,21 @@ class Game:
     # --- rounds --------------------------------------------------------------------------------------------------
 
     def score_round(
-        self, winner: str, hands: Mapping[str, Hand], reshuffled: bool = False, *, red_zero: str | None = None
+        self,
+        winner: str | None,
+        hands: Mapping[str, Hand],
+        reshuffled: bool = False,
+        *,
+        red_zero: str | None = None,
+        order: Sequence[str] | None = None,
+        last_card: str | None = None,
     ) -> RoundResult:
         """Score the next round. `hands` maps each player still in the game (the winner may be left out) to card
-        counts by kind or to a typed total; `red_zero` names who held the red 0."""
-        entry = self._entry(winner, hands, reshuffled, red_zero)
+        counts by kind or to a typed total; `red_zero` names who held the red 0. In knock-out play `order` lists
+        every player, first out first, `hands` holds only the loser's (the last in `order`), and `winner` may be
+        None (it is the first out). `last_card` is the kind the winner went out on (required by the house rule
+        last_card_not_action)."""
+        entry = self._entry(winner, hands, reshuffled, red_zero, order, last_card, new=True)
         self._commit([*self._entries, entry])
         return self._replay.results[-1]
 
@@ -211,17 +272,20 @@ class Game:
     def edit_round(
         self,
         index: int,
-        winner: str,
+        winner: str | None,
         hands: Mapping[str, Hand],
         reshuffled: bool = False,
         *,
         red_zero: str | None = None,
+        order: Sequence[str] | None = None,
+        last_card: str | None = None,
     ) -> RoundResult:
-        """Correct round `index` (0-based); every total after it is recomputed."""
+        """Correct round `index` (0-based) with a round as `score_round` takes it; every total after it is
+        recomputed."""
         whole_number("round index", index, 0, max(0, len(self._entries) - 1))
         if not self._entries:
             raise GameError("there is no round to edit")
-        entry = self._entry(winner, hands, reshuffled, red_zero)
+        entry = self._entry(winner, hands, reshuffled, red_zero, order, last_card, new=True)
         self._commit([*self._entries[:index], entry, *self._entries[index + 1 :]])
         return self._replay.results[index]
 
@@ -244,6 +308,11 @@ class Game:
                 presses=launcher.presses,
                 fires=launcher.fires,
                 cards=launcher.cards,
+                places=tuple(
+                    r.entry.order.index(player) + 1
+                    for r in self._replay.results
+                    if r.entry.order is not None and player in r.entry.order
+                ),
             )
         return stats
 
@@ -254,13 +323,17 @@ class Game:
             "teams": self._teams_dict(),
             "mode": self.mode.value,
             "target": self.target,
+            "final_rule": None if self.final_rule is None else self.final_rule.value,
             "totals": self.totals,
             "eliminated": self.eliminated,
             "final": self.final,
             "over": self.over,
             "winners": list(self.winners),
+            "losers": list(self.losers),
             "rounds": [result.to_dict() for result in self._replay.results],
-            "statistics": {p: asdict(stats) for p, stats in self.statistics().items()},
+            "statistics": {
+                p: {**asdict(stats), "places": list(stats.places)} for p, stats in self.statistics().items()
+            },
         }
 
     # --- persistence ---------------------------------------------------------------------------------------------
@@ -274,13 +347,15 @@ class Game:
             "ruleset": self.ruleset.value,
             "house_rules": self.house_rules.to_dict(),
             "dealer": self.first_dealer,
+            "final": None if self.final_rule is None else self.final_rule.value,
             "rounds": [entry.to_dict() for entry in self._entries],
             "launcher": {p: asdict(counts) for p, counts in self._launcher.items()},
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Game:
-        data = {"dealer": None, **data}  # games stored before the first dealer was kept: the first seat
+        # Games stored before these were kept: the first seat dealt first; elimination had the head-to-head final.
+        data = {"dealer": None, "final": None, **data}
         exact_keys("a game", data, _GAME_KEYS)
         game = cls(
             data["players"],
@@ -290,13 +365,26 @@ class Game:
             ruleset=data["ruleset"],
             house_rules=HouseRules.from_mapping(data["house_rules"]),
             dealer=data["dealer"],
+            final=data["final"],
         )
         if not isinstance(data["rounds"], list):
             raise GameError(f"rounds must be a list, not {data['rounds']!r:.40}")
         entries = []
         for number, entry in enumerate(data["rounds"], 1):
-            exact_keys(f"round {number}", entry, ("winner", "hands", "reshuffled", "red_zero"))
-            entries.append(game._entry(entry["winner"], entry["hands"], entry["reshuffled"], entry["red_zero"]))
+            if isinstance(entry, Mapping):  # rounds stored before finishing orders and last cards were kept
+                entry = {"order": None, "last_card": None, **entry}
+            exact_keys(f"round {number}", entry, _ROUND_KEYS)
+            entries.append(
+                game._entry(
+                    entry["winner"],
+                    entry["hands"],
+                    entry["reshuffled"],
+                    entry["red_zero"],
+                    entry["order"],
+                    entry["last_card"],
+                    new=False,
+                )
+            )
         game._commit(entries)
         exact_keys("launcher statistics", data["launcher"], game.players)
         for player, counts in data["launcher"].items():
@@ -313,6 +401,16 @@ class Game:
         if not isinstance(player, str) or player not in self.players:
             raise GameError(f"unknown player {player!r:.40}; the players are {', '.join(self.players)}")
         return player
+
+    def _check_final(self, final: object) -> Final | None:
+        """Elimination's ending with two sides left (default: the head-to-head final); None in the other modes."""
+        if self.mode is not Mode.ELIMINATION:
+            if final is not None:
+                raise GameError(
+                    f"final = {final!r:.40} is a setting of elimination; this game is scored {self.mode.label}"
+                )
+            return None
+        return Final.NEXT_ROUND if final is None else Final.parse(final)
 
     def _teams_dict(self) -> dict[str, list[str]] | None:
         return None if self.teams is None else {team: list(members) for team, members in self.teams.items()}
@@ -344,13 +442,37 @@ class Game:
                 )
         return checked
 
-    def _entry(self, winner: str, hands: Mapping[str, Hand], reshuffled: bool, red_zero: str | None) -> RoundEntry:
-        """The checks that do not depend on the rounds before: names, types, the deck."""
+    def _entry(
+        self,
+        winner: str | None,
+        hands: Mapping[str, Hand],
+        reshuffled: bool,
+        red_zero: str | None,
+        order: Sequence[str] | None = None,
+        last_card: str | None = None,
+        *,
+        new: bool,
+    ) -> RoundEntry:
+        """The checks that do not depend on the rounds before: names, types, the deck, the finishing order, the last
+        card. `new`: a round entered now (not one read from the store), which the house rules may ask more of."""
         deck = self.ruleset.deck
-        self._known(winner)
+        order = self._order(winner, order)
+        if order is not None:
+            winner = order[0]
+        winner = self._known(winner)
         flag("reshuffled", reshuffled)
+        last_card = self._last_card(winner, last_card, new=new)
         if not isinstance(hands, Mapping):
             raise GameError(f"the hands map each player to a hand; got {hands!r:.60}")
+        if order is not None:
+            loser = order[-1]
+            if stray := next((p for p in hands if p != loser and p in self.players), None):
+                raise GameError(
+                    f"a hand for {stray}, but in knock-out play only the loser holds cards ({loser}, last in the "
+                    "order); the others went out"
+                )
+            if loser not in hands:
+                raise GameError(f"no hand for {loser}, the loser (last in the order): the cards left in their hand")
         bonus = RED_ZERO_POINTS * deck.red_zeros if self.house_rules.red_zero_100 else 0
         cards: dict[str, Mapping[str, int]] = {}
         typed: dict[str, int] = {}
@@ -372,7 +494,63 @@ class Game:
         if self._values(counted, typed, red_zero) > deck.max_points + bonus:
             raise GameError(f"the hands add up to more points than the whole {deck.label} deck holds")
         normalised = {p: counted.get(p, typed.get(p, 0)) for p in self.players if p in hands and p != winner}
-        return RoundEntry(winner, normalised, reshuffled, red_zero)
+        return RoundEntry(winner, normalised, reshuffled, red_zero, order, last_card)
+
+    def _order(self, winner: object, order: object) -> tuple[str, ...] | None:
+        """Knock-out play: the finishing order, checked for names and repeats (who is still in is checked on replay);
+        the winner, if given, must be the first out. Other modes take none."""
+        if self.mode is not Mode.KNOCK_OUT:
+            if order is not None:
+                raise GameError(f"the finishing order is for knock-out play; this game is scored {self.mode.label}")
+            return None
+        if order is None:
+            raise GameError(
+                "knock-out play scores a round by its finishing order: order lists every player, first out first"
+            )
+        if isinstance(order, str) or not isinstance(order, Sequence):
+            raise GameError(f"the order lists every player still in the game, first out first; got {order!r:.60}")
+        seen: list[str] = []
+        for player in order:
+            self._known(player)
+            if player in seen:
+                raise GameError(f"{player} is twice in the order; each player has one place")
+            seen.append(player)
+        if len(seen) < 2:
+            raise GameError("the order lists every player still in the game, first out first: at least two")
+        if winner is not None and winner != seen[0]:
+            self._known(winner)
+            raise GameError(
+                f"winner = {winner!r:.40}, but {seen[0]} went out first: in knock-out play the winner is the first "
+                "in the order (leave winner out)"
+            )
+        return tuple(seen)
+
+    def _last_card(self, winner: str, card: object, *, new: bool) -> str | None:
+        """The card kind the winner went out on: never a Trade Hands in UNO Attack; with the house rule
+        last_card_not_action, never an action or Wild card, and a new round must say which card it was."""
+        deck = self.ruleset.deck
+        rule = self.house_rules.last_card_not_action
+        if card is None:
+            if rule and new:
+                raise GameError(
+                    f"which card {winner} went out on (last_card) is needed: the house rule no action card to finish "
+                    "is on"
+                )
+            return None
+        if not isinstance(card, str) or card not in deck.kind_ids:
+            raise GameError(
+                f"last_card: the {deck.label} deck has no card kind {card!r:.40}; its kinds are "
+                + ", ".join(deck.kind_ids)
+            )
+        label = deck.kind(card).label
+        if self.ruleset is Ruleset.UNO_ATTACK and card == "trade_hands":
+            raise GameError(f"{winner} cannot go out on a Trade Hands: in UNO Attack nobody goes out on a Trade Hands")
+        if rule and not card.isdigit():
+            raise GameError(
+                f"{winner} cannot go out on a {label}: the house rule no action card to finish is on (only a number "
+                "card finishes a round)"
+            )
+        return card
 
     def _values(self, counted: Mapping[str, Mapping[str, int]], typed: Mapping[str, int], red_zero: str | None) -> int:
         return sum(self._hand_value(h, p == red_zero) for p, h in counted.items()) + sum(typed.values())
@@ -401,20 +579,28 @@ class Game:
         if state.winners:
             raise GameError(f"the game is already over ({', '.join(state.winners)} won)")
         active = [s for s in self.sides if s not in state.eliminated]
-        for player in (entry.winner, *entry.hands):
+        for player in (entry.winner, *entry.hands, *(entry.order or ())):
             side = self.side_of(player)
             if side in state.eliminated:
                 raise GameError(f"{side} was eliminated in round {state.eliminated[side] + 1}")
-        if missing := [p for p in self.players if self.side_of(p) in active and p not in (entry.winner, *entry.hands)]:
+        in_game = [p for p in self.players if self.side_of(p) in active]
+        if entry.order is not None:
+            if missing := [p for p in in_game if p not in entry.order]:
+                raise GameError(
+                    f"the order misses {', '.join(missing)}; it lists every player still in the game, first out first"
+                )
+        elif missing := [p for p in in_game if p not in (entry.winner, *entry.hands)]:
             raise GameError(f"no hand for {', '.join(missing)}; every player still in the game needs one")
         values = {p: self._hand_value(h, p == entry.red_zero) for p, h in entry.hands.items()}
         by_side = {s: sum(v for p, v in values.items() if self.side_of(p) == s) for s in active}
         factor = 2 if entry.reshuffled and self.house_rules.reshuffle_doubles else 1
         winning_side = self.side_of(entry.winner)
+        collected = sum(v for s, v in by_side.items() if s != winning_side)
         if self.mode is Mode.WINNER_COLLECTS:
-            collected = sum(v for s, v in by_side.items() if s != winning_side)
             points = {s: factor * collected if s == winning_side else 0 for s in active}
-        else:
+        elif self.mode is Mode.CHIPS:  # zero-sum: each losing side pays its own hand to the winning side
+            points = {s: factor * (collected if s == winning_side else -v) for s, v in by_side.items()}
+        else:  # in knock-out play only the loser holds cards
             points = {s: factor * v for s, v in by_side.items()}
         for side, gained in points.items():
             state.totals[side] += gained
@@ -429,11 +615,17 @@ class Game:
             if reached:
                 state.winners = (winning_side,)
             return ()
-        if self.mode is Mode.LOWEST_TOTAL:
-            if reached:
+        if self.mode in (Mode.LOWEST_TOTAL, Mode.KNOCK_OUT):
+            if reached:  # those who reached the target busted: the lowest total wins
                 state.winners = _lowest(totals, self.sides)
+                state.losers = tuple(s for s in reached if s not in state.winners)
             return ()
-        if len(active) == 2:  # the head-to-head final: its winner wins, whatever the totals
+        if self.mode is Mode.CHIPS:
+            if bust := [s for s in active if totals[s] <= -self.target]:
+                state.winners = _highest(totals, self.sides)
+                state.losers = tuple(bust)  # zero-sum: a bust side never has the highest balance
+            return ()
+        if len(active) == 2 and self.final_rule is Final.NEXT_ROUND:  # the head-to-head final: its winner wins
             state.winners = (winning_side,)
             return ()
         for side in reached:
@@ -451,6 +643,11 @@ def _lowest(totals: Mapping[str, int], sides: Sequence[str]) -> tuple[str, ...]:
     return tuple(s for s in sides if totals[s] == low)
 
 
+def _highest(totals: Mapping[str, int], sides: Sequence[str]) -> tuple[str, ...]:
+    high = max(totals[s] for s in sides)
+    return tuple(s for s in sides if totals[s] == high)
+
+
 def _seating_hint(teams: Mapping[str, Sequence[str]]) -> str:
     """A seat order that alternates, when taking one player of each team in turn gives one."""
     seats = [p for group in zip_longest(*teams.values()) for p in group if p is not None]
@@ -460,4 +657,7 @@ def _seating_hint(teams: Mapping[str, Sequence[str]]) -> str:
     return " (teams of these sizes cannot alternate)"
 
 
-_GAME_KEYS = ("players", "mode", "target", "teams", "ruleset", "house_rules", "dealer", "rounds", "launcher")
+_GAME_KEYS = (
+    "players", "mode", "target", "teams", "ruleset", "house_rules", "dealer", "final", "rounds", "launcher",
+)  # fmt: skip
+_ROUND_KEYS = ("winner", "hands", "reshuffled", "red_zero", "order", "last_card")
