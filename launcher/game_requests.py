@@ -67,6 +67,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "first_card": Declaration(("card",), (), _first_card),
     "turn": _player(Table.set_turn),
     "cancel": Declaration((), (), lambda table, body: table.cancel()),
+    "went_out": _player(Table.went_out),
 }
 
 # What phones may declare, per ruleset, in the order the page offers them.
@@ -80,18 +81,47 @@ RULESET_DECLARATIONS: dict[Ruleset, tuple[str, ...]] = {
         "wrong_accusation", "party_penalty", "reverse", "skip", "deal", "first_card", "turn", "cancel",
     ),
 }  # fmt: skip
+# What phones may declare besides, in a game scored in this mode only.
+MODE_DECLARATIONS: dict[Mode, tuple[str, ...]] = {Mode.KNOCK_OUT: ("went_out",)}
 
-_NEW_GAME_FIELDS = {"players", "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile"}
-_ROUND_FIELDS = {"winner", "hands", "reshuffled", "red_zero"}
+_NEW_GAME_FIELDS = {
+    "players", "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile", "final",
+}  # fmt: skip
+_ROUND_FIELDS = {"winner", "hands", "reshuffled", "red_zero", "order", "last_card"}
 
 
 @dataclass(frozen=True, slots=True)
 class RoundRequest:
-    winner: str
+    winner: str | None  # None: knock-out play, where the winner is the first in `order`
     hands: Mapping[str, Hand]
     reshuffled: bool
     red_zero: str | None
+    order: Any  # knock-out play: every player, first out first (checked by the game)
+    last_card: Any  # the card kind the winner went out on, or None (checked by the game)
     carry_open_attacks: bool  # score although attacks are open: they are served first in the next round
+
+    def score(self, game: Game) -> None:
+        """Score this round as the next one of `game`."""
+        game.score_round(
+            self.winner,
+            self.hands,
+            self.reshuffled,
+            red_zero=self.red_zero,
+            order=self.order,
+            last_card=self.last_card,
+        )
+
+    def replace(self, game: Game, index: int) -> None:
+        """Put this round in the place of round `index` of `game`."""
+        game.edit_round(
+            index,
+            self.winner,
+            self.hands,
+            self.reshuffled,
+            red_zero=self.red_zero,
+            order=self.order,
+            last_card=self.last_card,
+        )
 
 
 def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
@@ -105,6 +135,7 @@ def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
         ruleset=body.get("ruleset", Ruleset.UNO_ATTACK.value),
         house_rules=HouseRules.from_mapping(body.get("house_rules", {})),
         dealer=body.get("dealer"),
+        final=body.get("final"),
     )
     table = Table(
         game.players, game.ruleset, game.house_rules, dealer=game.dealer, track_turns=body.get("track_turns", True)
@@ -112,14 +143,18 @@ def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
     return game, table
 
 
-def declaration(body: Mapping[str, Any], ruleset: Ruleset) -> tuple[str, Declaration]:
+def declaration(body: Mapping[str, Any], ruleset: Ruleset, mode: Mode) -> tuple[str, Declaration]:
     """The kind and its declaration, with the body's fields checked against what the kind takes."""
     kind = body.get("kind")
-    if not isinstance(kind, str) or kind not in RULESET_DECLARATIONS[ruleset]:
-        raise GameError(
-            f"kind = {kind!r:.40} is not accepted in {ruleset.value}; expected one of "
-            + ", ".join(RULESET_DECLARATIONS[ruleset])
-        )
+    kinds = RULESET_DECLARATIONS[ruleset] + MODE_DECLARATIONS.get(mode, ())
+    for only_in, mode_kinds in MODE_DECLARATIONS.items():
+        if kind in mode_kinds and only_in is not mode:
+            raise GameError(
+                f"kind = {kind!r}: a player goes out of the round in play only in {only_in.label} play; this game is "
+                f"scored {mode.label}, where the round ends when the first player goes out"
+            )
+    if not isinstance(kind, str) or kind not in kinds:
+        raise GameError(f"kind = {kind!r:.40} is not accepted in {ruleset.value}; expected one of " + ", ".join(kinds))
     declared = DECLARATIONS[kind]
     exact_fields(
         f"a {kind} declaration", body, required={"kind", *declared.required}, allowed={"kind", *declared.fields}
@@ -127,15 +162,20 @@ def declaration(body: Mapping[str, Any], ruleset: Ruleset) -> tuple[str, Declara
     return kind, declared
 
 
-def round_request(body: Mapping[str, Any], *, new: bool) -> RoundRequest:
-    """A round to score (`new`) or a correction of one; only a new round can carry open attacks on."""
+def round_request(body: Mapping[str, Any], mode: Mode, *, new: bool) -> RoundRequest:
+    """A round to score (`new`) or a correction of one; only a new round can carry open attacks on. In knock-out
+    play a round is its finishing order (the winner, first in it, may be left out); else it needs the winner."""
     allowed = _ROUND_FIELDS | {"carry_open_attacks"} if new else _ROUND_FIELDS
-    exact_fields("a round", body, required={"winner", "hands"}, allowed=allowed)
+    required = {"order", "hands"} if mode is Mode.KNOCK_OUT else {"winner", "hands"}
+    what = "a knock-out round" if mode is Mode.KNOCK_OUT else "a round"
+    exact_fields(what, body, required=required, allowed=allowed)
     return RoundRequest(
-        body["winner"],
+        body.get("winner"),
         body["hands"],
         body.get("reshuffled", False),
         body.get("red_zero"),
+        body.get("order"),
+        body.get("last_card"),
         flag("carry_open_attacks", body.get("carry_open_attacks", False)),
     )
 

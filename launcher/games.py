@@ -16,7 +16,7 @@ from typing import Any
 
 from launcher import game_requests
 from launcher.events import EventBus, EventType
-from launcher.game import Cause, Game, Mode, Ruleset, Table
+from launcher.game import Cause, Final, Game, Mode, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
 from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLAYERS
@@ -38,6 +38,7 @@ def rules() -> dict[str, Any]:
         "rulesets": [r.value for r in Ruleset],
         "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
         "modes": [m.value for m in Mode],
+        "finals": [f.value for f in Final],
         "decks": {Ruleset.UNO_ATTACK.value: UNO_ATTACK.to_dict(), Ruleset.CLASSIC.value: CLASSIC.to_dict()},
         "house_rules": [
             {"key": t.key, "name": t.name, "explanation": t.explanation, "rulesets": [r.value for r in t.rulesets]}
@@ -47,6 +48,7 @@ def rules() -> dict[str, Any]:
             key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()
         },
         "declarations": {r.value: list(kinds) for r, kinds in game_requests.RULESET_DECLARATIONS.items()},
+        "mode_declarations": {m.value: list(kinds) for m, kinds in game_requests.MODE_DECLARATIONS.items()},
     }
 
 
@@ -60,6 +62,8 @@ def _table_view(table: Table) -> dict[str, Any]:
         "current": table.current,
         "direction": table.direction,
         "under_way": table.under_way,
+        "out": list(table.out),
+        "in_play": list(table.in_play),
         "pending": _demand(table.pending()),
         "demands": [_demand(d) for d in table.demands],
     }
@@ -148,7 +152,7 @@ class GameDesk:
     def declare(self, body: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
             game, table = self._copies()
-            kind, declared = game_requests.declaration(body, game.ruleset)
+            kind, declared = game_requests.declaration(body, game.ruleset, game.mode)
             declared.apply(table, body)
             self._commit(game, table)
             view = _table_view(table)
@@ -161,22 +165,26 @@ class GameDesk:
         return self.view()  # type: ignore[return-value]
 
     def score_round(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        entry = game_requests.round_request(body, new=True)
         with self._lock:
             game, table = self._copies()
+            entry = game_requests.round_request(body, game.mode, new=True)
             if game.over:
                 raise GameOver("the game is over: start a new one")
             carried = table.close_round(entry.carry_open_attacks)  # refused while someone owes the launcher
-            result = game.score_round(entry.winner, entry.hands, entry.reshuffled, red_zero=entry.red_zero)
+            entry.score(game)
+            result = game.rounds[-1]
             if not game.over:
                 table = table.next_round(game.dealer, game.active_players, carried)
             self._commit(game, table)
             scoreboard = game.scoreboard()
         self._bus.publish(
-            EventType.ROUND_SCORED, {"round": result.index, "winner": entry.winner, "scoreboard": scoreboard}
+            EventType.ROUND_SCORED, {"round": result.index, "winner": result.entry.winner, "scoreboard": scoreboard}
         )
         if game.over:
-            self._bus.publish(EventType.GAME_FINISHED, {"winners": list(game.winners), "scoreboard": scoreboard})
+            self._bus.publish(
+                EventType.GAME_FINISHED,
+                {"winners": list(game.winners), "losers": list(game.losers), "scoreboard": scoreboard},
+            )
         return self.view()  # type: ignore[return-value]
 
     def undo_last_round(self) -> dict[str, Any]:
@@ -189,10 +197,10 @@ class GameDesk:
         return self.view()  # type: ignore[return-value]
 
     def edit_round(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
-        entry = game_requests.round_request(body, new=False)
         with self._lock:
             game, table = self._copies()
-            game.edit_round(index, entry.winner, entry.hands, entry.reshuffled, red_zero=entry.red_zero)
+            entry = game_requests.round_request(body, game.mode, new=False)
+            entry.replace(game, index)
             self._commit(game, _reseated(game, table))
             scoreboard = game.scoreboard()
         self._bus.publish(EventType.ROUND_EDITED, {"round": index, "scoreboard": scoreboard})
@@ -232,6 +240,7 @@ class GameDesk:
             "house_rules": game.house_rules.to_dict(),
             "mode": game.mode.value,
             "target": game.target,
+            "final": None if game.final_rule is None else game.final_rule.value,
             "teams": game.scoreboard()["teams"],
             "track_turns": table.track_turns,
             "table": _table_view(table),

@@ -48,12 +48,26 @@ _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"en
 _HAND = {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "object", "additionalProperties": {"type": "integer"}}]}
 _ROUND_BODY = {
     "type": "object",
-    "required": ["winner", "hands"],
+    "required": ["hands"],
+    "description": "winner is required, except in knock-out play, where order is (and winner, if given, is its first)",
     "properties": {
-        "winner": {"type": "string"},
-        "hands": {"type": "object", "additionalProperties": _HAND},
+        "winner": {"type": "string", "description": "who went out (first)"},
+        "hands": {
+            "type": "object",
+            "additionalProperties": _HAND,
+            "description": "the cards left in each hand; in knock-out play only the loser's (the last in order)",
+        },
         "reshuffled": {"type": "boolean"},
         "red_zero": {"type": ["string", "null"]},
+        "order": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "knock-out play only: every player still in the game, first out first; the last lost",
+        },
+        "last_card": {
+            "type": ["string", "null"],
+            "description": "the card kind the winner went out on; required with the house rule last_card_not_action",
+        },
     },
     "additionalProperties": False,
 }
@@ -150,7 +164,12 @@ SPEC: dict[str, Any] = {
                             "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 10},
                             "ruleset": {"enum": ["uno_attack", "classic"]},
                             "house_rules": {"type": "object"},
-                            "mode": {"enum": ["winner_collects", "lowest_total", "elimination"]},
+                            "mode": {"enum": ["winner_collects", "lowest_total", "elimination", "knock_out", "chips"]},
+                            "final": {
+                                "enum": ["next_round", "last_standing"],
+                                "description": "elimination only: with two left, the next round decides, or play "
+                                "on to the last one standing",
+                            },
                             "target": {"type": "integer", "minimum": 1},
                             "teams": {"type": ["object", "null"]},
                             "dealer": {"type": "string"},
