@@ -100,6 +100,7 @@ class VirtualClock:
         self._takers: dict[threading.Thread, _Taker] = {}
         self._closed = False
         self._join(threading.current_thread())
+        # The clock's own thread, the one not made by launcher/threads.py: that module makes its threads from a clock.
         self._jumper = threading.Thread(target=self._jump_forever, name="virtual-clock", daemon=True)
         self._jumper.start()
 

@@ -24,6 +24,7 @@ from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
 from launcher.hopper import MAX_DECK, Deck, HopperSaver
 from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +121,10 @@ class Controller:
         self._deck = deck
         self._last: PressTicket | None = None
         self._round: Round = rounds.resume_or_start(profile)
-        self._closing = clock.event()
         self._jobs: deque[tuple[PressTicket, FireJob | None] | None] = deque()
         self._jobs_waiting = clock.condition()
         self._in_hand_since: float | None = None  # when the worker took up the press it is on; None while it waits
-        self._worker = clock.thread(self._work, "controller")
+        self._worker = StoppableThread(self._work, "controller", clock=clock, wake=lambda: self._queue(None))
         self._worker.start()
         # The hardware's callbacks come to the controller, and only to it.
         self._inputs.when_pressed = self.press_from_button
@@ -241,7 +241,7 @@ class Controller:
     def alive(self, *, stuck_after: float, timeout: float = 1.0) -> bool:
         """For the service watchdog: the worker thread runs, has held no press for `stuck_after` seconds or more,
         and the lock comes free within `timeout` seconds."""
-        if not self._worker.is_alive() or not self._lock.acquire(timeout=timeout):
+        if not self._worker.alive or not self._lock.acquire(timeout=timeout):
             return False
         self._lock.release()
         since = self._in_hand_since
@@ -249,10 +249,9 @@ class Controller:
 
     def close(self) -> None:
         """Stop the motor and the worker. Safe to call twice."""
-        self._closing.set()
+        self._worker.stopping.set()  # first: a worker in a suspense pause must not start the motor after the stop
         self.emergency_stop()
-        self._queue(None)
-        self._worker.join(timeout=5)
+        self._worker.stop()
         if self._saver is not None:
             self._saver.close()
 
@@ -375,7 +374,7 @@ class Controller:
         while (item := self._next_job()) is not None:
             ticket, job = item
             if job is None:  # a suspense pause first
-                if self._closing.wait(ticket.outcome.pause_ms / 1000):
+                if self._worker.stopping.wait(ticket.outcome.pause_ms / 1000):
                     continue
                 with self._lock:
                     job, error = self._start_motor(ticket)
@@ -397,7 +396,7 @@ class Controller:
             with self._concluding(ticket):
                 self._publish_outcome(ticket, result)
                 self._attribute(ticket, result.dispensed)
-                self._closing.wait(self._rest_s)  # the motor rests before the next fire can start
+                self._worker.stopping.wait(self._rest_s)  # the motor rests before the next fire can start
 
     def _publish_outcome(self, ticket: PressTicket, result: DispenseResult) -> None:
         with self._lock:

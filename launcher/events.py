@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from launcher.store import Store, StoreError
+from launcher.threads import JOIN_S, StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,8 @@ class EventBus:
         self._streams_ended = False
         self._closed = False
         self._pending: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
-        self._writer = threading.Thread(target=self._write_loop, name="event-writer", daemon=True)
+        # Ended by the None put on the queue at close(), after everything before it is written.
+        self._writer = StoppableThread(self._write_loop, "event-writer")
         self._writer.start()
 
     @property
@@ -154,7 +156,7 @@ class EventBus:
             self._closed = True
             self._changed.notify_all()
         self._pending.put(None)
-        self._writer.join(timeout=10)
+        self._writer.join(timeout=JOIN_S)
         with self._changed:  # no id is handed out from now on: the next run may go on right after the last one
             self._reserved = last = self._last_id
         try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,7 @@ class HopperSaver:
         self._handed = 0  # counts handed over, and written (or failed): flush() waits until they meet
         self._done = 0
         self._error: Exception | None = None
-        self._closed = False
-        self._thread = clock.thread(self._run, "hopper-saver")
+        self._thread = StoppableThread(self._run, "hopper-saver", clock=clock, wake=self._wake)
         self._thread.start()
 
     def save(self, deck: Deck) -> None:
@@ -57,7 +57,7 @@ class HopperSaver:
         """Wait until every count handed over is written; raise the last write's error, once."""
         with self._cond:
             handed = self._handed
-            while self._done < handed and self._thread.is_alive():
+            while self._done < handed and self._thread.alive:
                 self._cond.wait()
             error, self._error = self._error, None
         if error is not None:
@@ -65,15 +65,16 @@ class HopperSaver:
 
     def close(self) -> None:
         """Write what is pending, then stop. Safe to call twice."""
+        self._thread.stop()
+
+    def _wake(self) -> None:
         with self._cond:
-            self._closed = True
             self._cond.notify_all()
-        self._thread.join()
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while self._pending is None and not self._closed:
+                while self._pending is None and not self._thread.stopping.is_set():
                     self._cond.wait()
                 deck, self._pending, handed = self._pending, None, self._handed
                 if deck is None:

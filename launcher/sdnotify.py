@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 from collections.abc import Callable
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -74,23 +74,23 @@ class Watchdog:
         self._healthy = healthy
         self._clock = clock
         self.interval = watchdog_interval()
-        self._stop = clock.event()
-        self._thread: threading.Thread | None = None
+        self._thread: StoppableThread | None = None
+        self._closed = False
 
     def start(self) -> bool:
         """Start pinging; False (and no thread) when systemd runs no watchdog for this process."""
-        if self.interval is None or self._thread is not None or self._stop.is_set():
+        if self.interval is None or self._thread is not None or self._closed:
             return False
         interval = self.interval
-        self._thread = self._clock.thread(lambda: self._run(interval), "sd-watchdog")
+        self._thread = StoppableThread(lambda: self._run(interval), "sd-watchdog", clock=self._clock)
         self._thread.start()
         return True
 
     def close(self) -> None:
         """Stop pinging. Safe to call twice, and before start()."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=2)  # a health check stuck for good must not hold up the shutdown
+        self._closed = True
+        if self._thread is not None:
+            self._thread.stop()  # bounded: a health check stuck for good must not hold up the shutdown
 
     def _run(self, interval: float) -> None:
         was_healthy = True
@@ -107,7 +107,8 @@ class Watchdog:
             # A failed check is retried soon, so one slow answer does not cost the service its life; a check that
             # keeps failing lets the deadline pass.
             period = interval / 2 if healthy else interval / 10
-            if self._stop.wait(max(0.0, began + period - self._clock.now())):
+            assert self._thread is not None
+            if self._thread.stopping.wait(max(0.0, began + period - self._clock.now())):
                 return
 
     def _check(self) -> bool:

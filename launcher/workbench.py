@@ -17,6 +17,7 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config, PinsConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.gpio import GpioHardware
+from launcher.threads import StoppableThread
 
 # BCM number -> physical pin on the 40-pin header.
 HEADER_PIN = {
@@ -83,7 +84,7 @@ class SimulatedPerson:
             "lid": lambda: (world.open_lid(), sleep(self.HOLD_S), world.close_lid()),
         }
         action = next(act for word, act in actions.items() if instruction.lower().startswith(word))
-        self._clock.thread(lambda: (sleep(self.REACTION_S), action()), "simulated-person").start()
+        StoppableThread(lambda: (sleep(self.REACTION_S), action()), "simulated-person", clock=self._clock).start()
 
 
 @dataclass(frozen=True)

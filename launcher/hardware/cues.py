@@ -20,6 +20,7 @@ from gpiozero.pins import Factory
 from gpiozero.tones import Tone
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -227,16 +228,16 @@ class GpioCues:
         self._sequencer = CueSequencer()
         self._cond = clock.condition()
         self._cut = False
-        self._stop = clock.event()
         self._shown_light: float | None = None
         self._shown_hz: float | None = None
-        self._thread = clock.thread(self._run, "cues")
+        self._thread = StoppableThread(self._run, "cues", clock=clock, wake=self._wake)
+        self._stop = self._thread.stopping
         self._thread.start()
 
     @property
     def running(self) -> bool:
         """False once closed, or if the cue thread died on a device error (the status page can say so)."""
-        return self._thread.is_alive()
+        return self._thread.alive
 
     def pressed(self, tension: float) -> None:
         self._post(ding_steps(), beat_steps(tension))
@@ -266,10 +267,7 @@ class GpioCues:
         """Stop the thread, light and buzzer off, release the pins. Safe to call twice."""
         if self._stop.is_set():
             return
-        self._stop.set()
-        with self._cond:
-            self._cond.notify()
-        self._thread.join()
+        self._thread.stop()
         self._buzzer.close()
         self._light.close()
 
@@ -278,6 +276,10 @@ class GpioCues:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify()
 
     def _post(self, once: Pattern = (), background: Pattern | None = None, *, clear: bool = False) -> None:
         if self._stop.is_set():

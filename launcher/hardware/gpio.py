@@ -17,6 +17,7 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.cues import GpioCues
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,7 @@ class MotorWatchdog:
         self._deadline: float | None = None
         self._guarded: object = None
         self._cond = clock.condition()
-        self._closed = False
-        self._thread = clock.thread(self._run, "motor-watchdog")
+        self._thread = StoppableThread(self._run, "motor-watchdog", clock=clock, wake=self._wake)
         self._thread.start()
 
     def arm(self, guarded: object, seconds: float) -> None:
@@ -51,18 +51,20 @@ class MotorWatchdog:
                 self._cond.notify()
 
     def close(self) -> None:
+        self._thread.stop()
+
+    def _wake(self) -> None:
         with self._cond:
-            self._closed = True
             self._cond.notify()
-        self._thread.join()
 
     def _run(self) -> None:
+        stopping = self._thread.stopping
         while True:
             with self._cond:
-                while not self._closed and (self._deadline is None or self._deadline > self._clock.now()):
+                while not stopping.is_set() and (self._deadline is None or self._deadline > self._clock.now()):
                     left = None if self._deadline is None else self._deadline - self._clock.now()
                     self._cond.wait(left)
-                if self._closed:
+                if stopping.is_set():
                     return
                 guarded, self._guarded, self._deadline = self._guarded, None, None
             self._on_deadline(guarded)  # outside the lock: it takes the dispenser's lock, which arms this one

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import threading
 from collections.abc import Callable
 
 from launcher.clock import REAL_CLOCK, Clock
@@ -32,6 +31,7 @@ from launcher.hardware.base import NoCues, StopReason
 from launcher.hardware.serial_fires import FireTracker, SerialFireJob
 from launcher.hardware.serial_port import Opener, PortKeeper, SerialPort, wait_for
 from launcher.hardware.serial_session import Request, Session, config_args
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,7 @@ class Dispatcher:
         self._clock = clock
         self._cond = clock.condition()
         self._calls: collections.deque[Callable[[], None]] = collections.deque()
-        self._closed = False
-        self._thread = clock.thread(self._run, "serial-dispatch")
+        self._thread = StoppableThread(self._run, "serial-dispatch", clock=clock, wake=self._wake)
         self._thread.start()
 
     def put(self, call: Callable[[], None]) -> None:
@@ -83,16 +82,16 @@ class Dispatcher:
 
     def close(self) -> None:
         """Run what is queued, then stop."""
+        self._thread.stop()
+
+    def _wake(self) -> None:
         with self._cond:
-            self._closed = True
             self._cond.notify_all()
-        if self._thread is not threading.current_thread():
-            self._thread.join()
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                wait_for(self._cond, self._clock, lambda: self._calls or self._closed, None)
+                wait_for(self._cond, self._clock, lambda: self._calls or self._thread.stopping.is_set(), None)
                 if not self._calls:
                     return
                 call = self._calls.popleft()

@@ -17,6 +17,7 @@ import serial
 
 from launcher.clock import Clock
 from launcher.hardware import framing
+from launcher.threads import StoppableThread
 
 READ_TIMEOUT_S = 0.05
 WRITE_TIMEOUT_S = 0.5
@@ -109,10 +110,9 @@ class PortKeeper:
         self.generation = 0  # one per opening
         self._error = ""  # why the last opening ended
         self._dropped: tuple[int, str] | None = None  # (generation, why): the link asks to close that opening
-        self._stopping = False
         self._bad = 0  # from parsers of earlier openings
         self._parser = framing.Parser()
-        self._thread = clock.thread(self._run, "serial-reader")
+        self._thread = StoppableThread(self._run, "serial-reader", clock=clock, wake=self._wake)
 
     def start(self) -> None:
         self._thread.start()
@@ -154,20 +154,20 @@ class PortKeeper:
             port.cancel_read()
 
     def close(self) -> None:
+        self._thread.stop()
+
+    def _wake(self) -> None:
         with self._write_lock, self._cond:  # the reader closes ports under the write lock
-            self._stopping = True
             self._cond.notify_all()
             if self.port is not None:
                 self.port.cancel_read()  # wakes the reader now rather than at its read timeout
-        if self._thread is not threading.current_thread():
-            self._thread.join()
 
     def _run(self) -> None:
         port: Port | None = None
         try:
             while True:
                 with self._cond:
-                    if self._stopping:
+                    if self._thread.stopping.is_set():
                         return
                     dropped = self.trouble(self.generation) if port is not None else None
                 if port is None:
@@ -193,7 +193,7 @@ class PortKeeper:
         except (OSError, ValueError) as e:
             self._on_unavailable(f"cannot open {self.name}: {e}")
             with self._cond:
-                wait_for(self._cond, self._clock, lambda: self._stopping, REOPEN_S)
+                wait_for(self._cond, self._clock, self._thread.stopping.is_set, REOPEN_S)
             return None
         with self._cond:
             self._bad += self._parser.bad

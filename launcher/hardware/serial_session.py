@@ -25,6 +25,7 @@ from launcher.hardware import framing
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_fires import FireTracker, SerialFireJob, fields
 from launcher.hardware.serial_port import REOPEN_S, PortKeeper, wait_for
+from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,6 @@ class Session:
         self._clock = clock
         self._on_hello = on_hello  # with the lock held: HELLO's fields
         self._on_link = on_link  # without the lock: the link came up or went down, and why
-        self.closing = False
         self.link_up: bool | None = None  # None: not known yet
         self.message = "connecting"
         self.boot_id: str | None = None
@@ -84,10 +84,14 @@ class Session:
         self._queue: collections.deque[Request] = collections.deque()
         self._inflight: Request | None = None
         self._last_sent = clock.now()
-        self._thread = clock.thread(self._run, "serial-link")
+        self._thread = StoppableThread(self._run, "serial-link", clock=clock, wake=self._wake)
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def closing(self) -> bool:
+        return self._thread.stopping.is_set()
 
     # --- for the other threads, with the lock held ------------------------------------------------------------
 
@@ -123,11 +127,11 @@ class Session:
 
     def close(self) -> None:
         """Send what is queued (the closing STOP), then end the session and the thread."""
+        self._thread.stop()
+
+    def _wake(self) -> None:
         with self._cond:
-            self.closing = True
             self._cond.notify_all()
-        if self._thread is not threading.current_thread():  # close() from a callback must not wait for itself
-            self._thread.join()
 
     def set_link(self, ok: bool, message: str) -> None:
         with self._cond:

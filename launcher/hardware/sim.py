@@ -16,6 +16,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.hardware.gpio import GpioHardware
+from launcher.threads import StoppableThread
 
 HISTORY_KEPT = 2000  # state changes kept per mock pin, enough for any test to look back on
 HISTORY_TRIM_S = 5.0
@@ -57,9 +58,8 @@ class SimulatedWorld:
         self.motor_log: deque[tuple[float, bool]] = deque(maxlen=MOTOR_LOG_KEPT)
         self._changed = clock.condition()  # the motor's pins changed, or the world did
         self._moved = False
-        self._closed = False
         factory.world = self  # type: ignore[attr-defined]
-        self._thread = clock.thread(self._run, "sim-world")
+        self._thread = StoppableThread(self._run, "sim-world", clock=clock, wake=self._wake)
         self._thread.start()
 
     # --- what a person at the table does -------------------------------------------------------------------
@@ -114,10 +114,7 @@ class SimulatedWorld:
         self._wake()
 
     def close(self) -> None:
-        with self._changed:
-            self._closed = True
-            self._changed.notify()
-        self._thread.join()
+        self._thread.stop()
 
     def _wake(self) -> None:
         with self._changed:
@@ -141,7 +138,7 @@ class SimulatedWorld:
         progress = 0.0  # fraction of the next card already pushed out
         while True:
             with self._changed:
-                if self._closed:
+                if self._thread.stopping.is_set():
                     return
                 self._moved = False
             duty = self._duty()
@@ -161,7 +158,7 @@ class SimulatedWorld:
         """True when the motor or the world changed within `seconds`."""
         deadline = self._clock.now() + seconds
         with self._changed:
-            while not self._moved and not self._closed:
+            while not self._moved and not self._thread.stopping.is_set():
                 left = deadline - self._clock.now()
                 if left <= 0:
                     return False
