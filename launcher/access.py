@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from launcher.errors import LauncherError
 from launcher.store import Store
 
 # (fewest, most) digits. Made-up PINs have MADE_UP_DIGITS: with PinGuard's budget a 6-digit PIN takes months to
@@ -47,7 +48,7 @@ class Role(enum.IntEnum):
         return self.name.lower()
 
 
-class PinError(ValueError):
+class PinError(LauncherError, ValueError):
     """A PIN of the wrong shape; the message says which shape is expected."""
 
 
@@ -213,7 +214,7 @@ class AccessBook:
             self._store.end_sessions(conn, [digest])
 
 
-class TooManyTries(Exception):
+class TooManyTries(LauncherError, RuntimeError):
     """Too many wrong PINs, from this client or from everyone; `retry_after_s` says when a try is taken again."""
 
     def __init__(self, retry_after_s: int, *, everyone: bool = False) -> None:

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from launcher.errors import LauncherError
 from launcher.schedule import PROFILES, Profile, ProfileError, profile_from_mapping, profile_to_mapping
 
 
-class ConfigError(ValueError):
+class ConfigError(LauncherError, ValueError):
     """A configuration problem, worded for the person who edits the file."""
 
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
@@ -29,7 +30,7 @@ from launcher.threads import StoppableThread
 log = logging.getLogger(__name__)
 
 
-class PressRefused(Exception):
+class PressRefused(LauncherError, RuntimeError):
     """A press or command that the launcher did not take; `code` is "busy" or "fault"."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -172,7 +173,7 @@ class Controller:
             self.press("button")
         except PressRefused:
             pass  # already published as button.ignored
-        except Exception:
+        except Exception:  # anything: an exception must never reach gpiozero's callback thread, which would die
             log.exception("press from the button failed")
 
     def new_round(self, profile: Profile | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -295,7 +296,7 @@ class Controller:
         self._firing = ticket
         try:
             return self._dispenser.start(min(outcome.cards, self._deck.remaining)), None
-        except Exception as e:
+        except Exception as e:  # whatever the driver raised, the motor is stopped and FAULT names it
             self._firing = None
             self._dispenser.stop()
             return None, f"motor did not start: {e}"
@@ -335,7 +336,7 @@ class Controller:
         the motor is off, FAULT latches and names it, and the launcher is never left busy for ever."""
         try:
             yield
-        except Exception as e:
+        except Exception as e:  # a full disk, a locked store, a bug: the launcher must stop safe and say why
             self._dispenser.stop()
             log.exception("recording a press failed")
             with self._lock:
@@ -383,7 +384,7 @@ class Controller:
                     continue
             try:
                 result = job.wait()
-            except Exception as e:
+            except Exception as e:  # the worker must outlive any dispense failure: FAULT latches and names it
                 self._dispenser.stop()
                 log.exception("dispense failed")
                 with self._lock:

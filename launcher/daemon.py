@@ -20,6 +20,7 @@ from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.config import Config
 from launcher.controller import Controller
+from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
@@ -51,7 +52,7 @@ CHANNEL_TIMEOUT_S = 30
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
 
 
-class StartupError(RuntimeError):
+class StartupError(LauncherError, RuntimeError):
     """The daemon cannot start; the message says why, for the console."""
 
 

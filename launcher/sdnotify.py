@@ -114,6 +114,6 @@ class Watchdog:
     def _check(self) -> bool:
         try:
             return bool(self._healthy())
-        except Exception:
+        except Exception:  # a check that raises is a failed check: pings are withheld, the thread goes on
             log.exception("the watchdog's health check failed")
             return False

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from launcher.errors import LauncherError
+
 STORE_FILE = "launcher.sqlite3"  # in the state directory
 APPLICATION_ID = 0x554E4F4C  # "UNOL", in the SQLite header (PRAGMA application_id): the file is an uno-launcher store
 STAMPED_FROM = 8  # the schema version that stamps APPLICATION_ID; older stores of ours are known by their tables
@@ -102,7 +104,7 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
-class StoreError(Exception):
+class StoreError(LauncherError, RuntimeError):
     """The store cannot be used; the message names the file and what to do, in one line for the console."""
 
 
@@ -426,7 +428,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
-    except BaseException:
+    except BaseException:  # re-raised: a transaction cut short by anything at all is rolled back
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")

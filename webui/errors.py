@@ -10,8 +10,10 @@ from typing import Any
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from launcher.errors import LauncherError
 
-class ApiError(Exception):
+
+class ApiError(LauncherError):
     """An error the client caused, with the HTTP status it maps to."""
 
     def __init__(self, status: int, code: str, message: str, **details: Any) -> None:

@@ -10,10 +10,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from launcher.errors import LauncherError
+
 RED_ZERO_POINTS = 100  # house rule: a red 0 left in a hand
 
 
-class GameError(ValueError):
+class GameError(LauncherError, ValueError):
     """A game input is not accepted; the message names the player, card or setting and what is accepted."""
 
 

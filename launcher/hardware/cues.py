@@ -222,7 +222,7 @@ class GpioCues:
         self._light = PWMLED(light, pin_factory=pin_factory)
         try:
             self._buzzer = TonalBuzzer(buzzer, pin_factory=pin_factory)
-        except Exception:
+        except Exception:  # re-raised: the light's pin is released on the way
             self._light.close()
             raise
         self._sequencer = CueSequencer()
@@ -297,7 +297,7 @@ class GpioCues:
                     step = self._sequencer.next_step()
                 self._show(step)
                 self._hold(step.seconds)
-        except Exception:
+        except Exception:  # cues are not safety: a failing device leaves them dark and the launcher going
             log.exception("the cue thread failed; light and buzzer stay off")
         finally:
             self._all_off()
@@ -327,5 +327,5 @@ class GpioCues:
         for off in (self._buzzer.stop, self._light.off):
             try:
                 off()
-            except Exception:
+            except Exception:  # the other device is still switched off
                 log.exception("could not switch a cue device off")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpiozero.pins import Factory
 
+from launcher.errors import LauncherError
 from launcher.hardware.gpiochip import NoHeaderChip, chips, header_chip
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ IGNORES_CHIP = frozenset({"2.0", "2.0.1"})
 FIXED_GPIOZERO = "gpiozero>=2.0.1.post3"
 
 
-class NoPinFactory(RuntimeError):
+class NoPinFactory(LauncherError, RuntimeError):
     """No GPIO library works here: most likely this is not a Raspberry Pi."""
 
 
@@ -46,7 +47,7 @@ def pin_factory(*, root: Path = Path("/")) -> Factory:
         try:
             factory_class = entry.load()
             return _lgpio(factory_class, root) if name == "lgpio" else factory_class()
-        except Exception as e:
+        except Exception as e:  # a factory fails in its own ways (no chip, no daemon, no module): try the next
             problems.append(f"{name}: {e}")
     raise NoPinFactory(
         "no GPIO pin library works on this machine ("

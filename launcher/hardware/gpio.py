@@ -15,6 +15,7 @@ from gpiozero.pins import Factory
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig, PinsConfig
+from launcher.errors import LauncherError
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.cues import GpioCues
 from launcher.threads import StoppableThread
@@ -70,7 +71,7 @@ class MotorWatchdog:
             self._on_deadline(guarded)  # outside the lock: it takes the dispenser's lock, which arms this one
 
 
-class Interlocked(RuntimeError):
+class Interlocked(LauncherError, RuntimeError):
     """The dispenser may not fire now (the lid is open, or it is closed)."""
 
 
@@ -131,7 +132,7 @@ class GpioDispenser:
         try:
             # Active (low) while a card blocks the beam.
             self._beam = DigitalInputDevice(pins.exit_beam, pull_up=True, pin_factory=pin_factory)
-        except Exception:
+        except Exception:  # re-raised: the motor's pins are released on the way
             self._motor.close()
             raise
         self._beam.when_activated = self._on_card
@@ -163,7 +164,7 @@ class GpioDispenser:
             self._watchdog.arm(fire, self._settings.max_run_ms / 1000)  # armed before the motor can turn
             try:
                 self._drive(fire, self._ramp_duty(0.0))
-            except BaseException:
+            except BaseException:  # re-raised: whatever stopped the first write, the fire ends with the motor off
                 self._end(StopReason.ERROR)
                 raise
         return fire
@@ -203,7 +204,7 @@ class GpioDispenser:
             return  # closed devices have released their pins, which idle low: the driver is off
         try:
             self._motor.stop()
-        except Exception:
+        except Exception:  # stop() is called on every way out, closing included: it must not raise in turn
             log.exception("could not stop the motor")
 
     def _end(self, reason: StopReason, only: object = None) -> None:
@@ -342,7 +343,7 @@ class GpioInputs:
         try:
             # Active (low) while the lid is closed.
             self._lid = DigitalInputDevice(pins.lid, pull_up=True, pin_factory=pin_factory)
-        except Exception:
+        except Exception:  # re-raised: the button's pin is released on the way
             self._button.close()
             raise
         self._button.when_activated = self._pressed

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.errors import LauncherError
+
 # The header's chip on each Raspberry Pi, by label, and the line counts it has.
 HEADER_CHIPS: dict[str, frozenset[int]] = {
     "pinctrl-rp1": frozenset({54}),  # Pi 5: the RP1 I/O chip
@@ -21,7 +23,7 @@ WANTED = "pinctrl-rp1 (54 lines), pinctrl-bcm2711 (58) or pinctrl-bcm2835 (54 or
 CHIP_DEVICE = re.compile(r"gpiochip([0-9]+)")
 
 
-class NoHeaderChip(RuntimeError):
+class NoHeaderChip(LauncherError, RuntimeError):
     """No gpiochip, or more than one, has the label and line count of the header's."""
 
 

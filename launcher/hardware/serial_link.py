@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig
+from launcher.errors import LauncherError
 from launcher.hardware import framing
 from launcher.hardware.base import NoCues, StopReason
 from launcher.hardware.serial_fires import FireTracker, SerialFireJob
@@ -36,7 +37,7 @@ from launcher.threads import StoppableThread
 log = logging.getLogger(__name__)
 
 
-class LinkDown(RuntimeError):
+class LinkDown(LauncherError, RuntimeError):
     """`start()` while no board is connected and ready."""
 
 
@@ -97,7 +98,7 @@ class Dispatcher:
                 call = self._calls.popleft()
             try:
                 call()
-            except Exception:
+            except Exception:  # one failing listener must not stop the callbacks after it
                 log.exception("a serial link callback failed")
 
 

@@ -54,7 +54,7 @@ class SerialPort:
         try:
             self._serial.reset_input_buffer()  # presses and events from before this host was listening are stale
             self._serial.write(b"\n")  # ends any half line the board's parser holds
-        except BaseException:
+        except BaseException:  # re-raised: only the port is closed on the way, whatever ended the opening
             self._serial.close()
             raise
 

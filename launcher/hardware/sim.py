@@ -197,7 +197,7 @@ class SimulatedHardware(GpioHardware):
                 describe={"backend": "sim"},
                 seat_angles=config.aim.seat_angles,
             )
-        except Exception:
+        except Exception:  # re-raised: the world's thread is stopped on the way
             self.world.close()
             raise
         self.world.close_lid()  # the simulated launcher starts ready to play
