@@ -1,10 +1,10 @@
 """Who may act at the table: the table PIN, the admin PIN, the phones' sessions and a limit on PIN guesses.
 
 Reading the table is open; acting needs a session joined with the table PIN, and hardware and admin settings need
-one joined with the admin PIN (DESIGN.md §11). PINs are made up on the first run and kept only as salted PBKDF2
-hashes, so the console shows them that once. Sessions are random tokens kept by their SHA-256: the phones hold the
-token in a cookie, the store holds the digest, and this book holds the live ones in memory so that checking a press
-costs no disk read.
+one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the first run and kept only as
+salted PBKDF2 hashes, so the console shows them that once. Sessions are random tokens kept by their SHA-256: the
+phones hold the token in a cookie, the store holds the digest, and this book holds the live ones in memory so that
+checking a press costs no disk read.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ class HardwareConfig:
 
 @dataclass(frozen=True)
 class PinsConfig:
-    """BCM pin numbers of the parts on the Pi header (DESIGN.md §4)."""
+    """BCM pin numbers of the parts on the Pi header (docs/HARDWARE.md has the wiring)."""
 
     button: int = _opt(17, lo=0, hi=27)
     motor_forward: int = _opt(20, lo=0, hi=27)

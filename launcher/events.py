@@ -1,7 +1,7 @@
 """Events: what happened, numbered 1, 2, 3, … for ever, kept in memory for the live streams and in SQLite.
 
 `EventBus.publish` only touches memory, so the controller may call it right after starting the motor; a writer
-thread appends events to the store in batches (DESIGN.md §9: the event log may batch).
+thread appends events to the store in batches (the log may lag the stream by one batch).
 
 Phones see an event before the writer saves it, so the log alone cannot say which ids were shown. The store keeps a
 reserved id instead: no id above it is ever handed out, and it is on the disk before any id under it is. A run
@@ -51,6 +51,7 @@ class EventType(enum.StrEnum):
     DECK_RELOADED = "deck.reloaded"
     ROUND_STARTED = "round.started"
     ROUND_ENDED = "round.ended"
+    ROUND_CONTRIBUTED = "round.contributed"
     LAUNCHER_SUSPENSE = "launcher.suspense"
     HARDWARE_FAULT = "hardware.fault"
     HARDWARE_OK = "hardware.ok"

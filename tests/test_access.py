@@ -1,4 +1,4 @@
-"""Who may act at the table (issue 7, DESIGN.md §11): reading is open, acting needs the table PIN, hardware and
+"""Who may act at the table: reading is open, acting needs the table PIN, hardware and
 admin settings need the admin PIN; cookies are HttpOnly and SameSite=Strict, other sites are refused, and PIN
 guesses are limited per phone with the limit shown."""
 

@@ -1,9 +1,9 @@
-"""kill -9 while rounds are scored (issue 7, DESIGN.md §9): 50 times, the daemon is killed at a random moment while
+"""kill -9 while rounds are scored: 50 times, the daemon is killed at a random moment while
 a phone scores rounds over HTTP in a loop and another follows the event stream. After every kill:
 
 - SQLite's `PRAGMA integrity_check` says "ok";
 - event ids only ever increase, across restarts too: the restarted daemon numbers its events past every id a phone
-  was shown, and every shown event that is in the log is the one the phone saw (the log may batch, DESIGN.md §9:
+  was shown, and every shown event that is in the log is the one the phone saw (the log may batch:
   only the last events before a kill may be missing, never one in the middle);
 - after the restart, every round answered 201 is in the game's scoreboard, in order; at most one more (the request
   under way at the kill, saved but not answered).

@@ -1,5 +1,5 @@
 """The API fuzzed against its own contract: schemathesis reads the live daemon's /api/openapi.json and throws
-schema-valid and schema-breaking requests at every operation (issue 7), as the admin, as a player and with no
+schema-valid and schema-breaking requests at every operation, as the admin, as a player and with no
 session. Whatever a client sends, the answer is never a 5xx, and every 4xx has the documented body
 {"error": {"code": str, "message": str, ...}}.
 

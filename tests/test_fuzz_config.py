@@ -1,4 +1,4 @@
-"""The config loader fuzzed with Hypothesis (issue 7): whatever a config file holds, start-up stops with a
+"""The config loader fuzzed with Hypothesis: whatever a config file holds, start-up stops with a
 ConfigError whose message names the key at fault or the file, and never with another exception. What it accepts
 is a config the daemon can run: its custom profile has finite figures.
 

@@ -1,4 +1,4 @@
-"""Many phones under load, on loopback (issue 7): 50 phones follow the event stream while the table sends 20 actions a
+"""Many phones under load, on loopback: 50 phones follow the event stream while the table sends 20 actions a
 second for 60 s (presses from several phones, declarations and scores from one, now and then a refilled deck), and
 every few seconds phones vanish without closing (a close with unread data, or a reset).
 

@@ -18,7 +18,7 @@ from webui import api, compress, errors, game_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 MAX_BODY_BYTES = 64 * 1024  # the largest body any call needs is a few KB; the server refuses more unread
-# The page's own files only: no inline script or style, nothing from elsewhere (DESIGN.md §10, §11).
+# The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"

@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 # needs no chip choice: it maps the BCM283x/BCM2711 GPIO registers, which are always the header's (and a Pi 5 has none).
 PREFERRED = ("lgpio", "rpigpio")
 CHIP_OVERRIDE = "GPIOZERO_LGPIO_CHIP"  # read by the launcher, not by gpiozero
-# These take LGPIOFactory(chip=...) but overwrite it with gpiochip4 on any Pi 5, gpiochip0 elsewhere (gpiozero
-# issue #1166): on a Pi 5 since kernel 6.6.45 that is no chip, or another one. Later releases open the chip given.
+# These take LGPIOFactory(chip=...) but overwrite it with gpiochip4 on any Pi 5, gpiochip0 elsewhere (gpiozero's
+# GitHub issue 1166): on a Pi 5 since kernel 6.6.45 that is no chip, or another one. Later releases open the chip given.
 IGNORES_CHIP = frozenset({"2.0", "2.0.1"})
 FIXED_GPIOZERO = "gpiozero>=2.0.1.post3"
 
