@@ -538,3 +538,153 @@ def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_c
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     assert daemon.get("/api/game")["game"]["house_rules"]["forgot_uno_penalty"] == 3
     page.context.close()
+
+
+# --- scoring modes and endings -------------------------------------------------------------------------------------
+
+FOUR = ["Ann", "Bob", "Cy", "Dee"]
+
+
+def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(daemon, playwright_chromium):
+    """Bob goes out first (declared from the table); Cy, then Ann; Dee is left holding cards. The page pre-fills the
+    finishing order from the table, the scorer corrects it, and only Dee's hand is asked. Later Dee busts: the
+    banner names Bob the winner and Dee the loser, in English and in Chinese."""
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    en, zh = catalogue("en"), catalogue("zh-Hans")
+    foreign_requests, console_errors = [], []
+    assert daemon.post("/api/games", {"players": FOUR, "mode": "knock_out", "target": 100})[0] == 201
+    page = phone(browser, playwright, home, foreign_requests, console_errors)
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+    page.locator("#who label").filter(has_text="Bob").tap()
+    page.get_by_role("button", name=en["decl.went_out"], exact=True).tap()
+    expect(page.locator("#table-status")).to_contain_text(fill(en["table.out"], players="Bob"), timeout=WAIT_MS)
+    expect(page.locator('#who input[value="Bob"]')).to_be_disabled()
+    assert daemon.get("/api/game")["game"]["table"]["out"] == ["Bob"]
+
+    page.locator("#tab-round").tap()
+    expect(page.locator("#winner-row")).to_be_hidden()
+    expect(page.locator("#last-card-row")).to_be_hidden()  # the house rule is off
+    places = page.locator("#order li .order-name")
+    expect(places).to_have_text([re.compile("^Bob"), re.compile("^Ann"), re.compile("^Cy"), re.compile("^Dee")])
+    page.get_by_role("button", name=fill(en["entry.order_up"], player="Cy")).tap()  # Cy went out before Ann
+    expect(places).to_have_text([re.compile("^Bob"), re.compile("^Cy"), re.compile("^Ann"), re.compile("^Dee")])
+    expect(page.locator('#order li[data-loser="true"]')).to_contain_text(en["entry.order_loser"])
+    hands = page.locator("#hands .hand")
+    expect(hands).to_have_count(1)
+    expect(hands.locator(".hand-name")).to_have_text("Dee")
+    hands.locator("summary").tap()
+    for kind in ("wild", "7"):
+        hands.locator(f'.cell[data-kind="{kind}"] .card-add').tap()
+    expect(page.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=57))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#game").screenshot(path=ARTIFACTS / "browser-game-knock-out-round.png")
+    page.locator("#entry-save").tap()
+    expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    board = daemon.get("/api/game")["game"]["scoreboard"]
+    assert board["rounds"][0]["order"] == ["Bob", "Cy", "Ann", "Dee"] and board["totals"]["Dee"] == 57
+    expect(page.locator("#rounds li .round-order")).to_have_text(fill(en["scores.order"], order="Bob › Cy › Ann › Dee"))
+    expect(page.locator("#stats tbody td.places")).to_have_text(["3", "1", "2", "4"])
+    assert daemon.get("/api/game")["game"]["table"]["dealer"] == "Dee"  # the loser deals
+
+    for order, loser, points in [(["Bob", "Dee", "Cy", "Ann"], "Ann", 30), (["Bob", "Ann", "Dee", "Cy"], "Cy", 20),
+                                 (FOUR, "Dee", 50)]:  # fmt: skip
+        body = {"order": order, "hands": {loser: points}}
+        assert daemon.post("/api/games/current/rounds", body)[0] == 201
+    over = page.locator("#over")
+    expect(over).to_have_text("🏆 " + fill(en["scores.over_losers"], winners="Bob", losers="Dee"), timeout=WAIT_MS)
+    expect(page.locator('#totals tr[data-side="Dee"] .badge')).to_have_text("💥 " + en["scores.lost"])
+    page.locator("#game").screenshot(path=ARTIFACTS / "browser-game-knock-out-scores.png")
+    page.context.close()
+
+    chinese = phone(browser, playwright, home, foreign_requests, console_errors, locale="zh-CN")
+    open_joined(chinese, daemon)
+    chinese.locator("#tab-scores").tap()
+    expect(chinese.locator("#over")).to_have_text("🏆 " + fill(zh["scores.over_losers"], winners="Bob", losers="Dee"))
+    chinese.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-new").tap()
+    final = page.locator("#final-row")
+    expect(final).to_be_hidden()
+    page.locator('input[name="mode"][value="elimination"]').check()
+    expect(final).to_be_visible()
+    expect(page.locator('input[name="final"][value="next_round"]')).to_be_checked()  # the default
+    page.locator('input[name="final"][value="last_standing"]').check()
+    expect(page.locator("#grules-mode")).to_contain_text(en["final.last_standing_about"])
+    new_game(page, ["Ann", "Bob", "Cy"])
+    expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    assert daemon.get("/api/game")["game"]["final"] == "last_standing"
+    page.locator("#tab-scores").tap()
+    mode = fill(en["scores.mode"], mode=en["mode.elimination"], target=500)
+    expect(page.locator("#scores-mode")).to_have_text(f"{mode} · {en['final.last_standing']}")
+
+    # Knock-out play has no teams; chips show the bust line and name the bust player.
+    page.locator("#tab-new").tap()
+    while page.locator("#seats li").count() < 4:
+        page.locator("#seat-add").tap()
+    page.locator("#teams").select_option(index=1)
+    page.locator('input[name="mode"][value="knock_out"]').check()
+    expect(page.locator("#teams")).to_be_disabled()
+    expect(final).to_be_hidden()
+    page.locator('input[name="mode"][value="chips"]').check()
+    page.locator('input[name="target"][value="100"]').check()
+    new_game(page, ["Ann", "Bob", "Cy"])
+    page.locator("#setup-start").tap()  # a second tap: the game in play is put away
+    expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    game = daemon.get("/api/game")["game"]
+    assert (game["mode"], game["target"], game["final"], game["teams"]) == ("chips", 100, None, None)
+    for winner, hands in [("Ann", {"Bob": 30, "Cy": 20}), ("Bob", {"Ann": 10, "Cy": 85})]:
+        assert daemon.post("/api/games/current/rounds", {"winner": winner, "hands": hands})[0] == 201
+    page.locator("#tab-scores").tap()
+    expect(page.locator("#totals tbody .total")).to_have_text(["40", "65", "-105"], timeout=WAIT_MS)
+    expect(page.locator("#scores-mode")).to_have_text(fill(en["scores.mode_chips"], mode=en["mode.chips"], target=100))
+    expect(page.locator("#over")).to_have_text("🏆 " + fill(en["scores.over_losers"], winners="Bob", losers="Cy"))
+    expect(page.locator("#chart .target")).to_have_count(1)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#game").screenshot(path=ARTIFACTS / "browser-game-chips.png")
+    page.context.close()
+
+
+def test_the_last_card_is_asked_with_the_house_rule_and_offered_from_the_table(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    en = catalogue("en")
+    foreign_requests, console_errors = [], []
+    game = {"players": ["Ann", "Bob", "Cy"], "house_rules": {"last_card_not_action": True}}
+    assert daemon.post("/api/games", game)[0] == 201
+    page = phone(browser, playwright, home, foreign_requests, console_errors)
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+    expect(page.get_by_role("button", name=en["decl.went_out"], exact=True)).to_have_count(0)  # not knock-out
+    page.get_by_role("button", name=en["kind.skip"], exact=True).tap()  # Bob (whose turn it is) plays a Skip
+    expect(page.locator("#table-status")).to_contain_text(fill(en["table.turn"], player="Bob"), timeout=WAIT_MS)
+
+    page.locator("#tab-round").tap()
+    expect(page.locator("#last-card-row")).to_be_visible()
+    page.locator("#winner").select_option("Ann")
+    page.locator("#entry-save").tap()
+    expect(page.locator("#entry-error")).to_have_text(fill(en["entry.no_last_card"], player="Ann"))
+    page.locator("#winner").select_option("Bob")
+    expect(page.locator("#last-card")).to_have_value("skip")  # what the table was told Bob played
+    page.locator("#entry-save").tap()
+    expect(page.locator("#entry-error")).to_contain_text("Bob cannot go out on a Skip", timeout=WAIT_MS)
+    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
+    page.locator("#last-card").select_option("7")
+    page.locator("#entry-save").tap()
+    expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"][0]["last_card"] == "7"
+    expect(page.locator("#rounds li .badge")).to_have_text(f"🃏\ufe0f {fill(en['scores.last_card'], card='7')}")
+    page.context.close()
+    assert foreign_requests == []
+    assert [e.split(" <")[0] for e in console_errors] == [
+        "Failed to load resource: the server responded with a status of 400 (BAD REQUEST)"
+    ]

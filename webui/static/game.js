@@ -138,6 +138,8 @@ const DECLARATIONS = {
   wild_draw_four: { group: "cards", field: "by", symbol: "+4", count: true, text: () => t("kind.wild_draw_four") },
   skip: { group: "cards", field: "by", symbol: "⊘", count: true, text: () => t("kind.skip") },
   reverse: { group: "cards", field: "by", symbol: "⇄", count: true, text: () => t("kind.reverse") },
+  // Knock-out play only: the picked player played their last card and leaves the round; the others play on.
+  went_out: { group: "cards", field: "player", symbol: "🏁", text: () => t("decl.went_out") },
   declined: {
     group: "penalties",
     field: "player",
@@ -411,7 +413,11 @@ function buildTableControls() {
   const multiple = Boolean(data?.house_rules.multiple_identical);
   $("count-row").hidden = !multiple;
   $("count").replaceChildren(...Array.from({ length: MAX_COUNT }, (_, i) => option(String(i + 1), `× ${i + 1}`)));
-  const allowed = new Set(data ? (game.rules?.declarations[data.ruleset] ?? []) : []);
+  const allowed = new Set(
+    data
+      ? [...(game.rules?.declarations[data.ruleset] ?? []), ...(game.rules?.mode_declarations?.[data.mode] ?? [])]
+      : [],
+  );
   if (!data?.house_rules.party_penalties) allowed.delete("party_penalty");
   if (allowed.has("challenge")) allowed.add("challenge_illegal");
   if (allowed.has("deal")) allowed.add("deal_5");
@@ -438,6 +444,7 @@ function renderTablePanel() {
   const { table } = data;
   const parts = table.pending && !data.scoreboard.over ? [demandText(table.pending)] : [];
   parts.push(table.current ? t("table.turn", { player: table.current }) : t("table.no_turns"));
+  if (table.out?.length) parts.push(t("table.out", { players: names(table.out) })); // knock-out play
   parts.push(table.direction === 1 ? t("table.clockwise") : t("table.counter_clockwise"));
   parts.push(t("table.dealer", { player: table.dealer }));
   $("table-status").textContent = parts.join(" · ");
@@ -449,6 +456,9 @@ function renderTablePanel() {
     const pick = follows ?? data.players[0];
     for (const input of document.querySelectorAll('#who input[name="who"]')) input.checked = input.value === pick;
   }
+  // Knock-out play: who went out of the round plays no more until the next one.
+  const out = new Set(table.out ?? []);
+  for (const input of document.querySelectorAll('#who input[name="who"]')) input.disabled = out.has(input.value);
   for (const item of $("me").options) if (!item.value) item.textContent = t("table.me_nobody");
   for (const button of document.querySelectorAll("#panel-table .decl")) {
     button.querySelector(".decl-text").textContent = declarationName(button.dataset.kind);

@@ -1,5 +1,6 @@
-// Round entry (a card calculator or a typed total per player) and the scoreboard: totals, the game-over banner,
-// the rounds with undo and edit, statistics, and a cumulative chart drawn as inline SVG.
+// Round entry (a card calculator or a typed total per player; in knock-out play the finishing order and the loser's
+// hand; the winner's last card where a house rule asks for it) and the scoreboard: totals, the game-over banner
+// with the winners and losers, the rounds with undo and edit, statistics, and a cumulative chart drawn as inline SVG.
 // Needs game.js (loaded before it). Player and team names only ever go into the page through textContent.
 "use strict";
 
@@ -16,9 +17,26 @@ const entry = {
   open: new Set(), // players whose calculator is open
   reshuffled: false,
   redZero: "",
+  order: [], // knock-out play: every player of the round, first out first; the last one lost
+  orderTouched: false, // the scorer reordered it: it no longer follows the table
+  lastCard: "", // the card kind the winner went out on ("": not chosen)
+  lastCardPicked: false, // chosen by the scorer (or the edited round's): no longer offered from the table
   sending: false,
   undoing: false,
 };
+
+// What each player last played, as far as the table was told (a declaration names the card): the last card
+// offered when that player is the winner. Kinds whose card is unknown ("another card") forget it.
+const DECLARED_CARDS = {
+  hit2: "hit_2",
+  wild_all_hit: "wild_all_hit",
+  wild_hit_fire: "wild_hit_fire",
+  skip: "skip",
+  reverse: "reverse",
+  draw_two: "draw_two",
+  wild_draw_four: "wild_draw_four",
+};
+const lastPlayed = new Map(); // player → card kind, or null
 
 // ---- Sides, eliminations, values ----
 
@@ -56,6 +74,33 @@ function redZeroRule() {
   return Boolean(game.data?.house_rules.red_zero_100);
 }
 
+function knockOut() {
+  return game.data?.mode === "knock_out";
+}
+
+// The house rule "no action card to finish": the round form asks which card the winner went out on.
+function lastCardRule() {
+  return Boolean(game.data?.house_rules.last_card_not_action);
+}
+
+// Who went out first: chosen, or in knock-out play the first in the finishing order.
+function entryWinner() {
+  return knockOut() ? (entry.order[0] ?? "") : entry.winner;
+}
+
+// The players whose hands are asked for: everyone but the winner; in knock-out play only the loser.
+function handPlayers() {
+  if (knockOut()) return entry.order.length ? [entry.order[entry.order.length - 1]] : [];
+  return entryPlayers().filter((p) => p !== entry.winner);
+}
+
+// Knock-out play: the finishing order as the table knows it: who went out, in order, then the players still in.
+function tableOrder() {
+  const players = entryPlayers();
+  const out = (game.data?.table.out ?? []).filter((p) => players.includes(p));
+  return [...out, ...players.filter((p) => !out.includes(p))];
+}
+
 // ---- Round entry ----
 
 // The players of the round in the form: those still in the game, or the edited round's.
@@ -65,7 +110,7 @@ function entryPlayers() {
   const { scoreboard } = data;
   if (entry.edit !== null) {
     const round = scoreboard.rounds[entry.edit];
-    const inRound = new Set([round.winner, ...Object.keys(round.hands)]);
+    const inRound = new Set([round.winner, ...Object.keys(round.hands), ...(round.order ?? [])]);
     return data.players.filter((p) => inRound.has(p));
   }
   const out = eliminatedSides(scoreboard);
@@ -80,11 +125,18 @@ function resetEntry(edit = null) {
   entry.open = new Set();
   entry.reshuffled = false;
   entry.redZero = "";
+  entry.order = [];
+  entry.orderTouched = false;
+  entry.lastCard = "";
+  entry.lastCardPicked = edit !== null;
   if (edit !== null) {
     const round = game.data.scoreboard.rounds[edit];
     entry.winner = round.winner;
     entry.reshuffled = Boolean(round.reshuffled);
     entry.redZero = round.red_zero ?? "";
+    entry.order = [...(round.order ?? [])];
+    entry.orderTouched = true;
+    entry.lastCard = round.last_card ?? "";
     for (const [player, hand] of Object.entries(round.hands)) {
       entry.hands[player] =
         typeof hand === "number"
@@ -93,24 +145,85 @@ function resetEntry(edit = null) {
     }
   }
   for (const player of entryPlayers()) entry.hands[player] ??= { mode: "cards", counts: {}, total: "" };
+  if (knockOut() && !entry.order.length) entry.order = tableOrder();
+  if (edit === null) offerLastCard();
   showError("entry-error", "");
   $("entry-carry").hidden = true;
   buildEntry();
 }
 
+// Pre-select the card the winner last played, where the table was told it, until the scorer picks one.
+function offerLastCard() {
+  if (entry.lastCardPicked) return;
+  const card = lastPlayed.get(entryWinner());
+  entry.lastCard = card && deck().kinds.some((kind) => kind.id === card) ? card : "";
+}
+
 function buildEntry() {
   const players = entryPlayers();
+  const knock = knockOut();
+  $("winner-row").hidden = knock;
+  $("order-row").hidden = !knock;
   $("winner").replaceChildren(option("", t("entry.winner_pick")), ...players.map((p) => option(p, p)));
   $("winner").value = entry.winner;
-  $("hands").replaceChildren(...players.filter((p) => p !== entry.winner).map((p, i) => handBox(p, i)));
+  if (knock) buildOrder();
+  $("entry-intro").textContent = knock ? t("entry.intro_loser") : t("entry.intro");
+  const handsOf = handPlayers();
+  $("hands").replaceChildren(...handsOf.map((p) => handBox(p, players.indexOf(p))));
   $("reshuffled").checked = entry.reshuffled;
   $("red-zero-row").hidden = !redZeroRule();
-  $("red-zero").replaceChildren(
-    option("", t("entry.red_zero_nobody")),
-    ...players.filter((p) => p !== entry.winner).map((p) => option(p, p)),
-  );
+  $("red-zero").replaceChildren(option("", t("entry.red_zero_nobody")), ...handsOf.map((p) => option(p, p)));
+  if (!handsOf.includes(entry.redZero)) entry.redZero = "";
   $("red-zero").value = entry.redZero;
+  $("last-card-row").hidden = !lastCardRule();
+  $("last-card").replaceChildren(
+    option("", t("entry.last_card_pick")),
+    ...deck().kinds.map((kind) => option(kind.id, kindName(kind.id))),
+  );
+  $("last-card").value = entry.lastCard;
   updateEntry();
+}
+
+// Knock-out play: the finishing order, each place with up and down; the last place is the round's loser.
+function buildOrder() {
+  const count = entry.order.length;
+  $("order").replaceChildren(
+    ...entry.order.map((player, i) => {
+      const item = el("li", "seat order-place");
+      item.dataset.player = player;
+      const name = el("span", "order-name", player);
+      if (i === count - 1) {
+        item.dataset.loser = "true";
+        name.append(el("span", "badge", `💥 ${t("entry.order_loser")}`));
+      } else if (i === 0) {
+        name.append(el("span", "badge", `🏁 ${t("entry.order_first")}`));
+      }
+      const button = (symbol, label, disabled, step) => {
+        const node = el("button", "seat-button", symbol);
+        node.type = "button";
+        node.setAttribute("aria-label", label);
+        node.disabled = disabled;
+        node.addEventListener("click", () => moveInOrder(i, step));
+        return node;
+      };
+      item.append(
+        el("span", "seat-number", String(i + 1)),
+        name,
+        button("↑", t("entry.order_up", { player }), i === 0, -1),
+        button("↓", t("entry.order_down", { player }), i === count - 1, 1),
+      );
+      return item;
+    }),
+  );
+}
+
+function moveInOrder(i, step) {
+  const j = i + step;
+  [entry.order[i], entry.order[j]] = [entry.order[j], entry.order[i]];
+  entry.orderTouched = true;
+  if (i * j === 0) offerLastCard(); // perhaps a new winner
+  buildEntry();
+  $("order").children[j].querySelectorAll("button")[step < 0 ? 0 : 1].focus();
 }
 
 function handBox(player, index) {
@@ -233,19 +346,25 @@ function updateEntry() {
   $("entry-cancel").hidden = !editing;
 }
 
-// Called whenever the game changed: a round scored, undone or edited elsewhere starts the form afresh.
+// Called whenever the game changed: a round scored, undone or edited elsewhere starts the form afresh. In
+// knock-out play the finishing order follows the players going out, until the scorer reorders it.
 function renderEntry() {
   const data = game.data;
   if (!data) return;
   const rounds = data.scoreboard.rounds.length;
-  if (rounds !== entry.rounds || (entry.edit !== null && entry.edit >= rounds)) resetEntry();
-  else updateEntry();
+  if (rounds !== entry.rounds || (entry.edit !== null && entry.edit >= rounds)) {
+    resetEntry();
+  } else if (knockOut() && entry.edit === null && !entry.orderTouched && tableOrder().join() !== entry.order.join()) {
+    entry.order = tableOrder();
+    buildEntry();
+  } else {
+    updateEntry();
+  }
 }
 
 function roundBody() {
   const hands = {};
-  for (const player of entryPlayers()) {
-    if (player === entry.winner) continue;
+  for (const player of handPlayers()) {
     const hand = entry.hands[player];
     if (hand.mode === "total") {
       const typed = hand.total.trim();
@@ -254,7 +373,10 @@ function roundBody() {
       hands[player] = Object.fromEntries(Object.entries(hand.counts).filter(([, n]) => n > 0));
     }
   }
-  return { winner: entry.winner, hands, reshuffled: entry.reshuffled, red_zero: entry.redZero || null };
+  const body = knockOut() ? { order: [...entry.order] } : { winner: entry.winner };
+  Object.assign(body, { hands, reshuffled: entry.reshuffled, red_zero: entry.redZero || null });
+  if (lastCardRule() || entry.lastCard) body.last_card = entry.lastCard || null;
+  return body;
 }
 
 // `carry`: the table chose to score the round although someone still owes the launcher (the winner went out on
@@ -262,11 +384,17 @@ function roundBody() {
 async function saveRound(carry = false) {
   if (entry.sending || !game.data) return;
   $("entry-carry").hidden = true;
-  if (!entry.winner) {
+  if (!entryWinner()) {
     showError("entry-error", t("entry.no_winner"));
     return;
   }
+  if (lastCardRule() && !entry.lastCard) {
+    showError("entry-error", t("entry.no_last_card", { player: entryWinner() }));
+    $("last-card").focus();
+    return;
+  }
   const body = roundBody();
+  const winner = entryWinner();
   if (carry === true) body.carry_open_attacks = true;
   const blank = Object.keys(body.hands).find((p) => body.hands[p] === null);
   if (blank !== undefined) {
@@ -289,7 +417,7 @@ async function saveRound(carry = false) {
       showTab("scores");
       toast(
         editing === null
-          ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner: body.winner })
+          ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner })
           : t("feed.round_edited", { round: editing + 1 }),
       );
     } else {
@@ -331,10 +459,26 @@ const MODE_TEXTS = {
   winner_collects: () => [t("mode.winner_collects"), t("mode.winner_collects_about")],
   lowest_total: () => [t("mode.lowest_total"), t("mode.lowest_total_about")],
   elimination: () => [t("mode.elimination"), t("mode.elimination_about")],
+  knock_out: () => [t("mode.knock_out"), t("mode.knock_out_about")],
+  chips: () => [t("mode.chips"), t("mode.chips_about")],
+};
+
+// Elimination: how it ends with two left.
+const FINAL_TEXTS = {
+  next_round: () => [t("final.next_round"), t("final.next_round_about")],
+  last_standing: () => [t("final.last_standing"), t("final.last_standing_about")],
 };
 
 function modeName(mode) {
   return MODE_TEXTS[mode]?.()[0] ?? mode;
+}
+
+// "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
+function modeLine(sb) {
+  const values = { mode: modeName(sb.mode), target: number(sb.target) };
+  const line = sb.mode === "chips" ? t("scores.mode_chips", values) : t("scores.mode", values);
+  const final = FINAL_TEXTS[sb.final_rule]?.()[0];
+  return final ? `${line} · ${final}` : line;
 }
 
 function renderScores() {
@@ -343,11 +487,15 @@ function renderScores() {
   const sb = data.scoreboard;
   const out = eliminatedSides(sb);
   const winners = new Set(sb.winners);
+  const losers = new Set(sb.losers ?? []);
   const over = $("over");
   over.hidden = !sb.over && !sb.final;
   over.dataset.state = sb.over ? "over" : "final";
-  over.textContent = sb.over ? `🏆 ${t("scores.over", { winners: names(sb.winners) })}` : `⚔ ${t("scores.final")}`;
-  $("scores-mode").textContent = t("scores.mode", { mode: modeName(sb.mode), target: number(sb.target) });
+  const wonLost = losers.size
+    ? t("scores.over_losers", { winners: names(sb.winners), losers: names([...losers]) })
+    : t("scores.over", { winners: names(sb.winners) });
+  over.textContent = sb.over ? `🏆 ${wonLost}` : `⚔ ${t("scores.final")}`;
+  $("scores-mode").textContent = modeLine(sb);
 
   // Totals, one row per side, with its marker; the out and the winners marked in symbols and words.
   const head = el("tr");
@@ -374,6 +522,10 @@ function renderScores() {
       row.dataset.out = "true";
       name.append(el("span", "badge", `✗ ${t("scores.out")}`));
     }
+    if (losers.has(side)) {
+      row.dataset.loser = "true";
+      name.append(el("span", "badge", `💥 ${t("scores.lost")}`));
+    }
     row.append(marker, name, el("td", "num total", number(sb.totals[side] ?? 0)));
     body.append(row);
   });
@@ -393,7 +545,14 @@ function renderScores() {
         const points = sb.sides
           .filter((side) => side in round.points)
           .map((side) => `${side} ${round.points[side] > 0 ? "+" : ""}${number(round.points[side])}`);
+        if (round.order) {
+          const order = el("span", "round-order", t("scores.order", { order: round.order.join(" › ") }));
+          text.append(order);
+        }
         text.append(el("span", "round-points", points.join(" · ")));
+        if (round.last_card) {
+          text.append(el("span", "badge", `${CARD} ${t("scores.last_card", { card: kindName(round.last_card) })}`));
+        }
         if (round.reshuffled) text.append(el("span", "badge", `↻ ${t("scores.reshuffled")}`));
         for (const side of round.eliminated ?? []) {
           text.append(el("span", "badge", `✗ ${t("scores.out_named", { side })}`));
@@ -412,13 +571,15 @@ function renderScores() {
   if (undo.dataset.confirm !== "true") undo.textContent = `↶ ${t("scores.undo", { round: sb.rounds.length })}`;
   undo.disabled = entry.undoing;
 
-  // Statistics per player.
+  // Statistics per player; in knock-out play each player's place in every round (1: first out).
+  const places = sb.mode === "knock_out";
   const statsHead = el("tr");
   for (const [text, cls] of [
     [t("scores.player"), ""],
     [t("stats.presses"), "num"],
     [t("stats.cards"), "num"],
     [t("stats.won"), "num"],
+    ...(places ? [[t("stats.places"), "places"]] : []),
   ]) {
     const cell = el("th", cls, text);
     cell.scope = "col";
@@ -437,6 +598,7 @@ function renderScores() {
       el("td", "num", number(stats.cards ?? 0)),
       el("td", "num", number(stats.rounds_won ?? 0)),
     );
+    if (places) row.append(el("td", "places", (stats.places ?? []).map(number).join(" · ") || "–"));
     statsBody.append(row);
   }
   const statsThead = el("thead");
@@ -513,20 +675,24 @@ function drawChart(sb) {
   const bottom = height - 22;
   const n = sb.rounds.length;
   const series = sb.sides.map((side) => [0, ...sb.rounds.map((round) => round.totals[side] ?? 0)]);
-  const high = Math.max(sb.target, ...series.flat(), 1);
+  // In chips the balances go below zero, and the line to watch is minus the target (bust).
+  const line = sb.mode === "chips" ? -sb.target : sb.target;
+  const high = Math.max(line, ...series.flat(), 1);
+  const low = Math.min(line, ...series.flat(), 0);
   const x = (i) => left + ((right - left) * i) / Math.max(n, 1);
-  const y = (v) => bottom - ((bottom - top) * v) / high;
+  const y = (v) => bottom - ((bottom - top) * (v - low)) / (high - low);
   const nodes = [];
   // Axes, the target line and the round numbers.
   nodes.push(svg("path", { d: `M${left} ${top}V${bottom}H${right}`, class: "axis" }));
-  nodes.push(svg("path", { d: `M${left} ${y(sb.target).toFixed(1)}H${right}`, class: "target" }));
+  if (low < 0) nodes.push(svg("path", { d: `M${left} ${y(0).toFixed(1)}H${right}`, class: "axis" }));
+  nodes.push(svg("path", { d: `M${left} ${y(line).toFixed(1)}H${right}`, class: "target" }));
   const label = (text, attributes) => {
     const node = svg("text", attributes);
     node.textContent = text;
     return node;
   };
-  nodes.push(label(`🎯 ${number(sb.target)}`, { x: left - 4, y: y(sb.target) + 4, class: "tick end" }));
-  nodes.push(label("0", { x: left - 4, y: bottom + 4, class: "tick end" }));
+  nodes.push(label(`🎯 ${number(line)}`, { x: left - 4, y: y(line) + 4, class: "tick end" }));
+  nodes.push(label("0", { x: left - 4, y: y(0) + 4, class: "tick end" }));
   const every = Math.ceil(n / 10);
   for (let i = 1; i <= n; i += 1) {
     if (i % every === 0 || i === n) nodes.push(label(String(i), { x: x(i), y: bottom + 15, class: "tick middle" }));
@@ -569,7 +735,13 @@ hooks.start.push(() => {
   $("winner").addEventListener("change", (e) => {
     entry.winner = e.target.value;
     if (entry.redZero === entry.winner) entry.redZero = "";
+    offerLastCard();
     buildEntry();
+  });
+  $("last-card").addEventListener("change", (e) => {
+    entry.lastCard = e.target.value;
+    entry.lastCardPicked = true;
+    updateEntry();
   });
   $("reshuffled").addEventListener("change", (e) => {
     entry.reshuffled = e.target.checked;
@@ -592,4 +764,15 @@ hooks.start.push(() => {
 });
 hooks.render.push(() => {
   if (game.data) buildEntry(); // the calculator's card names in the new language
+});
+// Remember what each player played, for the last card; a new round (or a new game) starts afresh.
+hooks.event.push(({ type, data }, fresh) => {
+  if (!fresh) return;
+  if (type === "attack.started" && data.by) lastPlayed.set(data.by, DECLARED_CARDS[data.kind] ?? null);
+  else if (type === "round.scored" || type === "game.started") lastPlayed.clear();
+  else return;
+  if (game.data && entry.edit === null) {
+    offerLastCard();
+    $("last-card").value = entry.lastCard;
+  }
 });

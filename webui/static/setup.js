@@ -10,6 +10,7 @@ const setup = {
   ruleset: "uno_attack",
   house: {}, // house rule key → on
   mode: "winner_collects",
+  final: "next_round", // elimination: with two left, the next round decides, or play on to the last standing
   target: "500", // one of TARGETS, or "other"
   teams: 0, // how many teams; 0: everyone for themselves
   dealer: 0, // seat index
@@ -25,7 +26,9 @@ function seatName(i) {
 }
 
 // Team counts that fit: every team at least two players, partners on alternate seats (seat i joins team i mod k).
+// Knock-out play is for players only.
 function teamChoices() {
+  if (setup.mode === "knock_out") return [];
   const n = setup.seats.length;
   const counts = [];
   for (let k = 2; k <= n / 2; k++) if (n % k === 0) counts.push(k);
@@ -67,6 +70,7 @@ function buildSetup() {
     setup.ruleset = game.data.ruleset;
     setup.house = { ...game.data.house_rules };
     setup.mode = game.data.mode;
+    setup.final = game.data.final ?? "next_round";
     setup.target = TARGETS.includes(String(game.data.target)) ? String(game.data.target) : "other";
     $("target-other").value = String(game.data.target);
     $("party-penalty").value = String(game.data.house_rules.party_penalty ?? 2);
@@ -96,6 +100,18 @@ function buildSetup() {
       const [name, about] = MODE_TEXTS[id]?.() ?? [id, ""];
       return choice("radio", "mode", id, setup.mode === id, name, about, () => {
         setup.mode = id;
+        $("final-row").hidden = id !== "elimination";
+        renderSeatsAround(); // knock-out play has no teams
+        renderGameRules();
+      });
+    }),
+  );
+  $("final-row").hidden = setup.mode !== "elimination";
+  $("final-choices").replaceChildren(
+    ...(rules.finals ?? []).map((id) => {
+      const [name, about] = FINAL_TEXTS[id]?.() ?? [id, ""];
+      return choice("radio", "final", id, setup.final === id, name, about, () => {
+        setup.final = id;
         renderGameRules();
       });
     }),
@@ -283,6 +299,7 @@ function setupBody() {
     dealer: players[setup.dealer],
     track_turns: $("track-turns").checked,
   };
+  if (setup.mode === "elimination") body.final = setup.final;
   if ($("setup-profile").value) body.profile = $("setup-profile").value;
   return body;
 }
@@ -407,9 +424,10 @@ function renderGameRules() {
   const ruleset = data?.ruleset ?? setup.ruleset;
   const house = data?.house_rules ?? houseRules();
   const mode = data?.mode ?? setup.mode;
+  const final = data ? data.final : mode === "elimination" ? setup.final : null;
   const chosen = setup.target === "other" ? Number($("target-other").value) || 0 : Number(setup.target);
   const target = data?.target ?? chosen;
-  const key = JSON.stringify([ui.lang, ruleset, house, mode, target, Boolean(data)]);
+  const key = JSON.stringify([ui.lang, ruleset, house, mode, final, target, Boolean(data)]);
   if (key === setup.rulesKey) return;
   setup.rulesKey = key;
   $("grules-which").textContent = data
@@ -437,7 +455,9 @@ function renderGameRules() {
       : [el("li", "", t("grules.official"))]),
   );
   const [modeTitle, modeAbout] = MODE_TEXTS[mode]?.() ?? [mode, ""];
-  $("grules-mode").textContent = t("grules.mode", { mode: modeTitle, about: modeAbout, target: number(target) });
+  const values = { mode: modeTitle, about: modeAbout, target: number(target) };
+  const finalAbout = FINAL_TEXTS[final]?.()[1];
+  $("grules-mode").textContent = t("grules.mode", values) + (finalAbout ? ` ${finalAbout}` : "");
   const deck = game.rules.decks[ruleset];
   const head = el("tr");
   for (const [text, cls] of [
