@@ -587,6 +587,11 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     expect(page.locator("#rounds li .round-order")).to_have_text(fill(en["scores.order"], order="Bob › Cy › Ann › Dee"))
     expect(page.locator("#stats tbody td.places")).to_have_text(["3", "1", "2", "4"])
     assert daemon.get("/api/game")["game"]["table"]["dealer"] == "Dee"  # the loser deals
+    # The correction form comes back with the round's own order and the loser's hand.
+    page.get_by_role("button", name=fill(en["scores.edit_round"], round=1)).tap()
+    expect(places).to_have_text([re.compile("^Bob"), re.compile("^Cy"), re.compile("^Ann"), re.compile("^Dee")])
+    expect(hands.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=57, cards=2))
+    page.locator("#entry-cancel").tap()
 
     for order, loser, points in [(["Bob", "Dee", "Cy", "Ann"], "Ann", 30), (["Bob", "Ann", "Dee", "Cy"], "Cy", 20),
                                  (FOUR, "Dee", 50)]:  # fmt: skip
@@ -666,7 +671,7 @@ def test_the_last_card_is_asked_with_the_house_rule_and_offered_from_the_table(d
     page.locator("#tab-table").tap()
     expect(page.get_by_role("button", name=en["decl.went_out"], exact=True)).to_have_count(0)  # not knock-out
     page.get_by_role("button", name=en["kind.skip"], exact=True).tap()  # Bob (whose turn it is) plays a Skip
-    expect(page.locator("#table-status")).to_contain_text(fill(en["table.turn"], player="Bob"), timeout=WAIT_MS)
+    expect(page.locator("#table-status")).to_contain_text(fill(en["table.turn"], player="Ann"), timeout=WAIT_MS)
 
     page.locator("#tab-round").tap()
     expect(page.locator("#last-card-row")).to_be_visible()

@@ -375,7 +375,8 @@ function roundBody() {
   }
   const body = knockOut() ? { order: [...entry.order] } : { winner: entry.winner };
   Object.assign(body, { hands, reshuffled: entry.reshuffled, red_zero: entry.redZero || null });
-  if (lastCardRule() || entry.lastCard) body.last_card = entry.lastCard || null;
+  // Asked only with the house rule; a corrected round keeps the card it was stored with.
+  if (lastCardRule() || (entry.edit !== null && entry.lastCard)) body.last_card = entry.lastCard || null;
   return body;
 }
 
