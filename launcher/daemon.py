@@ -10,6 +10,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 from types import FrameType
 
 import waitress
@@ -50,6 +51,13 @@ CONNECTION_OPTIONS = [
 CONNECTION_LIMIT = 768
 CHANNEL_TIMEOUT_S = 30
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
+
+
+# The button's edge comes on the GPIO library's own thread, which must take the interpreter's lock before the motor
+# can start. At Python's default switch interval (5 ms) a thread doing CPU work (a long scoring, a page being
+# compressed) keeps it up to 5 ms, often twice over; at 0.5 ms the press waits at most about that
+# (benchmarks/bench_press_under_load.py). Threads that wait cost nothing at any interval.
+SWITCH_INTERVAL_S = 0.0005
 
 
 class StartupError(LauncherError, RuntimeError):
@@ -182,6 +190,8 @@ class Daemon:
     def serve(self) -> None:
         """Serve until SIGTERM or SIGINT, then shut everything down with the motor off."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         # The socket listens already; connections wait in its backlog until run() takes them.
         sdnotify.ready(f"serving {self.urls[0]} on {self.config.hardware.backend} hardware")
         watchdog = sdnotify.Watchdog(self.healthy)  # pings only under systemd's WatchdogSec=
@@ -194,6 +204,7 @@ class Daemon:
             self.close()  # with our handlers still in place: a second signal must not cut the shutdown short
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            sys.setswitchinterval(interval)
 
     def healthy(self) -> bool:
         """For systemd's watchdog: the controller's worker answers and is not stuck on one press."""
