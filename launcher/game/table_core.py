@@ -1,0 +1,303 @@
+"""The state of one round at the table and the launcher's side of it: seats, whose turn, the open demands, the
+presses that serve them, and the round trip through JSON. The declarations of play are in plays.py.
+
+Seats are listed clockwise; direction 1 is clockwise (to the dealer's left), -1 counter-clockwise.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+
+from launcher.game.cards import GameError, exact_keys, flag, whole_number
+from launcher.game.demands import HOLDS_PLAY, Cause, Demand, NotYourPress, Press
+from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
+
+_Args = ParamSpec("_Args")
+_Table = TypeVar("_Table", bound="TableCore")
+
+
+def play(declaration: Callable[Concatenate[_Table, _Args], None]) -> Callable[Concatenate[_Table, _Args], None]:
+    """A declaration of play or a penalty: once accepted, the round is under way, too late for the first card."""
+
+    @functools.wraps(declaration)
+    def declared(table: _Table, *args: _Args.args, **kwargs: _Args.kwargs) -> None:
+        table.out_of_turn = None
+        declaration(table, *args, **kwargs)
+        table._under_way = True
+
+    return declared
+
+
+class TableCore:
+    """Seat order, dealer, direction, whose turn it is, and the demands still open, for one round."""
+
+    def __init__(
+        self,
+        players: Sequence[str],
+        ruleset: Ruleset | str = Ruleset.UNO_ATTACK,
+        house_rules: HouseRules = OFFICIAL,
+        *,
+        dealer: str | None = None,
+        track_turns: bool = True,
+    ) -> None:
+        self.ruleset = Ruleset.parse(ruleset)
+        self.players = validate_players(players, self.ruleset)
+        if not isinstance(house_rules, HouseRules):
+            raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
+        self.house_rules = house_rules
+        self.track_turns = flag("track_turns", track_turns)
+        self._out: list[str] = []  # knock-out play: who went out this round, first out first; they play no more
+        self._drew: str | None = None  # whose press (or declined play) just ended their turn: they may play it
+        self.out_of_turn: str | None = None  # the last play came out of this player's turn (see _check_turn)
+        self._dealer = self.players[0] if dealer is None else self._known(dealer)
+        self._direction = 1
+        self._current: str | None = None
+        self._demands: list[Demand] = []
+        self._under_way = False  # a play, a penalty or a press of this round (not the deal's, not a carried one's)
+        self._turn_to(self._after(self._dealer))
+
+    # --- what the phones show ------------------------------------------------------------------------------------
+
+    @property
+    def dealer(self) -> str:
+        return self._dealer
+
+    @property
+    def direction(self) -> int:
+        return self._direction
+
+    @property
+    def current(self) -> str | None:
+        """Whose turn it is; None when turn tracking is off."""
+        return self._current
+
+    @property
+    def out(self) -> tuple[str, ...]:
+        """Knock-out play: who went out this round, in the order they went out."""
+        return tuple(self._out)
+
+    @property
+    def in_play(self) -> tuple[str, ...]:
+        """The players still playing this round, in seat order."""
+        return tuple(player for player in self.players if player not in self._out)
+
+    @property
+    def under_way(self) -> bool:
+        """A play, a penalty or a press of this round happened: too late for the first card."""
+        return self._under_way
+
+    @property
+    def demands(self) -> tuple[Demand, ...]:
+        """Every open demand, the one being served first."""
+        return tuple(self._demands)
+
+    def pending(self) -> Demand | None:
+        """Who must press now, and how often (or until it fires, or how many cards); None outside any demand."""
+        return self._demands[0] if self._demands else None
+
+    # --- the launcher --------------------------------------------------------------------------------------------
+
+    def asked(self) -> str | None:
+        """Who the table asks to press next: whoever owes first, else whose turn it is (None: nobody named)."""
+        pending = self.pending()
+        return pending.player if pending is not None else self._current
+
+    def check_press(self, player: str) -> None:
+        """Refuse a press for `player` that nothing at the table calls for, naming who is asked instead."""
+        self._known(player)
+        refusal = self._press_refusal(player)
+        if refusal is not None:
+            raise NotYourPress(refusal, asked=self.asked())
+
+    def owed_by(self, player: str | None) -> Demand | None:
+        """What a press for `player` serves: their first demand; for None (the launcher's button), the first."""
+        if player is None:
+            return self.pending()
+        return next((demand for demand in self._demands if demand.player == player), None)
+
+    def on_press(self, outcome_fired: bool, cards: int, player: str | None = None) -> Press:
+        """A press happened, for `player` (a phone that said who it is) or for whoever is asked (the launcher's
+        button, or a phone that did not say). It serves that player's demand; without one it is a plain hit by the
+        current player (ending the turn: a player who cannot play presses once), or unassigned when turn tracking
+        is off. A press for a player the table no longer asks (it changed during the fire) counts as the button's.
+        """
+        flag("outcome_fired", outcome_fired)
+        whole_number("cards", cards, 0, self.ruleset.deck.total)
+        if player is not None and (player not in self.players or self._press_refusal(player) is not None):
+            player = None
+        demand = self.owed_by(player)
+        if demand is None:
+            self._under_way = True
+            player = self._current if player is None else player
+            if player is not None:
+                self._turn_to(self._after(player))
+                self._drew = player
+            return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
+        index = self._demands.index(demand)
+        if demand.cause is not Cause.DEAL and not demand.carried:
+            self._under_way = True
+        if demand.until_fire:
+            left = replace(demand, started=True)
+            closed = outcome_fired
+        elif demand.presses:
+            left = replace(demand, presses=demand.presses - 1, started=True)
+            closed = left.presses == 0
+        else:
+            left = replace(demand, cards=max(0, demand.cards - cards), started=True)
+            closed = left.cards == 0
+        if closed:
+            del self._demands[index]
+        else:
+            self._demands[index] = left
+        return Press(demand.player, demand.cause, outcome_fired, cards, closed)
+
+    # --- persistence ---------------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "players": list(self.players),
+            "ruleset": self.ruleset.value,
+            "house_rules": self.house_rules.to_dict(),
+            "track_turns": self.track_turns,
+            "dealer": self._dealer,
+            "direction": self._direction,
+            "current": self._current,
+            "under_way": self._under_way,
+            "demands": [demand.to_dict() for demand in self._demands],
+            "out": list(self._out),
+            "drew": self._drew,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        # Tables stored before these were kept: too late for a first card, nobody out.
+        data = {"under_way": True, "out": [], "drew": None, **data}
+        exact_keys("a table", data, _TABLE_KEYS)
+        table = cls(
+            data["players"],
+            data["ruleset"],
+            HouseRules.from_mapping(data["house_rules"]),
+            dealer=data["dealer"],
+            track_turns=data["track_turns"],
+        )
+        if data["direction"] not in (1, -1) or isinstance(data["direction"], bool):
+            raise GameError(f"direction = {data['direction']!r:.40} is not accepted; expected 1 or -1")
+        table._direction = data["direction"]
+        current = data["current"]
+        if (current is None) == table.track_turns:
+            raise GameError(f"current = {current!r:.40}: a player when turn tracking is on, else null")
+        table._current = None if current is None else table._known(current)
+        table._under_way = flag("under_way", data["under_way"])
+        out = data["out"]
+        if not isinstance(out, list) or len(set(map(str, out))) != len(out) or len(out) > len(table.players) - 2:
+            raise GameError(f"out = {out!r:.60} is not accepted; expected different players, two left in play")
+        table._out = [table._known(player) for player in out]
+        table._drew = None if data["drew"] is None else table._known(data["drew"])
+        if not isinstance(data["demands"], list):
+            raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
+        table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
+        return table
+
+    # --- helpers -------------------------------------------------------------------------------------------------
+
+    def _known(self, player: str) -> str:
+        if player not in self.players:
+            raise GameError(f"unknown player {player!r:.40}; the players are {', '.join(self.players)}")
+        if player in self._out:
+            raise GameError(f"{player} went out this round and plays no more until the next")
+        return player
+
+    def _after(self, player: str, steps: int = 1) -> str:
+        seats = [p for p in self.players if p == player or p not in self._out]
+        index = seats.index(player) + steps * self._direction
+        return seats[index % len(seats)]
+
+    def _others(self, player: str) -> list[str]:
+        """Everyone but `player`, from the next in the direction of play."""
+        return [self._after(player, k) for k in range(1, len(self.in_play))]
+
+    def _turn_to(self, player: str) -> None:
+        if self.track_turns:
+            self._current = player
+
+    def _require(self, ruleset: Ruleset, what: str) -> None:
+        if self.ruleset is not ruleset:
+            raise GameError(f"{what} belongs to {ruleset.label}; this table plays {self.ruleset.label}")
+
+    def _count(self, kind: str, count: int) -> int:
+        deck = self.ruleset.deck
+        count = whole_number(f"number of {deck.kind(kind).label} cards", count, 1, deck.max_count(kind))
+        if count > 1 and not self.house_rules.multiple_identical:
+            raise GameError("several identical cards at once need the house rule multiple_identical")
+        return count
+
+    def _owed(self, player: str, cause: Cause, amount: int) -> Demand:
+        """Presses in UNO Attack, cards in classic UNO."""
+        if self.ruleset is Ruleset.UNO_ATTACK:
+            return Demand(player, cause, presses=amount)
+        return Demand(player, cause, cards=amount)
+
+    def _penalty(self, ruleset: Ruleset, player: str, cause: Cause, amount: int) -> None:
+        self._require(ruleset, f"The {cause.label}")
+        self._known(player)
+        self._demands.append(self._owed(player, cause, amount))
+
+    def _holding_play(self) -> list[Demand]:
+        return [demand for demand in self._demands if demand.cause in HOLDS_PLAY]
+
+    def _check_free(self) -> None:
+        holding = self._holding_play()
+        if holding:
+            first = holding[0]
+            raise GameError(f"{first.player} must first {first.describe()} for the {first.cause.label}")
+
+    def _check_turn(self, by: str, *, stacked: bool = False) -> None:
+        """Note a play out of turn: not by the player whose turn it is, nor by the player whose press just ended
+        their turn (they may play the card it shot), nor by the player hit who stacks. It is accepted (the turn
+        follows whoever played, so a missed declaration cannot stall the table) and named in `out_of_turn`: a
+        jump-in with that house rule, else a slip for the table to look at. The drawn card's chance is gone."""
+        in_turn = not self.track_turns or stacked or by in (self._current, self._drew)
+        self.out_of_turn = None if in_turn else self._current
+        self._drew = None
+
+    def _press_refusal(self, player: str) -> str | None:
+        """Why a press for `player` is not called for, or None: they owe, or it is their turn and play is free."""
+        if self.owed_by(player) is not None:
+            return None
+        holding = self._holding_play()
+        if holding:
+            first = holding[0]
+            owed = f"{first.player} must first {first.describe()} for the {first.cause.label}"
+            return f"it is not {player}'s press: {owed}"
+        if self._current is not None and player != self._current:
+            return f"it is not {player}'s press: it is {self._current}'s turn, and {player} owes the launcher nothing"
+        return None
+
+    def _take_stack(self, by: str, card: Cause, onto: set[Cause]) -> int:
+        """With stacking on, `by` may answer the attack on them (not yet pressed) with `card`: the sum passes on.
+        Returns what was owed (0 when nothing is stacked); refuses any other card while play is held."""
+        holding = self._holding_play()
+        if self.house_rules.stacking and len(holding) == 1:
+            attack = holding[0]
+            # Only a card somebody played this round is answered: not a first card, not a carried attack.
+            if attack.player == by and not attack.started and attack.by is not None and not attack.carried:
+                if attack.cause not in onto:
+                    raise GameError(f"a {card.label} does not stack on a {attack.cause.label}")
+                self._demands.remove(attack)
+                return attack.presses + attack.cards
+            owed = f"{attack.player} must first {attack.describe()} for the {attack.cause.label}"
+            if attack.player != by and attack.by is not None and not attack.carried:
+                raise GameError(f"only {attack.player}, who is hit, may stack on the {attack.cause.label}: {owed}")
+            if attack.started:
+                raise GameError(f"too late to stack: {attack.player} has started pressing; {owed}")
+        self._check_free()
+        return 0
+
+
+_TABLE_KEYS = (
+    "players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "under_way", "demands",
+    "out", "drew",
+)  # fmt: skip
