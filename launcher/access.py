@@ -130,6 +130,15 @@ class AccessBook:
             made[role] = pin
         return NewPins(table=made.get(Role.TABLE), admin=made.get(Role.ADMIN)) if made else None
 
+    def forget_unshown(self, made: NewPins | None) -> None:
+        """Forget PINs `first_run` made that nobody was shown (the start failed after): the next start makes new
+        ones and shows them, instead of leaving a table nobody can join without `new-pins`."""
+        if made is None:
+            return
+        roles = [role.label for role, pin in ((Role.TABLE, made.table), (Role.ADMIN, made.admin)) if pin is not None]
+        with self._store.connect() as conn:
+            self._store.forget_pin_hashes(conn, roles)
+
     def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
         """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""
         check_pin_shape(role, pin)

@@ -97,6 +97,8 @@ class Daemon:
             self.profiles = {**PROFILES, "custom": config.schedule.custom}
             self.access = AccessBook(self.store)
             self.new_pins = self.access.first_run()  # made up on a first start: the one time they can be shown
+            # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
+            undo.callback(self.access.forget_unshown, self.new_pins)
             self.rounds = RoundBook(self.store, self.bus)
             self.games = GameDesk(self.store, self.bus, aim_at=getattr(self.hardware, "aim_at", None))
             self.controller = Controller(

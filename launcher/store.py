@@ -394,6 +394,11 @@ class Store:
             )
 
     @staticmethod
+    def forget_pin_hashes(conn: sqlite3.Connection, roles: Iterable[str]) -> None:
+        with transaction(conn):
+            conn.executemany("DELETE FROM pins WHERE role = ?", [(role,) for role in roles])
+
+    @staticmethod
     def sessions(conn: sqlite3.Connection) -> list[tuple[str, int, float]]:
         """(digest, role, seen_ts) of every session."""
         return conn.execute("SELECT digest, role, seen_ts FROM sessions").fetchall()
