@@ -65,6 +65,16 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("record", nargs="?", type=Path, help="a round record (JSON, as the page downloads it)")
     source.add_argument("--round", type=int, metavar="N", help="round N from the daemon's store")
     verify.add_argument("--config", type=Path, help="the daemon's config file, to find its store (with --round)")
+    verify.add_argument(
+        "--commitment", metavar="HEX", help="the commitment you saw before the first press: the record must have it"
+    )
+    verify.add_argument(
+        "--contribution",
+        metavar="HEX",
+        action="append",
+        default=[],
+        help="a contribution you added (your phone's): the record must list it; may be given more than once",
+    )
     return parser
 
 
@@ -144,12 +154,13 @@ def _new_pins(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """0: the round checks out; 1: it does not; 2: no readable record."""
+    seen = {"seen_commitment": args.commitment, "mine": args.contribution}
     try:
         if args.record is not None:
-            report = fairness.verify_file(args.record)
+            report = fairness.verify_file(args.record, **seen)
         else:
             record = _stored_record(_effective_config(args), args.round)
-            report = fairness.verify(record)
+            report = fairness.verify(record, **seen)
     except (fairness.RecordError, RoundOpen) as e:
         print(f"uno-launcher verify: {e}", file=sys.stderr)
         return EXIT_USAGE

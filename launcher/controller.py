@@ -327,6 +327,7 @@ class Controller:
             self._bus.publish(
                 EventType.LAUNCHER_MISSED, {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses}
             )
+        self._round.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")
         with self._concluding(ticket):
             self._attribute(ticket, 0)
 
@@ -387,6 +388,7 @@ class Controller:
             except Exception as e:  # the worker must outlive any dispense failure: FAULT latches and names it
                 self._dispenser.stop()
                 log.exception("dispense failed")
+                self._round.came_out_of(ticket.outcome, ticket.counted, "fault")
                 with self._lock:
                     self._firing = None
                     self._latch_fault(f"dispense failed: {e}")
@@ -406,6 +408,7 @@ class Controller:
             missed = result.dispensed - ticket.counted
             self._deck = deck = Deck(self._deck.loaded, max(0, self._deck.dispensed + missed))
         outcome = ticket.outcome
+        self._round.came_out_of(outcome, result.dispensed, result.stop, empty=deck.remaining == 0)
         data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
         if ticket.deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
             # Exact cards: what was owed and what came out; a short deal stays owed on the table.

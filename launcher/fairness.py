@@ -1,26 +1,41 @@
-"""Commit and reveal: players can check that a round's outcomes were fixed before the first press.
+"""Commit, contribute, reveal: players can check that a round's outcomes were fixed before the first press, and
+that nobody chose them.
 
-At round start the daemon draws a seed with `new_seed()` and publishes only `commitment(seed)`, its SHA-256.
-Every outcome is a deterministic function of the seed, the press number and the schedule state (launcher/schedule.py
-lists the draws), so at round end it reveals the seed in a record (`round_record`) and anyone can replay the round
-(`verify`, `verify_file`, `uno-launcher verify`). The record format is documented in docs/FAIRNESS.md.
+At round start the daemon draws a seed with `new_seed()` and publishes only `commitment(seed)`, its SHA-256. Before
+the first press every joined phone adds a random contribution of its own. The round's key is
+`round_key(seed, contributions)`, and every outcome is a deterministic function of the key, the press number and
+the schedule state (launcher/schedule.py lists the draws). At round end the daemon reveals the seed in a record
+(`round_record`) and anyone can replay the round (`verify`, `verify_file`, `uno-launcher verify`, and each phone's
+page, webui/static/verify.js). The record format and the derivation are documented in docs/FAIRNESS.md.
+
+Records of the first format (`uno-launcher-round/1`, made before contributions existed) drew from Python's
+`random.Random(seed)`; they are still read and replayed, on their own path (`replay_v1`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
+import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
 
-FORMAT = "uno-launcher-round/1"
+FORMAT = "uno-launcher-round/2"
+FORMAT_V1 = "uno-launcher-round/1"  # seed only, Python's random; read for rounds played by older versions
 SEED_BYTES = 16  # 128 bits: nobody can find the seed from its commitment
-CHECKED_FIELDS = ("cards", "jackpot", "pause_ms")  # compared when present; "cards" must be
+CONTRIBUTION_BYTES = 16  # what a phone adds: 16 random bytes, written as 32 lowercase hex characters
+MAX_CONTRIBUTIONS = 32  # a round takes at most this many (one per session), so nobody can flood the record
+KEY_LABEL = b"uno-launcher-round/2"  # the first bytes hashed into a round's key (docs/FAIRNESS.md)
+CHECKED_FIELDS = ("cards", "jackpot", "pause_ms")  # what the key decides, compared with the replay
+# What ended each press, as the record says: no fire drawn, all counted, or why fewer cards came out.
+STOPS = ("miss", "count", "jam", "stuck", "empty", "lid", "aborted", "fault")
+_CONTRIBUTION = re.compile(r"[0-9a-f]{32}")
 
 
 class RecordError(ValueError):
@@ -37,11 +52,48 @@ def commitment(seed: str) -> str:
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()
 
 
-def replay(profile: Profile, seed: str, n_presses: int, restarts: Iterable[int] = ()) -> list[Outcome]:
-    """The outcomes of a round's first `n_presses` presses. `restarts` holds, for each lid opening, how many
-    presses had been made when it happened (only a pattern profile cares)."""
+def is_contribution(value: object) -> bool:
+    """A phone's contribution: exactly 32 lowercase hex characters (16 bytes)."""
+    return isinstance(value, str) and _CONTRIBUTION.fullmatch(value) is not None
+
+
+def round_key(seed: str, contributions: Sequence[str]) -> bytes:
+    """The round's HMAC key: the SHA-256 of `key_material(seed, contributions)`."""
+    return hashlib.sha256(key_material(seed, contributions)).digest()
+
+
+def key_material(seed: str, contributions: Sequence[str]) -> bytes:
+    """What a round's key hashes: KEY_LABEL, a zero byte, the seed, the number of contributions (4 bytes big-endian)
+    and the contributions in the order received, the seed and each contribution as 4 bytes of big-endian length
+    then its UTF-8 bytes. No two (seed, contributions) give the same bytes."""
+    parts = [KEY_LABEL, b"\0", _framed(seed), len(contributions).to_bytes(4, "big")]
+    return b"".join(parts + [_framed(value) for value in contributions])
+
+
+def _framed(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return len(data).to_bytes(4, "big") + data
+
+
+def replay(
+    profile: Profile,
+    seed: str,
+    n_presses: int,
+    restarts: Iterable[int] = (),
+    contributions: Sequence[str] = (),
+) -> list[Outcome]:
+    """The outcomes of a round's first `n_presses` presses, keyed by the seed and the contributions. `restarts`
+    holds, for each lid opening, how many presses had been made when it happened (only a pattern profile cares)."""
+    return _replay(Schedule(profile, round_key(seed, contributions)), n_presses, restarts)
+
+
+def replay_v1(profile: Profile, seed: str, n_presses: int, restarts: Iterable[int] = ()) -> list[Outcome]:
+    """The first format's replay: the same press rules on Python's `random.Random(seed).random()`."""
+    return _replay(Schedule(profile, seed, draw=random.Random(seed).random), n_presses, restarts)
+
+
+def _replay(schedule: Schedule, n_presses: int, restarts: Iterable[int]) -> list[Outcome]:
     restart_after = set(restarts)
-    schedule = Schedule(profile, seed)
     outcomes = []
     for done in range(n_presses):
         if done in restart_after:
@@ -50,30 +102,76 @@ def replay(profile: Profile, seed: str, n_presses: int, restarts: Iterable[int] 
     return outcomes
 
 
+@dataclass(frozen=True)
+class CameOut:
+    """What one press dispensed: the cards counted at the exit (None: not known), and what ended it (`STOPS`;
+    None: not known, the daemon stopped before the press ended)."""
+
+    dispensed: int | None
+    stop: str | None
+
+
 def round_record(
-    profile: Profile, seed: str, outcomes: Sequence[Outcome], restarts: Sequence[int] = ()
+    profile: Profile,
+    seed: str,
+    outcomes: Sequence[Outcome],
+    restarts: Sequence[int] = (),
+    contributions: Sequence[str] = (),
+    came_out: Mapping[int, CameOut] | None = None,
 ) -> dict[str, Any]:
-    """The record of a finished round, seed revealed, ready for json.dump (docs/FAIRNESS.md)."""
+    """The record of a finished round, seed revealed, ready for json.dump (docs/FAIRNESS.md). `came_out` holds
+    what each press (by number) dispensed."""
+    came_out = came_out or {}
+    unknown = CameOut(None, None)
     return {
         "format": FORMAT,
         "profile": {"name": profile.name, **profile_to_mapping(profile)},
         "commitment": commitment(seed),
         "seed": seed,
+        "contributions": list(contributions),
         "restarts": list(restarts),
         "outcomes": [
-            {"press": o.press, "cards": o.cards, "jackpot": o.jackpot, "pause_ms": o.pause_ms} for o in outcomes
+            {
+                "press": o.press,
+                "cards": o.cards,
+                "jackpot": o.jackpot,
+                "pause_ms": o.pause_ms,
+                "dispensed": came_out.get(o.press, unknown).dispensed,
+                "stop": came_out.get(o.press, unknown).stop,
+            }
+            for o in outcomes
         ],
     }
 
 
 @dataclass(frozen=True)
 class Mismatch:
-    """The first recorded value that the seed does not give."""
+    """The first recorded value that the seed (and the contributions) do not give."""
 
     press: int
     field: str
     recorded: Any
     replayed: Any
+
+
+_STOP_TEXTS = {None: "not known: the daemon stopped before the press ended", "count": "the hopper's count ran out"}
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A press that did not dispense what was drawn: a jam, an empty hopper, the lid, a fault, or not known."""
+
+    press: int
+    cards: int
+    dispensed: int | None
+    stop: str | None
+
+    def __str__(self) -> str:
+        came = "an unknown number of cards" if self.dispensed is None else f"{self.dispensed}"
+        why = {None: "not known: the daemon stopped before the press ended", "count": "the hopper's count ran out"}
+        return (
+            f"press {self.press}: the seed gives {self.cards} cards, {came} came out ({why.get(self.stop, self.stop)})"
+        )
 
 
 @dataclass(frozen=True)
@@ -82,54 +180,83 @@ class VerifyReport:
     presses: int
     commitment_ok: bool
     mismatch: Mismatch | None
+    format: str = FORMAT
+    contributions: int = 0
+    shortfalls: tuple[Shortfall, ...] = ()
+    seen_commitment_ok: bool | None = None  # against the commitment the reader saw, when given
+    missing: tuple[str, ...] = field(default=())  # contributions the reader made that the record lacks
 
     @property
     def ok(self) -> bool:
-        return self.commitment_ok and self.mismatch is None
+        return (
+            self.commitment_ok and self.mismatch is None and self.seen_commitment_ok is not False and not self.missing
+        )
 
     @property
     def first_bad_press(self) -> int | None:
         return self.mismatch.press if self.mismatch else None
 
     def __str__(self) -> str:
+        lines = []
         if self.ok:
-            return (
-                f"OK: the seed matches its commitment and replays all {self.presses} presses "
+            mixed = "" if self.format == FORMAT_V1 else f" and, with its {self.contributions} contribution(s),"
+            lines.append(
+                f"OK: the seed matches its commitment{mixed} replays all {self.presses} presses "
                 f"of profile {self.profile!r} exactly"
             )
-        lines = []
+        if self.seen_commitment_ok is False:
+            lines.append("FAILED: the record's commitment is not the one you saw before the first press")
         if not self.commitment_ok:
             lines.append("FAILED: the seed does not match the commitment published at round start")
+        lines.extend(f"FAILED: your contribution {value} is not in the record" for value in self.missing)
         if self.mismatch:
             m = self.mismatch
             lines.append(f"FAILED: press {m.press}: recorded {m.field} = {m.recorded!r}, the seed gives {m.replayed!r}")
+        lines.extend(f"NOTE: {s}" for s in self.shortfalls)
+        if self.format == FORMAT_V1:
+            lines.append(f"NOTE: a {FORMAT_V1} record: no contributions, and it does not say what each press dispensed")
         return "\n".join(lines)
 
 
-def verify(record: Mapping[str, Any]) -> VerifyReport:
+def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, mine: Iterable[str] = ()) -> VerifyReport:
     """Check a round record: the seed against its commitment, then every recorded outcome against a replay.
+    `seen_commitment` is the commitment the reader saw before the first press, `mine` the contributions they
+    made; both are checked against the record when given.
 
     Raises RecordError when the record is malformed (a missing or mistyped field).
     """
     if not isinstance(record, Mapping):
         raise RecordError("a round record must be a JSON object")
-    if record.get("format", FORMAT) != FORMAT:
-        raise RecordError(f"format = {record['format']!r} is not accepted: expected {FORMAT!r}")
+    form = record.get("format", FORMAT_V1)  # records of the first format could leave it out
+    if form not in (FORMAT, FORMAT_V1):
+        raise RecordError(f"format = {form!r} is not accepted: expected {FORMAT!r} (or {FORMAT_V1!r})")
     profile = _profile(_field(record, "profile", dict))
     seed = _seed(record)
     published = _field(record, "commitment", str)
     restarts = _restarts(record.get("restarts", []))
     outcomes = _field(record, "outcomes", list)
-    replayed = replay(profile, seed, len(outcomes), restarts)
+    if form == FORMAT_V1:
+        contributions: list[str] = []
+        replayed = replay_v1(profile, seed, len(outcomes), restarts)
+    else:
+        contributions = _contributions(_field(record, "contributions", list))
+        replayed = replay(profile, seed, len(outcomes), restarts, contributions)
+    strict = form == FORMAT
+    mine = list(mine)
     return VerifyReport(
         profile=profile.name,
         presses=len(outcomes),
         commitment_ok=commitment(seed) == published.lower(),
-        mismatch=_first_mismatch(outcomes, replayed),
+        mismatch=_first_mismatch(outcomes, replayed, strict=strict),
+        format=form,
+        contributions=len(contributions),
+        shortfalls=tuple(_shortfalls(outcomes)) if strict else (),
+        seen_commitment_ok=None if seen_commitment is None else seen_commitment.lower() == published.lower(),
+        missing=tuple(value for value in mine if value not in contributions),
     )
 
 
-def verify_file(path: str | Path) -> VerifyReport:
+def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: Iterable[str] = ()) -> VerifyReport:
     """Verify an exported round record (a JSON file)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -139,7 +266,7 @@ def verify_file(path: str | Path) -> VerifyReport:
         record = json.loads(text)
     except json.JSONDecodeError as e:
         raise RecordError(f"{path} is not valid JSON: {e}") from None
-    return verify(record)
+    return verify(record, seen_commitment=seen_commitment, mine=mine)
 
 
 def _field(record: Mapping[str, Any], key: str, kind: type) -> Any:
@@ -172,6 +299,19 @@ def _seed(record: Mapping[str, Any]) -> str:
     return seed
 
 
+def _contributions(values: list[Any]) -> list[str]:
+    if len(values) > MAX_CONTRIBUTIONS:
+        raise RecordError(
+            f"contributions has {len(values)} entries: a round takes at most {MAX_CONTRIBUTIONS}, one per phone"
+        )
+    for index, value in enumerate(values):
+        if not is_contribution(value):
+            raise RecordError(
+                f"contributions[{index}] = {value!r} is not accepted: expected 32 lowercase hex characters"
+            )
+    return values
+
+
 def _restarts(value: Any) -> list[int]:
     if not isinstance(value, list) or not all(_is_whole(n) and n >= 0 for n in value):
         raise RecordError(f"restarts = {value!r} is not accepted: expected an array of press counts")
@@ -182,24 +322,49 @@ def _is_whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _first_mismatch(outcomes: list[Any], replayed: list[Outcome]) -> Mismatch | None:
+def _first_mismatch(outcomes: list[Any], replayed: list[Outcome], *, strict: bool) -> Mismatch | None:
     for index, (recorded, expected) in enumerate(zip(outcomes, replayed, strict=True)):
-        mismatch = _compare(index, recorded, expected)
+        mismatch = _compare(index, recorded, expected, strict=strict)
         if mismatch:
             return mismatch
     return None
 
 
-def _compare(index: int, recorded: Any, replayed: Outcome) -> Mismatch | None:
-    """The first field of one recorded outcome that differs from the replay; types count (true is not 1)."""
-    if not isinstance(recorded, dict) or "press" not in recorded or "cards" not in recorded:
-        raise RecordError(f"outcomes[{index}] = {recorded!r} is not accepted: expected an object with press and cards")
+def _compare(index: int, recorded: Any, replayed: Outcome, *, strict: bool) -> Mismatch | None:
+    """The first field of one recorded outcome that differs from the replay; types count (true is not 1).
+    The first format checks jackpot and pause_ms only when present; the second needs every field."""
+    needed = ("press", *CHECKED_FIELDS, "dispensed", "stop") if strict else ("press", "cards")
+    if not isinstance(recorded, dict) or any(key not in recorded for key in needed):
+        raise RecordError(
+            f"outcomes[{index}] = {recorded!r} is not accepted: expected an object with {', '.join(needed)}"
+        )
+    if strict:
+        _check_came_out(index, recorded)
     press = index + 1
     if not (_is_whole(recorded["press"]) and recorded["press"] == press):
         return Mismatch(press, "press", recorded["press"], press)
-    for field in CHECKED_FIELDS:
-        if field in recorded:
-            value, expected = recorded[field], getattr(replayed, field)
+    for name in CHECKED_FIELDS:
+        if name in recorded:
+            value, expected = recorded[name], getattr(replayed, name)
             if type(value) is not type(expected) or value != expected:
-                return Mismatch(press, field, value, expected)
+                return Mismatch(press, name, value, expected)
     return None
+
+
+def _check_came_out(index: int, recorded: dict[str, Any]) -> None:
+    dispensed, stop = recorded["dispensed"], recorded["stop"]
+    if dispensed is not None and not (_is_whole(dispensed) and dispensed >= 0):
+        raise RecordError(
+            f"outcomes[{index}].dispensed = {dispensed!r} is not accepted: expected a whole number of cards or null"
+        )
+    if stop is not None and stop not in STOPS:
+        raise RecordError(f"outcomes[{index}].stop = {stop!r} is not accepted: expected one of {', '.join(STOPS)}")
+
+
+def _shortfalls(outcomes: list[dict[str, Any]]) -> list[Shortfall]:
+    """Presses whose cards did not all come out (or of which that is not known)."""
+    return [
+        Shortfall(o["press"], o["cards"], o["dispensed"], o["stop"])
+        for o in outcomes
+        if o["dispensed"] != o["cards"] or o["stop"] is None
+    ]

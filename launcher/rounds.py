@@ -1,20 +1,25 @@
-"""Rounds: each round plays one seeded schedule, committed at its start and revealed at its end.
+"""Rounds: each round plays one keyed schedule, committed at its start, mixed by the phones, revealed at its end.
 
-The seed and the commitment are saved when a round starts (so a restarted daemon resumes the same round, replaying
-the presses the event log holds), and the record with the seed revealed is saved when it ends. The controller calls
-this between presses, never on the press-to-motor path.
+The seed and the commitment are saved when a round starts. Until the round's first press, each joined phone may add
+one random contribution (`RoundBook.contribute`); the schedule is keyed by the seed and every contribution received
+(`fairness.round_key`), and the first press closes the contributions. Each contribution is published on the event
+stream, so a restarted daemon resumes the same round: it reads the contributions, the presses and what each press
+dispensed from the event log and replays the presses. The record with the seed revealed is saved when the round
+ends. The controller calls this between presses, never on the press-to-motor path; closing the contributions at the
+first press takes a lock that nothing holds for longer than a few list and hash operations.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from launcher.events import EventBus, EventType
-from launcher.fairness import commitment, new_seed, round_record
+from launcher.fairness import MAX_CONTRIBUTIONS, CameOut, commitment, new_seed, round_key, round_record
 from launcher.schedule import Outcome, Profile, Schedule, profile_from_mapping, profile_to_mapping
 from launcher.store import Store
 
@@ -31,11 +36,24 @@ class DrawsOutcomes(Protocol):
     def restart(self) -> None: ...
 
 
-ScheduleFactory = Callable[[Profile, str], DrawsOutcomes]
+ScheduleFactory = Callable[[Profile, bytes], DrawsOutcomes]  # (profile, the round's key)
 
 
 class RoundOpen(Exception):
     """The round is still being played: its seed is secret."""
+
+
+class ContributionRefused(Exception):
+    """A contribution the round does not take; `code` names why (docs/API.md)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# What ended a press as a record says it (fairness.STOPS), from what the controller says: "miss", "empty", "fault"
+# or a StopReason's value (launcher/hardware/base.py); the watchdog's "timeout" and a backend's "error" are faults.
+_STOPS = {stop: stop for stop in ("miss", "count", "jam", "stuck", "empty", "lid", "aborted")}
 
 
 @dataclass
@@ -45,13 +63,33 @@ class Round:
     seed: str
     commitment: str
     schedule: DrawsOutcomes
+    schedule_factory: ScheduleFactory = field(default=Schedule, repr=False)
     outcomes: list[Outcome] = field(default_factory=list)
     restarts: list[int] = field(default_factory=list)
+    contributions: list[str] = field(default_factory=list)  # in the order received
+    came_out: dict[int, CameOut] = field(default_factory=dict)  # by press number
+    closed: bool = False  # no more contributions: the first press was drawn, or the round ended
+    _senders: set[str] = field(default_factory=set, repr=False)  # sessions that contributed (memory only)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def draw(self) -> Outcome:
+        """The next press's outcome; the first one closes the contributions (with the key they made)."""
+        if not self.closed:
+            with self._lock:
+                self.closed = True
         outcome = self.schedule.next_outcome()
         self.outcomes.append(outcome)
         return outcome
+
+    def came_out_of(self, outcome: Outcome, dispensed: int, stop: str, *, empty: bool = False) -> None:
+        """What a press of this round dispensed (the controller, once the press is over). `stop`: "miss", "empty",
+        "fault" or what ended the fire (a StopReason's value); `empty`: the hopper's count is 0 after it. Outcomes
+        that are not this round's draws (exact classic deals) are not recorded."""
+        if not (0 < outcome.press <= len(self.outcomes) and self.outcomes[outcome.press - 1] is outcome):
+            return
+        if stop == "jam" and empty:
+            stop = "empty"  # announced as launcher.empty: the hopper ran out during the fire
+        self.came_out[outcome.press] = CameOut(dispensed, _STOPS.get(stop, "fault"))
 
     def summary(self) -> dict[str, Any]:
         """What everyone may see while the round is played (never the seed)."""
@@ -62,17 +100,39 @@ class Round:
             "presses": self.schedule.presses,
         }
 
+    def mixing(self) -> dict[str, Any]:
+        """The contributions so far, for the round object of GET /api/state."""
+        with self._lock:
+            return {
+                "contributions": list(self.contributions),
+                "contributions_open": not self.closed,
+                "contributions_max": MAX_CONTRIBUTIONS,
+            }
+
     def record(self) -> dict[str, Any]:
-        return {"round": self.number, **round_record(self.profile, self.seed, self.outcomes, self.restarts)}
+        return {
+            "round": self.number,
+            **round_record(self.profile, self.seed, self.outcomes, self.restarts, self.contributions, self.came_out),
+        }
+
+    def _rekey(self) -> None:
+        """With the lock held, before any press: the schedule keyed by the seed and the contributions so far."""
+        self.schedule = self.schedule_factory(self.profile, round_key(self.seed, self.contributions))
 
 
 class RoundBook:
-    """Starts, ends, saves and resumes rounds."""
+    """Starts, ends, saves and resumes rounds; takes the phones' contributions to the round in play."""
 
     def __init__(self, store: Store, bus: EventBus, schedule_factory: ScheduleFactory = Schedule) -> None:
         self._store = store
         self._bus = bus
         self._schedule_factory = schedule_factory
+        self._current: Round | None = None
+
+    @property
+    def current(self) -> Round | None:
+        """The round in play (the last one started or resumed)."""
+        return self._current
 
     def resume_or_start(self, profile: Profile) -> Round:
         """The round left open by the last run, replayed to where its log ends; else a new round."""
@@ -81,15 +141,20 @@ class RoundBook:
             if row is None:
                 return self.start(profile)
             number, profile_json, seed, started_event, restarts = row
-            presses = self._store.count_events_after(conn, "button.pressed", started_event)
+            log = _RoundLog.read(self._store, conn, number, started_event)
         saved = json.loads(profile_json)
         resumed = self._new_round(number, profile_from_mapping(saved["name"], saved["parameters"]), seed)
-        resumed.restarts = [r for r in json.loads(restarts) if r <= presses]
-        for done in range(presses + 1):  # replay the lid openings where they happened, as fairness.replay does
+        resumed.contributions = log.contributions[:MAX_CONTRIBUTIONS]
+        resumed._rekey()
+        resumed.closed = log.presses > 0
+        resumed.restarts = [r for r in json.loads(restarts) if r <= log.presses]
+        for done in range(log.presses + 1):  # replay the lid openings where they happened, as fairness.replay does
             if done in resumed.restarts:
                 resumed.schedule.restart()
-            if done < presses:
+            if done < log.presses:
                 resumed.draw()
+        resumed.came_out = log.came_out
+        self._current = resumed
         return resumed
 
     def lid_opened(self, played: Round) -> None:
@@ -107,10 +172,50 @@ class RoundBook:
             event = self._bus.publish(EventType.ROUND_STARTED, self._announcement(started))
             profile_json = json.dumps({"name": profile.name, "parameters": profile_to_mapping(profile)})
             self._store.start_round(conn, number, profile_json, started.seed, started.commitment, event.id, event.ts)
+        self._current = started
         return started
+
+    def contribute(self, number: int, value: str, sender: str) -> tuple[int, int]:
+        """Add a phone's contribution (checked by the caller: fairness.is_contribution) to round `number`, from
+        `sender` (its session). Returns (its index in the record, the number of contributions now); raises
+        ContributionRefused naming why not."""
+        played = self._current
+        if played is None or number > played.number:
+            raise ContributionRefused("not_found", f"there is no round {number} being played")
+        if number < played.number:
+            raise ContributionRefused(
+                "round_over", f"round {number} has ended (round {played.number} is being played); it takes no more"
+            )
+        with played._lock:
+            if played.closed:
+                raise ContributionRefused(
+                    "contributions_closed",
+                    f"round {number}'s contributions closed at its first press: the round was fixed without yours "
+                    "(you can still check it when it ends)",
+                )
+            if sender in played._senders:
+                raise ContributionRefused(
+                    "already_contributed", f"this phone has already added its randomness to round {number}"
+                )
+            if len(played.contributions) >= MAX_CONTRIBUTIONS:
+                raise ContributionRefused(
+                    "contributions_full",
+                    f"round {number} already has {MAX_CONTRIBUTIONS} contributions, the most a round takes",
+                )
+            played.contributions.append(value)
+            played._senders.add(sender)
+            played._rekey()
+            index, count = len(played.contributions) - 1, len(played.contributions)
+            # Published under the round's lock: its event comes before the first press's, in the log too.
+            self._bus.publish(
+                EventType.ROUND_CONTRIBUTED, {"round": number, "index": index, "value": value, "count": count}
+            )
+        return index, count
 
     def end(self, ended: Round) -> dict[str, Any]:
         """Reveal the seed: save the record and tell everyone."""
+        with ended._lock:
+            ended.closed = True
         record = ended.record()
         with self._store.connect() as conn:
             self._store.end_round(conn, ended.number, json.dumps(record), time.time())
@@ -132,8 +237,57 @@ class RoundBook:
         return json.loads(record_json)
 
     def _new_round(self, number: int, profile: Profile, seed: str) -> Round:
-        return Round(number, profile, seed, commitment(seed), self._schedule_factory(profile, seed))
+        factory = self._schedule_factory
+        return Round(number, profile, seed, commitment(seed), factory(profile, round_key(seed, [])), factory)
 
     @staticmethod
     def _announcement(played: Round) -> dict[str, Any]:
         return {"round": played.number, "profile": played.profile.name, "commitment": played.commitment}
+
+
+# An outcome event: what the press it follows dispensed and what ended it (docs/API.md: every press is announced
+# by one button.pressed, then exactly one of these or hardware.fault).
+_OUTCOME_EVENTS: dict[str, Callable[[dict[str, Any]], CameOut]] = {
+    "launcher.missed": lambda data: CameOut(0, "miss"),
+    "launcher.fired": lambda data: CameOut(data.get("dispensed"), "count"),
+    "launcher.jammed": lambda data: CameOut(
+        data.get("dispensed"), "stuck" if data.get("reason") == "stuck_at_exit" else "jam"
+    ),
+    "launcher.empty": lambda data: CameOut(data.get("dispensed"), "empty"),
+    "launcher.stopped": lambda data: CameOut(
+        data.get("dispensed"), "lid" if data.get("reason") == "lid" else "aborted"
+    ),
+    "hardware.fault": lambda data: CameOut(None, "fault"),  # the count is not announced
+}
+
+
+@dataclass
+class _RoundLog:
+    """What the event log holds of an open round."""
+
+    presses: int = 0
+    contributions: list[str] = field(default_factory=list)
+    came_out: dict[int, CameOut] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, store: Store, conn: Any, number: int, started_event: int) -> _RoundLog:
+        log = cls()
+        press: int | None = None  # the schedule press the next outcome event belongs to (None: a classic deal)
+        for _, _, kind, data in _events_after(store, conn, started_event):
+            if kind in ("round.started", "round.ended"):
+                break
+            if kind == "round.contributed" and data.get("round") == number:
+                log.contributions.append(data["value"])
+            elif kind == "button.pressed":
+                press = data.get("press")
+                if press is not None:
+                    log.presses = max(log.presses, press)
+            elif kind in _OUTCOME_EVENTS and press is not None and press not in log.came_out:
+                log.came_out[press] = _OUTCOME_EVENTS[kind](data)
+        return log
+
+
+def _events_after(store: Store, conn: Any, after: int, batch: int = 1000) -> Iterator[tuple[int, float, str, Any]]:
+    while rows := store.events_after(conn, after, batch):
+        yield from rows
+        after = rows[-1][0]

@@ -1,12 +1,12 @@
 """The randomised firing schedule: which press fires, and how many cards.
 
-Pure: no I/O, no clock. An outcome is a deterministic function of the seed and the presses so far (and, for a
+Pure: no I/O, no clock. An outcome is a deterministic function of the key and the presses so far (and, for a
 pattern profile, the restarts), so a round can be replayed and checked. The controller only calls
 `Schedule.next_outcome()` and, when the lid opens, `Schedule.restart()`.
 
-Every random value comes from `random.Random(seed).random()`, whose sequence Python guarantees to stay the same
-across versions for a str, bytes or int seed; the other `random` methods carry no such promise, so they are not
-used. The draws of one press, in order (docs/FAIRNESS.md repeats this for independent verifiers):
+Every random value is a draw of `draw_stream(key)`: an HMAC-SHA256 counter stream that a page can compute as well
+(docs/FAIRNESS.md defines it to the bit; a round's key comes from its seed and the phones' contributions,
+launcher/fairness.py). The draws of one press, in order (docs/FAIRNESS.md repeats this for independent verifiers):
 
 1. if the profile pauses (pause_probability > 0): one draw; below pause_probability, one more for the duration;
 2. one draw, a fire if below the threshold: hazard[misses_in_row] for a hazard profile, or 0 once fires_in_row has
@@ -17,13 +17,14 @@ used. The draws of one press, in order (docs/FAIRNESS.md repeats this for indepe
 
 from __future__ import annotations
 
+import hashlib
 import math
-import random
+import struct
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from itertools import accumulate, pairwise
+from itertools import accumulate, chain, count, pairwise
 from typing import Any
 
 MAX_DROUGHT = 49  # longest hazard: a longer wait is no longer suspense
@@ -351,6 +352,57 @@ CUSTOM = profile_from_mapping("custom", profile_to_mapping(CLASSIC))
 PROFILES: dict[str, Profile] = {p.name: p for p in (CLASSIC, GENTLE, BRUTAL, PATTERN, EXTREME, CUSTOM)}
 
 
+# --- the draw stream ----------------------------------------------------------------------------------------------
+
+DRAWS_PER_BLOCK = 4  # one HMAC-SHA256 output (32 bytes) gives four 64-bit words, each a draw
+_BATCH_BLOCKS = 16  # blocks computed at a time: fewer Python calls per draw, the same values
+_HMAC_BLOCK = 64  # SHA-256's block size, for HMAC's key padding (RFC 2104)
+_UNIT = 2.0**-53
+
+
+def key_of(seed: int | bytes | str) -> bytes:
+    """The HMAC key of a seed: bytes as they are (a round's 32-byte key); text, or a number written as decimal
+    text (simulations, tests), as its UTF-8 bytes."""
+    return seed if isinstance(seed, bytes) else str(seed).encode("utf-8")
+
+
+def block(key: bytes, index: int) -> bytes:
+    """Block `index` of the stream: HMAC-SHA256(key, index as 8 bytes big-endian). For tests and verifiers: the
+    schedule computes the same blocks in batches (`draw_stream`)."""
+    inner, outer = _pads(key)
+    return _hmac(inner, outer, index.to_bytes(8, "big"))
+
+
+def draw_stream(key: bytes) -> Callable[[], float]:
+    """A function whose k-th call (k = 0, 1, ...) returns draw k of the stream keyed by `key`, a float in [0, 1):
+    the 64-bit big-endian word k % 4 of block k // 4, shifted right by 11 bits, times 2**-53 (exact)."""
+    inner, outer = _pads(key)
+    words = struct.Struct(f">{DRAWS_PER_BLOCK * _BATCH_BLOCKS}Q").unpack
+
+    def batch(first: int) -> list[float]:
+        data = b"".join(_hmac(inner, outer, j.to_bytes(8, "big")) for j in range(first, first + _BATCH_BLOCKS))
+        return [(w >> 11) * _UNIT for w in words(data)]
+
+    # chain's __next__ is one C call per draw; a batch is computed only when the one before is used up.
+    return chain.from_iterable(map(batch, count(0, _BATCH_BLOCKS))).__next__
+
+
+def _pads(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """SHA-256 states that have taken HMAC's inner and outer padded key: each block copies them."""
+    if len(key) > _HMAC_BLOCK:
+        key = hashlib.sha256(key).digest()
+    padded = key.ljust(_HMAC_BLOCK, b"\0")
+    return hashlib.sha256(bytes(b ^ 0x36 for b in padded)), hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+
+
+def _hmac(inner: hashlib._Hash, outer: hashlib._Hash, message: bytes) -> bytes:
+    mac = inner.copy()
+    mac.update(message)
+    out = outer.copy()
+    out.update(mac.digest())
+    return out.digest()
+
+
 # --- the schedule -------------------------------------------------------------------------------------------------
 
 
@@ -410,22 +462,25 @@ def _pattern_machine(p: Profile) -> _Machine:
 
 
 class Schedule:
-    """Draws outcomes for one run of presses from a seeded generator.
+    """Draws outcomes for one run of presses from a keyed draw stream.
 
     `next_outcome()` returns the next press's Outcome. It is the `__next__` of a generator that keeps its
     working values in local variables, which is much faster than a method reading attributes.
+
+    The draws come from `draw_stream(key_of(seed))`; `draw` replaces them (records of the first format replay
+    with Python's `random.Random(seed).random`, launcher/fairness.py).
     """
 
     __slots__ = ("_machine", "_random", "_state", "next_outcome", "presses", "profile")
 
     next_outcome: Callable[[], Outcome]
 
-    def __init__(self, profile: Profile, seed: int | bytes | str) -> None:
+    def __init__(self, profile: Profile, seed: int | bytes | str, *, draw: Callable[[], float] | None = None) -> None:
         self.profile = profile
         self.presses = 0
         self._machine = _machine(profile)
         self._state = 0
-        self._random = random.Random(seed).random
+        self._random = draw if draw is not None else draw_stream(key_of(seed))
         self.next_outcome = self._outcomes().__next__
 
     @property
@@ -455,7 +510,7 @@ class Schedule:
         presses, state = self.presses, self._state
         m = self._machine
         threshold, after_fire, after_miss, tension = m.threshold, m.after_fire, m.after_miss, m.tension
-        cumulative_weights = tuple(accumulate(p.card_weights))
+        cumulative_weights = tuple(accumulate(map(float, p.card_weights)))  # in double precision, as a page adds them
         total_weight = cumulative_weights[-1]
         last_card_index = _last_positive(p.card_weights)  # a rounding edge must not pick a zero weight
         jackpot_probability, jackpot_low = p.jackpot_probability, p.jackpot_cards[0]

@@ -1,11 +1,15 @@
-"""Commit and reveal: a finished round replays exactly from its seed, and any change to the record is caught."""
+"""Commit, contribute, reveal: a finished round replays exactly from its seed and its contributions, any change to
+the record is caught, and both the daemon's code and an implementation written from docs/FAIRNESS.md alone give the
+known-answer vector published there. Records of the first format still verify, on their own path."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,28 +19,79 @@ from hypothesis import strategies as st
 
 from launcher.fairness import (
     FORMAT,
+    FORMAT_V1,
+    CameOut,
     RecordError,
     commitment,
+    is_contribution,
     new_seed,
     replay,
+    replay_v1,
+    round_key,
     round_record,
     verify,
     verify_file,
 )
-from launcher.schedule import PROFILES, Profile, Schedule
+from launcher.schedule import (
+    PROFILES,
+    Profile,
+    Schedule,
+    block,
+    draw_stream,
+    profile_from_mapping,
+    profile_to_mapping,
+)
 
+ROOT = Path(__file__).resolve().parent.parent
 SEED = "5eed0000000000000000000000000001"
+CONTRIBUTIONS = ["00112233445566778899aabbccddeeff", "0123456789abcdef0123456789abcdef", "f" * 32]
 
 
-def play_round(profile: Profile, seed: str, n: int, restarts: tuple[int, ...] = ()) -> dict[str, Any]:
-    """A round as the daemon plays it: a live schedule, the lid opened after the presses listed in restarts."""
-    schedule = Schedule(profile, seed)
+def known_answers() -> dict[str, Any]:
+    """The known-answer vector, read from the JSON block that follows its marker in docs/FAIRNESS.md."""
+    text = (ROOT / "docs" / "FAIRNESS.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- known-answer vector[^>]*-->\s*```json\n(.*?)\n```", text, re.S)
+    assert found, "docs/FAIRNESS.md has no known-answer vector"
+    return json.loads(found.group(1))
+
+
+def play_round(
+    profile: Profile,
+    seed: str,
+    n: int,
+    restarts: tuple[int, ...] = (),
+    contributions: list[str] = CONTRIBUTIONS,
+) -> dict[str, Any]:
+    """A round as the daemon plays it: a live schedule under the round's key, the lid opened after the presses
+    listed in restarts, every card drawn counted at the exit."""
+    schedule = Schedule(profile, round_key(seed, contributions))
     outcomes = []
     for done in range(n):
         if done in restarts:
             schedule.restart()
         outcomes.append(schedule.next_outcome())
-    return round_record(profile, seed, outcomes, restarts)
+    came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
+    return round_record(profile, seed, outcomes, restarts, contributions, came_out)
+
+
+def play_round_v1(profile: Profile, seed: str, n: int, restarts: tuple[int, ...] = ()) -> dict[str, Any]:
+    """A record as versions before the contributions wrote it: Python's random, no contributions, no counts."""
+    schedule = Schedule(profile, seed, draw=random.Random(seed).random)
+    outcomes = []
+    for done in range(n):
+        if done in restarts:
+            schedule.restart()
+        outcomes.append(schedule.next_outcome())
+    return {
+        "format": FORMAT_V1,
+        "profile": {"name": profile.name, **profile_to_mapping(profile)},
+        "commitment": commitment(seed),
+        "seed": seed,
+        "restarts": list(restarts),
+        "outcomes": [
+            {"press": o.press, "cards": o.cards, "jackpot": o.jackpot, "pause_ms": o.pause_ms} for o in outcomes
+        ],
+    }
 
 
 def test_seeds_are_fresh_hex_and_commitments_are_sha256_of_the_utf8_seed() -> None:
@@ -47,19 +102,79 @@ def test_seeds_are_fresh_hex_and_commitments_are_sha256_of_the_utf8_seed() -> No
     assert commitment("été") == hashlib.sha256("été".encode()).hexdigest()
 
 
+def test_a_contribution_is_32_lowercase_hex_characters() -> None:
+    assert is_contribution("0123456789abcdef" * 2)
+    for bad in ("0" * 31, "0" * 33, "A" * 32, "g" * 32, "0" * 31 + "\n", 12, None, ["0" * 32], "０" * 32):
+        assert not is_contribution(bad), bad
+
+
+# --- the known-answer vector of docs/FAIRNESS.md ------------------------------------------------------------------
+
+
+def test_the_daemon_gives_the_published_known_answers() -> None:
+    vector = known_answers()
+    key = round_key(vector["seed"], vector["contributions"])
+    assert commitment(vector["seed"]) == vector["commitment"]
+    assert key.hex() == vector["key"]
+    assert round_key(vector["seed"], []).hex() == vector["key_without_contributions"]
+    assert block(key, 0).hex() == vector["block_0"]
+    draw = draw_stream(key)
+    assert [draw() * 2**53 for _ in range(6)] == vector["draws_times_2_53"]
+    for case in vector["cases"]:
+        profile = profile_from_record(case["profile"])
+        contributions = vector["contributions"] if case["contributions"] else []
+        outcomes = replay(profile, vector["seed"], len(case["outcomes"]), case["restarts"], contributions)
+        assert [as_recorded(o) for o in outcomes] == case["outcomes"], case["name"]
+
+
+def test_the_documented_derivation_gives_the_published_known_answers() -> None:
+    vector = known_answers()
+    key = documented_key(vector["seed"], vector["contributions"])
+    assert key.hex() == vector["key"]
+    assert documented_key(vector["seed"], []).hex() == vector["key_without_contributions"]
+    draws = DocumentedStream(key)
+    assert [int(draws.random() * 2**53) for _ in range(6)] == vector["draws_times_2_53"]
+    for case in vector["cases"]:
+        contributions = vector["contributions"] if case["contributions"] else []
+        stream = DocumentedStream(documented_key(vector["seed"], contributions))
+        replayed = documented_replay(case["profile"], stream.random, len(case["outcomes"]), set(case["restarts"]))
+        assert replayed == case["outcomes"], case["name"]
+
+
+def profile_from_record(mapping: dict[str, Any]) -> Profile:
+    return profile_from_mapping(mapping["name"], {k: v for k, v in mapping.items() if k != "name"})
+
+
+def as_recorded(outcome: Any) -> dict[str, Any]:
+    return {"press": outcome.press, "cards": outcome.cards, "jackpot": outcome.jackpot, "pause_ms": outcome.pause_ms}
+
+
+# --- rounds that verify, and changes that are caught --------------------------------------------------------------
+
+
 @pytest.mark.parametrize("name", PROFILES)
 def test_a_played_round_verifies(name: str) -> None:
     record = play_round(PROFILES[name], SEED, 150, restarts=(40, 41, 97))
     report = verify(record)
     assert report.ok and report.commitment_ok and report.first_bad_press is None
-    assert report.presses == 150 and report.profile == name
-    assert str(report).startswith("OK: the seed matches its commitment and replays all 150 presses")
+    assert report.presses == 150 and report.profile == name and report.contributions == 3
+    assert report.shortfalls == ()
+    assert str(report) == (
+        "OK: the seed matches its commitment and, with its 3 contribution(s), replays all 150 presses "
+        f"of profile {name!r} exactly"
+    )
 
 
 def test_replay_gives_the_live_outcomes() -> None:
-    schedule = Schedule(PROFILES["extreme"], SEED)
+    schedule = Schedule(PROFILES["extreme"], round_key(SEED, CONTRIBUTIONS))
     live = [schedule.next_outcome() for _ in range(500)]
-    assert replay(PROFILES["extreme"], SEED, 500) == live
+    assert replay(PROFILES["extreme"], SEED, 500, (), CONTRIBUTIONS) == live
+
+
+def test_the_contributions_change_every_round_they_are_in() -> None:
+    alone = [o.cards for o in replay(PROFILES["classic"], SEED, 100)]
+    mixed = [o.cards for o in replay(PROFILES["classic"], SEED, 100, (), CONTRIBUTIONS[:1])]
+    assert alone != mixed
 
 
 def test_replay_restarts_a_pattern_where_the_lid_opened() -> None:
@@ -72,8 +187,11 @@ def test_the_record_survives_a_json_file(tmp_path: Path) -> None:
     record = play_round(PROFILES["classic"], SEED, 80)
     path.write_text(json.dumps(record), encoding="utf-8")
     assert verify_file(path).ok
-    assert record["format"] == FORMAT and record["commitment"] == commitment(SEED)
-    assert record["outcomes"][0] == {"press": 1, "cards": 0, "jackpot": False, "pause_ms": 0}
+    assert record["format"] == FORMAT == "uno-launcher-round/2"
+    assert record["commitment"] == commitment(SEED) and record["contributions"] == CONTRIBUTIONS
+    first = record["outcomes"][0]
+    assert set(first) == {"press", "cards", "jackpot", "pause_ms", "dispensed", "stop"}
+    assert first["dispensed"] == first["cards"] and first["stop"] == ("count" if first["cards"] else "miss")
 
 
 RECORD = play_round(PROFILES["extreme"], SEED, 60)
@@ -102,7 +220,7 @@ def test_a_dropped_or_inserted_press_fails_where_it_happened() -> None:
     del record["outcomes"][10]
     assert verify(record).first_bad_press == 11
     record = copy.deepcopy(RECORD)
-    record["outcomes"].insert(5, {"press": 6, "cards": 3})
+    record["outcomes"].insert(5, {**record["outcomes"][5], "cards": 3})
     assert verify(record).first_bad_press in range(6, 62)
 
 
@@ -114,10 +232,63 @@ def test_a_wrong_seed_fails_the_commitment() -> None:
     assert "FAILED: the seed does not match the commitment" in str(report)
 
 
+def test_a_seed_swapped_with_its_own_commitment_fails_the_replay() -> None:
+    other = new_seed()
+    report = verify({**RECORD, "seed": other, "commitment": commitment(other)})
+    assert report.commitment_ok and not report.ok and report.first_bad_press is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c: c[1:],  # the first dropped
+        lambda c: c[:-1],  # the last dropped
+        lambda c: [c[1], c[0], *c[2:]],  # two swapped
+        lambda c: [*c, "0" * 32],  # one added
+        lambda c: ["1" + c[0][1:], *c[1:]],  # one changed
+        lambda c: [],  # all dropped
+    ],
+    ids=["first dropped", "last dropped", "swapped", "added", "changed", "all dropped"],
+)
+def test_a_contribution_dropped_added_changed_or_moved_fails(change: Any) -> None:
+    record = {**RECORD, "contributions": change(RECORD["contributions"])}
+    report = verify(record)
+    assert report.commitment_ok and not report.ok and report.first_bad_press is not None
+
+
 def test_a_changed_commitment_fails() -> None:
     record = {**RECORD, "commitment": commitment("something else")}
     assert not verify(record).commitment_ok
     assert verify({**RECORD, "commitment": RECORD["commitment"].upper()}).ok
+
+
+def test_what_the_reader_saw_and_added_is_checked() -> None:
+    assert verify(RECORD, seen_commitment=RECORD["commitment"], mine=[CONTRIBUTIONS[2]]).ok
+    report = verify(RECORD, seen_commitment=commitment("the host showed another"))
+    assert not report.ok and report.seen_commitment_ok is False
+    assert "FAILED: the record's commitment is not the one you saw before the first press" in str(report)
+    missing = "9" * 32
+    report = verify(RECORD, mine=[missing])
+    assert not report.ok and report.missing == (missing,)
+    assert f"FAILED: your contribution {missing} is not in the record" in str(report)
+
+
+def test_presses_that_did_not_dispense_what_was_drawn_are_named_beside_the_ok() -> None:
+    record = copy.deepcopy(RECORD)
+    fired = [o for o in record["outcomes"] if o["cards"] > 1]
+    fired[0].update(dispensed=1, stop="jam")
+    fired[1].update(dispensed=0, stop="empty")
+    fired[2].update(dispensed=None, stop=None)
+    report = verify(record)
+    assert report.ok
+    assert [(s.press, s.dispensed, s.stop) for s in report.shortfalls] == [
+        (fired[0]["press"], 1, "jam"),
+        (fired[1]["press"], 0, "empty"),
+        (fired[2]["press"], None, None),
+    ]
+    text = str(report)
+    assert f"NOTE: press {fired[0]['press']}: the seed gives {fired[0]['cards']} cards, 1 came out (jam)" in text
+    assert f"NOTE: press {fired[2]['press']}: the seed gives {fired[2]['cards']} cards, an unknown number" in text
 
 
 def test_a_forgotten_restart_fails_a_pattern_round() -> None:
@@ -133,11 +304,22 @@ def test_a_forgotten_restart_fails_a_pattern_round() -> None:
         ({"seed": None}, "seed = None is not accepted: expected a JSON string"),
         ({"seed": "\ud800"}, "seed = '\\ud800' is not accepted"),
         ({"outcomes": {}}, "outcomes = {} is not accepted: expected a JSON array"),
-        ({"outcomes": [{"press": 1}]}, "outcomes[0] = {'press': 1} is not accepted"),
+        ({"outcomes": [{"press": 1, "cards": 0}]}, "outcomes[0] = {'press': 1, 'cards': 0} is not accepted"),
         ({"restarts": [-1]}, "restarts = [-1] is not accepted"),
         ({"format": "other/9"}, "format = 'other/9' is not accepted"),
         ({"profile": {**RECORD["profile"], "hazard": [0.5]}}, "profile: hazard = [0.5] is not accepted"),
         ({"profile": {"name": "x", "speed": 1}}, "profile: speed = 1 is not accepted: unknown parameter"),
+        ({"contributions": "abc"}, "contributions = 'abc' is not accepted: expected a JSON array"),
+        ({"contributions": ["ABC"]}, "contributions[0] = 'ABC' is not accepted: expected 32 lowercase hex"),
+        ({"contributions": ["0" * 32] * 33}, "contributions has 33 entries: a round takes at most 32"),
+        (
+            {"outcomes": [{**RECORD["outcomes"][0], "dispensed": -1}]},
+            "outcomes[0].dispensed = -1 is not accepted: expected a whole number of cards or null",
+        ),
+        (
+            {"outcomes": [{**RECORD["outcomes"][0], "stop": "boom"}]},
+            "outcomes[0].stop = 'boom' is not accepted: expected one of miss, count, jam",
+        ),
     ],
 )
 def test_malformed_records_name_the_field(change: dict[str, Any], message: str) -> None:
@@ -146,10 +328,10 @@ def test_malformed_records_name_the_field(change: dict[str, Any], message: str) 
     assert message in str(raised.value)
 
 
-def test_a_missing_field_is_named() -> None:
-    record = {k: v for k, v in RECORD.items() if k != "commitment"}
-    with pytest.raises(RecordError, match="commitment is missing"):
-        verify(record)
+@pytest.mark.parametrize("field", ["commitment", "contributions", "seed", "profile", "outcomes"])
+def test_a_missing_field_is_named(field: str) -> None:
+    with pytest.raises(RecordError, match=f"{field} is missing"):
+        verify({k: v for k, v in RECORD.items() if k != field})
     with pytest.raises(RecordError, match="must be a JSON object"):
         verify([])  # type: ignore[arg-type]
 
@@ -163,11 +345,59 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         verify_file(bad)
 
 
-# --- an independent replay, written from docs/FAIRNESS.md only ----------------------------------------------------
+# --- records of the first format --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_a_first_format_record_still_verifies_on_its_own_path(name: str) -> None:
+    record = play_round_v1(PROFILES[name], SEED, 150, restarts=(40, 41, 97))
+    report = verify(record)
+    assert report.ok and report.format == FORMAT_V1 and report.contributions == 0
+    assert str(report).startswith("OK: the seed matches its commitment replays all 150 presses")
+    assert "NOTE: a uno-launcher-round/1 record" in str(report)
+    assert verify({k: v for k, v in record.items() if k != "format"}).ok  # the first format could leave it out
+    # Read as the second format (its key, not Python's random), the same outcomes would not replay.
+    with pytest.raises(RecordError, match="contributions is missing"):
+        verify({**record, "format": FORMAT})
+
+
+def test_a_changed_first_format_record_fails() -> None:
+    record = play_round_v1(PROFILES["classic"], SEED, 60)
+    assert [as_recorded(o) for o in replay_v1(PROFILES["classic"], SEED, 60)] == record["outcomes"]
+    fired = next(i for i, o in enumerate(record["outcomes"]) if o["cards"])
+    record["outcomes"][fired]["cards"] += 1
+    assert verify(record).first_bad_press == fired + 1
+    del record["outcomes"][fired]["jackpot"]  # optional in the first format: still compared when present only
+    assert verify(record).first_bad_press == fired + 1
+
+
+# --- independent implementations, written from docs/FAIRNESS.md only -------------------------------------------
+
+
+def documented_key(seed: str, contributions: list[str]) -> bytes:
+    def frame(text: str) -> bytes:
+        data = text.encode("utf-8")
+        return len(data).to_bytes(4, "big") + data
+
+    material = b"uno-launcher-round/2" + b"\x00" + frame(seed) + len(contributions).to_bytes(4, "big")
+    return hashlib.sha256(material + b"".join(frame(c) for c in contributions)).digest()
+
+
+class DocumentedStream:
+    """u_k = floor(w_k / 2^11) / 2^53, w_k the k mod 4-th 8 bytes of HMAC-SHA256(key, BE64(k div 4))."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key, self.k = key, 0
+
+    def random(self) -> float:
+        block_ = hmac.new(self.key, (self.k // 4).to_bytes(8, "big"), hashlib.sha256).digest()
+        word = int.from_bytes(block_[8 * (self.k % 4) : 8 * (self.k % 4) + 8], "big")
+        self.k += 1
+        return (word >> 11) / 2**53
 
 
 class DocumentedGenerator:
-    """MT19937 seeded as docs/FAIRNESS.md describes, with the 53-bit random()."""
+    """MT19937 seeded as docs/FAIRNESS.md describes for the first format, with the 53-bit random()."""
 
     N, M = 624, 397
 
@@ -219,11 +449,12 @@ class DocumentedGenerator:
         return (a * 67108864 + b) / 2**53
 
 
-def documented_replay(profile: dict[str, Any], seed: str, n: int, restarts: set[int]) -> list[dict[str, Any]]:
+def documented_replay(profile: dict[str, Any], draw: Any, n: int, restarts: set[int]) -> list[dict[str, Any]]:
     """The press rules of docs/FAIRNESS.md, step by step, on a profile's JSON parameters."""
-    draw = DocumentedGenerator(seed).random
     misses = fires = place = 0
-    sums = [sum(profile["card_weights"][: i + 1]) for i in range(len(profile["card_weights"]))]
+    sums = []
+    for weight in profile["card_weights"]:
+        sums.append((sums[-1] if sums else 0.0) + weight)
     last_positive = max(i for i, w in enumerate(profile["card_weights"]) if w > 0)
     outcomes = []
     for done in range(n):
@@ -250,17 +481,32 @@ def documented_replay(profile: dict[str, Any], seed: str, n: int, restarts: set[
                 cards = low + int(draw() * (high - low + 1))
             else:
                 x = draw() * sums[-1]
-                cards = min(next((i for i, c in enumerate(sums) if x < c), last_positive), last_positive) + 1
+                cards = next((i for i in range(last_positive) if x < sums[i]), last_positive) + 1
         outcomes.append({"press": done + 1, "cards": cards, "jackpot": jackpot, "pause_ms": pause})
     return outcomes
 
 
-def test_the_documented_generator_is_pythons() -> None:
-    ours, python = DocumentedGenerator(SEED), random.Random(SEED)
-    assert [ours.random() for _ in range(1500)] == [python.random() for _ in range(1500)]
+def test_the_documented_stream_is_the_schedules() -> None:
+    key = round_key(SEED, CONTRIBUTIONS)
+    ours, documented = draw_stream(key), DocumentedStream(key)
+    assert [ours() for _ in range(1500)] == [documented.random() for _ in range(1500)]
 
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_the_documented_press_rules_are_the_schedules(name: str) -> None:
     record = play_round(PROFILES[name], SEED, 400, restarts=(50, 51, 200))
-    assert documented_replay(record["profile"], SEED, 400, {50, 51, 200}) == record["outcomes"]
+    stream = DocumentedStream(documented_key(SEED, CONTRIBUTIONS))
+    replayed = documented_replay(record["profile"], stream.random, 400, {50, 51, 200})
+    assert replayed == [{k: o[k] for k in ("press", "cards", "jackpot", "pause_ms")} for o in record["outcomes"]]
+
+
+def test_the_documented_generator_of_the_first_format_is_pythons() -> None:
+    ours, python = DocumentedGenerator(SEED), random.Random(SEED)
+    assert [ours.random() for _ in range(1500)] == [python.random() for _ in range(1500)]
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_the_first_format_replays_by_the_same_press_rules(name: str) -> None:
+    record = play_round_v1(PROFILES[name], SEED, 400, restarts=(50, 51, 200))
+    replayed = documented_replay(record["profile"], DocumentedGenerator(SEED).random, 400, {50, 51, 200})
+    assert replayed == record["outcomes"]

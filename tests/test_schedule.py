@@ -4,7 +4,10 @@ and custom profiles that are refused with a message naming the parameter."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import math
+import random
 from collections import Counter
 from typing import Any
 
@@ -20,6 +23,9 @@ from launcher.schedule import (
     Profile,
     ProfileError,
     Schedule,
+    block,
+    draw_stream,
+    key_of,
     profile_from_mapping,
     profile_to_mapping,
 )
@@ -187,9 +193,28 @@ def test_different_seeds_give_different_rounds() -> None:
 
 
 def test_outcomes_do_not_change_across_versions() -> None:
-    """Recorded rounds must stay verifiable: the first presses of a known seed are pinned here."""
+    """Recorded rounds must stay verifiable: the first presses of a known seed are pinned here, on the keyed
+    stream (the text seed as the HMAC key) and on Python's random, which records of the first format replay on."""
     cards = [o.cards for o in presses(PROFILES["classic"], "00c0ffee", 20)]
+    assert cards == [0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 1, 0, 0, 0, 4, 0]
+    first_format = Schedule(PROFILES["classic"], "00c0ffee", draw=random.Random("00c0ffee").random)
+    cards = [first_format.next_outcome().cards for _ in range(20)]
     assert cards == [0, 0, 0, 0, 2, 0, 0, 5, 1, 0, 0, 0, 0, 2, 0, 0, 0, 6, 1, 0]
+
+
+@pytest.mark.parametrize("seed", [b"", b"k" * 32, b"k" * 64, b"k" * 65, "été", 2**70])
+def test_the_draw_stream_is_hmac_sha256_counter_blocks(seed: bytes | str | int) -> None:
+    """Draw k: the k mod 4-th 64-bit word of HMAC-SHA256(key, k div 4 as 8 bytes big-endian), top 53 bits."""
+    key = key_of(seed)
+    assert key == (seed if isinstance(seed, bytes) else str(seed).encode("utf-8"))
+    expected = []
+    for k in range(150):  # more than one batch of blocks
+        mac = hmac.new(key, (k // 4).to_bytes(8, "big"), hashlib.sha256).digest()
+        expected.append((int.from_bytes(mac[8 * (k % 4) : 8 * (k % 4) + 8], "big") >> 11) / 2**53)
+    draw = draw_stream(key)
+    assert [draw() for _ in range(150)] == expected
+    assert block(key, 7) == hmac.new(key, (7).to_bytes(8, "big"), hashlib.sha256).digest()
+    assert all(0 <= u < 1 for u in expected)
 
 
 # --- the built-in profiles ----------------------------------------------------------------------------------------
