@@ -14,7 +14,7 @@ from launcher.hardware.base import Hardware
 from launcher.rounds import RoundBook
 from launcher.schedule import Profile
 from webui import access as gate
-from webui import api, compress, errors, game_api, session_api, stream
+from webui import api, compress, errors, fairness_api, game_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 MAX_BODY_BYTES = 64 * 1024  # the largest body any call needs is a few KB; the server refuses more unread
@@ -73,6 +73,7 @@ def create_app(
     app.register_blueprint(session_api.bp)
     app.register_blueprint(stream.bp)
     app.register_blueprint(game_api.bp)
+    app.register_blueprint(fairness_api.bp)
     errors.register_errors(app)
 
     @app.get("/")

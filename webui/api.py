@@ -59,7 +59,7 @@ def openapi() -> Response:
 
 @bp.get("/state")
 def state() -> Response:
-    snapshot = _controller().snapshot()
+    snapshot = _snapshot_with_contributions()
     snapshot["hardware"] = current_app.extensions["launcher.hardware"].describe()
     snapshot["connection"] = {
         "urls": current_app.config["PUBLIC_URLS"],
@@ -67,6 +67,17 @@ def state() -> Response:
     }
     snapshot["last_event_id"] = current_app.extensions["launcher.bus"].last_id
     return jsonify(snapshot)
+
+
+def _snapshot_with_contributions() -> dict[str, Any]:
+    """The controller's snapshot, its round with the phones' contributions so far (docs/FAIRNESS.md)."""
+    rounds: RoundBook = current_app.extensions["launcher.rounds"]
+    for _ in range(3):  # a new round may start between the two reads: then read again
+        played, snapshot = rounds.current, _controller().snapshot()
+        if played is not None and played.number == snapshot["round"]["number"]:
+            snapshot["round"].update(played.mixing())
+            break
+    return snapshot
 
 
 @bp.post("/press")

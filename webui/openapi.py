@@ -145,6 +145,27 @@ SPEC: dict[str, Any] = {
                 ),
             )
         },
+        "/api/rounds/current/contributions": {
+            "post": _change(
+                "add this phone's random contribution to the round in play, before its first press",
+                {"201": _ok("its place in the round's list and how many the round has")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "required": ["round", "value"],
+                        "properties": {
+                            "round": {"type": "integer", "minimum": 1, "description": "the round in play"},
+                            "value": {
+                                "type": "string",
+                                "pattern": "^[0-9a-f]{32}$",
+                                "description": "16 random bytes as 32 lowercase hex characters",
+                            },
+                        },
+                        "additionalProperties": False,
+                    }
+                ),
+            )
+        },
         "/api/rounds/{number}": {
             "get": {
                 **_operation("the record of an ended round", {"200": _ok("the round record")}),
@@ -273,7 +294,10 @@ SPEC: dict[str, Any] = {
                                 "type": "integer",
                                 "description": "seconds before the next PIN try, or before a stream is tried again",
                             },
-                            "field": {"type": "string", "description": "bad_text: where in the body"},
+                            "field": {
+                                "type": "string",
+                                "description": "bad_text: where in the body; bad_contribution: the field refused",
+                            },
                             "owed": {"type": "string", "description": "attacks_open: who still owes what"},
                             "asked": {
                                 "type": ["string", "null"],
