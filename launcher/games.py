@@ -160,7 +160,7 @@ class GameDesk:
         self._bus.publish(
             EventType.ATTACK_STARTED,
             {"kind": kind, "by": body.get("by"), "player": body.get("player") or (pending or {}).get("player"),
-             "table": view},
+             "out_of_turn": table.out_of_turn, "jump_in": game.house_rules.jump_in, "table": view},
         )  # fmt: skip
         return self.view()  # type: ignore[return-value]
 

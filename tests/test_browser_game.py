@@ -540,6 +540,29 @@ def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_c
     page.context.close()
 
 
+def test_a_play_out_of_turn_is_named_in_the_feed_and_a_jump_in_with_the_house_rule(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en, hant = catalogue("en"), catalogue("zh-Hant")
+    english = phone(browser, playwright, origin(daemon.url), [], [])
+    chinese = phone(browser, playwright, origin(daemon.url), [], [], locale="zh-TW")
+    for page in (english, chinese):
+        open_joined(page, daemon)
+    for jump_in, key in ((False, "feed.out_of_turn"), (True, "feed.jumped_in")):
+        status, _ = daemon.post(
+            "/api/games", {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy", "house_rules": {"jump_in": jump_in}}
+        )
+        assert status == 201
+        status, _ = daemon.post("/api/attacks", {"kind": "played", "by": "Bob"})  # Ann's turn
+        assert status == 200
+        for page, strings in ((english, en), (chinese, hant)):
+            line = page.locator('#feed li[data-type="attack.started"] .feed-text').first  # the newest
+            expect(line).to_have_text(
+                f"{fill(strings['feed.played'], player='Bob')} {fill(strings[key], player='Ann')}", timeout=WAIT_MS
+            )
+    for page in (english, chinese):
+        page.context.close()
+
+
 # --- scoring modes and endings -------------------------------------------------------------------------------------
 
 FOUR = ["Ann", "Bob", "Cy", "Dee"]

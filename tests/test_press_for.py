@@ -155,3 +155,16 @@ def test_without_turns_any_seated_player_may_press() -> None:
     table.check_press("Bob")
     press = table.on_press(True, 2, player="Bob")
     assert press.player == "Bob"
+
+
+def test_a_play_out_of_turn_is_followed_and_announced(daemon: Daemon, client: FlaskClient) -> None:
+    # Ann's turn (Dee deals); Cy plays: without the jump-in house rule the phones say it came out of Ann's turn.
+    after = table(client)["current"]
+    assert after == "Ann"
+    declare(client, {"kind": "played", "by": "Cy"})
+    assert table(client)["current"] == "Dee"  # the turn follows whoever played
+    started = [e for e in daemon.bus.events_after(0) if e.type == "attack.started"]
+    assert started[-1].data["out_of_turn"] == "Ann"
+    declare(client, {"kind": "played", "by": "Dee"})
+    started = [e for e in daemon.bus.events_after(0) if e.type == "attack.started"]
+    assert started[-1].data["out_of_turn"] is None

@@ -538,6 +538,9 @@ function describeGame({ type, data }) {
     case "round.edited":
       return ["✎", t("feed.round_edited", { round: data.round + 1 })];
     case "game.finished":
+      if (data.losers?.length) {
+        return ["🏆", t("feed.game_finished_losers", { winners: names(data.winners), losers: names(data.losers) })];
+      }
       return ["🏆", t("feed.game_finished", { winners: names(data.winners) })];
     case "launcher.dealt":
       if (data.dispensed !== data.requested) return ["⚠", t("feed.dealt_short", data)];
@@ -547,7 +550,16 @@ function describeGame({ type, data }) {
   }
 }
 
-function declaredLine({ kind, by, player, table }) {
+// A play out of turn is followed (the turn goes on from whoever played) and said: a jump-in with that house rule,
+// else a slip the table may want to put right.
+function declaredLine(data) {
+  const line = declarationLine(data);
+  if (!line || !data.out_of_turn) return line;
+  const key = data.jump_in ? "feed.jumped_in" : "feed.out_of_turn";
+  return [line[0], `${line[1]} ${t(key, { player: data.out_of_turn })}`];
+}
+
+function declarationLine({ kind, by, player, table }) {
   switch (kind) {
     case "cancel":
       return ["✕", t("feed.cancelled")];
