@@ -19,6 +19,7 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 
 from launcher import sdnotify
 from launcher.access import AccessBook
+from launcher.aiming import SeatAimer
 from launcher.config import Config
 from launcher.controller import Controller
 from launcher.errors import LauncherError
@@ -100,7 +101,8 @@ class Daemon:
             # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
             undo.callback(self.access.forget_unshown, self.new_pins)
             self.rounds = RoundBook(self.store, self.bus)
-            self.games = GameDesk(self.store, self.bus, aim_at=getattr(self.hardware, "aim_at", None))
+            aim_at = getattr(self.hardware, "aim_at", None)
+            self.games = GameDesk(self.store, self.bus, on_change=SeatAimer(aim_at).face if aim_at else None)
             self.controller = Controller(
                 hardware=self.hardware,
                 rounds=self.rounds,

@@ -4,6 +4,9 @@
 declare what was played and score rounds through it; the controller asks it whether a press must deal exact cards
 (classic UNO) and tells it of every press, which it attributes to whoever owes the launcher. Every change is saved
 (SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly.
+
+Each job has its own home: the checks of what phones send in game_requests.py, what they are shown in
+game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules themselves in launcher/game/.
 """
 
 from __future__ import annotations
@@ -15,65 +18,28 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from launcher import game_requests
+from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
-from launcher.game import Cause, Final, Game, Mode, Ruleset, Table
+from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
-from launcher.game.cards import CLASSIC, UNO_ATTACK
-from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLAYERS
+from launcher.game_view import game_view, table_view
 from launcher.store import Store
 from launcher.text import scrubbed
 
 
-class NoGame(Exception):
+class NoGame(LauncherError, LookupError):
     """There is no current game."""
 
 
-class GameOver(Exception):
+class GameOver(LauncherError, RuntimeError):
     """The current game is over: start a new one."""
 
 
-def rules() -> dict[str, Any]:
-    """Everything the page needs to offer choices: rulesets, modes, decks, house rules, declarations."""
-    return {
-        "rulesets": [r.value for r in Ruleset],
-        "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
-        "modes": [m.value for m in Mode],
-        "finals": [f.value for f in Final],
-        "decks": {Ruleset.UNO_ATTACK.value: UNO_ATTACK.to_dict(), Ruleset.CLASSIC.value: CLASSIC.to_dict()},
-        "house_rules": [
-            {"key": t.key, "name": t.name, "explanation": t.explanation, "rulesets": [r.value for r in t.rulesets]}
-            for t in HOUSE_RULE_TEXTS
-        ],
-        "house_rule_numbers": {
-            key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()
-        },
-        "declarations": {r.value: list(kinds) for r, kinds in game_requests.RULESET_DECLARATIONS.items()},
-        "mode_declarations": {m.value: list(kinds) for m, kinds in game_requests.MODE_DECLARATIONS.items()},
-    }
-
-
-def _demand(demand: Demand | None) -> dict[str, Any] | None:
-    return None if demand is None else {**demand.to_dict(), "text": demand.describe()}
-
-
-def _table_view(table: Table) -> dict[str, Any]:
-    return {
-        "dealer": table.dealer,
-        "current": table.current,
-        "direction": table.direction,
-        "under_way": table.under_way,
-        "out": list(table.out),
-        "in_play": list(table.in_play),
-        "pending": _demand(table.pending()),
-        "demands": [_demand(d) for d in table.demands],
-    }
-
-
 class GameDesk:
-    def __init__(self, store: Store, bus: EventBus, *, aim_at: Callable[[int], None] | None = None) -> None:
+    def __init__(self, store: Store, bus: EventBus, *, on_change: Callable[[Game, Table], None] | None = None) -> None:
         self._store = store
         self._bus = bus
-        self._aim_at = aim_at  # turns the launcher to a seat, where an aiming servo is fitted
+        self._on_change = on_change  # after every saved change, e.g. to turn the launcher to who must press
         self._lock = threading.Lock()
         self._id: int | None = None
         self._game: Game | None = None
@@ -119,7 +85,7 @@ class GameDesk:
             if press.player is not None:
                 game.record_press(press.player, cards)
             self._commit(game, table)
-            view = _table_view(table)
+            view = table_view(table)
         data = {"player": press.player, "cause": press.cause.value, "fired": fired, "cards": cards}
         self._bus.publish(EventType.ATTACK_PROGRESS, {**data, "closed": press.closed, "table": view})
         if press.closed and view["pending"] is None and press.cause.value != "plain":
@@ -140,7 +106,8 @@ class GameDesk:
             with self._store.connect() as conn:
                 self._id = self._store.new_game(conn, json.dumps(_state(game, table)), time.time())
             self._game, self._table = game, table
-            self._aim(game, table)
+            if self._on_change is not None:
+                self._on_change(game, table)
             view = self._view()
         self._bus.publish(
             EventType.GAME_STARTED,
@@ -155,7 +122,7 @@ class GameDesk:
             kind, declared = game_requests.declaration(body, game.ruleset, game.mode)
             declared.apply(table, body)
             self._commit(game, table)
-            view = _table_view(table)
+            view = table_view(table)
             pending = view["pending"]
         self._bus.publish(
             EventType.ATTACK_STARTED,
@@ -220,32 +187,14 @@ class GameDesk:
         with self._store.connect() as conn:
             self._store.save_game(conn, self._id, json.dumps(_state(game, table)))
         self._game, self._table = game, table
-        self._aim(game, table)
-
-    def _aim(self, game: Game, table: Table) -> None:
-        """Face whoever must press next: the player who owes the launcher, else whose turn it is."""
-        pending = table.pending()
-        player = pending.player if pending is not None else table.current
-        if self._aim_at is not None and player is not None:
-            self._aim_at(game.players.index(player))  # seats as the game began, eliminated players included
+        if self._on_change is not None:
+            self._on_change(game, table)
 
     def _view(self) -> dict[str, Any] | None:
         if self._game is None or self._table is None:
             return None
-        game, table = self._game, self._table
-        return {
-            "id": self._id,
-            "players": list(game.players),
-            "ruleset": game.ruleset.value,
-            "house_rules": game.house_rules.to_dict(),
-            "mode": game.mode.value,
-            "target": game.target,
-            "final": None if game.final_rule is None else game.final_rule.value,
-            "teams": game.scoreboard()["teams"],
-            "track_turns": table.track_turns,
-            "table": _table_view(table),
-            "scoreboard": game.scoreboard(),
-        }
+        assert self._id is not None
+        return game_view(self._id, self._game, self._table)
 
 
 def _reseated(game: Game, table: Table) -> Table:

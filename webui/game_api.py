@@ -11,7 +11,8 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, OpenAttacks
-from launcher.games import GameDesk, GameOver, NoGame, rules
+from launcher.game_view import rules
+from launcher.games import GameDesk, GameOver, NoGame
 from launcher.schedule import Profile
 from webui.api import json_object
 from webui.errors import ApiError

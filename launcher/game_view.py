@@ -1,0 +1,65 @@
+"""What the phones are shown of the game: the choices the page offers, the table, the current game."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from launcher import game_requests
+from launcher.game import Final, Game, Mode, Ruleset, Table
+from launcher.game.attacks import Demand
+from launcher.game.cards import CLASSIC, UNO_ATTACK
+from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLAYERS
+
+
+def rules() -> dict[str, Any]:
+    """Everything the page needs to offer choices: rulesets, modes, decks, house rules, declarations."""
+    return {
+        "rulesets": [r.value for r in Ruleset],
+        "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
+        "modes": [m.value for m in Mode],
+        "finals": [f.value for f in Final],
+        "decks": {Ruleset.UNO_ATTACK.value: UNO_ATTACK.to_dict(), Ruleset.CLASSIC.value: CLASSIC.to_dict()},
+        "house_rules": [
+            {"key": t.key, "name": t.name, "explanation": t.explanation, "rulesets": [r.value for r in t.rulesets]}
+            for t in HOUSE_RULE_TEXTS
+        ],
+        "house_rule_numbers": {
+            key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()
+        },
+        "declarations": {r.value: list(kinds) for r, kinds in game_requests.RULESET_DECLARATIONS.items()},
+        "mode_declarations": {m.value: list(kinds) for m, kinds in game_requests.MODE_DECLARATIONS.items()},
+    }
+
+
+def demand_view(demand: Demand | None) -> dict[str, Any] | None:
+    return None if demand is None else {**demand.to_dict(), "text": demand.describe()}
+
+
+def table_view(table: Table) -> dict[str, Any]:
+    return {
+        "dealer": table.dealer,
+        "current": table.current,
+        "direction": table.direction,
+        "under_way": table.under_way,
+        "out": list(table.out),
+        "in_play": list(table.in_play),
+        "pending": demand_view(table.pending()),
+        "demands": [demand_view(d) for d in table.demands],
+    }
+
+
+def game_view(game_id: int, game: Game, table: Table) -> dict[str, Any]:
+    """The current game as every phone is shown it."""
+    return {
+        "id": game_id,
+        "players": list(game.players),
+        "ruleset": game.ruleset.value,
+        "house_rules": game.house_rules.to_dict(),
+        "mode": game.mode.value,
+        "target": game.target,
+        "final": None if game.final_rule is None else game.final_rule.value,
+        "teams": game.scoreboard()["teams"],
+        "track_turns": table.track_turns,
+        "table": table_view(table),
+        "scoreboard": game.scoreboard(),
+    }
