@@ -365,3 +365,20 @@ def test_its_own_machine_name_is_answered(daemon: Daemon) -> None:
     name = socket.gethostname()
     for host in (name, f"{name}.local:8080"):
         assert daemon.app.test_client().get("/api/state", headers={"Host": host}).status_code == 200
+
+
+def test_new_pins_refuses_a_folder_with_no_store_instead_of_making_a_second_one(tmp_path: Path) -> None:
+    """Run from another folder (the default state dir is relative), new-pins would make PINs in a store no daemon
+    reads. It refuses, naming where it looked; --new-store sets PINs before the first start on purpose."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    command = [sys.executable, "-m", "launcher", "new-pins"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=elsewhere)
+    assert refused.returncode == 2
+    expected = elsewhere / "var" / STORE_FILE
+    assert refused.stderr.startswith(f"uno-launcher new-pins: no store at {expected}"), refused.stderr
+    assert "--config" in refused.stderr and "--new-store" in refused.stderr
+    assert not (elsewhere / "var").exists(), "nothing may be made where no daemon looks"
+    made = subprocess.run([*command, "--new-store"], capture_output=True, text=True, timeout=60, cwd=elsewhere)
+    assert made.returncode == 0, made.stderr
+    assert expected.exists() and "Table PIN: " in made.stdout
