@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     new_pins.add_argument("--only", choices=("table", "admin"), help="change only this PIN")
     new_pins.add_argument("--table", metavar="DIGITS", help="the new table PIN (default: made up, 4 digits)")
     new_pins.add_argument("--admin", metavar="DIGITS", help="the new admin PIN (default: made up, 6 digits)")
+    new_pins.add_argument(
+        "--new-store", action="store_true", help="no store yet: make one, to set the PINs before the first start"
+    )
 
     verify = commands.add_parser("verify", help="check a round's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
@@ -139,9 +142,17 @@ def _new_pins(args: argparse.Namespace) -> int:
     wanted = {Role.TABLE: args.table, Role.ADMIN: args.admin}
     if args.only is not None:
         wanted = {role: pin for role, pin in wanted.items() if role.label == args.only}
+    path = (config.state_dir / STORE_FILE).resolve()
+    if not path.exists() and not args.new_store:
+        print(
+            f"uno-launcher new-pins: no store at {path}: run it with the daemon's --config (its state dir is relative "
+            "to the folder the daemon runs in), or add --new-store to set the PINs before the first start",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         pins = {role: make_up_pin(role) if pin is None else check_pin_shape(role, pin) for role, pin in wanted.items()}
-        book = AccessBook(Store(config.state_dir / STORE_FILE))
+        book = AccessBook(Store(path))
         for role, pin in pins.items():
             book.set_pin(role, pin)
     except PinError as e:
