@@ -7,7 +7,16 @@ ensure_venv() {
         echo "error: Python 3.11 or newer is needed as '$python' (set PYTHON=/path/to/python3.11)" >&2
         exit 1
     fi
-    [ -x .venv/bin/python ] || "$python" -m venv .venv
+    # A venv without pip is a broken one (on Debian, python3-venv missing when it was made): make it again.
+    if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+        [ ! -e .venv ] || echo "The .venv here is broken (no pip in it): making it again …" >&2
+        rm -rf .venv
+        if ! "$python" -m venv .venv || ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+            rm -rf .venv
+            echo "error: '$python -m venv' cannot make a working venv; on Debian: sudo apt-get install python3-venv" >&2
+            exit 1
+        fi
+    fi
     local stamp=".venv/.installed${extras:+-$extras}"
     if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         echo "Installing uno-launcher${extras:+ with [$extras]} into .venv …" >&2
