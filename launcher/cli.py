@@ -12,16 +12,16 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launcher import __version__, fairness, simulate, workbench
-from launcher.access import AccessBook, PinError, Role, check_pin_shape, make_up_pin
+from launcher import __version__, simulate
 from launcher.config import Config, ConfigError, load
-from launcher.hardware.gpio import GpioHardware
-from launcher.netinfo import public_urls
-from launcher.qr import join_url, qr_text
-from launcher.rounds import RoundOpen
 from launcher.store import STORE_FILE, Store, StoreError
+
+# Each command imports the rest of what it uses when it runs: `--help` and a quick command start in a fraction of
+# the time (gpiozero, the QR code maker and the web layer are the heavy ones), which on a Pi Zero is seconds.
+if TYPE_CHECKING:
+    from launcher.hardware.gpio import GpioHardware
 
 EXIT_USAGE = 2
 
@@ -125,6 +125,8 @@ def _run(args: argparse.Namespace) -> int:
 def _print_pins(table: str | None, admin: str | None, page_url: str) -> None:
     """PINs just made, shown this once (only their hashes are kept), and a QR code of the page: one that joins
     with the table PIN when it is known."""
+    from launcher.qr import join_url, qr_text
+
     if table is not None:
         print(f"Table PIN: {table}  (players join with it; the QR code below joins at once)")
     else:
@@ -138,6 +140,9 @@ def _print_pins(table: str | None, admin: str | None, page_url: str) -> None:
 
 def _new_pins(args: argparse.Namespace) -> int:
     """Set or make up new PINs in the daemon's store; the phones they had joined must join again."""
+    from launcher.access import AccessBook, PinError, Role, check_pin_shape, make_up_pin
+    from launcher.netinfo import public_urls
+
     config = _effective_config(args)
     wanted = {Role.TABLE: args.table, Role.ADMIN: args.admin}
     if args.only is not None:
@@ -165,6 +170,9 @@ def _new_pins(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """0: the round checks out; 1: it does not; 2: no readable record."""
+    from launcher import fairness
+    from launcher.rounds import RoundOpen
+
     seen = {"seen_commitment": args.commitment, "mine": args.contribution}
     try:
         if args.record is not None:
@@ -180,6 +188,9 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _stored_record(config: Config, number: int) -> dict[str, Any]:
+    from launcher import fairness
+    from launcher.rounds import RoundOpen
+
     path = config.state_dir / STORE_FILE
     if not path.exists():
         raise fairness.RecordError(f"no store at {path}: pass the daemon's --config, or a record file")
@@ -195,6 +206,8 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
 
 
 def _pins(args: argparse.Namespace) -> int:
+    from launcher import workbench
+
     print(workbench.wiring_table(_effective_config(args).pins), end="")
     return 0
 
@@ -202,6 +215,7 @@ def _pins(args: argparse.Namespace) -> int:
 def _workbench_hardware(config: Config) -> GpioHardware:
     """The GPIO hardware (real or simulated) for selftest and calibrate, or StartupError saying why not."""
     from launcher.daemon import StartupError, build_hardware
+    from launcher.hardware.gpio import GpioHardware
 
     if config.hardware.backend == "serial":
         raise StartupError("selftest and calibrate drive the GPIO header; the Pico board checks its own parts")
@@ -218,6 +232,7 @@ def _workbench_hardware(config: Config) -> GpioHardware:
 
 
 def _selftest(args: argparse.Namespace) -> int:
+    from launcher import workbench
     from launcher.daemon import StartupError
 
     config = _effective_config(args)
@@ -242,6 +257,7 @@ def _selftest(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from launcher import workbench
     from launcher.daemon import StartupError
 
     config = _effective_config(args)

@@ -14,7 +14,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 from launcher.fairness import new_seed
 from launcher.schedule import PROFILES, Profile, Schedule
@@ -47,6 +46,11 @@ class SimulationStats:
     @property
     def mean_cards_per_fire(self) -> float:
         return self.cards / self.fires if self.fires else 0.0
+
+
+def _xml_text(text: str) -> str:
+    """Text for an SVG element (the html and xml.sax modules would cost more to import than the whole command)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def run_simulation(profile: Profile, presses: int, seed: int | str) -> SimulationStats:
@@ -167,9 +171,9 @@ def render_svg(stats: SimulationStats) -> str:
         [
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" role="img" {FONT}>',
-            f"<title>{escape(title)}</title>",
+            f"<title>{_xml_text(title)}</title>",
             f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-            f'<text x="{MARGIN}" y="26" font-size="16" font-weight="bold" fill="#222">{escape(title)}</text>',
+            f'<text x="{MARGIN}" y="26" font-size="16" font-weight="bold" fill="#222">{_xml_text(title)}</text>',
             f'<g transform="translate({MARGIN},60)">',
             *cards.elements,
             "</g>",
@@ -199,7 +203,7 @@ def _bar_chart(title: str, axis: str, counts: dict[int, int], total: int, colour
     top = max(counts.values(), default=0) or 1
     base = CHART_HEIGHT
     elements = [
-        f'<text x="0" y="0" font-size="14" font-weight="bold" fill="#222">{escape(title)} (% of fires)</text>',
+        f'<text x="0" y="0" font-size="14" font-weight="bold" fill="#222">{_xml_text(title)} (% of fires)</text>',
         f'<line x1="0" y1="{base}" x2="{width}" y2="{base}" stroke="#555" stroke-width="1"/>',
     ]
     for slot, (value, count) in enumerate(counts.items()):
