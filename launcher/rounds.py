@@ -166,13 +166,20 @@ class RoundBook:
             self._store.set_round_restarts(conn, played.number, json.dumps(played.restarts))
 
     def start(self, profile: Profile) -> Round:
+        before = self._current
         with self._store.connect() as conn:
             number = self._store.last_round_number(conn) + 1
             started = self._new_round(number, profile, new_seed())
-            event = self._bus.publish(EventType.ROUND_STARTED, self._announcement(started))
-            profile_json = json.dumps({"name": profile.name, "parameters": profile_to_mapping(profile)})
-            self._store.start_round(conn, number, profile_json, started.seed, started.commitment, event.id, event.ts)
-        self._current = started
+            self._current = started  # first: a phone that hears of the round may contribute at once
+            try:
+                event = self._bus.publish(EventType.ROUND_STARTED, self._announcement(started))
+                profile_json = json.dumps({"name": profile.name, "parameters": profile_to_mapping(profile)})
+                self._store.start_round(
+                    conn, number, profile_json, started.seed, started.commitment, event.id, event.ts
+                )
+            except BaseException:  # re-raised: the round in play stays the one before
+                self._current = before
+                raise
         return started
 
     def contribute(self, number: int, value: str, sender: str) -> tuple[int, int]:
