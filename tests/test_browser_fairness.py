@@ -1,0 +1,392 @@
+"""Fairness checked on each phone, in Debian's Chromium against the real daemon on simulated hardware: the page's
+own SHA-256, HMAC and schedule (webui/static/verify.js) give the known-answer vector of docs/FAIRNESS.md and the
+same outcomes as the daemon's Python for every profile; a changed record fails in both; every joined phone adds
+its randomness before the first press and checks the round by itself when it ends, in its language, also on plain
+http by the launcher's name on the home network, where the browser has no crypto.subtle."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import shutil
+import socket
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from launcher.fairness import commitment, new_seed, replay, verify
+from launcher.schedule import PROFILES, profile_from_mapping, profile_to_mapping
+from tests import test_browser
+from tests.conftest import start_daemon, wait_until
+from tests.test_browser import CHROMIUM_ARGS, WAIT_MS, catalogue, fill, open_joined, origin, watch
+from tests.test_fairness import SEED, known_answers, play_round
+from tests.test_fairness_api import value
+
+playwright_chromium = test_browser.playwright_chromium
+
+pytestmark = pytest.mark.browser
+
+# A custom profile that pauses, jackpots and skips zero weights often, so those draws are compared too.
+WILD = profile_from_mapping(
+    "custom",
+    {**profile_to_mapping(PROFILES["classic"]), "hazard": [0.5, 0.7, 1.0], "max_fires_in_row": 3,
+     "card_weights": [1, 0, 2.5, 0, 0.25], "jackpot_probability": 0.3, "jackpot_cards": [12, 16],
+     "pause_probability": 0.4, "pause_ms": [100, 900]},
+)  # fmt: skip
+EVERY_PROFILE = {**PROFILES, "wild": WILD}
+
+
+def phone(browser: Any, playwright: Any, locale: str = "en-US") -> Page:
+    return browser.new_context(**playwright.devices["Pixel 5"], locale=locale).new_page()
+
+
+def page_verdict(page: Page, record: dict[str, Any], seen: dict[str, Any] | None = None) -> dict[str, Any]:
+    return page.evaluate("([record, seen]) => fairVerify(record, seen)", [record, seen or {}])
+
+
+@pytest.fixture
+def verifier(daemon: Any, playwright_chromium: Any) -> Any:
+    """The page, opened on the daemon (at 127.0.0.1: a secure page, so crypto.subtle is there to compare with)."""
+    playwright, browser = playwright_chromium
+    page = phone(browser, playwright)
+    page.goto(daemon.url + "/")
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    yield page
+    page.context.close()
+
+
+def test_the_pages_verifier_gives_the_published_known_answers(verifier: Page) -> None:
+    vector = known_answers()
+    got = verifier.evaluate(
+        """(v) => {
+            const key = fairRoundKey(v.seed, v.contributions);
+            const draw = fairDraws(key);
+            return {
+                commitment: fairHex(fairSha256(fairUtf8(v.seed))),
+                key: fairHex(key),
+                key0: fairHex(fairRoundKey(v.seed, [])),
+                block0: fairHex(fairHmac(key, new Uint8Array(8))),
+                draws: [0, 1, 2, 3, 4, 5].map(() => draw() * 2 ** 53),
+                cases: v.cases.map((c) => fairReplay(
+                    c.profile, fairRoundKey(v.seed, c.contributions ? v.contributions : []), c.outcomes.length,
+                    c.restarts)),
+            };
+        }""",
+        vector,
+    )
+    assert got["commitment"] == vector["commitment"]
+    assert got["key"] == vector["key"] and got["key0"] == vector["key_without_contributions"]
+    assert got["block0"] == vector["block_0"]
+    assert got["draws"] == vector["draws_times_2_53"]
+    for case, outcomes in zip(vector["cases"], got["cases"], strict=True):
+        assert outcomes == case["outcomes"], case["name"]
+
+
+def test_the_pages_sha256_and_hmac_are_the_browsers_own(verifier: Page) -> None:
+    """Where crypto.subtle exists (a page on 127.0.0.1), the page's hashing agrees with it on every length that
+    matters to the padding (55, 56, 63, 64, 65 bytes...) and on keys longer than a block."""
+    differ = verifier.evaluate(
+        """async () => {
+            const differ = [];
+            const hex = (buffer) => fairHex(new Uint8Array(buffer));
+            for (let n = 0; n <= 200; n++) {
+                const data = crypto.getRandomValues(new Uint8Array(n));
+                const key = crypto.getRandomValues(new Uint8Array((n * 7) % 150 + 1));
+                const sha = hex(await crypto.subtle.digest("SHA-256", data));
+                const imported = await crypto.subtle.importKey(
+                    "raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+                const mac = hex(await crypto.subtle.sign("HMAC", imported, data));
+                if (fairHex(fairSha256(data)) !== sha) differ.push(["sha256", n]);
+                if (fairHex(fairHmac(key, data)) !== mac) differ.push(["hmac", n, key.length]);
+            }
+            return differ;
+        }"""
+    )
+    assert differ == []
+
+
+@pytest.mark.parametrize("name", EVERY_PROFILE)
+def test_a_round_replays_the_same_in_python_and_in_the_page(verifier: Page, name: str) -> None:
+    profile = EVERY_PROFILE[name]
+    contributions = [value() for _ in range(5)]
+    record = play_round(profile, SEED, 300, restarts=(0, 30, 31, 150), contributions=contributions)
+    python = [{k: o[k] for k in ("press", "cards", "jackpot", "pause_ms")} for o in record["outcomes"]]
+    assert python == [
+        {"press": o.press, "cards": o.cards, "jackpot": o.jackpot, "pause_ms": o.pause_ms}
+        for o in replay(profile, SEED, 300, record["restarts"], contributions)
+    ]
+    page = verifier.evaluate(
+        "(r) => fairReplay(r.profile, fairRoundKey(r.seed, r.contributions), r.outcomes.length, r.restarts)", record
+    )
+    assert page == python
+    result = page_verdict(verifier, record, {"commitment": record["commitment"], "mine": contributions[3]})
+    assert result["ok"] and result["mismatch"] is None and result["shortfalls"] == []
+    assert result["mine"] == {"ok": True, "place": 4}
+    assert verify(record).ok
+
+
+def changes(record: dict[str, Any]) -> dict[str, Any]:
+    """Ways to change a record, each of which must fail a check."""
+    outcomes = record["outcomes"]
+    fired = next(i for i, o in enumerate(outcomes) if o["cards"])
+    paused = next(i for i, o in enumerate(outcomes) if o["pause_ms"])
+    other = new_seed()
+
+    def changed(path: str, value: Any) -> dict[str, Any]:
+        copied = copy.deepcopy(record)
+        target, *keys = path.split(".")
+        holder: Any = copied
+        for key in [target, *keys][:-1]:
+            holder = holder[int(key)] if isinstance(holder, list) else holder[key]
+        last = [target, *keys][-1]
+        holder[int(last) if isinstance(holder, list) else last] = value
+        return copied
+
+    contributions = record["contributions"]
+    return {
+        "cards": changed(f"outcomes.{fired}.cards", outcomes[fired]["cards"] + 1),
+        "the first press's cards": changed("outcomes.0.cards", 0 if outcomes[0]["cards"] else 3),
+        "jackpot": changed(f"outcomes.{fired}.jackpot", not outcomes[fired]["jackpot"]),
+        "pause": changed(f"outcomes.{paused}.pause_ms", outcomes[paused]["pause_ms"] + 1),
+        "press number": changed("outcomes.4.press", 6),
+        "a press removed": {**record, "outcomes": outcomes[:10] + outcomes[11:]},
+        "a contribution dropped": {**record, "contributions": contributions[1:]},
+        "a contribution changed": {**record, "contributions": [value(), *contributions[1:]]},
+        "contributions reordered": {**record, "contributions": contributions[::-1]},
+        "a contribution added": {**record, "contributions": [*contributions, value()]},
+        "the seed swapped": {**record, "seed": other},
+        "the seed swapped with its own commitment": {**record, "seed": other, "commitment": commitment(other)},
+        "the commitment": {**record, "commitment": commitment("another")},
+        "a lid opening forgotten": {**record, "restarts": []},
+        "a profile parameter": changed("profile.card_weights", [0.5, *record["profile"]["card_weights"][1:]]),
+    }
+
+
+def test_a_changed_record_fails_in_python_and_in_the_page(verifier: Page) -> None:
+    record = play_round(PROFILES["extreme"], SEED, 120, contributions=[value() for _ in range(4)])
+    assert verify(record).ok and page_verdict(verifier, record)["ok"]
+    for name, changed in changes(record).items():
+        if name == "a lid opening forgotten":  # only a pattern cares about the lid
+            changed = play_round(PROFILES["pattern"], SEED, 60, restarts=(7,), contributions=record["contributions"])
+            assert verify(changed).ok and page_verdict(verifier, changed)["ok"]
+            changed = {**changed, "restarts": []}
+        assert not verify(changed).ok, name
+        result = page_verdict(verifier, changed)
+        assert result["error"] is None and not result["ok"], name
+    # What only this phone knows: the fingerprint it was shown, its own randomness.
+    assert not page_verdict(verifier, record, {"commitment": commitment("shown to me")})["ok"]
+    mine = page_verdict(verifier, record, {"mine": value()})
+    assert not mine["ok"] and mine["mine"] == {"ok": False, "place": 0}
+    seen = page_verdict(verifier, record, {"contributions": [record["contributions"][1]]})
+    assert not seen["ok"] and seen["seenContributions"] is False
+
+
+def test_an_unreadable_record_is_named_in_the_page_as_in_python(verifier: Page) -> None:
+    record = play_round(PROFILES["classic"], SEED, 5)
+    for change, field in [
+        ({"contributions": ["NOT HEX"]}, "contributions"),
+        ({"seed": 5}, "seed"),
+        ({"outcomes": [{"press": 1, "cards": 0}]}, "outcomes[0]"),
+        ({"format": "other/9"}, "format"),
+    ]:
+        result = page_verdict(verifier, {**record, **change})
+        assert result["error"].startswith(field), (change, result["error"])
+    assert page_verdict(verifier, {k: v for k, v in record.items() if k != "format"})["older"] is True
+
+
+def joined_stream(page: Page, daemon: Any) -> None:
+    """Joined by the QR link, then opened again: its event stream is a joined phone's. (The first one may have
+    started before the join, as a watcher's, and a daemon takes only two watchers' streams from one address: every
+    phone of a test comes from 127.0.0.1.)"""
+    open_joined(page, daemon)
+    page.reload()
+    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+
+
+def mix_text(strings: dict[str, str], count: int, closed: bool = False) -> str:
+    kind = "mix_closed" if closed else "mix"
+    key = {0: f"fair.{kind}_none", 1: f"fair.{kind}_one"}.get(count, f"fair.{kind}_many")
+    return fill(strings[key], count=count)
+
+
+def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: Any, playwright_chromium: Any) -> None:
+    playwright, browser = playwright_chromium
+    home = origin(daemon.url)
+    foreign_requests: list[str] = []
+    console_errors: list[str] = []
+    langs = {"a": "en", "b": "zh-Hans", "watcher": "zh-Hant", "late": "en"}
+    locales = {"en": "en-US", "zh-Hans": "zh-CN", "zh-Hant": "zh-TW"}
+    strings = {lang: catalogue(lang) for lang in set(langs.values())}
+    phones = {name: phone(browser, playwright, locales[lang]) for name, lang in langs.items()}
+    for page in phones.values():
+        watch(page, home, foreign_requests, console_errors)
+    first = daemon.get("/api/state")["round"]
+    for name in ("a", "b"):
+        joined_stream(phones[name], daemon)
+    phones["watcher"].goto(daemon.url + "/")
+    expect(phones["watcher"].locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+
+    # Both joined phones add their bytes by themselves; every phone says so, the watcher is asked to join.
+    mixed = wait_until(lambda: len(r := daemon.get("/api/state")["round"]["contributions"]) == 2 and r)
+    for name in ("a", "b", "watcher"):
+        expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2), timeout=WAIT_MS)
+    places = {}
+    for name in ("a", "b"):
+        mine = phones[name].locator("#fair-mine")
+        expect(mine).to_have_text(
+            re.compile(re.escape(strings[langs[name]]["fair.mine_in"]).replace(r"\{place\}", "[12]"))
+        )
+        places[name] = int(re.search(r"\d", mine.inner_text()).group())
+    assert sorted(places.values()) == [1, 2]
+    expect(phones["watcher"].locator("#fair-mine")).to_have_text(strings["zh-Hant"]["fair.mine_join"])
+
+    # The first press closes the contributions; a phone that joins after it is told the round was fixed without it.
+    phones["a"].locator("#press").tap()
+    expect(phones["a"].locator("#press")).to_be_enabled(timeout=WAIT_MS)
+    for name in ("a", "b", "watcher"):
+        expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
+    open_joined(phones["late"], daemon)
+    expect(phones["late"].locator("#fair-mine")).to_have_text(strings["en"]["fair.mine_late"], timeout=WAIT_MS)
+    assert daemon.get("/api/state")["round"]["contributions"] == mixed
+
+    phones["a"].locator("#new-round").tap()
+
+    # Every phone checks the round by itself and says so in its language, the fingerprint it saw still shown.
+    for name, page in phones.items():
+        texts = strings[langs[name]]
+        expect(page.locator("#fair-verdict")).to_have_text(
+            fill(texts["fair.verdict_ok"], round=first["number"]), timeout=WAIT_MS
+        )
+        expect(page.locator("#fair-verdict-symbol")).to_have_text("✓")
+        expect(page.locator("#fair-commitment")).to_have_text(first["commitment"])
+        page.locator("#fair-check summary").tap()
+        lines = page.locator("#fair-lines li .fair-text")
+        expect(lines).to_contain_text([texts["fair.replay_ok_one"]])
+        if name in ("a", "b"):
+            expect(lines).to_contain_text(
+                [
+                    texts["fair.seal_seen"],
+                    fill(texts["fair.mine_ok"], place=places[name], count=2),
+                    texts["fair.seen_ok"],
+                ]
+            )
+        elif name == "watcher":
+            expect(lines).to_contain_text([texts["fair.seal_seen"], fill(texts["fair.mine_none"], count=2)])
+        else:
+            expect(lines).to_contain_text([texts["fair.seal_late"], texts["fair.mine_late_check"]])
+    # The round now in play has its own fingerprint in the round bar; the checked one stays in the panel.
+    second = daemon.get("/api/state")["round"]
+    expect(phones["a"].locator("#seal-full")).to_have_text(second["commitment"])
+    expect(phones["a"].locator("#fair-commitment")).to_have_text(first["commitment"])
+    kept = json.loads(phones["a"].evaluate("localStorage.getItem('uno-launcher.fair')"))
+    assert kept[first["commitment"]]["before"] is True and kept[first["commitment"]]["mine"] in mixed
+    test_browser.ARTIFACTS.mkdir(exist_ok=True)
+    phones["b"].screenshot(path=test_browser.ARTIFACTS / "browser-fair-zh-Hans.png", full_page=True)
+    for page in phones.values():
+        page.context.close()
+    assert foreign_requests == []
+    assert console_errors == []
+
+
+def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_checks(
+    daemon: Any, playwright_chromium: Any
+) -> None:
+    """A phone on the home network opens http://<the Pi's name>:8080/: not a secure page, so no crypto.subtle."""
+    name = socket.gethostname().lower()
+    executable = shutil.which("chromium")
+    assert executable, "Chromium is not installed: `apt-get install -y chromium` (the browser tests need it)"
+    args = [*CHROMIUM_ARGS, f"--host-resolver-rules=MAP {name} 127.0.0.1"]
+    port = daemon.url.rsplit(":", 1)[1]
+    by_name = dataclasses.replace(daemon, url=f"http://{name}:{port}")
+    english = catalogue("en")
+    playwright, _ = playwright_chromium
+    browser = playwright.chromium.launch(executable_path=executable, args=args)
+    try:
+        page = phone(browser, playwright)
+        console_errors: list[str] = []
+        page.on("pageerror", lambda e: console_errors.append(str(e)))
+        open_joined(page, by_name)
+        assert page.evaluate("[window.isSecureContext, typeof crypto.subtle, typeof crypto.getRandomValues]") == [
+            False,
+            "undefined",
+            "function",
+        ]
+        first = daemon.get("/api/state")["round"]
+        wait_until(lambda: len(daemon.get("/api/state")["round"]["contributions"]) == 1)
+        expect(page.locator("#fair-mine")).to_have_text(fill(english["fair.mine_in"], place=1), timeout=WAIT_MS)
+        for _ in range(3):
+            page.locator("#press").tap()
+            expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+        page.locator("#new-round").tap()
+        expect(page.locator("#fair-verdict")).to_have_text(
+            fill(english["fair.verdict_ok"], round=first["number"]), timeout=WAIT_MS
+        )
+        assert console_errors == []
+    finally:
+        browser.close()
+
+
+# Every press fires; the simulated roller stalls below 0.9 duty and the motor runs at 0.5: no card ever comes out.
+JAM_TOML = """
+[dispense]
+pwm = 0.5
+jam_ms = 200
+min_rest_ms = 10
+
+[sim]
+stall_duty = 0.9
+
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+max_fires_in_row = 20
+"""
+
+
+def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_chromium: Any) -> None:
+    playwright, browser = playwright_chromium
+    running = start_daemon(tmp_path, JAM_TOML)
+    try:
+        hant = catalogue("zh-Hant")
+        page = phone(browser, playwright, "zh-TW")
+        open_joined(page, running)
+        wait_until(lambda: len(running.get("/api/state")["round"]["contributions"]) == 1)
+        page.locator("#press").tap()
+        expect(page.locator('#feed li[data-type="launcher.jammed"]')).to_have_count(1, timeout=WAIT_MS)
+        expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+        assert running.post("/api/rounds", {})[0] == 201
+
+        # The draws were fair; what came out was not what was drawn, and the check says so, press by press.
+        expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_short"], round=1), timeout=WAIT_MS)
+        record = running.get("/api/rounds/1")
+        drawn = record["outcomes"][0]["cards"]
+        short = fill(hant["fair.short"], press=1, cards=drawn, dispensed=0, why=hant["fair.stop_jam"])
+        page.locator("#fair-check summary").tap()
+        expect(page.locator('#fair-lines li[data-state="note"] .fair-text')).to_have_text([short])
+
+        # A record changed on its way to this phone (here by the test) fails, and the check opens to say where.
+        def tampered(route: Route) -> None:
+            response = route.fetch()
+            changed = response.json()
+            changed["outcomes"][0]["cards"] += 1
+            route.fulfill(response=response, json=changed)
+
+        page.route("**/api/rounds/2", tampered)
+        wait_until(lambda: len(running.get("/api/state")["round"]["contributions"]) == 1)
+        page.locator("#press").tap()
+        expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
+        assert running.post("/api/rounds", {})[0] == 201
+        expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_bad"], round=2), timeout=WAIT_MS)
+        expect(page.locator("#fair-check")).to_have_attribute("open", "")
+        drawn = running.get("/api/rounds/2")["outcomes"][0]["cards"]
+        bad = fill(hant["fair.replay_bad"], press=1, field="cards", recorded=drawn + 1, replayed=drawn)
+        expect(page.locator('#fair-lines li[data-state="bad"] .fair-text')).to_have_text([bad])
+        page.context.close()
+    finally:
+        running.close()
