@@ -25,7 +25,9 @@ from tests.small_fs import fill, make_read_only, small_tmpfs
 
 COMMANDS = {
     "run": ["run", "--sim", "--port", "0"],
-    "new-pins": ["new-pins"],
+    # --new-store: where there is no store yet, new-pins makes one (it refuses otherwise), so that the cases of a
+    # store that cannot be made reach it too.
+    "new-pins": ["new-pins", "--new-store"],
 }
 
 
