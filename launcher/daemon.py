@@ -91,6 +91,8 @@ class Daemon:
         self.config = config
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
             self.store = Store(config.state_dir / STORE_FILE)
+            self._deck_writer = self.store.writer()
+            undo.callback(self._deck_writer.close)
             self.bus = EventBus(self.store)
             undo.callback(self.bus.close)
             self.hardware = hardware or build_hardware(config)
@@ -133,7 +135,8 @@ class Daemon:
         return deck
 
     def _save_deck(self, deck: Deck) -> None:
-        with self.store.connect() as conn:
+        """On the hopper saver's thread only: its own connection, kept open (a save for each card that leaves)."""
+        with self._deck_writer.connect() as conn:
             self.store.save_deck(conn, deck.loaded, deck.dispensed)
 
     def _follow_link(self) -> None:
@@ -226,7 +229,8 @@ class Daemon:
 
     def close(self) -> None:
         """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
-        self.controller.close()
+        self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
+        self._deck_writer.close()
         self.hardware.close()
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)

@@ -118,19 +118,27 @@ class Store:
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection; an SQLite failure in the block comes out as a StoreError saying what it means."""
+        conn = self._open()
         try:
-            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
-        except sqlite3.Error as e:
-            raise self._failure(e) from e
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
             yield conn
         except sqlite3.Error as e:
             raise self._failure(e) from e
         finally:
             conn.close()
+
+    def writer(self) -> Writer:
+        """A long-lived connection for one thread that writes often (see `Writer`)."""
+        return Writer(self)
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as e:
+            raise self._failure(e) from e
+        return conn
 
     @staticmethod
     def _migrate(conn: sqlite3.Connection) -> None:
@@ -425,6 +433,32 @@ class Store:
     def forget_sessions_seen_before(conn: sqlite3.Connection, ts: float) -> None:
         with transaction(conn):
             conn.execute("DELETE FROM sessions WHERE seen_ts < ?", (ts,))
+
+
+class Writer:
+    """One connection kept open for a thread that writes often, such as the hopper's count as each card leaves:
+    opening a connection and reading the schema costs several times the write itself. For one thread at a time;
+    after a failure the connection is closed and the next write opens a new one."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._conn: sqlite3.Connection | None = None
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        if self._conn is None:
+            self._conn = self._store._open()
+        try:
+            yield self._conn
+        except sqlite3.Error as e:
+            self.close()
+            raise self._store._failure(e) from e
+
+    def close(self) -> None:
+        """Safe to call twice."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
 
 @contextmanager
