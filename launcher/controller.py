@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -22,7 +22,8 @@ from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
-from launcher.hopper import MAX_DECK, Deck, HopperSaver
+from launcher.hopper import Hopper
+from launcher.outcomes import FaultLatch, announce, announce_no_fire
 from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
 from launcher.threads import StoppableThread
@@ -96,10 +97,8 @@ class Controller:
         rounds: RoundBook,
         profile: Profile,
         bus: EventBus,
-        deck: Deck,
+        hopper: Hopper,
         min_rest_ms: int,
-        on_reload: Callable[[int], None] | None = None,
-        on_deck_changed: Callable[[Deck], None] | None = None,
         game: Attribution | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
@@ -110,16 +109,12 @@ class Controller:
         self._rounds = rounds
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
-        self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
-        # Saves the deck level as each card leaves, so a restart (even after kill -9) knows what is in the hopper.
-        self._saver = HopperSaver(on_deck_changed, clock=clock) if on_deck_changed is not None else None
+        self._hopper = hopper  # counted as each card leaves; the controller closes it
         self._firing: PressTicket | None = None  # the press whose fire is under way, whose cards are counted
         self._game = game
         self._lock = threading.Lock()
         self._busy = False
-        self._fault: str | None = None
-        self._fault_from_link = False  # cleared by itself when the board is back
-        self._deck = deck
+        self._fault = FaultLatch(stop_motor=self._dispenser.stop, cues=self._cues, bus=bus)
         self._last: PressTicket | None = None
         self._round: Round = rounds.resume_or_start(profile)
         self._jobs: deque[tuple[PressTicket, FireJob | None] | None] = deque()
@@ -177,10 +172,7 @@ class Controller:
             log.exception("press from the button failed")
 
     def new_round(self, profile: Profile | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """End the round (revealing its seed) and start the next, with another profile if given.
-
-        Returns the ended round's record and the new round's summary.
-        """
+        """End the round (revealing its seed) and start the next, with another profile if given: (record, summary)."""
         with self._lock:
             if self._busy:
                 raise PressRefused("busy", "the launcher is still firing; start the round when it has finished")
@@ -191,13 +183,8 @@ class Controller:
 
     def reload_deck(self, cards: int) -> None:
         """The hopper was refilled with `cards` cards."""
-        if not 1 <= cards <= MAX_DECK:
-            raise ValueError(f"a deck holds 1 to {MAX_DECK} cards, not {cards}")
-        with self._lock:
-            self._deck = deck = Deck(loaded=cards, dispensed=0)
-        if self._on_reload is not None:
-            self._on_reload(cards)
-        self._deck_changed(deck)
+        deck = self._hopper.reload(cards)
+        self._hopper.save()
         self._bus.publish(EventType.DECK_RELOADED, deck.as_dict())
 
     def lid_changed(self, is_open: bool) -> None:
@@ -214,13 +201,9 @@ class Controller:
         """A backend that can lose its hardware (a board on USB) lost or regained it: FAULT while it is gone."""
         with self._lock:
             if not ok:
-                self._latch_fault(f"launcher board: {message}")
-                self._fault_from_link = True
+                self._fault.latch(f"launcher board: {message}", from_link=True)
                 return
-            cleared = self._fault_from_link
-            if cleared:
-                self._fault = None
-                self._fault_from_link = False
+            cleared = self._fault.link_back()
         if cleared:
             self._cues.idle()
             self._bus.publish(EventType.HARDWARE_OK, {"message": message})
@@ -228,9 +211,7 @@ class Controller:
     def reset(self) -> None:
         """Leave FAULT: the one command accepted while latched."""
         with self._lock:
-            was = self._fault
-            self._fault = None
-            self._fault_from_link = False
+            was = self._fault.clear()
         if was is not None:
             self._cues.idle()
             self._bus.publish(EventType.HARDWARE_OK, {})
@@ -253,8 +234,7 @@ class Controller:
         self._worker.stopping.set()  # first: a worker in a suspense pause must not start the motor after the stop
         self.emergency_stop()
         self._worker.stop()
-        if self._saver is not None:
-            self._saver.close()
+        self._hopper.close()
 
     # --- state -----------------------------------------------------------------------------------------
 
@@ -269,8 +249,8 @@ class Controller:
             return {
                 "presses": schedule.presses,
                 "busy": self._busy,
-                "fault": self._fault,
-                "deck": self._deck.as_dict(),
+                "fault": self._fault.message,
+                "deck": self._hopper.deck.as_dict(),
                 "tension": schedule.tension,
                 "profile": self._round.profile.name,
                 "round": self._round.summary(),
@@ -280,8 +260,8 @@ class Controller:
     # --- internals -------------------------------------------------------------------------------------
 
     def _refusal(self) -> PressRefused | None:
-        if self._fault is not None:
-            return PressRefused("fault", f"the launcher is in FAULT ({self._fault}); reset it first")
+        if self._fault.message is not None:
+            return PressRefused("fault", f"the launcher is in FAULT ({self._fault.message}); reset it first")
         if self._inputs.lid_open:
             return PressRefused("lid_open", "the lid is open; close it to play")
         if self._busy:
@@ -291,11 +271,12 @@ class Controller:
     def _start_motor(self, ticket: PressTicket) -> tuple[FireJob | None, str | None]:
         """With the lock held: start the fire this press asks for, if the deck has cards. (job, error)."""
         outcome = ticket.outcome
-        if not outcome.fired or self._deck.remaining == 0:
+        remaining = self._hopper.deck.remaining
+        if not outcome.fired or remaining == 0:
             return None, None
         self._firing = ticket
         try:
-            return self._dispenser.start(min(outcome.cards, self._deck.remaining)), None
+            return self._dispenser.start(min(outcome.cards, remaining)), None
         except Exception as e:  # whatever the driver raised, the motor is stopped and FAULT names it
             self._firing = None
             self._dispenser.stop()
@@ -308,25 +289,16 @@ class Controller:
             if ticket is None:
                 return
             ticket.counted += 1
-            self._deck = deck = Deck(self._deck.loaded, self._deck.dispensed + 1)
-        if self._saver is not None:
-            self._saver.save(deck)
+        self._hopper.card_out()
 
     def _conclude_without_fire(self, ticket: PressTicket, error: str | None) -> None:
         """A press that did not run the motor: a miss, an empty deck, or a motor that would not start."""
         outcome = ticket.outcome
         if error is not None:
             with self._lock:
-                self._latch_fault(error)
-        elif outcome.fired:
-            self._bus.publish(
-                EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0}
-            )
+                self._fault.latch(error)
         else:
-            misses = self._round.schedule.misses_in_row
-            self._bus.publish(
-                EventType.LAUNCHER_MISSED, {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses}
-            )
+            announce_no_fire(self._bus, outcome, self._round.schedule.misses_in_row)
         self._round.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")
         with self._concluding(ticket):
             self._attribute(ticket, 0)
@@ -341,7 +313,7 @@ class Controller:
             self._dispenser.stop()
             log.exception("recording a press failed")
             with self._lock:
-                self._latch_fault(f"could not record the press: {e}")
+                self._fault.latch(f"could not record the press: {e}")
         finally:
             with self._lock:
                 self._busy = False
@@ -391,7 +363,7 @@ class Controller:
                 self._round.came_out_of(ticket.outcome, ticket.counted, "fault")
                 with self._lock:
                     self._firing = None
-                    self._latch_fault(f"dispense failed: {e}")
+                    self._fault.latch(f"dispense failed: {e}")
                     self._busy = False
                 ticket.finish(None)
                 continue
@@ -406,50 +378,13 @@ class Controller:
             self._firing = None
             # The cards were counted as they left; the fire's own count corrects any the callback missed.
             missed = result.dispensed - ticket.counted
-            self._deck = deck = Deck(self._deck.loaded, max(0, self._deck.dispensed + missed))
+        deck = self._hopper.settle(missed)
         outcome = ticket.outcome
         self._round.came_out_of(outcome, result.dispensed, result.stop, empty=deck.remaining == 0)
-        data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
-        if ticket.deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
-            # Exact cards: what was owed and what came out; a short deal stays owed on the table.
-            deal = {"player": ticket.deal.player or None, "cause": ticket.deal.cause.value}  # "": turns not tracked
-            self._bus.publish(EventType.LAUNCHER_DEALT, {**deal, **data, "press": None})
-        elif result.stop is StopReason.COUNT:
-            if outcome.jackpot:
-                self._cues.jackpot(result.dispensed)
-            else:
-                self._cues.fired(result.dispensed)
-            self._bus.publish(
-                EventType.LAUNCHER_FIRED,
-                {**data, "ms": result.ms, "tension": outcome.tension, "jackpot": outcome.jackpot},
-            )
-        elif result.stop is StopReason.JAM and deck.remaining == 0:
-            self._bus.publish(EventType.LAUNCHER_EMPTY, data)
-        elif result.stop in (StopReason.JAM, StopReason.STUCK):
-            reason = "no_card" if result.stop is StopReason.JAM else "stuck_at_exit"
-            self._bus.publish(EventType.LAUNCHER_JAMMED, {**data, "reason": reason})
-        elif result.stop in (StopReason.LID, StopReason.ABORTED):
-            self._bus.publish(EventType.LAUNCHER_STOPPED, {**data, "reason": str(result.stop)})
-        elif result.stop is StopReason.TIMEOUT:
+        fault = announce(self._bus, self._cues, outcome, result, deck, ticket.deal)
+        if fault is not None:
             with self._lock:
-                self._latch_fault(f"the motor ran {result.ms} ms without finishing; watchdog stopped it")
-        elif result.stop is StopReason.ERROR:
-            with self._lock:
-                self._latch_fault("the dispenser reported an error")
+                self._fault.latch(fault)
         if result.dispensed:
-            self._deck_changed(deck)
+            self._hopper.save()
             self._bus.publish(EventType.DECK_CHANGED, deck.as_dict())
-
-    def _deck_changed(self, deck: Deck) -> None:
-        """Save the level and wait for it: a store that cannot be written latches FAULT in the caller."""
-        if self._saver is not None:
-            self._saver.save(deck)
-            self._saver.flush()
-
-    def _latch_fault(self, message: str) -> None:
-        """Called with the lock held. Motor off, FAULT latched, everyone told."""
-        self._dispenser.stop()
-        if self._fault is None:
-            self._fault = message
-            self._cues.fault()
-            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message})

@@ -26,7 +26,7 @@ from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
-from launcher.hopper import Deck
+from launcher.hopper import Deck, Hopper
 from launcher.netinfo import public_urls
 from launcher.rounds import RoundBook
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
@@ -110,10 +110,11 @@ class Daemon:
                 rounds=self.rounds,
                 profile=config.schedule.active_profile,
                 bus=self.bus,
-                deck=self._saved_deck(),
+                # Saved as each card leaves, so that a restart (even after kill -9) knows what is in the hopper.
+                hopper=Hopper(
+                    self._saved_deck(), on_changed=self._save_deck, on_reload=getattr(self.hardware, "refill", None)
+                ),
                 min_rest_ms=config.dispense.min_rest_ms,
-                on_reload=getattr(self.hardware, "refill", None),
-                on_deck_changed=self._save_deck,
                 game=self.games,
             )
             undo.callback(self.controller.close)

@@ -9,6 +9,7 @@ wait for it at the end of a fire, so that a store that cannot be written still l
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -90,3 +91,59 @@ class HopperSaver:
                 if error is not None:
                     self._error = error
                 self._cond.notify_all()
+
+
+class Hopper:
+    """The hopper's count as the launcher keeps it: a card out as each one leaves, the fire's own count as a
+    correction at its end, refills; every change handed to the saver. Safe from any thread."""
+
+    def __init__(
+        self,
+        deck: Deck,
+        *,
+        on_changed: Callable[[Deck], None] | None = None,
+        on_reload: Callable[[int], None] | None = None,
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._deck = deck
+        self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
+        self._saver = HopperSaver(on_changed, clock=clock) if on_changed is not None else None
+
+    @property
+    def deck(self) -> Deck:
+        with self._lock:
+            return self._deck
+
+    def card_out(self) -> None:
+        """From the exit beam's thread: never waits for the disk."""
+        with self._lock:
+            self._deck = deck = Deck(self._deck.loaded, self._deck.dispensed + 1)
+        if self._saver is not None:
+            self._saver.save(deck)
+
+    def settle(self, missed: int) -> Deck:
+        """A fire ended: `missed` cards its own count has that the beam's callbacks did not (or fewer, below 0)."""
+        with self._lock:
+            self._deck = deck = Deck(self._deck.loaded, max(0, self._deck.dispensed + missed))
+        return deck
+
+    def reload(self, cards: int) -> Deck:
+        if not 1 <= cards <= MAX_DECK:
+            raise ValueError(f"a deck holds 1 to {MAX_DECK} cards, not {cards}")
+        with self._lock:
+            self._deck = deck = Deck(loaded=cards, dispensed=0)
+        if self._on_reload is not None:
+            self._on_reload(cards)
+        return deck
+
+    def save(self) -> None:
+        """Save the count and wait for it: raises what the store raised (the caller latches FAULT)."""
+        if self._saver is not None:
+            self._saver.save(self.deck)
+            self._saver.flush()
+
+    def close(self) -> None:
+        """Write what is pending, then stop. Safe to call twice."""
+        if self._saver is not None:
+            self._saver.close()

@@ -21,7 +21,7 @@ from launcher.config import Config
 from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
 from launcher.hardware.sim import SimulatedHardware
-from launcher.hopper import Deck
+from launcher.hopper import Deck, Hopper
 from launcher.rounds import RoundBook
 from launcher.schedule import PROFILES, Outcome
 from launcher.store import Store
@@ -110,7 +110,7 @@ def rig_factory(tmp_path: Path, clock: VirtualClock) -> Iterator[Any]:
             rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
             profile=PROFILES["classic"],
             bus=bus,
-            deck=Deck(loaded=config.dispense.deck_cards, dispensed=0),
+            hopper=Hopper(Deck(loaded=config.dispense.deck_cards, dispensed=0), clock=clock),
             min_rest_ms=config.dispense.min_rest_ms,
             game=game,
             clock=clock,

@@ -21,7 +21,7 @@ from launcher.clock import VirtualClock
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
-from launcher.hopper import Deck
+from launcher.hopper import Deck, Hopper
 from launcher.rounds import RoundBook
 from launcher.schedule import PROFILES, Outcome
 from launcher.store import Store
@@ -359,7 +359,7 @@ def test_a_hung_controller_loop_gets_no_pings(
         rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: AlwaysOneCard()),
         profile=PROFILES["classic"],
         bus=bus,
-        deck=Deck(loaded=112, dispensed=0),
+        hopper=Hopper(Deck(loaded=112, dispensed=0), clock=clock),
         min_rest_ms=0,
         clock=clock,
     )

@@ -1,0 +1,85 @@
+"""How a press ended, told to the table (the event every phone shows, the cue the launcher plays), and the FAULT
+latch that a failure sets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from launcher.events import EventBus, EventType
+from launcher.game import Demand
+from launcher.hardware.base import Cues, DispenseResult, StopReason
+from launcher.hopper import Deck
+from launcher.schedule import Outcome
+
+
+def announce(
+    bus: EventBus, cues: Cues, outcome: Outcome, result: DispenseResult, deck: Deck, deal: Demand | None
+) -> str | None:
+    """Publish the fire's end and play its cue. Returns the FAULT to latch, if the fire ended in one."""
+    data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
+    if deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
+        # Exact cards: what was owed and what came out; a short deal stays owed on the table.
+        owed = {"player": deal.player or None, "cause": deal.cause.value}  # "": turns not tracked
+        bus.publish(EventType.LAUNCHER_DEALT, {**owed, **data, "press": None})
+    elif result.stop is StopReason.COUNT:
+        if outcome.jackpot:
+            cues.jackpot(result.dispensed)
+        else:
+            cues.fired(result.dispensed)
+        bus.publish(
+            EventType.LAUNCHER_FIRED, {**data, "ms": result.ms, "tension": outcome.tension, "jackpot": outcome.jackpot}
+        )
+    elif result.stop is StopReason.JAM and deck.remaining == 0:
+        bus.publish(EventType.LAUNCHER_EMPTY, data)
+    elif result.stop in (StopReason.JAM, StopReason.STUCK):
+        reason = "no_card" if result.stop is StopReason.JAM else "stuck_at_exit"
+        bus.publish(EventType.LAUNCHER_JAMMED, {**data, "reason": reason})
+    elif result.stop in (StopReason.LID, StopReason.ABORTED):
+        bus.publish(EventType.LAUNCHER_STOPPED, {**data, "reason": str(result.stop)})
+    elif result.stop is StopReason.TIMEOUT:
+        return f"the motor ran {result.ms} ms without finishing; watchdog stopped it"
+    elif result.stop is StopReason.ERROR:
+        return "the dispenser reported an error"
+    return None
+
+
+def announce_no_fire(bus: EventBus, outcome: Outcome, misses_in_row: int) -> None:
+    """A press that ran no motor: the schedule's miss, or a fire the empty deck could not give."""
+    if outcome.fired:
+        bus.publish(EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0})
+    else:
+        data = {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses_in_row}
+        bus.publish(EventType.LAUNCHER_MISSED, data)
+
+
+class FaultLatch:
+    """FAULT: latched by the first failure, which it names; the motor is stopped at every latch. Only `clear()`
+    leaves it, or `link_back()` for a FAULT the board's lost link latched. The caller serialises the calls."""
+
+    def __init__(self, *, stop_motor: Callable[[], None], cues: Cues, bus: EventBus) -> None:
+        self._stop_motor = stop_motor
+        self._cues = cues
+        self._bus = bus
+        self.message: str | None = None
+        self._from_link = False  # cleared by itself when the board is back
+
+    def latch(self, message: str, *, from_link: bool = False) -> None:
+        """Motor off, FAULT latched (the first message stays), everyone told."""
+        self._stop_motor()
+        if self.message is None:
+            self.message = message
+            self._from_link = from_link
+            self._cues.fault()
+            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message})
+
+    def clear(self) -> str | None:
+        """Leave FAULT; returns what it was."""
+        was, self.message, self._from_link = self.message, None, False
+        return was
+
+    def link_back(self) -> bool:
+        """The board is back: a FAULT its lost link latched clears. True if it did."""
+        if not self._from_link:
+            return False
+        self.clear()
+        return True
