@@ -133,7 +133,16 @@ def one_fire(
     results: list[DispenseResult] = []
     ended, struck = clock.event(), clock.event()
     worker = clock.thread(lambda: (results.append(job.wait()), ended.set()), "test-worker")
-    striker = clock.thread(lambda: (strike_now(), struck.set()), "test-striker")
+
+    def strike_and_tell() -> None:
+        try:
+            strike_now()
+        except Exception as e:  # reported as what it is, not as a fire that never ended
+            found.append(Violation(n, strike, f"the strike raised {e!r}"))
+        finally:
+            struck.set()
+
+    striker = clock.thread(strike_and_tell, "test-striker")
     worker.start()
     striker.start()
     assert ended.wait(10.0) and struck.wait(10.0), f"fire {n} ({strike}) did not end"
