@@ -20,7 +20,7 @@ from playwright.sync_api import Page, Route, expect
 from launcher.fairness import commitment, new_seed, replay, verify
 from launcher.schedule import PROFILES, profile_from_mapping, profile_to_mapping
 from tests import test_browser
-from tests.conftest import start_daemon, wait_until
+from tests.conftest import join, start_daemon, wait_until
 from tests.test_browser import CHROMIUM_ARGS, WAIT_MS, catalogue, fill, open_joined, origin, watch
 from tests.test_fairness import SEED, known_answers, play_round
 from tests.test_fairness_api import value
@@ -197,14 +197,21 @@ def test_an_unreadable_record_is_named_in_the_page_as_in_python(verifier: Page) 
     assert page_verdict(verifier, {k: v for k, v in record.items() if k != "format"})["older"] is True
 
 
-def joined_stream(page: Page, daemon: Any) -> None:
-    """Joined by the QR link, then opened again: its event stream is a joined phone's. (The first one may have
-    started before the join, as a watcher's, and a daemon takes only two watchers' streams from one address: every
-    phone of a test comes from 127.0.0.1.)"""
-    open_joined(page, daemon)
-    page.reload()
+def joined_phone(browser: Any, playwright: Any, daemon: Any, locale: str) -> Page:
+    """A phone that joined the table (a session of its own) before it opened the page, so that its event stream is a
+    joined phone's from the start: the daemon takes only two streams of phones that have not joined from one address,
+    and every phone of a test comes from 127.0.0.1."""
+    name, token = join(daemon.url, daemon.table_pin).split("=", 1)
+    context = browser.new_context(**playwright.devices["Pixel 5"], locale=locale)
+    context.add_cookies([{"name": name, "value": token, "url": daemon.url, "httpOnly": True, "sameSite": "Strict"}])
+    return context.new_page()
+
+
+def open_live(page: Page, daemon: Any, *, joined: bool) -> None:
+    page.goto(daemon.url + "/")
     expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
-    expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+    if joined:
+        expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
 
 
 def mix_text(strings: dict[str, str], count: int, closed: bool = False) -> str:
@@ -221,14 +228,17 @@ def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: 
     langs = {"a": "en", "b": "zh-Hans", "watcher": "zh-Hant", "late": "en"}
     locales = {"en": "en-US", "zh-Hans": "zh-CN", "zh-Hant": "zh-TW"}
     strings = {lang: catalogue(lang) for lang in set(langs.values())}
-    phones = {name: phone(browser, playwright, locales[lang]) for name, lang in langs.items()}
+    phones = {
+        name: phone(browser, playwright, locales[lang])
+        if name == "watcher"
+        else joined_phone(browser, playwright, daemon, locales[lang])
+        for name, lang in langs.items()
+    }
     for page in phones.values():
         watch(page, home, foreign_requests, console_errors)
     first = daemon.get("/api/state")["round"]
-    for name in ("a", "b"):
-        joined_stream(phones[name], daemon)
-    phones["watcher"].goto(daemon.url + "/")
-    expect(phones["watcher"].locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    for name in ("a", "b", "watcher"):
+        open_live(phones[name], daemon, joined=name != "watcher")
 
     # Both joined phones add their bytes by themselves; every phone says so, the watcher is asked to join.
     mixed = wait_until(lambda: len(r := daemon.get("/api/state")["round"]["contributions"]) == 2 and r)
@@ -249,7 +259,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: 
     expect(phones["a"].locator("#press")).to_be_enabled(timeout=WAIT_MS)
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
-    open_joined(phones["late"], daemon)
+    open_live(phones["late"], daemon, joined=True)
     expect(phones["late"].locator("#fair-mine")).to_have_text(strings["en"]["fair.mine_late"], timeout=WAIT_MS)
     assert daemon.get("/api/state")["round"]["contributions"] == mixed
 
