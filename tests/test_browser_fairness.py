@@ -214,6 +214,22 @@ def open_live(page: Page, daemon: Any, *, joined: bool) -> None:
         expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
 
 
+def test_a_fingerprint_that_changes_during_a_round_is_called_out(verifier: Page) -> None:
+    """A daemon that shows a round with one fingerprint and later the same round with another is caught at once."""
+    english = catalogue("en")
+    shown, later = commitment("shown first"), commitment("shown later")
+    verifier.evaluate(
+        """([shown, later]) => {
+            fairFollow({number: 90, commitment: shown, profile: "classic", presses: 0, contributions: []});
+            fairFollow({number: 90, commitment: later, profile: "classic", presses: 2, contributions: []});
+        }""",
+        [shown, later],
+    )
+    expect(verifier.locator("#fair-swapped")).to_have_text(
+        fill(english["fair.swapped"], round=90, before=shown[:12] + "…")
+    )
+
+
 def mix_text(strings: dict[str, str], count: int, closed: bool = False) -> str:
     kind = "mix_closed" if closed else "mix"
     key = {0: f"fair.{kind}_none", 1: f"fair.{kind}_one"}.get(count, f"fair.{kind}_many")

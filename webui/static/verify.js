@@ -22,6 +22,7 @@ const fair = {
   sending: false, // a contribution is on its way
   checked: null, // the last ended round: {round, commitment, result} (result null while it is checked)
   newestEnded: 0, // the highest round.ended number seen, so older ones in the history are not checked
+  seenId: 0, // the newest event the last state read holds: the stream's older events are in it already
 };
 
 // ---- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), on Uint8Arrays ----
@@ -334,15 +335,18 @@ function fairFollow(round) {
   const watched = fair.watched.get(round.number);
   if (watched && watched !== round.commitment) fair.swapped = { round: round.number, before: watched };
   if (!watched) fair.watched.set(round.number, round.commitment);
-  const contributions = Array.isArray(round.contributions) ? round.contributions : [];
-  fair.round = {
-    number: round.number,
-    commitment: round.commitment,
-    profile: round.profile,
-    presses: round.presses ?? 0,
-    contributions,
-    open: round.contributions_open ?? (round.presses ?? 0) === 0,
-  };
+  let contributions = Array.isArray(round.contributions) ? round.contributions : [];
+  let presses = round.presses ?? 0;
+  let open = round.contributions_open ?? presses === 0;
+  const known = fair.round;
+  if (known?.number === round.number && known.commitment === round.commitment) {
+    // The same round again (a state read can be older than events already shown): what is known only grows.
+    if (known.contributions.length > contributions.length) contributions = known.contributions;
+    presses = Math.max(presses, known.presses);
+    open = open && known.open;
+  }
+  const { number, commitment, profile } = round;
+  fair.round = { number, commitment, profile, presses, contributions, open };
   const before = fairMemory()[round.commitment]?.before || fair.round.presses === 0;
   fairNote(round.commitment, { round: round.number, profile: round.profile, before, seen: contributions });
   fairRender();
@@ -351,7 +355,10 @@ function fairFollow(round) {
 
 async function fairRefresh() {
   const response = await fetch("/api/state");
-  if (response.ok) fairFollow((await response.json()).round);
+  if (!response.ok) return;
+  const state = await response.json();
+  fair.seenId = Math.max(fair.seenId, state.last_event_id ?? 0);
+  fairFollow(state.round);
 }
 
 // This phone's 16 random bytes for the round in play, once, while the round takes them.
@@ -378,7 +385,10 @@ async function fairContribute() {
     const body = await response.json().catch(() => ({}));
     const code = body.error?.code;
     if (response.ok) fairNote(round.commitment, { index: body.index });
-    else if (code === "contributions_closed") fairNote(round.commitment, { late: true });
+    else if (code === "contributions_closed") {
+      fairNote(round.commitment, { late: true });
+      round.open = false;
+    }
     else if (code === "contributions_full") fairNote(round.commitment, { full: true });
     else if (code === "already_contributed") fairNote(round.commitment, { other: true });
     // join_required: tried again once this phone joins; round_over, not_found: a newer round is coming
@@ -533,11 +543,13 @@ function fairLines(result) {
 
 // ---- The page's events ----
 
-function fairEvent({ type, data }, fresh) {
+// Events the last state read already holds (`seenId`) change nothing but a contribution's place, which is checked.
+function fairEvent({ id, type, data }) {
   const round = fair.round;
+  const fresh = id > fair.seenId;
   if (type === "round.started" && fresh) {
     fairFollow({ number: data.round, commitment: data.commitment, profile: data.profile, presses: 0 });
-  } else if (type === "round.contributed" && fresh && round?.number === data.round) {
+  } else if (type === "round.contributed" && round?.number === data.round) {
     if (data.index === round.contributions.length) {
       round.contributions = [...round.contributions, data.value];
       fairNote(round.commitment, { seen: round.contributions });
@@ -559,6 +571,7 @@ hooks.event.push(fairEvent);
 hooks.render.push(fairRender);
 hooks.connected.push(() => fairRefresh().catch(() => {}));
 hooks.start.push(() => {
+  fair.seenId = ui.snapshotId;
   if (ui.round) fairFollow(ui.round);
   // Joining (access.js shows the role) lets this phone add its bytes to a round that still takes them.
   new MutationObserver(() => fairContribute()).observe($("role"), { attributes: true, childList: true });
