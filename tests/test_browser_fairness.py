@@ -318,6 +318,31 @@ def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: 
     assert console_errors == []
 
 
+def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_why(
+    daemon: Any, playwright_chromium: Any
+) -> None:
+    playwright, browser = playwright_chromium
+    english = catalogue("en")
+    page = joined_phone(browser, playwright, daemon, "en-US")
+    held: list[Route] = []
+    page.route("**/api/rounds/current/contributions", lambda route: held.append(route))  # the bytes, held
+    open_live(page, daemon, joined=True)
+    while not held:
+        page.wait_for_timeout(50)
+    first = daemon.get("/api/state")["round"]
+    assert daemon.post("/api/press", {})[0] == 200  # another phone presses first
+    held[0].continue_()
+    expect(page.locator("#fair-mine")).to_have_text(english["fair.mine_late"], timeout=WAIT_MS)
+    expect(page.locator("#fair-mix-text")).to_have_text(mix_text(english, 0, closed=True))
+    assert daemon.get("/api/state")["round"]["contributions"] == []
+    page.unroute("**/api/rounds/current/contributions")
+    assert daemon.post("/api/rounds", {})[0] == 201
+    expect(page.locator("#fair-verdict")).to_have_text(fill(english["fair.verdict_ok"], round=first["number"]))
+    page.locator("#fair-check summary").tap()
+    expect(page.locator("#fair-lines li .fair-text")).to_contain_text([english["fair.mine_late_check"]])
+    page.context.close()
+
+
 def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_checks(
     daemon: Any, playwright_chromium: Any
 ) -> None:

@@ -383,15 +383,15 @@ async function fairContribute() {
       body: JSON.stringify({ round: round.number, value }),
     });
     const body = await response.json().catch(() => ({}));
-    const code = body.error?.code;
+    // join_required: tried again once this phone joins; round_over, not_found: a newer round is coming.
+    const refused = {
+      contributions_closed: { late: true },
+      contributions_full: { full: true },
+      already_contributed: { other: true },
+    }[body.error?.code];
     if (response.ok) fairNote(round.commitment, { index: body.index });
-    else if (code === "contributions_closed") {
-      fairNote(round.commitment, { late: true });
-      round.open = false;
-    }
-    else if (code === "contributions_full") fairNote(round.commitment, { full: true });
-    else if (code === "already_contributed") fairNote(round.commitment, { other: true });
-    // join_required: tried again once this phone joins; round_over, not_found: a newer round is coming
+    else if (refused) fairNote(round.commitment, refused);
+    if (refused?.late) round.open = false;
   } catch {
     // Offline: tried again when the stream reconnects.
   } finally {
