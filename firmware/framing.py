@@ -1,7 +1,8 @@
 """Frames of the serial link between the host and the launcher board: one source for both ends.
 
 The board runs this file under MicroPython and the host under CPython (it ships as `launcher.hardware.framing`),
-so it keeps to what both have: no typing, dataclasses or f-strings, and bytes handled with find/split/slices.
+so it keeps to what both have: no type hints (launcher/hardware/framing.pyi has them for the host), no
+dataclasses, and bytes handled with find/split/slices.
 
 A frame is one ASCII line that reads well in a terminal:
 

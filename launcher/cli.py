@@ -202,7 +202,8 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
     record, ended = found
     if not ended:
         raise RoundOpen(f"round {number} is still being played; its seed is revealed when it ends")
-    return json.loads(record)
+    loaded: dict[str, Any] = json.loads(record)
+    return loaded
 
 
 def _pins(args: argparse.Namespace) -> int:

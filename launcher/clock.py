@@ -222,7 +222,7 @@ class VirtualClock:
                 while not self._closed and (due := self._due()) is None:
                     # A thread not made by thread() tells nobody when it ends: look again now and then.
                     self._changed.wait(0.01)
-                if self._closed:
+                if self._closed or due is None:
                     return
             for cond in due:
                 with cond:

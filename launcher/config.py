@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ class ConfigError(LauncherError, ValueError):
     """A configuration problem, worded for the person who edits the file."""
 
 
-def _opt(default: Any, *, lo: float | None = None, hi: float | None = None, choices: tuple = ()) -> Any:
+def _opt(default: Any, *, lo: float | None = None, hi: float | None = None, choices: tuple[Any, ...] = ()) -> Any:
     return field(default=default, metadata={"lo": lo, "hi": hi, "choices": choices})
 
 
@@ -156,7 +157,7 @@ class Config:
 _SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fields(Config)}  # type: ignore[misc]
 
 
-def _accepted(meta: dict[str, Any], kind: type) -> str:
+def _accepted(meta: Mapping[str, Any], kind: type) -> str:
     if meta["choices"]:
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
     noun = {int: "a whole number", float: "a number", str: "a string"}[kind]
@@ -165,7 +166,7 @@ def _accepted(meta: dict[str, Any], kind: type) -> str:
     return noun
 
 
-def _check_value(key: str, value: Any, kind: type, meta: dict[str, Any]) -> Any:
+def _check_value(key: str, value: Any, kind: type, meta: Mapping[str, Any]) -> Any:
     accepted = _accepted(meta, kind)
     bad = ConfigError(f"{key} = {value!r} is not accepted: expected {accepted}")
     if isinstance(value, bool):  # TOML true/false must not pass as 1/0

@@ -25,7 +25,7 @@ from launcher.controller import Controller
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
-from launcher.hardware.base import Hardware
+from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.hopper import Deck, Hopper
 from launcher.netinfo import public_urls
 from launcher.rounds import RoundBook
@@ -103,8 +103,8 @@ class Daemon:
             # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
             undo.callback(self.access.forget_unshown, self.new_pins)
             self.rounds = RoundBook(self.store, self.bus)
-            aim_at = getattr(self.hardware, "aim_at", None)
-            self.games = GameDesk(self.store, self.bus, on_change=SeatAimer(aim_at).face if aim_at else None)
+            aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
+            self.games = GameDesk(self.store, self.bus, on_change=aimer.face if aimer else None)
             self.controller = Controller(
                 hardware=self.hardware,
                 rounds=self.rounds,
@@ -112,7 +112,9 @@ class Daemon:
                 bus=self.bus,
                 # Saved as each card leaves, so that a restart (even after kill -9) knows what is in the hopper.
                 hopper=Hopper(
-                    self._saved_deck(), on_changed=self._save_deck, on_reload=getattr(self.hardware, "refill", None)
+                    self._saved_deck(),
+                    on_changed=self._save_deck,
+                    on_reload=self.hardware.refill if isinstance(self.hardware, Refills) else None,
                 ),
                 min_rest_ms=config.dispense.min_rest_ms,
                 game=self.games,
@@ -130,9 +132,8 @@ class Daemon:
         with self.store.connect() as conn:
             saved = self.store.deck(conn)
         deck = Deck(*saved) if saved else Deck(loaded=self.config.dispense.deck_cards, dispensed=0)
-        refill = getattr(self.hardware, "refill", None)
-        if refill is not None:
-            refill(deck.remaining)
+        if isinstance(self.hardware, Refills):
+            self.hardware.refill(deck.remaining)
         return deck
 
     def _save_deck(self, deck: Deck) -> None:
@@ -142,7 +143,7 @@ class Daemon:
 
     def _follow_link(self) -> None:
         """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""
-        if not hasattr(self.hardware, "when_link_changed"):
+        if not isinstance(self.hardware, Links):
             return  # the GPIO header does not come and go
         self.hardware.when_link_changed = self.controller.link_changed
         if self.hardware.describe().get("link") != "up":  # read after attaching, so no change falls between

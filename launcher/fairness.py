@@ -22,8 +22,9 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
+from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
 
 FORMAT = "uno-launcher-round/2"
@@ -38,7 +39,7 @@ STOPS = ("miss", "count", "jam", "stuck", "empty", "lid", "aborted", "fault")
 _CONTRIBUTION = re.compile(r"[0-9a-f]{32}")
 
 
-class RecordError(ValueError):
+class RecordError(LauncherError, ValueError):
     """The record is not a round record this version can read; the message names the bad field."""
 
 
@@ -52,7 +53,7 @@ def commitment(seed: str) -> str:
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()
 
 
-def is_contribution(value: object) -> bool:
+def is_contribution(value: object) -> TypeGuard[str]:
     """A phone's contribution: exactly 32 lowercase hex characters (16 bytes)."""
     return isinstance(value, str) and _CONTRIBUTION.fullmatch(value) is not None
 
@@ -285,13 +286,13 @@ def _profile(mapping: dict[str, Any]) -> Profile:
     params = dict(mapping)
     name = params.pop("name", None)
     try:
-        return profile_from_mapping(name, params)  # type: ignore[arg-type]
+        return profile_from_mapping(name, params)
     except ProfileError as e:
         raise RecordError(f"profile: {e}") from None
 
 
 def _seed(record: Mapping[str, Any]) -> str:
-    seed = _field(record, "seed", str)
+    seed: str = _field(record, "seed", str)
     try:
         seed.encode("utf-8")
     except UnicodeEncodeError:

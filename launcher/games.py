@@ -135,8 +135,7 @@ class GameDesk:
         with self._lock:
             game, table = self._copies()
             entry = game_requests.round_request(body, game.mode, new=True)
-            if game.over:
-                raise GameOver("the game is over: start a new one")
+            _still_on(game)
             carried = table.close_round(entry.carry_open_attacks)  # refused while someone owes the launcher
             entry.score(game)
             result = game.rounds[-1]
@@ -195,6 +194,11 @@ class GameDesk:
             return None
         assert self._id is not None
         return game_view(self._id, self._game, self._table)
+
+
+def _still_on(game: Game) -> None:
+    if game.over:
+        raise GameOver("the game is over: start a new one")
 
 
 def _reseated(game: Game, table: Table) -> Table:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.fairness import MAX_CONTRIBUTIONS, CameOut, commitment, new_seed, round_key, round_record
 from launcher.schedule import Outcome, Profile, Schedule, profile_from_mapping, profile_to_mapping
@@ -27,9 +28,14 @@ from launcher.store import Store
 class DrawsOutcomes(Protocol):
     """What a round needs of a schedule (tests script one)."""
 
-    presses: int
-    misses_in_row: int
-    tension: float
+    @property
+    def presses(self) -> int: ...
+
+    @property
+    def misses_in_row(self) -> int: ...
+
+    @property
+    def tension(self) -> float: ...
 
     def next_outcome(self) -> Outcome: ...
 
@@ -39,11 +45,11 @@ class DrawsOutcomes(Protocol):
 ScheduleFactory = Callable[[Profile, bytes], DrawsOutcomes]  # (profile, the round's key)
 
 
-class RoundOpen(Exception):
+class RoundOpen(LauncherError, RuntimeError):
     """The round is still being played: its seed is secret."""
 
 
-class ContributionRefused(Exception):
+class ContributionRefused(LauncherError, RuntimeError):
     """A contribution the round does not take; `code` names why (docs/API.md)."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -241,7 +247,8 @@ class RoundBook:
         record_json, ended = found
         if not ended:
             raise RoundOpen(f"round {number} is still being played; its seed is revealed when it ends")
-        return json.loads(record_json)
+        record: dict[str, Any] = json.loads(record_json)
+        return record
 
     def _new_round(self, number: int, profile: Profile, seed: str) -> Round:
         factory = self._schedule_factory

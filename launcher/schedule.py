@@ -25,7 +25,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from itertools import accumulate, chain, count, pairwise
-from typing import Any
+from typing import Any, TypeGuard
+
+from launcher.errors import LauncherError
 
 MAX_DROUGHT = 49  # longest hazard: a longer wait is no longer suspense
 MAX_FIRES_IN_ROW = 20
@@ -34,7 +36,7 @@ MAX_PAUSE_MS = 10_000
 MAX_PATTERN_PRESS = 1000
 
 
-class ProfileError(ValueError):
+class ProfileError(LauncherError, ValueError):
     """A profile parameter is not accepted; the message names it, its value and what is accepted."""
 
 
@@ -154,11 +156,11 @@ def _refuse(param: str, value: object, why: str) -> ProfileError:
     return ProfileError(f"{param} = {shown!r} is not accepted: {why}; expected {_ACCEPTED[param]}")
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _is_whole(value: object) -> bool:
+def _is_whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -280,7 +282,9 @@ def profile_from_mapping(name: str, mapping: Mapping[str, Any]) -> Profile:
             raise ProfileError(f"{key} is missing: expected {_ACCEPTED[key]}")
     if "hazard" not in mapping and "pattern" not in mapping:
         raise ProfileError(f"hazard is missing: expected {_ACCEPTED['hazard']} (or a pattern)")
-    values = {key: tuple(v) if key in _LISTS and isinstance(v, list | tuple) else v for key, v in mapping.items()}
+    values: dict[str, Any] = {
+        key: tuple(v) if key in _LISTS and isinstance(v, list | tuple) else v for key, v in mapping.items()
+    }
     return Profile(name=name, **{"hazard": (), **values})
 
 

@@ -295,12 +295,12 @@ class Store:
 
     @staticmethod
     def last_event_id(conn: sqlite3.Connection) -> int:
-        return conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+        return int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
 
     @staticmethod
     def reserved_event_ids(conn: sqlite3.Connection) -> int:
         """No event id above this was handed out: the next run numbers on past it."""
-        return conn.execute("SELECT reserved FROM event_ids").fetchone()[0]
+        return int(conn.execute("SELECT reserved FROM event_ids").fetchone()[0])
 
     @staticmethod
     def reserve_event_ids(conn: sqlite3.Connection, up_to: int) -> None:
@@ -309,7 +309,8 @@ class Store:
 
     @staticmethod
     def count_events_after(conn: sqlite3.Connection, type: str, after_id: int) -> int:
-        return conn.execute("SELECT count(*) FROM events WHERE type = ? AND id > ?", (type, after_id)).fetchone()[0]
+        row = conn.execute("SELECT count(*) FROM events WHERE type = ? AND id > ?", (type, after_id)).fetchone()
+        return int(row[0])
 
     # --- rounds -------------------------------------------------------------------------------------------
 
@@ -332,10 +333,11 @@ class Store:
     @staticmethod
     def open_round(conn: sqlite3.Connection) -> tuple[int, str, str, int, str] | None:
         """(number, profile, seed, started_event, restarts) of the round not ended yet, if any."""
-        return conn.execute(
+        row: tuple[int, str, str, int, str] | None = conn.execute(
             "SELECT number, profile, seed, started_event, restarts FROM rounds WHERE ended_ts IS NULL "
             "ORDER BY number DESC"
         ).fetchone()
+        return row
 
     @staticmethod
     def set_round_restarts(conn: sqlite3.Connection, number: int, restarts: str) -> None:
@@ -344,7 +346,7 @@ class Store:
 
     @staticmethod
     def last_round_number(conn: sqlite3.Connection) -> int:
-        return conn.execute("SELECT coalesce(max(number), 0) FROM rounds").fetchone()[0]
+        return int(conn.execute("SELECT coalesce(max(number), 0) FROM rounds").fetchone()[0])
 
     @staticmethod
     def round_record(conn: sqlite3.Connection, number: int) -> tuple[str, bool] | None:
@@ -367,14 +369,16 @@ class Store:
 
     @staticmethod
     def current_game(conn: sqlite3.Connection) -> tuple[int, str] | None:
-        return conn.execute("SELECT id, state FROM games ORDER BY id DESC LIMIT 1").fetchone()
+        row = conn.execute("SELECT id, state FROM games ORDER BY id DESC LIMIT 1").fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
 
     # --- the deck in the hopper ----------------------------------------------------------------------------
 
     @staticmethod
     def deck(conn: sqlite3.Connection) -> tuple[int, int] | None:
         """(loaded, dispensed) as last saved, or None on a first start."""
-        return conn.execute("SELECT loaded, dispensed FROM deck WHERE id = 1").fetchone()
+        row = conn.execute("SELECT loaded, dispensed FROM deck WHERE id = 1").fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
 
     @staticmethod
     def save_deck(conn: sqlite3.Connection, loaded: int, dispensed: int) -> None:

@@ -78,7 +78,7 @@ class SimulatedPerson:
 
     def ask(self, instruction: str) -> None:
         world, sleep = self._world, self._clock.sleep
-        actions = {
+        actions: dict[str, Callable[[], object]] = {
             "press": lambda: world.press_button(),
             "block": lambda: (world.stick_card(True), sleep(self.HOLD_S), world.stick_card(False)),
             "lid": lambda: (world.open_lid(), sleep(self.HOLD_S), world.close_lid()),

@@ -36,7 +36,8 @@ def needs(role: Role) -> Callable[[View], View]:
 
 
 def book() -> AccessBook:
-    return current_app.extensions["launcher.access"]
+    access: AccessBook = current_app.extensions["launcher.access"]
+    return access
 
 
 def session_token() -> str | None:
@@ -44,7 +45,8 @@ def session_token() -> str | None:
 
 
 def caller_role() -> Role:
-    return g.role
+    role: Role = g.role
+    return role
 
 
 def client() -> str:

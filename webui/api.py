@@ -49,7 +49,8 @@ def json_object() -> dict[str, Any]:
 
 
 def _controller() -> Controller:
-    return current_app.extensions["launcher.controller"]
+    controller: Controller = current_app.extensions["launcher.controller"]
+    return controller
 
 
 @bp.get("/openapi.json")

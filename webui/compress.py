@@ -50,7 +50,7 @@ def _wanted(response: Response, asked: Request) -> bool:
         response.status_code == 200
         and response.mimetype in COMPRESSIBLE  # never text/event-stream: each event must leave at once
         and "Content-Encoding" not in response.headers
-        and "gzip" in asked.accept_encodings
+        and asked.accept_encodings.quality("gzip") > 0
     )
 
 
@@ -70,9 +70,10 @@ def install(app: Flask) -> None:
         etag, weak = response.get_etag()
         if etag:
             response.set_data(cache.get(etag, data))
-            response.set_etag(f"{etag}-gzip", weak=weak)
+            response.set_etag(f"{etag}-gzip", weak=bool(weak))
         else:
             response.set_data(gzip.compress(data, compresslevel=6, mtime=0))
         response.headers["Content-Encoding"] = "gzip"
         response.headers.pop("Accept-Ranges", None)  # byte ranges would be of the file, not of what is sent
-        return response.make_conditional(request)
+        response.make_conditional(request)
+        return response

@@ -5,6 +5,7 @@ refusals to 4xx answers."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
@@ -21,14 +22,15 @@ bp = Blueprint("game", __name__, url_prefix="/api")
 
 
 def _desk() -> GameDesk:
-    return current_app.extensions["launcher.games"]
+    desk: GameDesk = current_app.extensions["launcher.games"]
+    return desk
 
 
 def _answer(status: int, view: dict[str, Any] | None) -> tuple[Response, int]:
     return jsonify(game=view), status
 
 
-def _call(code: str, action: Any, *args: Any) -> dict[str, Any]:
+def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
     """Run a desk action, turning its refusals into API errors with `code` for a refused input."""
     try:
         return action(*args)

@@ -46,7 +46,7 @@ _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"en
 
 
 _HAND = {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "object", "additionalProperties": {"type": "integer"}}]}
-_ROUND_BODY = {
+_ROUND_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["hands"],
     "description": "winner is required, except in knock-out play, where order is (and winner, if given, is its first)",
@@ -71,7 +71,7 @@ _ROUND_BODY = {
     },
     "additionalProperties": False,
 }
-_NEW_ROUND_BODY = {
+_NEW_ROUND_BODY: dict[str, Any] = {
     **_ROUND_BODY,
     "properties": {
         **_ROUND_BODY["properties"],

@@ -24,7 +24,8 @@ def _fields(body: dict[str, Any], allowed: set[str], example: str) -> None:
 
 
 def _guard() -> PinGuard:
-    return current_app.extensions["launcher.pin_guard"]
+    guard: PinGuard = current_app.extensions["launcher.pin_guard"]
+    return guard
 
 
 @bp.get("/session")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from itertools import zip_longest
-from typing import Any
+from typing import Any, cast
 
 from launcher.game.cards import (
     RED_ZERO_POINTS,
@@ -480,8 +480,8 @@ class Game:
             self._known(player)
             if isinstance(hand, int) and not isinstance(hand, bool):
                 typed[player] = whole_number(f"{player}'s hand total", hand, 0, deck.max_points + bonus)
-            else:
-                cards[player] = hand
+            else:  # card counts; validate_round_hands refuses anything else by name
+                cards[player] = cast(Mapping[str, int], hand)
         counted = validate_round_hands(deck, cards)
         if counted.get(winner) or typed.get(winner):
             raise GameError(f"{winner} won the round, so {winner}'s hand must be empty")

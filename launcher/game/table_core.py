@@ -22,12 +22,12 @@ _Table = TypeVar("_Table", bound="TableCore")
 def play(declaration: Callable[Concatenate[_Table, _Args], None]) -> Callable[Concatenate[_Table, _Args], None]:
     """A declaration of play or a penalty: once accepted, the round is under way, too late for the first card."""
 
-    @functools.wraps(declaration)
-    def declared(table: _Table, *args: _Args.args, **kwargs: _Args.kwargs) -> None:
+    def declared(table: _Table, /, *args: _Args.args, **kwargs: _Args.kwargs) -> None:
         table.out_of_turn = None
         declaration(table, *args, **kwargs)
         table._under_way = True
 
+    functools.update_wrapper(declared, declaration)
     return declared
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class StopReason(enum.StrEnum):
@@ -56,7 +56,11 @@ class Dispenser(Protocol):
 class Inputs(Protocol):
     when_pressed: Callable[[], None] | None
     when_lid_changed: Callable[[bool], None] | None  # called with True when the lid opens
-    lid_open: bool | None  # None while unknown
+
+    @property
+    def lid_open(self) -> bool | None:
+        """None while unknown."""
+        ...
 
 
 class Cues(Protocol):
@@ -108,12 +112,39 @@ class NoCues:
 
 
 class Hardware(Protocol):
-    """One backend: its inputs, its dispenser, its cues, and a description for the status page."""
+    """One backend: its inputs, its dispenser, its cues, and a description for the status page. What only some
+    backends can do is a protocol of its own below, checked where it is used."""
 
-    inputs: Inputs
-    dispenser: Dispenser
-    cues: Cues
+    @property
+    def inputs(self) -> Inputs: ...
+
+    @property
+    def dispenser(self) -> Dispenser: ...
+
+    @property
+    def cues(self) -> Cues: ...
 
     def describe(self) -> dict[str, object]: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Aims(Protocol):
+    """A launcher with an aiming servo: it turns to face a seat."""
+
+    def aim_at(self, seat: int) -> None: ...
+
+
+@runtime_checkable
+class Refills(Protocol):
+    """A hopper that knows how many cards it holds (the simulated one): told the count, it holds that many."""
+
+    def refill(self, cards: int) -> None: ...
+
+
+@runtime_checkable
+class Links(Protocol):
+    """A launcher that can come and go (a board on USB): `when_link_changed(ok, message)` follows its link."""
+
+    when_link_changed: Callable[[bool, str], None] | None

@@ -64,7 +64,7 @@ def _count(value: int, limit: int) -> int:
 def beat_period(level: float) -> float:
     """Seconds per beat: 1.6 s at tension 0 down to 0.2 s at 1, geometric so each miss feels a step faster."""
     period = SLOWEST_BEAT * (FASTEST_BEAT / SLOWEST_BEAT) ** _unit(level)
-    return min(max(period, FASTEST_BEAT), SLOWEST_BEAT)
+    return float(min(max(period, FASTEST_BEAT), SLOWEST_BEAT))
 
 
 def beat_steps(level: float) -> Pattern:

@@ -146,7 +146,7 @@ class GpioDispenser:
 
     @property
     def beam_blocked(self) -> bool:
-        return self._beam.is_active
+        return bool(self._beam.is_active)
 
     def start(self, cards: int) -> _Fire:
         if cards < 1:

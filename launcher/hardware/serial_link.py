@@ -92,7 +92,7 @@ class Dispatcher:
     def _run(self) -> None:
         while True:
             with self._cond:
-                wait_for(self._cond, self._clock, lambda: self._calls or self._thread.stopping.is_set(), None)
+                wait_for(self._cond, self._clock, lambda: bool(self._calls) or self._thread.stopping.is_set(), None)
                 if not self._calls:
                     return
                 call = self._calls.popleft()

@@ -59,7 +59,7 @@ class SerialPort:
             raise
 
     def read(self) -> bytes:
-        return self._serial.read(self._serial.in_waiting or 1)
+        return bytes(self._serial.read(self._serial.in_waiting or 1))
 
     def write(self, data: bytes) -> None:
         self._serial.write(data)

@@ -23,7 +23,7 @@ HISTORY_TRIM_S = 5.0
 MOTOR_LOG_KEPT = 10_000  # (time, running) changes of the motor, for tests and the self-test to look back on
 
 
-class SimPin(MockPWMPin):
+class SimPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no type hints
     """A mock PWM pin that tells the simulated world when a motor pin changes, so the world needs no polling."""
 
     def _change_state(self, value: float) -> bool:
@@ -31,7 +31,7 @@ class SimPin(MockPWMPin):
         world = getattr(self.factory, "world", None)
         if changed and world is not None and self in world.motor_pins:
             world.motor_moved()
-        return changed
+        return bool(changed)
 
 
 class SimulatedWorld:
@@ -58,7 +58,7 @@ class SimulatedWorld:
         self.motor_log: deque[tuple[float, bool]] = deque(maxlen=MOTOR_LOG_KEPT)
         self._changed = clock.condition()  # the motor's pins changed, or the world did
         self._moved = False
-        factory.world = self  # type: ignore[attr-defined]
+        factory.world = self
         self._thread = StoppableThread(self._run, "sim-world", clock=clock, wake=self._wake)
         self._thread.start()
 

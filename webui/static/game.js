@@ -555,8 +555,9 @@ function describeGame({ type, data }) {
 function declaredLine(data) {
   const line = declarationLine(data);
   if (!line || !data.out_of_turn) return line;
-  const key = data.jump_in ? "feed.jumped_in" : "feed.out_of_turn";
-  return [line[0], `${line[1]} ${t(key, { player: data.out_of_turn })}`];
+  const values = { player: data.out_of_turn };
+  const note = data.jump_in ? t("feed.jumped_in", values) : t("feed.out_of_turn", values);
+  return [line[0], `${line[1]} ${note}`];
 }
 
 function declarationLine({ kind, by, player, table }) {
