@@ -389,8 +389,14 @@ async function fairContribute() {
       contributions_full: { full: true },
       already_contributed: { other: true },
     }[body.error?.code];
-    if (response.ok) fairNote(round.commitment, { index: body.index });
-    else if (refused) fairNote(round.commitment, refused);
+    if (response.ok) {
+      fairNote(round.commitment, { index: body.index });
+      if (round.contributions.length === body.index) round.contributions = [...round.contributions, value];
+    } else if (refused?.other && entry.index != null) {
+      // This phone's own bytes, taken already (the answer came before the list showed them): nothing to change.
+    } else if (refused) {
+      fairNote(round.commitment, refused);
+    }
     if (refused?.late) round.open = false;
   } catch {
     // Offline: tried again when the stream reconnects.
