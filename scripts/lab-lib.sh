@@ -52,3 +52,9 @@ die() {
     echo "lab: error: $*" >&2
     exit 1
 }
+
+# report PASS|FAIL NAME COST DETAIL: one line per check; the tally goes to LAB_RESULTS (set by scripts/lab).
+report() {
+    printf '%-4s  %-24s  %-38s  %s\n' "$1" "$2" "$3" "$4"
+    if [ -n "${LAB_RESULTS:-}" ]; then echo "$1 $2" >>"$LAB_RESULTS"; fi
+}
