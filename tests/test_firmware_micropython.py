@@ -109,7 +109,7 @@ def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython: Path) -
 
 
 def test_a_retransmitted_fire_is_answered_again_and_never_fires_again(micropython: Path) -> None:
-    with board_on_pipes(micropython, card_ms=30) as pico:
+    with board_on_pipes(micropython, card_ms=150) as pico:  # cards far apart: the count must be exact (see below)
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0",)))
         pico.reply(2)
         fire = encode(7, "FIRE", (2, 4000, 80))
@@ -229,7 +229,7 @@ def _within(seconds: float, done: Callable[[], bool]) -> bool:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_daemon(micropython: Path, link: Path, daemon: Daemon) -> None:
-    with MicroPythonBoard(micropython, link, deck=100) as pico:
+    with MicroPythonBoard(micropython, link, deck=100, card_ms=150) as pico:  # exact counts: see above
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None, 15, "the board ready")
         for _ in range(30):  # the schedule misses about two presses in three
             before = len(event_types(daemon))
