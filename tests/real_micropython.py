@@ -361,8 +361,30 @@ class MicroPythonBoard:
         self.close()
 
 
+HEARTBEAT_SEQ = 50000  # the heartbeat's own sequence numbers, far from the tests'
+
+
 @contextlib.contextmanager
-def board_on_pipes(interpreter: Path, **options: Any) -> Iterator[MicroPythonBoard]:
+def board_on_pipes(interpreter: Path, *, heartbeat: bool = True, **options: Any) -> Iterator[MicroPythonBoard]:
+    """A board the test talks to over pipes. With `heartbeat`, a PING every 0.3 s (as the host's link sends them),
+    so that a test held up by a busy machine never finds the board latched SAFE by 1.5 s of silence."""
     with MicroPythonBoard(interpreter, None, **options) as pico:
         pico.wait_frames(1)  # E BOOT: the firmware is up
-        yield pico
+        stop = threading.Event()
+
+        def beat() -> None:
+            seq = HEARTBEAT_SEQ
+            while not stop.wait(0.3):
+                seq += 1
+                with contextlib.suppress(OSError):  # the board is gone
+                    pico.write(framing.encode(seq, "PING"))
+
+        thread = threading.Thread(target=beat, name="micropython-heartbeat", daemon=True)
+        if heartbeat:
+            thread.start()
+        try:
+            yield pico
+        finally:
+            stop.set()
+            if heartbeat:
+                thread.join(5)

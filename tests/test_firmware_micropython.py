@@ -84,7 +84,7 @@ print("bad", parser.bad)
 
 
 def test_run_is_the_board_loop(micropython: Path) -> None:
-    with board_on_pipes(micropython) as pico:
+    with board_on_pipes(micropython, heartbeat=False) as pico:
         pico.write(encode(1, "HELLO") + b"\x03\n" + encode(2, "PING"))
         boot, hello, ping = pico.wait_frames(3)[:3]
         assert boot.seq == EVENT and boot.cmd == "BOOT" and len(boot.args[0]) == 8
@@ -109,7 +109,9 @@ def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython: Path) -
 
 
 def test_a_retransmitted_fire_is_answered_again_and_never_fires_again(micropython: Path) -> None:
-    with board_on_pipes(micropython, card_ms=150) as pico:  # cards far apart: the count must be exact (see below)
+    # No heartbeat: any line between a command and its copy makes the copy a new command. Cards far apart: the
+    # count must be exact (see below).
+    with board_on_pipes(micropython, heartbeat=False, card_ms=150) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0",)))
         pico.reply(2)
         fire = encode(7, "FIRE", (2, 4000, 80))
@@ -127,7 +129,7 @@ def test_a_retransmitted_fire_is_answered_again_and_never_fires_again(micropytho
 
 
 def test_host_silence_stops_the_motor_after_1500_ms_of_the_boards_clock(micropython: Path) -> None:
-    with board_on_pipes(micropython, card_ms=100_000) as pico:
+    with board_on_pipes(micropython, heartbeat=False, card_ms=100_000) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("jam_ms=10000",)))
         pico.reply(2)
         pico.write(encode(3, "FIRE", (5, board.MAX_RUN_MS, 80)))  # the last the board hears
@@ -136,7 +138,8 @@ def test_host_silence_stops_the_motor_after_1500_ms_of_the_boards_clock(micropyt
         [(_, on, on_ms), *_, (_, off, off_ms)] = pico.motor.history
         assert on > 0 and off == 0
         silent_ms = off_ms - on_ms  # MicroPython's ticks_ms, from the FIRE heard to the motor off
-        assert 1499 <= silent_ms < 2000, silent_ms
+        assert silent_ms >= 1499, silent_ms  # never sooner; later only by a loop pass the machine held up
+        assert silent_ms < 3000, silent_ms
         assert events(pico, "DONE")[0][2] == "safe" and pico.reverse.starts == 0
         assert pico.reply_to(4, "FIRE", 1, 1000, 80).args == ("safe",)
         assert fields(pico.reply_to(5, "PING"))["state"] == "SAFE"  # heard, but only HELLO re-arms
