@@ -327,7 +327,7 @@ BRUTAL = Profile(
     jackpot_cards=(12, 16),
 )
 
-# The published claim in RULES.md §2: the original fires on these presses of a 96-press cycle.
+# A published claim about the original launcher: it fires on these presses of a 96-press cycle (docs/SCHEDULE.md).
 MATTEL_PATTERN = (2, 6, 9, 13, 17, 21, 24, 26, 27, 29, 32, 36, 37, 41, 44, 47, 48, 51, 54, 57, 58, 62, 66, 69,
                   72, 73, 77, 81, 84, 85, 88, 92, 93, 96)  # fmt: skip
 PATTERN = Profile(
