@@ -131,6 +131,26 @@ class StateConfig:
     dir: str = _opt("./var")
 
 
+MIN_HOLD_S = 2.0  # shorter, and an ordinary press held a little long could power the Pi off
+
+
+def _hold_to_poweroff(value: Any) -> float:
+    """[power] hold_to_poweroff_s: 0 (never), or how long the big button must be held while idle."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (value == 0 or MIN_HOLD_S <= value <= 60):
+        raise ConfigError(
+            f"power.hold_to_poweroff_s = {value!r} is not accepted: expected 0 (never) or a number of seconds "
+            f"from {MIN_HOLD_S:g} to 60"
+        )
+    return float(value)
+
+
+@dataclass(frozen=True)
+class PowerConfig:
+    """Holding the big button while the launcher is idle powers the Pi off (systemd/README.md says what it needs)."""
+
+    hold_to_poweroff_s: float = field(default=0.0, metadata={"parse": _hold_to_poweroff})
+
+
 @dataclass(frozen=True)
 class Config:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
@@ -142,6 +162,7 @@ class Config:
     aim: AimConfig = field(default_factory=AimConfig)
     web: WebConfig = field(default_factory=WebConfig)
     state: StateConfig = field(default_factory=StateConfig)
+    power: PowerConfig = field(default_factory=PowerConfig)
 
     @property
     def state_dir(self) -> Path:

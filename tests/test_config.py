@@ -41,12 +41,22 @@ def test_a_full_file_is_read(tmp_path: Path) -> None:
         ({"pins": {"button": 20}}, "pins.motor_forward = 20 clashes with pins.button = 20"),
         ({"web": 3}, "[web] must be a table"),
         ({"dispense": {"pwm": 10**400}}, "dispense.pwm = 1000"),
+        ({"power": {"hold_to_poweroff_s": 1}}, "power.hold_to_poweroff_s = 1 is not accepted: expected 0 (never)"),
+        ({"power": {"hold_to_poweroff_s": 61}}, "power.hold_to_poweroff_s = 61 is not accepted"),
+        ({"power": {"hold_to_poweroff_s": True}}, "power.hold_to_poweroff_s = True is not accepted"),
+        ({"power": {"hold_to_poweroff_s": "5"}}, "power.hold_to_poweroff_s = '5' is not accepted"),
     ],
 )
 def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
         from_mapping(data)
     assert message in str(raised.value)
+
+
+def test_hold_to_poweroff_is_off_unless_set() -> None:
+    assert Config().power.hold_to_poweroff_s == 0
+    assert from_mapping({"power": {"hold_to_poweroff_s": 0}}).power.hold_to_poweroff_s == 0
+    assert from_mapping({"power": {"hold_to_poweroff_s": 5}}).power.hold_to_poweroff_s == 5.0
 
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
