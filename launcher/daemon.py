@@ -11,6 +11,7 @@ import logging
 import signal
 import socket
 import sys
+from pathlib import Path
 from types import FrameType
 
 import waitress
@@ -28,6 +29,7 @@ from launcher.games import GameDesk
 from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.hopper import Deck, Hopper
 from launcher.netinfo import public_urls
+from launcher.power import PowerMonitor, SysfsPowerFlags
 from launcher.rounds import RoundBook
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.store import STORE_FILE, Store
@@ -87,7 +89,7 @@ def build_hardware(config: Config) -> Hardware:
 
 
 class Daemon:
-    def __init__(self, config: Config, *, hardware: Hardware | None = None) -> None:
+    def __init__(self, config: Config, *, hardware: Hardware | None = None, sysfs: Path = Path("/")) -> None:
         self.config = config
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
             self.store = Store(config.state_dir / STORE_FILE)
@@ -120,6 +122,9 @@ class Daemon:
                 game=self.games,
             )
             undo.callback(self.controller.close)
+            self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
+            self.power.start()
+            undo.callback(self.power.close)
             self._follow_link()
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self._stopping = False  # a signal has started the shutdown
@@ -175,6 +180,7 @@ class Daemon:
             heartbeat_s=web.heartbeat_s,
             threads=web.threads,
         )
+        app.extensions["launcher.power"] = self.power
         return waitress.create_server(
             app,
             map=self._sockets,
@@ -231,6 +237,7 @@ class Daemon:
 
     def close(self) -> None:
         """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
+        self.power.close()
         self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
         self._deck_writer.close()
         self.hardware.close()

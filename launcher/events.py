@@ -57,6 +57,8 @@ class EventType(enum.StrEnum):
     HARDWARE_OK = "hardware.ok"
     DAEMON_STARTED = "daemon.started"
     PINS_CHANGED = "pins.changed"
+    POWER_CHANGED = "power.changed"  # the Pi's under-voltage or throttling warnings started or ended
+    DAEMON_POWERING_OFF = "daemon.powering_off"  # the big button was held: the Pi is switching off
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,7 @@ def state() -> Response:
         "sse_clients": current_app.extensions["launcher.streams"].count,
     }
     snapshot["last_event_id"] = current_app.extensions["launcher.bus"].last_id
+    snapshot["power"] = current_app.extensions["launcher.power"].snapshot()  # the Pi's brown-out warnings
     return jsonify(snapshot)
 
 

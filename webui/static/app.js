@@ -25,6 +25,7 @@ const hooks = {
   connected: [], // () => void: the stream (re)connected, re-read what might have been missed
   start: [], // () => void: once, after the catalogue is loaded
   refused: [], // (code) => void: a call was refused for want of a session (join_required, admin_required)
+  state: [], // (state) => void: each /api/state read, on every (re)connection
 };
 
 const ui = {
@@ -531,6 +532,7 @@ async function refreshState() {
   if (state.round) showRound(state.round, true);
   renderDeck();
   renderFault();
+  for (const hook of hooks.state) hook(state);
   return state;
 }
 
