@@ -1,5 +1,6 @@
 """The game at the table, as pure models with no I/O: decks and hand values (cards), rulesets and house rules
-(rulesets), turns and attacks (attacks), and scoring (scoring). docs/GAME.md describes the model and its rule choices.
+(rulesets), turns and attacks (attacks), and scoring (scoring, composing modes, entries, history, teams and
+statistics). docs/GAME.md describes the model and its rule choices.
 """
 
 from launcher.game.attacks import Cause, Demand, NotYourPress, OpenAttacks, Press, Table
@@ -13,8 +14,11 @@ from launcher.game.cards import (
     validate_hand,
     validate_round_hands,
 )
+from launcher.game.entries import RoundEntry, RoundResult
+from launcher.game.modes import Final, Mode
 from launcher.game.rulesets import HOUSE_RULE_TEXTS, OFFICIAL, HouseRules, HouseRuleText, Ruleset, validate_players
-from launcher.game.scoring import Final, Game, Mode, PlayerStats, RoundEntry, RoundResult
+from launcher.game.scoring import Game
+from launcher.game.statistics import PlayerStats
 
 __all__ = [
     "CLASSIC",
