@@ -63,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
         "--new-store", action="store_true", help="no store yet: make one, to set the PINs before the first start"
     )
 
+    backup_ = commands.add_parser("backup", help="copy the store (games, shuffles, PINs) to a file; safe while it runs")
+    backup_.add_argument("file", nargs="?", type=Path, help="the backup file to write (it must not exist yet)")
+    backup_.add_argument("--into", type=Path, metavar="DIR", help="write it into DIR, named by the date and time")
+    backup_.add_argument("--keep", type=int, default=7, metavar="N", help="with --into: keep the newest N (default 7)")
+    backup_.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+
+    restore_ = commands.add_parser("restore", help="make a backup the store again (the daemon must be stopped)")
+    restore_.add_argument("file", type=Path, help="a backup written by `uno-launcher backup`")
+    restore_.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+
     verify = commands.add_parser("verify", help="check a round's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
     source.add_argument("record", nargs="?", type=Path, help="a round record (JSON, as the page downloads it)")
@@ -206,6 +216,43 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
     return loaded
 
 
+def _backup(args: argparse.Namespace) -> int:
+    from launcher import backup
+
+    if (args.file is None) == (args.into is None):
+        print(
+            "uno-launcher backup: give a FILE to write, or --into DIR (see uno-launcher backup --help)", file=sys.stderr
+        )
+        return EXIT_USAGE
+    store = _effective_config(args).state_dir / STORE_FILE
+    if args.into is None:
+        made = backup.backup(store, args.file)
+        removed: list[Path] = []
+    else:
+        made, removed = backup.backup_into(store, args.into, keep=args.keep)
+    print(f"Backed up {store} to {made.path} ({made.size:,} bytes, schema {made.schema}).")
+    for old in removed:
+        print(f"Removed the old backup {old} (keeping the newest {args.keep}).")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from launcher import backup
+    from launcher.statelock import StateDirBusy
+
+    state_dir = _effective_config(args).state_dir
+    try:
+        restored, kept = backup.restore(args.file, state_dir)
+    except StateDirBusy as e:
+        print(f"uno-launcher restore: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"Restored {args.file} as {restored.path} (schema {restored.schema}).")
+    if kept is not None:
+        print(f"The store it replaced is kept as {kept}.")
+    print("Start the daemon again (sudo systemctl start uno-launcher); phones join again with the restored PINs.")
+    return 0
+
+
 def _pins(args: argparse.Namespace) -> int:
     from launcher import workbench
 
@@ -293,6 +340,8 @@ COMMANDS = {
     "simulate": simulate.run,
     "verify": _verify,
     "new-pins": _new_pins,
+    "backup": _backup,
+    "restore": _restore,
 }
 
 

@@ -32,6 +32,7 @@ from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
 from launcher.rounds import RoundBook
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
+from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import STORE_FILE, Store
 from webui import MAX_BODY_BYTES, create_app
 
@@ -92,7 +93,12 @@ class Daemon:
     def __init__(self, config: Config, *, hardware: Hardware | None = None, sysfs: Path = Path("/")) -> None:
         self.config = config
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
-            self.store = Store(config.state_dir / STORE_FILE)
+            self.store = Store(config.state_dir / STORE_FILE)  # first: it names what is wrong with the directory
+            try:
+                self._state_lock = StateLock(config.state_dir)  # one daemon per store, held until close()
+            except StateDirBusy as e:
+                raise StartupError(str(e)) from None
+            undo.callback(self._state_lock.close)
             self._deck_writer = self.store.writer()
             undo.callback(self._deck_writer.close)
             self.bus = EventBus(self.store)
@@ -244,3 +250,4 @@ class Daemon:
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)
         wasyncore.close_all(self._sockets)
+        self._state_lock.close()  # last: the store is the next daemon's (or a restore's) only once all is written

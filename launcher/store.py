@@ -180,32 +180,7 @@ class Store:
                 f"the store {self.path} is not an SQLite database: restore it from a backup, or move it aside to "
                 "start afresh"
             )
-        self._check_ours()
-
-    def _check_ours(self) -> None:
-        # A plain connection, which changes nothing (no WAL switch) while the file may be another program's.
-        try:
-            conn = sqlite3.connect(self.path)
-            try:
-                app = conn.execute("PRAGMA application_id").fetchone()[0]
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            finally:
-                conn.close()
-        except sqlite3.Error as e:
-            raise self._failure(e) from e
-        if app == APPLICATION_ID and version > len(MIGRATIONS):
-            raise StoreError(
-                f"the store {self.path} was written by a newer uno-launcher (schema {version}, this one knows "
-                f"{len(MIGRATIONS)}): upgrade uno-launcher"
-            )
-        ours_before_the_stamp = app == 0 and 0 < version < STAMPED_FROM and tables == _tables_at(version)
-        if app != APPLICATION_ID and not ours_before_the_stamp:
-            names = ", ".join(sorted(tables - {"sqlite_sequence"})) or "none"
-            raise StoreError(
-                f"the store {self.path} is not an uno-launcher store (an SQLite database with tables: {names}): move "
-                "it aside, or set [state] dir to another directory"
-            )
+        check_is_ours(self.path)
 
     def _create(self) -> None:
         """A new store, migrated to the end in a draft beside the path, then linked into place whole."""
@@ -235,8 +210,8 @@ class Store:
                 conn.close()
             with contextlib.suppress(FileExistsError):  # another process made it first: theirs is checked and used
                 os.link(draft, self.path)  # unlike a rename, never over a file
-            _sync_directory(directory)
-            self._check_ours()
+            sync_directory(directory)
+            check_is_ours(self.path)
         except (OSError, sqlite3.Error) as e:
             raise self._failure(e) from e
         finally:
@@ -245,37 +220,7 @@ class Store:
                     leftover.unlink()
 
     def _failure(self, error: OSError | sqlite3.Error) -> StoreError:
-        """What a failure to open, read or write the store means, and what to do, in one line."""
-        path, directory = self.path, self.path.parent
-        reason = error.strerror if isinstance(error, OSError) else str(error)
-        code = error.errno if isinstance(error, OSError) else None
-        sqlite_code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # the primary code of an extended one
-        if sqlite_code == sqlite3.SQLITE_CORRUPT:
-            return StoreError(
-                f"the store {path} is damaged ({reason}): restore it from a backup, or move it aside to start afresh"
-            )
-        if sqlite_code == sqlite3.SQLITE_NOTADB:
-            return StoreError(f"the store {path} is not an SQLite database ({reason}): restore it from a backup")
-        if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-            return StoreError(f"the store {path} is in use by another program ({reason}): stop it, then start again")
-        # SQLite names a full or read-only disk in many ways (disk I/O error, unable to open): the disk says which.
-        disk = _disk(directory)
-        if code == errno.EROFS or (disk is not None and disk.f_flag & os.ST_RDONLY):
-            return StoreError(
-                f"the store {path} cannot be written: {directory} is on a read-only file system: remount it "
-                "read-write, or set [state] dir to a writable directory"
-            )
-        if code == errno.ENOSPC or sqlite_code == sqlite3.SQLITE_FULL or (disk is not None and disk.f_bavail == 0):
-            return StoreError(
-                f"the store {path} cannot be written: the disk holding {directory} is full: free some space, "
-                "then start again"
-            )
-        if code in (errno.EACCES, errno.EPERM) or sqlite_code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
-            return StoreError(
-                f"the store {path} cannot be written ({reason}): let the daemon's user write to {directory} and "
-                "the file"
-            )
-        return StoreError(f"the store {path} cannot be used ({reason}): check the file and the disk it is on")
+        return store_failure(self.path, error)
 
     # --- events -------------------------------------------------------------------------------------------
 
@@ -465,6 +410,67 @@ class Writer:
             self._conn = None
 
 
+def store_failure(path: Path, error: OSError | sqlite3.Error) -> StoreError:
+    """What a failure to open, read or write the store means, and what to do, in one line."""
+    directory = path.parent
+    reason = error.strerror if isinstance(error, OSError) else str(error)
+    code = error.errno if isinstance(error, OSError) else None
+    sqlite_code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # the primary code of an extended one
+    if sqlite_code == sqlite3.SQLITE_CORRUPT:
+        return StoreError(
+            f"the store {path} is damaged ({reason}): restore it from a backup, or move it aside to start afresh"
+        )
+    if sqlite_code == sqlite3.SQLITE_NOTADB:
+        return StoreError(f"the store {path} is not an SQLite database ({reason}): restore it from a backup")
+    if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreError(f"the store {path} is in use by another program ({reason}): stop it, then start again")
+    # SQLite names a full or read-only disk in many ways (disk I/O error, unable to open): the disk says which.
+    disk = _disk(directory)
+    if code == errno.EROFS or (disk is not None and disk.f_flag & os.ST_RDONLY):
+        return StoreError(
+            f"the store {path} cannot be written: {directory} is on a read-only file system: remount it "
+            "read-write, or set [state] dir to a writable directory"
+        )
+    if code == errno.ENOSPC or sqlite_code == sqlite3.SQLITE_FULL or (disk is not None and disk.f_bavail == 0):
+        return StoreError(
+            f"the store {path} cannot be written: the disk holding {directory} is full: free some space, "
+            "then start again"
+        )
+    if code in (errno.EACCES, errno.EPERM) or sqlite_code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
+        return StoreError(
+            f"the store {path} cannot be written ({reason}): let the daemon's user write to {directory} and the file"
+        )
+    return StoreError(f"the store {path} cannot be used ({reason}): check the file and the disk it is on")
+
+
+def check_is_ours(path: Path) -> int:
+    """The schema version of the uno-launcher store at `path`; StoreError naming why if it is another program's
+    database or a newer uno-launcher's. Reads only: a plain connection changes nothing (no WAL switch)."""
+    try:
+        conn = sqlite3.connect(path)
+        try:
+            app = conn.execute("PRAGMA application_id").fetchone()[0]
+            version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise store_failure(path, e) from e
+    if app == APPLICATION_ID and version > len(MIGRATIONS):
+        raise StoreError(
+            f"the store {path} was written by a newer uno-launcher (schema {version}, this one knows "
+            f"{len(MIGRATIONS)}): upgrade uno-launcher"
+        )
+    ours_before_the_stamp = app == 0 and 0 < version < STAMPED_FROM and tables == _tables_at(version)
+    if app != APPLICATION_ID and not ours_before_the_stamp:
+        names = ", ".join(sorted(tables - {"sqlite_sequence"})) or "none"
+        raise StoreError(
+            f"the store {path} is not an uno-launcher store (an SQLite database with tables: {names}): move "
+            "it aside, or set [state] dir to another directory"
+        )
+    return version
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises."""
@@ -501,7 +507,7 @@ def _disk(directory: Path) -> os.statvfs_result | None:
     return None
 
 
-def _sync_directory(directory: Path) -> None:
+def sync_directory(directory: Path) -> None:
     """The new name of a file is on the disk, not only the file."""
     fd = os.open(directory, os.O_RDONLY)
     try:

@@ -1,0 +1,227 @@
+"""Backups of the store, and restoring one.
+
+A backup is made with SQLite's online backup, page by page from a consistent snapshot, so it is safe while the
+daemon runs and writes. It is one self-contained file (no WAL beside it), checked whole before it takes its name:
+a backup that exists is a good one. `--into DIR --keep N` names it by the time and keeps the newest N there, for a
+nightly timer.
+
+Restoring replaces the store only when nothing runs on it (the state directory's lock) and only with a file that
+is a whole, undamaged store of this project, of this schema or an older one (the next start upgrades it). The
+store it replaces is not lost: it is kept beside it as `launcher.sqlite3.before-restore-<time>`. The restored store
+hands out event ids only above every id the replaced one had handed out, so a phone that kept the old stream's
+last id never takes a new event for one it has seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.statelock import StateLock
+from launcher.store import STORE_FILE, Store, StoreError, check_is_ours, sync_directory
+
+BACKUP_PREFIX = "uno-launcher-"  # what `--into` names its files, and the only files `--keep` removes
+BACKUP_SUFFIX = ".sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    path: Path
+    size: int
+    schema: int
+
+
+def backup(store_path: Path, dest: Path) -> Copied:
+    """Copy the store to `dest`, which must not exist yet. Safe while the daemon runs."""
+    if not store_path.exists():
+        raise StoreError(f"no store at {store_path}: pass the daemon's --config (its [state] dir holds the store)")
+    if dest.exists():
+        raise StoreError(f"{dest} exists already: give the backup another name (a backup never replaces a file)")
+    check_is_ours(store_path)  # refuses, naming why, a file that is not a store of ours
+    draft = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    try:
+        _copy(store_path, draft)
+        schema = check_is_ours(draft)
+        os.link(draft, dest)  # unlike a rename, never over a file that appeared meanwhile
+        sync_directory(dest.parent)
+    except FileExistsError:
+        raise StoreError(f"{dest} appeared while the backup was made: give the backup another name") from None
+    except OSError as e:
+        raise StoreError(f"cannot write the backup {dest}: {e.strerror}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            draft.unlink()
+    return Copied(dest, dest.stat().st_size, schema)
+
+
+def backup_into(store_path: Path, directory: Path, *, keep: int, now: float | None = None) -> tuple[Copied, list[Path]]:
+    """A backup named by the time in `directory`, then the oldest of ours beyond `keep` removed (returned)."""
+    if keep < 1:
+        raise StoreError(f"--keep {keep}: keep at least 1 backup")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot make the backup directory {directory}: {e.strerror}") from None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
+    name = f"{BACKUP_PREFIX}{stamp}{BACKUP_SUFFIX}"
+    for n in range(2, 100):  # two backups within a second: the second is "…-2"
+        if not (directory / name).exists():
+            break
+        name = f"{BACKUP_PREFIX}{stamp}-{n}{BACKUP_SUFFIX}"
+    made = backup(store_path, directory / name)
+    taken = {p: at for p in directory.iterdir() if (at := _taken_at(p.name)) is not None}
+    ours = sorted(taken, key=taken.__getitem__)
+    removed = ours[: max(0, len(ours) - keep)]
+    for old in removed:
+        old.unlink()
+    return made, removed
+
+
+def _taken_at(name: str) -> tuple[str, int] | None:
+    """When one of our backups was taken, as a sort key ("20261201-040312", n), from its name; None if not ours."""
+    if not (name.startswith(BACKUP_PREFIX) and name.endswith(BACKUP_SUFFIX)):
+        return None
+    date, _, rest = name[len(BACKUP_PREFIX) : -len(BACKUP_SUFFIX)].partition("-")
+    clock, _, n = rest.partition("-")
+    if not (len(date) == 8 and date.isdigit() and len(clock) == 6 and clock.isdigit() and (n == "" or n.isdigit())):
+        return None
+    return f"{date}-{clock}", int(n or 1)
+
+
+def restore(source: Path, state_dir: Path, *, now: float | None = None) -> tuple[Copied, Path | None]:
+    """Make `source` the store of `state_dir`. Returns what was restored and where the replaced store was kept."""
+    _check_source(source)
+    store_path = state_dir / STORE_FILE
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot make the state directory {state_dir}: {e.strerror}") from None
+    with StateLock(state_dir):
+        draft = store_path.with_name(f"{STORE_FILE}.restoring-{os.getpid()}")
+        try:
+            _copy(source, draft)
+            schema = check_is_ours(draft)
+            Store(draft)  # upgraded now to this version's schema, so that its event ids can be moved on
+            kept, handed_out = _keep_aside(store_path, now)
+            _reserve_past(draft, handed_out)
+            _own_like(draft, state_dir)
+            for suffix in ("-wal", "-shm"):  # the replaced store's (kept aside): a stale WAL must never meet the new
+                with contextlib.suppress(FileNotFoundError):
+                    store_path.with_name(STORE_FILE + suffix).unlink()
+            os.replace(draft, store_path)
+            sync_directory(state_dir)
+        except OSError as e:
+            raise StoreError(f"cannot restore into {state_dir}: {e.strerror}; the store there is unchanged") from None
+        finally:
+            for leftover in (draft, *(draft.with_name(draft.name + s) for s in ("-wal", "-shm", "-journal"))):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+    return Copied(store_path, store_path.stat().st_size, schema), kept
+
+
+def _keep_aside(store_path: Path, now: float | None) -> tuple[Path | None, int | None]:
+    """A byte-for-byte copy of the store about to be replaced, damaged or not, and the event ids it handed out
+    (None if it cannot tell)."""
+    if not store_path.exists():
+        return None, 0
+    handed_out: int | None = None
+    with contextlib.suppress(sqlite3.Error):
+        conn = sqlite3.connect(store_path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # nothing of it left only in the WAL
+            last = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+            reserved = conn.execute("SELECT coalesce(max(reserved), 0) FROM event_ids").fetchone()[0]
+            handed_out = int(max(last, reserved))
+        finally:
+            conn.close()
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(time.time() if now is None else now))
+    kept = store_path.with_name(f"{STORE_FILE}.before-restore-{stamp}")
+    if kept.exists():
+        raise StoreError(f"{kept} exists already: wait a second and restore again")
+    for suffix in ("", "-wal"):  # the WAL too, should the checkpoint have failed on a damaged store
+        part = store_path.with_name(STORE_FILE + suffix)
+        if part.exists():
+            shutil.copyfile(part, kept.with_name(kept.name + suffix))
+            with kept.with_name(kept.name + suffix).open("rb") as f:
+                os.fsync(f.fileno())
+            _own_like(kept.with_name(kept.name + suffix), store_path.parent)
+    return kept, handed_out
+
+
+def _check_source(source: Path) -> None:
+    """Refuse, naming why, a file that is not a whole backup of this project's store."""
+    try:
+        with source.open("rb") as f:
+            head = f.read(16)
+    except FileNotFoundError:
+        raise StoreError(f"there is no file {source}") from None
+    except IsADirectoryError:
+        raise StoreError(f"{source} is a directory, not a backup file") from None
+    except OSError as e:
+        raise StoreError(f"cannot read {source}: {e.strerror}") from None
+    if head != b"SQLite format 3\x00":
+        raise StoreError(f"{source} is not a backup of an uno-launcher store: it is not an SQLite database")
+    check_is_ours(source)
+    problems = _integrity(source)
+    if problems:
+        raise StoreError(f"{source} is damaged ({problems}): it was not restored; try an older backup")
+
+
+def _integrity(path: Path) -> str:
+    """'' if SQLite finds the file whole; else its first complaint."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check(1)")]
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        return str(e)
+    return "" if rows == ["ok"] else rows[0]
+
+
+def _copy(source: Path, dest: Path) -> None:
+    """SQLite's online backup of `source` into a new self-contained file `dest`, on the disk when this returns."""
+    dest.unlink(missing_ok=True)
+    try:
+        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            out = sqlite3.connect(dest)
+            try:
+                src.backup(out)
+                out.execute("PRAGMA journal_mode=DELETE")  # one file: no -wal or -shm needed to read it
+            finally:
+                out.close()
+        finally:
+            src.close()
+        with dest.open("rb") as f:
+            os.fsync(f.fileno())
+    except sqlite3.Error as e:
+        raise StoreError(f"cannot copy {source} to {dest}: {e}") from None
+
+
+def _reserve_past(path: Path, handed_out: int | None) -> None:
+    """The restored store hands out event ids only above every id the replaced store had handed out; if that is
+    unknown (a damaged store), 10,000 past its own, as after a run that never ended."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        if handed_out is None:
+            handed_out = conn.execute("SELECT coalesce(max(id), 0) + 10000 FROM events").fetchone()[0]
+        conn.execute("UPDATE event_ids SET reserved = max(reserved, ?)", (handed_out,))
+        conn.execute("PRAGMA journal_mode=DELETE")  # the WAL that opening it as a store made goes back in the file
+    finally:
+        conn.close()
+    with path.open("rb") as f:
+        os.fsync(f.fileno())
+
+
+def _own_like(path: Path, directory: Path) -> None:
+    """Root restoring for the service: the files belong to the state directory's owner, who must write them."""
+    if os.geteuid() == 0:
+        owner = directory.stat()
+        os.chown(path, owner.st_uid, owner.st_gid)
