@@ -81,7 +81,10 @@ class Event:
 class EventBus:
     """Numbers events, keeps the recent ones for streams, and hands them to a writer thread for the store."""
 
-    RECENT = 2048  # events kept in memory for replay; older ones are read back from the store
+    # Events kept in memory for replay, at most this many and this much JSON (a game's scoreboard makes some events
+    # large: the bound in bytes keeps the daemon's memory flat on a 512 MB Pi); older ones are read from the store.
+    RECENT = 2048
+    RECENT_BYTES = 512 * 1024
     # Ids reserved ahead on the disk (see the module's docstring). The writer saves a batch in milliseconds, so with
     # a working disk it is never this far behind; only a store that refused every write for RESERVE // 2 events
     # (a full disk) can make publish wait for it.
@@ -95,7 +98,8 @@ class EventBus:
             self._reserved = self._last_id + self.RESERVE
             store.reserve_event_ids(conn, self._reserved)  # on the disk before any id is handed out
         self._saved_id = self._last_id
-        self._recent: deque[Event] = deque(maxlen=self.RECENT)
+        self._recent: deque[Event] = deque()
+        self._recent_bytes = 0  # the JSON of the events in _recent
         self._changed = threading.Condition()
         self._streams_ended = False
         self._closed = False
@@ -116,10 +120,17 @@ class EventBus:
                 self._changed.wait()
             self._last_id += 1
             event = Event(id=self._last_id, ts=time.time(), type=str(type), data=data)
-            self._recent.append(event)
+            self._remember(event)
             self._pending.put(event)
             self._changed.notify_all()
         return event
+
+    def _remember(self, event: Event) -> None:
+        """Keep the event for replay, forgetting the oldest beyond the bounds (the newest is always kept)."""
+        self._recent.append(event)
+        self._recent_bytes += len(event.json_text)
+        while len(self._recent) > self.RECENT or (self._recent_bytes > self.RECENT_BYTES and len(self._recent) > 1):
+            self._recent_bytes -= len(self._recent.popleft().json_text)
 
     def events_after(self, last_id: int, limit: int = 1000) -> list[Event]:
         """Events with an id above `last_id`, oldest first, at most `limit` of them."""

@@ -51,6 +51,22 @@ def test_replay_reads_old_events_from_the_store_and_new_ones_from_memory(
     bus.close()
 
 
+def test_memory_for_replay_stays_bounded_however_large_the_events(tmp_path: Path) -> None:
+    """A long game's scoreboard makes large events: memory keeps at most RECENT_BYTES of them, the store the rest."""
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    big = "x" * 20_000
+    for n in range(200):  # 4 MB of events in all
+        bus.publish(EventType.BUTTON_PRESSED, {"press": n, "scoreboard": big})
+    kept = bus.events_after(200 - 5)  # the newest, straight from memory
+    assert [e.id for e in kept] == [196, 197, 198, 199, 200]
+    in_memory = bus.events_after(bus.last_id - 1, limit=1)[0]
+    assert in_memory.id == 200
+    held = sum(len(e.json_text) for e in bus._recent)
+    assert held <= 512 * 1024, f"{held} bytes of events held in memory (half a megabyte at most)"
+    assert [e.id for e in bus.events_after(0, limit=300)] == list(range(1, 201)), "the rest comes from the store"
+    bus.close()
+
+
 def test_wait_wakes_on_publish_and_on_shutdown(tmp_path: Path) -> None:
     bus = EventBus(Store(tmp_path / "db.sqlite3"))
     assert not bus.wait(0, timeout=0.01)
