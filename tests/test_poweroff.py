@@ -1,0 +1,238 @@
+"""Switching off with the big button: the hold timed on a virtual clock through the real GPIO button on gpiozero's
+mock pins; what may refuse it (a fire, an attack); and the daemon on simulated hardware, which announces it, closes
+its store and exits, and never powers the machine off."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gpiozero.pins.mock import MockFactory
+
+from launcher.clock import VirtualClock
+from launcher.config import PinsConfig
+from launcher.controller import PressRefused
+from launcher.events import EventType
+from launcher.hardware.gpio import GpioInputs
+from launcher.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
+from tests.conftest import local_daemon
+
+HOLD_S = 3.0
+PINS = PinsConfig()
+
+
+@pytest.fixture
+def clock() -> Iterator[VirtualClock]:
+    clock = VirtualClock()
+    yield clock
+    clock.close()
+
+
+@pytest.fixture
+def factory() -> Iterator[MockFactory]:
+    factory = MockFactory()
+    yield factory
+    factory.close()
+
+
+class Button:
+    """The real GpioInputs on mock pins, with a ButtonHold listening to its edges."""
+
+    def __init__(self, factory: MockFactory, clock: VirtualClock, refusal: list[str | None]) -> None:
+        self.clock = clock
+        self.pin = factory.pin(PINS.button)
+        self.presses = 0
+        self.held_at: list[float] = []
+        self.asked_since: list[float] = []
+        self._refusal = refusal
+        self.inputs = GpioInputs(pins=PINS, debounce_ms=30, pin_factory=factory, on_lid_open=lambda: None, clock=clock)
+        self.inputs.when_pressed = self._pressed
+        self.hold = ButtonHold(hold_s=HOLD_S, refusal=self._refuse, on_held=self._held, clock=clock)
+        self.inputs.when_button_changed = self.hold.button_changed
+
+    def _pressed(self) -> None:
+        self.presses += 1
+
+    def _refuse(self, since: float) -> str | None:
+        self.asked_since.append(since)
+        return self._refusal.pop(0) if self._refusal else None
+
+    def _held(self) -> None:
+        self.held_at.append(self.clock.now())
+
+    def down(self) -> None:
+        self.pin.drive_low()
+
+    def up(self) -> None:
+        self.pin.drive_high()
+
+    def close(self) -> None:
+        self.hold.close()
+        self.inputs.close()
+
+
+@pytest.fixture
+def button(factory: MockFactory, clock: VirtualClock) -> Iterator[Button]:
+    button = Button(factory, clock, [])
+    yield button
+    button.close()
+
+
+def test_a_hold_of_the_configured_time_switches_off_exactly_then(button: Button, clock: VirtualClock) -> None:
+    clock.sleep(1)
+    button.down()
+    assert button.presses == 1  # the press that starts a hold is a press like any other
+    clock.sleep(HOLD_S - 0.001)
+    assert button.held_at == []
+    clock.sleep(0.002)
+    assert button.held_at == [pytest.approx(1 + HOLD_S)]
+    assert button.asked_since == [1.0]
+
+
+def test_a_release_before_the_time_is_up_does_nothing(button: Button, clock: VirtualClock) -> None:
+    button.down()
+    clock.sleep(HOLD_S - 0.1)
+    button.up()
+    clock.sleep(HOLD_S * 3)
+    assert button.held_at == [] and button.asked_since == []
+
+
+def test_contact_bounce_starts_the_timing_again(button: Button, clock: VirtualClock) -> None:
+    button.down()
+    clock.sleep(1)
+    button.up()  # a bounce: 5 ms open
+    clock.sleep(0.005)
+    button.down()
+    assert button.presses == 1  # the debounce keeps it one press
+    clock.sleep(HOLD_S - 0.01)
+    assert button.held_at == []  # 1 s + 2.99 s since the first edge, but only 2.99 s since the last
+    clock.sleep(0.02)
+    assert button.held_at == [pytest.approx(1.005 + HOLD_S)]
+
+
+def test_a_refused_hold_is_logged_and_the_next_hold_asks_again(
+    factory: MockFactory, clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    button = Button(factory, clock, ["a fire was under way"])
+    try:
+        with caplog.at_level(logging.INFO, logger="launcher.poweroff"):
+            button.down()
+            clock.sleep(HOLD_S * 3)  # held on: asked once only
+            assert button.held_at == [] and len(button.asked_since) == 1
+            assert "not switching off, a fire was under way" in caplog.text
+            button.up()
+            clock.sleep(1)
+            button.down()
+            clock.sleep(HOLD_S + 0.01)
+        assert button.held_at == [pytest.approx(HOLD_S * 3 + 1 + HOLD_S)]
+    finally:
+        button.close()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[EventType, dict[str, Any]]] = []
+
+    def publish(self, type: EventType, data: dict[str, Any]) -> None:
+        self.events.append((type, data))
+
+
+@pytest.mark.parametrize(
+    ("quiet", "attack", "switched_off"),
+    [(True, False, True), (False, False, False), (True, True, False), (False, True, False)],
+)
+def test_only_a_quiet_launcher_outside_an_attack_switches_off(
+    factory: MockFactory, clock: VirtualClock, quiet: bool, attack: bool, switched_off: bool
+) -> None:
+    inputs = GpioInputs(pins=PINS, debounce_ms=30, pin_factory=factory, on_lid_open=lambda: None, clock=clock)
+    bus, steps = Recorder(), []
+    power_off = HoldToPowerOff(
+        hold_s=HOLD_S,
+        inputs=inputs,
+        quiet_since=lambda since: quiet,
+        attack_open=lambda: attack,
+        bus=bus,
+        stop_motor=lambda: steps.append(("motor off", clock.now())),
+        shut_down=lambda: steps.append(("shut down", clock.now())),
+        clock=clock,
+    )
+    try:
+        factory.pin(PINS.button).drive_low()
+        clock.sleep(HOLD_S + ANNOUNCE_S + 1)
+    finally:
+        power_off.close()
+        inputs.close()
+    assert power_off.requested is switched_off
+    if switched_off:  # announced first, the motor off, then the daemon's shutdown after the phones had time
+        assert bus.events == [(EventType.DAEMON_POWERING_OFF, {"hold_s": HOLD_S})]
+        assert steps == [("motor off", HOLD_S), ("shut down", HOLD_S + ANNOUNCE_S)]
+    else:
+        assert bus.events == [] and steps == []
+
+
+def test_the_controller_is_quiet_after_a_miss_or_a_refusal_and_not_after_a_fire(tmp_path: Path) -> None:
+    """What a hold's answer rests on: a press that fired keeps the launcher busy past the moment the hold began."""
+    with local_daemon(tmp_path) as daemon:
+        controller = daemon.controller
+        fired = None
+        for _ in range(60):  # the schedule decides; classic fires about every third press
+            began = time.monotonic()
+            ticket = controller.press("button")
+            ticket.wait(10)
+            if ticket.outcome.fired:
+                fired = began
+                break
+            assert controller.quiet_since(time.monotonic())  # a miss ends at once: quiet from then on
+        assert fired is not None
+        assert not controller.quiet_since(fired)  # busy firing after the hold began
+        assert controller.quiet_since(time.monotonic())
+        daemon.hardware.world.open_lid()
+        since = time.monotonic()
+        with pytest.raises(PressRefused):
+            controller.press("button")
+        assert controller.quiet_since(since)  # a refused press never made it busy
+
+
+DAEMON_SCRIPT = """
+import sys, threading
+from launcher.config import Config
+from launcher.daemon import Daemon
+
+config = Config().replace("state", dir=sys.argv[1]).replace("web", port=0).replace("power", hold_to_poweroff_s=2)
+daemon = Daemon(config)
+world = daemon.hardware.world
+def hold():
+    world.open_lid()  # nothing can fire while the lid is open: the press that starts the hold is refused
+    world.press_button(hold_s=2.5)
+threading.Timer(0.5, hold).start()
+daemon.serve()
+print("daemon exited", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_the_simulated_daemon_announces_closes_its_store_and_exits(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", DAEMON_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "daemon exited" in result.stdout
+    log = result.stderr
+    assert "button held 2 s while the launcher was idle: switching off" in log
+    assert "simulated hardware: the Pi would power off now; the daemon exits instead" in log
+    assert log.index("switching off") < log.index("would power off")
+    with sqlite3.connect(tmp_path / "launcher.sqlite3") as conn:  # written before the exit: the store was closed
+        types = [row[0] for row in conn.execute("SELECT type FROM events ORDER BY id")]
+    assert types[-1] == "daemon.powering_off"
+    assert "button.ignored" in types  # the hold's own press, refused with the lid open
