@@ -1,6 +1,6 @@
 """The controller: the one place that decides and commands the dispenser.
 
-A press (the physical button or a phone) draws the next outcome of the round's schedule and, when it fires, the
+A press (the physical button or a phone) draws the next outcome of the shuffle's schedule and, when it fires, the
 motor starts before anything is written anywhere. A single worker thread then waits for the fire to end, publishes
 the outcome and keeps the motor resting before the next fire. An outcome with a suspense pause is held back on the
 worker for the pause first. Presses that arrive while the launcher is busy are ignored, as on the real launcher.
@@ -24,8 +24,8 @@ from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
 from launcher.hopper import Hopper
 from launcher.outcomes import FaultLatch, announce, announce_no_fire
-from launcher.rounds import Round, RoundBook
 from launcher.schedule import Outcome, Profile
+from launcher.shuffles import Shuffle, ShuffleBook
 from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Controller:
         self,
         *,
         hardware: Hardware,
-        rounds: RoundBook,
+        shuffles: ShuffleBook,
         profile: Profile,
         bus: EventBus,
         hopper: Hopper,
@@ -106,7 +106,7 @@ class Controller:
         self._dispenser = hardware.dispenser
         self._cues = hardware.cues
         self._inputs = hardware.inputs
-        self._rounds = rounds
+        self._shuffles = shuffles
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
         self._hopper = hopper  # counted as each card leaves; the controller closes it
@@ -116,7 +116,7 @@ class Controller:
         self._busy = False
         self._fault = FaultLatch(stop_motor=self._dispenser.stop, cues=self._cues, bus=bus)
         self._last: PressTicket | None = None
-        self._round: Round = rounds.resume_or_start(profile)
+        self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         self._jobs: deque[tuple[PressTicket, FireJob | None] | None] = deque()
         self._jobs_waiting = clock.condition()
         self._in_hand_since: float | None = None  # when the worker took up the press it is on; None while it waits
@@ -137,9 +137,9 @@ class Controller:
             if refusal is None:
                 deal = self._game.cards_owed(for_player) if self._game is not None else None
                 if deal is None:
-                    outcome = self._round.draw()
-                else:  # exact cards, outside the round's schedule
-                    outcome = Outcome(press=self._round.schedule.presses, cards=deal.cards, tension=0.0)
+                    outcome = self._shuffle.draw()
+                else:  # exact cards, outside the shuffle's schedule
+                    outcome = Outcome(press=self._shuffle.schedule.presses, cards=deal.cards, tension=0.0)
                 ticket = self._last = PressTicket(outcome, deal, for_player=for_player, clock=self._clock)
                 job, error = (None, None) if outcome.pause_ms else self._start_motor(ticket)
                 self._busy = True  # until the press is concluded, a miss too (_conclude_without_fire frees it)
@@ -171,15 +171,16 @@ class Controller:
         except Exception:  # anything: an exception must never reach gpiozero's callback thread, which would die
             log.exception("press from the button failed")
 
-    def new_round(self, profile: Profile | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """End the round (revealing its seed) and start the next, with another profile if given: (record, summary)."""
+    def new_shuffle(self, profile: Profile | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """End the shuffle (revealing its seed) and start the next, with another profile if given: (record,
+        summary)."""
         with self._lock:
             if self._busy:
-                raise PressRefused("busy", "the launcher is still firing; start the round when it has finished")
-            record = self._rounds.end(self._round)
-            self._round = self._rounds.start(profile or self._round.profile)
+                raise PressRefused("busy", "the launcher is still firing; start the shuffle when it has finished")
+            record = self._shuffles.end(self._shuffle)
+            self._shuffle = self._shuffles.start(profile or self._shuffle.profile)
             self._cues.idle()
-            return record, self._round.summary()
+            return record, self._shuffle.summary()
 
     def reload_deck(self, cards: int) -> None:
         """The hopper was refilled with `cards` cards."""
@@ -191,7 +192,7 @@ class Controller:
         """The lid opened (the hardware has already stopped the motor) or closed (perhaps after a refill)."""
         if is_open:
             with self._lock:
-                self._rounds.lid_opened(self._round)
+                self._shuffles.lid_opened(self._shuffle)
             self._cues.idle()
         else:
             self._cues.lid_closed()
@@ -240,20 +241,20 @@ class Controller:
 
     @property
     def profile(self) -> Profile:
-        return self._round.profile
+        return self._shuffle.profile
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             last = self._last
-            schedule = self._round.schedule
+            schedule = self._shuffle.schedule
             return {
                 "presses": schedule.presses,
                 "busy": self._busy,
                 "fault": self._fault.message,
                 "deck": self._hopper.deck.as_dict(),
                 "tension": schedule.tension,
-                "profile": self._round.profile.name,
-                "round": self._round.summary(),
+                "profile": self._shuffle.profile.name,
+                "shuffle": self._shuffle.summary(),
                 "last_outcome": last.as_dict() if last else None,
             }
 
@@ -298,8 +299,8 @@ class Controller:
             with self._lock:
                 self._fault.latch(error)
         else:
-            announce_no_fire(self._bus, outcome, self._round.schedule.misses_in_row)
-        self._round.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")
+            announce_no_fire(self._bus, outcome, self._shuffle.schedule.misses_in_row)
+        self._shuffle.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")
         with self._concluding(ticket):
             self._attribute(ticket, 0)
 
@@ -360,7 +361,7 @@ class Controller:
             except Exception as e:  # the worker must outlive any dispense failure: FAULT latches and names it
                 self._dispenser.stop()
                 log.exception("dispense failed")
-                self._round.came_out_of(ticket.outcome, ticket.counted, "fault")
+                self._shuffle.came_out_of(ticket.outcome, ticket.counted, "fault")
                 with self._lock:
                     self._firing = None
                     self._fault.latch(f"dispense failed: {e}")
@@ -380,7 +381,7 @@ class Controller:
             missed = result.dispensed - ticket.counted
         deck = self._hopper.settle(missed)
         outcome = ticket.outcome
-        self._round.came_out_of(outcome, result.dispensed, result.stop, empty=deck.remaining == 0)
+        self._shuffle.came_out_of(outcome, result.dispensed, result.stop, empty=deck.remaining == 0)
         fault = announce(self._bus, self._cues, outcome, result, deck, ticket.deal)
         if fault is not None:
             with self._lock:

@@ -30,8 +30,8 @@ from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.hopper import Deck, Hopper
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
-from launcher.rounds import RoundBook
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
+from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import STORE_FILE, Store
 from webui import MAX_BODY_BYTES, create_app
@@ -110,12 +110,12 @@ class Daemon:
             self.new_pins = self.access.first_run()  # made up on a first start: the one time they can be shown
             # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
             undo.callback(self.access.forget_unshown, self.new_pins)
-            self.rounds = RoundBook(self.store, self.bus)
+            self.shuffles = ShuffleBook(self.store, self.bus)
             aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
             self.games = GameDesk(self.store, self.bus, on_change=aimer.face if aimer else None)
             self.controller = Controller(
                 hardware=self.hardware,
-                rounds=self.rounds,
+                shuffles=self.shuffles,
                 profile=config.schedule.active_profile,
                 bus=self.bus,
                 # Saved as each card leaves, so that a restart (even after kill -9) knows what is in the hopper.
@@ -178,7 +178,7 @@ class Daemon:
             controller=self.controller,
             bus=self.bus,
             hardware=self.hardware,
-            rounds=self.rounds,
+            shuffles=self.shuffles,
             games=self.games,
             access=self.access,
             profiles=self.profiles,

@@ -101,6 +101,14 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE running;
     PRAGMA application_id = 1431195468;
     """,
+    # The launcher's rounds became shuffles (the game keeps its rounds): the table, and the events of the log that
+    # a resumed shuffle and the phones' streams read. Stored records keep the format they were revealed in.
+    """
+    ALTER TABLE rounds RENAME TO shuffles;
+    UPDATE events SET type = 'shuffle.' || substr(type, 7),
+                      data = json_set(json_remove(data, '$.round'), '$.shuffle', json_extract(data, '$.round'))
+        WHERE type IN ('round.started', 'round.ended', 'round.contributed');
+    """,
 )
 
 
@@ -257,46 +265,46 @@ class Store:
         row = conn.execute("SELECT count(*) FROM events WHERE type = ? AND id > ?", (type, after_id)).fetchone()
         return int(row[0])
 
-    # --- rounds -------------------------------------------------------------------------------------------
+    # --- shuffles -----------------------------------------------------------------------------------------
 
     @staticmethod
-    def start_round(
+    def start_shuffle(
         conn: sqlite3.Connection, number: int, profile: str, seed: str, commitment: str, event_id: int, ts: float
     ) -> None:
         with transaction(conn):
             conn.execute(
-                "INSERT INTO rounds (number, profile, seed, commitment, started_event, started_ts) "
+                "INSERT INTO shuffles (number, profile, seed, commitment, started_event, started_ts) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (number, profile, seed, commitment, event_id, ts),
             )
 
     @staticmethod
-    def end_round(conn: sqlite3.Connection, number: int, record: str, ts: float) -> None:
+    def end_shuffle(conn: sqlite3.Connection, number: int, record: str, ts: float) -> None:
         with transaction(conn):
-            conn.execute("UPDATE rounds SET record = ?, ended_ts = ? WHERE number = ?", (record, ts, number))
+            conn.execute("UPDATE shuffles SET record = ?, ended_ts = ? WHERE number = ?", (record, ts, number))
 
     @staticmethod
-    def open_round(conn: sqlite3.Connection) -> tuple[int, str, str, int, str] | None:
-        """(number, profile, seed, started_event, restarts) of the round not ended yet, if any."""
+    def open_shuffle(conn: sqlite3.Connection) -> tuple[int, str, str, int, str] | None:
+        """(number, profile, seed, started_event, restarts) of the shuffle not ended yet, if any."""
         row: tuple[int, str, str, int, str] | None = conn.execute(
-            "SELECT number, profile, seed, started_event, restarts FROM rounds WHERE ended_ts IS NULL "
+            "SELECT number, profile, seed, started_event, restarts FROM shuffles WHERE ended_ts IS NULL "
             "ORDER BY number DESC"
         ).fetchone()
         return row
 
     @staticmethod
-    def set_round_restarts(conn: sqlite3.Connection, number: int, restarts: str) -> None:
+    def set_shuffle_restarts(conn: sqlite3.Connection, number: int, restarts: str) -> None:
         with transaction(conn):
-            conn.execute("UPDATE rounds SET restarts = ? WHERE number = ?", (restarts, number))
+            conn.execute("UPDATE shuffles SET restarts = ? WHERE number = ?", (restarts, number))
 
     @staticmethod
-    def last_round_number(conn: sqlite3.Connection) -> int:
-        return int(conn.execute("SELECT coalesce(max(number), 0) FROM rounds").fetchone()[0])
+    def last_shuffle_number(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT coalesce(max(number), 0) FROM shuffles").fetchone()[0])
 
     @staticmethod
-    def round_record(conn: sqlite3.Connection, number: int) -> tuple[str, bool] | None:
-        """(record, ended) of a round, or None."""
-        row = conn.execute("SELECT record, ended_ts IS NOT NULL FROM rounds WHERE number = ?", (number,)).fetchone()
+    def shuffle_record(conn: sqlite3.Connection, number: int) -> tuple[str, bool] | None:
+        """(record, ended) of a shuffle, or None."""
+        row = conn.execute("SELECT record, ended_ts IS NOT NULL FROM shuffles WHERE number = ?", (number,)).fetchone()
         return None if row is None else (row[0], bool(row[1]))
 
     # --- games --------------------------------------------------------------------------------------------

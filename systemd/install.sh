@@ -24,6 +24,7 @@ set_paths() {
     STATE_DIR="$ROOT/var/lib/uno-launcher"
     UNIT="$ROOT/etc/systemd/system/uno-launcher.service"
     DROP_INS="$UNIT.d"
+    BACKUP_UNITS=("$ROOT/etc/systemd/system/uno-launcher-backup.service" "$ROOT/etc/systemd/system/uno-launcher-backup.timer")
     WIFI_DROP_IN="$DROP_INS/wifi-power-save.conf"
     NM_CONF="$ROOT/etc/NetworkManager/conf.d/90-uno-launcher-wifi-power-save.conf"
     POLKIT_RULE="$ROOT/etc/polkit-1/rules.d/50-uno-launcher-power-off.rules"
@@ -240,16 +241,21 @@ TOML
 
     step "Installing $UNIT"
     install -m 0644 "$src/systemd/uno-launcher.service" "$UNIT"
+    local unit
+    for unit in "${BACKUP_UNITS[@]}"; do # the nightly backup of the store, the newest 7 in $STATE_DIR/backups
+        install -m 0644 "$src/systemd/${unit##*/}" "$unit"
+    done
     wifi_power_save_off
     power_off_rule
 
     if [ ! -d /run/systemd/system ]; then
         step "systemd is not running here (a chroot or container?): the service starts at the next boot"
-        systemctl enable "$USER_NAME.service"
+        systemctl enable "$USER_NAME.service" "$USER_NAME-backup.timer"
         exit 0
     fi
     systemctl daemon-reload
     systemctl enable "$USER_NAME.service"
+    systemctl enable --now "$USER_NAME-backup.timer"
     step "Starting the service (waits until the page is up)"
     if ! systemctl restart "$USER_NAME.service"; then
         journalctl --unit "$USER_NAME" --lines 20 --no-pager >&2 || true
@@ -264,10 +270,10 @@ TOML
 uninstall() {
     if [ -d "$ROOT/run/systemd/system" ]; then
         step "Stopping and disabling $USER_NAME.service"
-        systemctl disable --now "$USER_NAME.service" || true
+        systemctl disable --now "$USER_NAME.service" "$USER_NAME-backup.timer" || true
     fi
-    step "Removing the unit and its drop-ins ($UNIT, $DROP_INS), the program ($PREFIX)"
-    rm -f "$UNIT"
+    step "Removing the units and the drop-ins ($UNIT, $DROP_INS, the nightly backup's), the program ($PREFIX)"
+    rm -f "$UNIT" "${BACKUP_UNITS[@]}"
     rm -rf "$DROP_INS" "$PREFIX"
     step "Removing the Wi-Fi power saving setting and the power-off rule"
     forget_wifi_power_save
@@ -275,7 +281,7 @@ uninstall() {
     if [ -d "$ROOT/run/systemd/system" ]; then
         systemctl daemon-reload
     fi
-    step "Kept the rounds, events and PINs in $STATE_DIR, the config in $CONFIG_DIR and the user $USER_NAME"
+    step "Kept the games, events, PINs and backups in $STATE_DIR, the config in $CONFIG_DIR and the user $USER_NAME"
     echo "    to forget them too: sudo rm -r $STATE_DIR $CONFIG_DIR && sudo userdel $USER_NAME"
 }
 

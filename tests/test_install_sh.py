@@ -213,9 +213,15 @@ def test_uninstall_removes_the_service_and_its_settings_and_keeps_the_state(mach
     machine.fake("systemctl")
     machine.network_manager()
     machine.file("run/systemd/system").mkdir(parents=True)
-    kept = ["var/lib/uno-launcher/launcher.sqlite3", "etc/uno-launcher/config.toml"]
+    kept = [
+        "var/lib/uno-launcher/launcher.sqlite3",
+        "var/lib/uno-launcher/backups/uno-launcher-20261201-040000.sqlite3",
+        "etc/uno-launcher/config.toml",
+    ]
     removed = [
         "etc/systemd/system/uno-launcher.service",
+        "etc/systemd/system/uno-launcher-backup.service",
+        "etc/systemd/system/uno-launcher-backup.timer",
         DROP_IN,
         "etc/systemd/system/uno-launcher.service.d/override.conf",  # `systemctl edit`: of no use without the unit
         NM_CONF,
@@ -235,6 +241,6 @@ def test_uninstall_removes_the_service_and_its_settings_and_keeps_the_state(mach
         assert machine.file(path).exists(), path
     assert f"{machine.root}/var/lib/uno-launcher" in result.stdout  # says where the state stays
     calls = machine.called()
-    assert calls[0] == "systemctl disable --now uno-launcher.service"  # stopped before its files go
+    assert calls[0] == "systemctl disable --now uno-launcher.service uno-launcher-backup.timer"  # before files go
     assert "nmcli general reload conf" in calls
     assert calls[-1] == "systemctl daemon-reload"

@@ -11,8 +11,8 @@ from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.hardware.base import Hardware
-from launcher.rounds import RoundBook
 from launcher.schedule import Profile
+from launcher.shuffles import ShuffleBook
 from webui import access as gate
 from webui import api, compress, errors, fairness_api, game_api, session_api, stream
 
@@ -43,7 +43,7 @@ def create_app(
     controller: Controller,
     bus: EventBus,
     hardware: Hardware,
-    rounds: RoundBook,
+    shuffles: ShuffleBook,
     games: GameDesk,
     access: AccessBook,
     profiles: dict[str, Profile],
@@ -64,7 +64,7 @@ def create_app(
     app.extensions["launcher.controller"] = controller
     app.extensions["launcher.bus"] = bus
     app.extensions["launcher.hardware"] = hardware
-    app.extensions["launcher.rounds"] = rounds
+    app.extensions["launcher.shuffles"] = shuffles
     app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles
     app.extensions["launcher.streams"] = stream.StreamGate(threads)

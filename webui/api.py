@@ -13,8 +13,8 @@ from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, NotYourPress
 from launcher.games import GameDesk, GameOver, NoGame
 from launcher.hopper import MAX_DECK
-from launcher.rounds import RoundBook, RoundOpen
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
+from launcher.shuffles import ShuffleBook, ShuffleOpen
 from launcher.text import MAX_DEPTH, bad_text_at, depth
 from webui.access import needs
 from webui.errors import ApiError
@@ -72,12 +72,12 @@ def state() -> Response:
 
 
 def _snapshot_with_contributions() -> dict[str, Any]:
-    """The controller's snapshot, its round with the phones' contributions so far (docs/FAIRNESS.md)."""
-    rounds: RoundBook = current_app.extensions["launcher.rounds"]
-    for _ in range(3):  # a new round may start between the two reads: then read again
-        played, snapshot = rounds.current, _controller().snapshot()
-        if played is not None and played.number == snapshot["round"]["number"]:
-            snapshot["round"].update(played.mixing())
+    """The controller's snapshot, its shuffle with the phones' contributions so far (docs/FAIRNESS.md)."""
+    shuffles: ShuffleBook = current_app.extensions["launcher.shuffles"]
+    for _ in range(3):  # a new shuffle may start between the two reads: then read again
+        played, snapshot = shuffles.current, _controller().snapshot()
+        if played is not None and played.number == snapshot["shuffle"]["number"]:
+            snapshot["shuffle"].update(played.mixing())
             break
     return snapshot
 
@@ -167,19 +167,20 @@ def profiles() -> Response:
     return jsonify(active=active.name, profiles=[_profile_figures(p) for p in listed.values()])
 
 
-@bp.post("/rounds")
-def new_round() -> tuple[Response, int]:
-    """End the round (revealing its seed) and start the next, optionally with another profile."""
+@bp.post("/shuffles")
+@bp.post("/rounds")  # the path before the rename, for one release (docs/API.md)
+def new_shuffle() -> tuple[Response, int]:
+    """End the shuffle (revealing its seed) and start the next, optionally with another profile."""
     body = json_object()
     unknown = set(body) - {"profile", "custom"}
     if unknown:
         raise ApiError(400, "unknown_field", f'unknown field {", ".join(sorted(unknown))}; send {{"profile": NAME}}')
     profile = _chosen_profile(body)
     try:
-        ended, started = _controller().new_round(profile)
+        ended, started = _controller().new_shuffle(profile)
     except PressRefused as refused:
         raise ApiError(409, refused.code, str(refused)) from None
-    return jsonify(ended=ended, round=started), 201
+    return jsonify(ended=ended, shuffle=started), 201
 
 
 def _chosen_profile(body: dict[str, Any]) -> Profile | None:
@@ -203,18 +204,19 @@ def _chosen_profile(body: dict[str, Any]) -> Profile | None:
         raise ApiError(400, "bad_profile", f"custom.{e}") from None
 
 
-@bp.get("/rounds/<int:number>")
-def round_record(number: int) -> Response:
-    """The record of an ended round, seed revealed: what `uno-launcher verify FILE` checks."""
-    rounds: RoundBook = current_app.extensions["launcher.rounds"]
-    if number >= 2**63:  # beyond SQLite's INTEGER: there is no such round
-        raise ApiError(404, "not_found", f"there is no round {number}")
+@bp.get("/shuffles/<int:number>")
+@bp.get("/rounds/<int:number>")  # the path before the rename, for one release (docs/API.md)
+def shuffle_record(number: int) -> Response:
+    """The record of an ended shuffle, seed revealed: what `uno-launcher verify FILE` checks."""
+    shuffles: ShuffleBook = current_app.extensions["launcher.shuffles"]
+    if number >= 2**63:  # beyond SQLite's INTEGER: there is no such shuffle
+        raise ApiError(404, "not_found", f"there is no shuffle {number}")
     try:
-        record = rounds.record(number)
-    except RoundOpen as e:
-        raise ApiError(409, "round_open", str(e)) from None
+        record = shuffles.record(number)
+    except ShuffleOpen as e:
+        raise ApiError(409, "shuffle_open", str(e)) from None
     if record is None:
-        raise ApiError(404, "not_found", f"there is no round {number}")
+        raise ApiError(404, "not_found", f"there is no shuffle {number}")
     response = jsonify(record)
-    response.headers["Content-Disposition"] = f'attachment; filename="uno-round-{number}.json"'
+    response.headers["Content-Disposition"] = f'attachment; filename="uno-shuffle-{number}.json"'
     return response
