@@ -114,6 +114,7 @@ class Controller:
         self._game = game
         self._lock = threading.Lock()
         self._busy = False
+        self._free_since = float("-inf")  # when the launcher last stopped being busy with a press
         self._fault = FaultLatch(stop_motor=self._dispenser.stop, cues=self._cues, bus=bus)
         self._last: PressTicket | None = None
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
@@ -230,6 +231,12 @@ class Controller:
         since = self._in_hand_since
         return since is None or self._clock.now() - since < stuck_after
 
+    def quiet_since(self, since: float) -> bool:
+        """No press has kept the launcher busy (a fire, a pause, a rest) at any moment after `since`: holding the
+        button from then on may power the Pi off. A miss or a refused press (FAULT, the lid) keeps it quiet."""
+        with self._lock:
+            return not self._busy and self._free_since <= since
+
     def close(self) -> None:
         """Stop the motor and the worker. Safe to call twice."""
         self._worker.stopping.set()  # first: a worker in a suspense pause must not start the motor after the stop
@@ -318,6 +325,7 @@ class Controller:
         finally:
             with self._lock:
                 self._busy = False
+                self._free_since = self._clock.now()
             ticket.finish(ticket.result)
 
     def _attribute(self, ticket: PressTicket, dispensed: int) -> None:
@@ -366,6 +374,7 @@ class Controller:
                     self._firing = None
                     self._fault.latch(f"dispense failed: {e}")
                     self._busy = False
+                    self._free_since = self._clock.now()
                 ticket.finish(None)
                 continue
             ticket.result = result

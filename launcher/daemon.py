@@ -11,6 +11,7 @@ import logging
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 from types import FrameType
 
@@ -30,6 +31,7 @@ from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.hopper import Deck, Hopper
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
+from launcher.poweroff import ButtonEdges, HoldToPowerOff, simulated_power_off, system_power_off
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
@@ -131,6 +133,9 @@ class Daemon:
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
             self.power.start()
             undo.callback(self.power.close)
+            self.power_off = self._power_off_button(config.power.hold_to_poweroff_s)
+            if self.power_off is not None:
+                undo.callback(self.power_off.close)
             self._follow_link()
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self._stopping = False  # a signal has started the shutdown
@@ -159,6 +164,39 @@ class Daemon:
         self.hardware.when_link_changed = self.controller.link_changed
         if self.hardware.describe().get("link") != "up":  # read after attaching, so no change falls between
             self.controller.link_changed(False, "waiting for the board to answer")
+
+    def _power_off_button(self, hold_s: float) -> HoldToPowerOff | None:
+        """[power] hold_to_poweroff_s: the big button held while the launcher is quiet switches the Pi off."""
+        if not hold_s:
+            return None
+        inputs = self.hardware.inputs
+        if not isinstance(inputs, ButtonEdges):
+            log.warning(
+                "power.hold_to_poweroff_s is set, but the %s backend does not report the button's release: "
+                "holding the button does not switch off",
+                self.config.hardware.backend,
+            )
+            return None
+        return HoldToPowerOff(
+            hold_s=hold_s,
+            inputs=inputs,
+            quiet_since=self.controller.quiet_since,
+            attack_open=self._attack_open,
+            bus=self.bus,
+            stop_motor=self.controller.emergency_stop,
+            shut_down=self._shut_down_from_a_thread,
+        )
+
+    def _attack_open(self) -> bool:
+        game = self.games.view()
+        return game is not None and bool(game["table"]["demands"])
+
+    @staticmethod
+    def _shut_down_from_a_thread() -> None:
+        """The shutdown SIGTERM starts, in the main thread, where serve() runs (and where Python runs handlers)."""
+        main = threading.main_thread().ident
+        assert main is not None  # the main thread has always started
+        signal.pthread_kill(main, signal.SIGTERM)
 
     def _listen(self) -> BaseWSGIServer | MultiSocketServer:
         web = self.config.web
@@ -226,6 +264,8 @@ class Daemon:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             sys.setswitchinterval(interval)
+        if self.power_off is not None and self.power_off.requested:  # last: the store is closed, the motor off
+            (simulated_power_off if self.config.hardware.backend == "sim" else system_power_off)()
 
     def healthy(self) -> bool:
         """For systemd's watchdog: the controller's worker answers and is not stuck on one press."""
@@ -244,6 +284,8 @@ class Daemon:
     def close(self) -> None:
         """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
         self.power.close()
+        if self.power_off is not None:
+            self.power_off.close()
         self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
         self._deck_writer.close()
         self.hardware.close()

@@ -333,6 +333,8 @@ class GpioInputs:
     ) -> None:
         self.when_pressed: Callable[[], None] | None = None
         self.when_lid_changed: Callable[[bool], None] | None = None
+        # Every edge of the button, bounce and all (True: pressed), after any press it made: for holding it down.
+        self.when_button_changed: Callable[[bool], None] | None = None
         self._debounce_s = debounce_ms / 1000
         self._clock = clock
         self._released_at = -1e9  # long ago: the first press counts
@@ -361,13 +363,15 @@ class GpioInputs:
 
     def _pressed(self) -> None:
         # A press counts only after the button rested released for debounce_ms: contact bounce never does.
-        if self._clock.now() - self._released_at < self._debounce_s:
-            return
-        if self.when_pressed is not None:
+        if self._clock.now() - self._released_at >= self._debounce_s and self.when_pressed is not None:
             self.when_pressed()
+        if self.when_button_changed is not None:  # after the press: the motor never waits for it
+            self.when_button_changed(True)
 
     def _released(self) -> None:
         self._released_at = self._clock.now()
+        if self.when_button_changed is not None:
+            self.when_button_changed(False)
 
     def _lid_opened(self) -> None:
         self._on_lid_open()  # safety first, in this very callback
