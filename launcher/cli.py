@@ -73,11 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     restore_.add_argument("file", type=Path, help="a backup written by `uno-launcher backup`")
     restore_.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
 
-    verify = commands.add_parser("verify", help="check a round's outcomes against its revealed seed")
+    verify = commands.add_parser("verify", help="check a shuffle's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
-    source.add_argument("record", nargs="?", type=Path, help="a round record (JSON, as the page downloads it)")
-    source.add_argument("--round", type=int, metavar="N", help="round N from the daemon's store")
-    verify.add_argument("--config", type=Path, help="the daemon's config file, to find its store (with --round)")
+    source.add_argument("record", nargs="?", type=Path, help="a shuffle record (JSON, as the page downloads it)")
+    source.add_argument(
+        "--shuffle", "--round", type=int, metavar="N", help="shuffle N from the daemon's store (--round: its old name)"
+    )
+    verify.add_argument("--config", type=Path, help="the daemon's config file, to find its store (with --shuffle)")
     verify.add_argument(
         "--commitment", metavar="HEX", help="the commitment you saw before the first press: the record must have it"
     )
@@ -179,18 +181,18 @@ def _new_pins(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    """0: the round checks out; 1: it does not; 2: no readable record."""
+    """0: the shuffle checks out; 1: it does not; 2: no readable record."""
     from launcher import fairness
-    from launcher.rounds import RoundOpen
+    from launcher.shuffles import ShuffleOpen
 
     seen = {"seen_commitment": args.commitment, "mine": args.contribution}
     try:
         if args.record is not None:
             report = fairness.verify_file(args.record, **seen)
         else:
-            record = _stored_record(_effective_config(args), args.round)
+            record = _stored_record(_effective_config(args), args.shuffle)
             report = fairness.verify(record, **seen)
-    except (fairness.RecordError, RoundOpen) as e:
+    except (fairness.RecordError, ShuffleOpen) as e:
         print(f"uno-launcher verify: {e}", file=sys.stderr)
         return EXIT_USAGE
     print(report)
@@ -199,19 +201,19 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _stored_record(config: Config, number: int) -> dict[str, Any]:
     from launcher import fairness
-    from launcher.rounds import RoundOpen
+    from launcher.shuffles import ShuffleOpen
 
     path = config.state_dir / STORE_FILE
     if not path.exists():
         raise fairness.RecordError(f"no store at {path}: pass the daemon's --config, or a record file")
     store = Store(path)
     with store.connect() as conn:
-        found = store.round_record(conn, number)
+        found = store.shuffle_record(conn, number)
     if found is None:
-        raise fairness.RecordError(f"there is no round {number} in {path}")
+        raise fairness.RecordError(f"there is no shuffle {number} in {path}")
     record, ended = found
     if not ended:
-        raise RoundOpen(f"round {number} is still being played; its seed is revealed when it ends")
+        raise ShuffleOpen(f"shuffle {number} is still being played; its seed is revealed when it ends")
     loaded: dict[str, Any] = json.loads(record)
     return loaded
 

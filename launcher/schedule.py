@@ -1,11 +1,11 @@
 """The randomised firing schedule: which press fires, and how many cards.
 
 Pure: no I/O, no clock. An outcome is a deterministic function of the key and the presses so far (and, for a
-pattern profile, the restarts), so a round can be replayed and checked. The controller only calls
+pattern profile, the restarts), so a shuffle can be replayed and checked. The controller only calls
 `Schedule.next_outcome()` and, when the lid opens, `Schedule.restart()`.
 
 Every random value is a draw of `draw_stream(key)`: an HMAC-SHA256 counter stream that a page can compute as well
-(docs/FAIRNESS.md defines it to the bit; a round's key comes from its seed and the phones' contributions,
+(docs/FAIRNESS.md defines it to the bit; a shuffle's key comes from its seed and the phones' contributions,
 launcher/fairness.py). The draws of one press, in order (docs/FAIRNESS.md repeats this for independent verifiers):
 
 1. if the profile pauses (pause_probability > 0): one draw; below pause_probability, one more for the duration;
@@ -365,7 +365,7 @@ _UNIT = 2.0**-53
 
 
 def key_of(seed: int | bytes | str) -> bytes:
-    """The HMAC key of a seed: bytes as they are (a round's 32-byte key); text, or a number written as decimal
+    """The HMAC key of a seed: bytes as they are (a shuffle's 32-byte key); text, or a number written as decimal
     text (simulations, tests), as its UTF-8 bytes."""
     return seed if isinstance(seed, bytes) else str(seed).encode("utf-8")
 

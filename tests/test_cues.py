@@ -40,12 +40,14 @@ Timeline = list[tuple[float, float | None]]  # (seconds after a cue, value) at e
 
 
 class RecordingPWMPin(MockPWMPin):
-    """A mock PWM pin that records, at the virtual moment, every frequency written and every change of duty."""
+    """A mock PWM pin that records, at the virtual moment, every frequency written, every change of duty, and
+    what a buzzer on it sounds: its frequency while the duty is above 0, None for silence."""
 
     def __init__(self, factory: MockFactory, info: object) -> None:
         self.clock: VirtualClock = factory.clock  # type: ignore[attr-defined]
         self.duties: list[tuple[float, float]] = []
         self.frequencies: list[tuple[float, float | None]] = []
+        self.sounds: list[tuple[float, float | None]] = []
         self.fail = False  # set to make every tone fail, like a broken pin driver
         super().__init__(factory, info)
 
@@ -53,6 +55,7 @@ class RecordingPWMPin(MockPWMPin):
         changed = super()._change_state(value)
         if changed:
             self.duties.append((self.clock.now(), float(value)))
+            self._sounded()
         return changed
 
     def _set_frequency(self, value: float | None) -> None:
@@ -60,6 +63,12 @@ class RecordingPWMPin(MockPWMPin):
             raise OSError("pin driver gone")
         super()._set_frequency(value)
         self.frequencies.append((self.clock.now(), value))
+        self._sounded()
+
+    def _sounded(self) -> None:
+        sound = self.frequency if self.frequency is not None and self.state > 0 else None
+        if (self.sounds[-1][1] if self.sounds else None) != sound:
+            self.sounds.append((self.clock.now(), sound))
 
 
 @pytest.fixture
@@ -80,7 +89,7 @@ def factory(clock: VirtualClock) -> Iterator[MockFactory]:
 
 def make(factory: MockFactory, clock: VirtualClock) -> GpioCues:
     cues = GpioCues(light=LIGHT, buzzer=BUZZER, pin_factory=factory, clock=clock)
-    buzzer_pin(factory).frequencies.clear()  # TonalBuzzer's PWM device passes through 100 Hz while it opens
+    buzzer_pin(factory).frequencies.clear()  # the PWM the buzzer keeps for its whole life, set as it opens
     return cues
 
 
@@ -97,7 +106,7 @@ def light_pin(factory: MockFactory) -> RecordingPWMPin:
 
 
 def tones_written(factory: MockFactory) -> list[float]:
-    return [hz for _, hz in list(buzzer_pin(factory).frequencies) if hz is not None]
+    return [hz for _, hz in list(buzzer_pin(factory).sounds) if hz is not None]
 
 
 def tones(pattern: Pattern) -> list[float]:
@@ -180,7 +189,7 @@ def test_every_pattern_stays_in_the_buzzer_range_and_light_range() -> None:
         for step in pattern:
             assert step.seconds > 0
             assert 0 <= step.light <= 1
-            assert step.hz is None or 220.0 <= step.hz <= 880.0  # TonalBuzzer's A4 ± 1 octave
+            assert step.hz is None or 220.0 <= step.hz <= 880.0  # A4 ± 1 octave
 
 
 def test_suspense_runs_the_fastest_beat_for_the_pause() -> None:
@@ -271,7 +280,7 @@ def test_a_press_rings_the_ding_at_once_for_its_length_then_breathes_calm(
         pressed = clock.now()
         cues.pressed(0.0)
         clock.sleep(1.0)
-        assert written(buzzer_pin(factory).frequencies, pressed, pressed + 1.0) == [(0.0, 880.0), (0.09, None)]
+        assert written(buzzer_pin(factory).sounds, pressed, pressed + 1.0) == [(0.0, 880.0), (0.09, None)]
         # the ding's flash, its half-light tail, then the calm beat from its brightest frame
         assert written(light_pin(factory).duties, pressed, pressed + 0.16) == [
             (0.0, 1.0),
@@ -292,9 +301,9 @@ def test_fired_and_jackpot_play_their_pattern_exactly_on_the_pins(
         getattr(cues, cue)(3)
         clock.sleep(total(pattern) + 1.0)
         end = began + total(pattern)
-        assert written(buzzer.frequencies, began, end) == score(pattern, "hz", None)
+        assert written(buzzer.sounds, began, end) == score(pattern, "hz", None)
         assert written(light.duties, began, end) == score(pattern, "light", held_before(light.duties, began, 0.0))
-        assert written(buzzer.frequencies, end, clock.now()) == []  # calm again: no tick
+        assert written(buzzer.sounds, end, clock.now()) == []  # calm again: no tick
         assert written(light.duties, end, end + 1e-6) == [(0.0, CALM[0].light)]  # the calm beat starts right after
 
 
@@ -309,7 +318,7 @@ def test_the_ticks_follow_the_tension_beat_by_beat(factory: MockFactory, clock: 
         second = clock.now()
         cues.tension(1.0)
         clock.sleep(0.9)
-        ticks = [t for t, hz in buzzer_pin(factory).frequencies if hz is not None]
+        ticks = [t for t, hz in buzzer_pin(factory).sounds if hz is not None]
         expected = [first, first + slow, first + 2 * slow, *(second + k * fast for k in range(5))]
         assert [round(t - first, 9) for t in ticks] == [round(t - first, 9) for t in expected]
         assert tones_written(factory) == [tones(beat_steps(0.25))[0]] * 3 + [tones(beat_steps(1.0))[0]] * 5
@@ -328,7 +337,7 @@ def test_fault_blinks_with_a_low_tone_until_idle_which_silences_it_at_once(
         cues.fault()
         clock.sleep(1.0)  # 0.3 s a blink: the fourth is sounding
         buzzer = buzzer_pin(factory)
-        assert written(buzzer.frequencies, began, clock.now()) == [
+        assert written(buzzer.sounds, began, clock.now()) == [
             (0.0, 220.0),
             (0.15, None),
             (0.3, 220.0),
@@ -340,11 +349,11 @@ def test_fault_blinks_with_a_low_tone_until_idle_which_silences_it_at_once(
         idle = clock.now()
         cues.idle()
         clock.sleep(0.5)
-        assert written(buzzer.frequencies, idle, clock.now()) == [(0.0, None)]  # not at the end of the blink
+        assert written(buzzer.sounds, idle, clock.now()) == [(0.0, None)]  # not at the end of the blink
         closed = clock.now()
         cues.lid_closed()
         clock.sleep(1.0)
-        assert written(buzzer.frequencies, closed, clock.now()) == score(lid_beep_steps(), "hz", None)
+        assert written(buzzer.sounds, closed, clock.now()) == score(lid_beep_steps(), "hz", None)
 
 
 def test_a_suspense_pause_plays_the_fast_beat_for_exactly_the_pause(factory: MockFactory, clock: VirtualClock) -> None:
@@ -353,7 +362,7 @@ def test_a_suspense_pause_plays_the_fast_beat_for_exactly_the_pause(factory: Moc
         began = clock.now()
         cues.suspense(500)
         clock.sleep(1.0)
-        ticks = [round(t - began, 9) for t, hz in buzzer_pin(factory).frequencies if hz is not None]
+        ticks = [round(t - began, 9) for t, hz in buzzer_pin(factory).sounds if hz is not None]
         assert ticks == [0.0, 0.2, 0.4]  # the fastest beat, cut at 0.5 s
         light = light_pin(factory)
         assert written(light.duties, began + 0.5, began + 0.5 + 1e-6) == [(0.0, CALM[0].light)]
@@ -372,6 +381,27 @@ def test_close_leaves_light_and_buzzer_off_and_twice_is_fine(factory: MockFactor
     cues.close()
     with cues:
         pass  # __exit__ after close is a third close
+
+
+def test_the_buzzer_keeps_one_pwm_from_open_to_close_and_falls_silent_at_a_duty_of_0(
+    factory: MockFactory, clock: VirtualClock
+) -> None:
+    # lgpio's software PWM can freeze every PWM line of the process, the motor's included, when one of its PWMs
+    # is switched off (docs/HARDWARE.md): while the cues run, no silence may switch the buzzer's PWM off.
+    with GpioCues(light=LIGHT, buzzer=BUZZER, pin_factory=factory, clock=clock) as cues:
+        buzzer = buzzer_pin(factory)
+        cues.pressed(0.5)
+        clock.sleep(1.0)
+        cues.fault()
+        clock.sleep(1.0)
+        cues.idle()
+        clock.sleep(0.5)
+        cues.lid_closed()
+        clock.sleep(1.0)
+        sounded = [hz for _, hz in buzzer.sounds]
+        assert sounded.count(None) >= 4 and len(sounded) - sounded.count(None) >= 4  # it rang and fell silent
+        assert [t for t, hz in buzzer.frequencies if hz is None] == []
+        assert buzzer.frequency is not None and buzzer.state == 0
 
 
 def test_cues_after_close_do_nothing(factory: MockFactory, clock: VirtualClock) -> None:
@@ -424,7 +454,7 @@ def test_a_burst_from_many_threads_neither_raises_nor_blocks(factory: MockFactor
     assert cues.running
     cues.idle()
     clock.sleep(0.001)
-    assert buzzer_pin(factory).frequency is None  # idle silences it at once, whatever the burst left
+    assert buzzer_pin(factory).state == 0  # idle silences it at once, whatever the burst left
     cues.close()
     assert light_pin(factory).state == 0 and buzzer_pin(factory).frequency is None
 
@@ -450,7 +480,7 @@ def test_a_failing_buzzer_stops_the_thread_with_everything_off(
     cues.pressed(0.5)
     clock.run_until(lambda: not cues.running, within=1.0)
     assert "cue thread failed" in caplog.text
-    assert light_pin(factory).state == 0 and buzzer_pin(factory).frequency is None
+    assert light_pin(factory).state == 0 and buzzer_pin(factory).state == 0
     cues.fired(3)  # still harmless
     cues.close()
 

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
-from gpiozero import PWMLED, TonalBuzzer
+from gpiozero import PWMLED, PWMOutputDevice
 from gpiozero.pins import Factory
-from gpiozero.tones import Tone
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.threads import StoppableThread
@@ -31,8 +30,9 @@ FRAME = 0.025  # light update interval while breathing: smooth to the eye, 40 wa
 MAX_SUSPENSE_MS = 60_000  # a runaway pause from the caller must not build an endless pattern
 MAX_PENDING = 4  # one-shot cues waiting to play; older ones are dropped first
 
-# Tones stay within TonalBuzzer's default range (A4 ± 1 octave: 220-880 Hz), or play() raises.
+# Tones stay within A4 ± 1 octave (220-880 Hz), where a small passive buzzer sounds well.
 A3, E4, A4, CS5, D5, E5, A5 = 220.0, 329.63, 440.0, 554.37, 587.33, 659.26, 880.0
+SILENT_HZ = 100.0  # the buzzer's PWM while silent: lgpio's thread wakes at every period, even at a duty of 0
 
 
 class Step(NamedTuple):
@@ -204,7 +204,7 @@ class CueSequencer:
 
 
 class GpioCues:
-    """Status light (gpiozero PWMLED) and passive buzzer (gpiozero TonalBuzzer) driven by one cue thread.
+    """Status light (gpiozero PWMLED) and passive buzzer (a PWM at the tone's frequency) driven by one cue thread.
 
     Every cue method returns at once and never raises; after `close()` they do nothing. The thread holds each
     step on its condition, so a new cue cuts the step short.
@@ -221,7 +221,9 @@ class GpioCues:
         self._clock = clock
         self._light = PWMLED(light, pin_factory=pin_factory)
         try:
-            self._buzzer = TonalBuzzer(buzzer, pin_factory=pin_factory)
+            # One PWM for the buzzer's whole life, silent at a duty of 0: lgpio's software PWM can freeze every
+            # PWM line of the process, the motor's included, when one of its PWMs is switched off (HARDWARE.md).
+            self._buzzer = PWMOutputDevice(buzzer, frequency=SILENT_HZ, pin_factory=pin_factory)
         except Exception:  # re-raised: the light's pin is released on the way
             self._light.close()
             raise
@@ -309,9 +311,11 @@ class GpioCues:
             self._shown_light = step.light
         if step.hz != self._shown_hz:
             if step.hz is None:
-                self._buzzer.stop()
+                self._buzzer.value = 0
+                self._buzzer.frequency = SILENT_HZ
             else:
-                self._buzzer.play(Tone(frequency=step.hz))
+                self._buzzer.frequency = step.hz
+                self._buzzer.value = 0.5
             self._shown_hz = step.hz
 
     def _hold(self, seconds: float) -> None:
@@ -324,7 +328,7 @@ class GpioCues:
                 self._cond.wait(left)
 
     def _all_off(self) -> None:
-        for off in (self._buzzer.stop, self._light.off):
+        for off in (self._buzzer.off, self._light.off):
             try:
                 off()
             except Exception:  # the other device is still switched off

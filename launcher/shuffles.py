@@ -1,12 +1,13 @@
-"""Rounds: each round plays one keyed schedule, committed at its start, mixed by the phones, revealed at its end.
+"""Shuffles: each shuffle of the launcher plays one keyed schedule, committed at its start, mixed by the phones,
+revealed at its end. (A shuffle is the launcher's; the game's scored rounds are launcher/game/'s.)
 
-The seed and the commitment are saved when a round starts. Until the round's first press, each joined phone may add
-one random contribution (`RoundBook.contribute`); the schedule is keyed by the seed and every contribution received
-(`fairness.round_key`), and the first press closes the contributions. Each contribution is published on the event
-stream, so a restarted daemon resumes the same round: it reads the contributions, the presses and what each press
-dispensed from the event log and replays the presses. The record with the seed revealed is saved when the round
-ends. The controller calls this between presses, never on the press-to-motor path; closing the contributions at the
-first press takes a lock that nothing holds for longer than a few list and hash operations.
+The seed and the commitment are saved when a shuffle starts. Until the shuffle's first press, each joined phone may
+add one random contribution (`ShuffleBook.contribute`); the schedule is keyed by the seed and every contribution
+received (`fairness.shuffle_key`), and the first press closes the contributions. Each contribution is published on
+the event stream, so a restarted daemon resumes the same shuffle: it reads the contributions, the presses and what
+each press dispensed from the event log and replays the presses. The record with the seed revealed is saved when
+the shuffle ends. The controller calls this between presses, never on the press-to-motor path; closing the
+contributions at the first press takes a lock that nothing holds for longer than a few list and hash operations.
 """
 
 from __future__ import annotations
@@ -20,13 +21,22 @@ from typing import Any, Protocol
 
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
-from launcher.fairness import MAX_CONTRIBUTIONS, CameOut, commitment, new_seed, round_key, round_record
+from launcher.fairness import (
+    MAX_CONTRIBUTIONS,
+    CameOut,
+    Replayable,
+    commitment,
+    new_seed,
+    replay_presses,
+    shuffle_key,
+    shuffle_record,
+)
 from launcher.schedule import Outcome, Profile, Schedule, profile_from_mapping, profile_to_mapping
 from launcher.store import Store
 
 
-class DrawsOutcomes(Protocol):
-    """What a round needs of a schedule (tests script one)."""
+class DrawsOutcomes(Replayable, Protocol):
+    """What a shuffle needs of a schedule (tests script one)."""
 
     @property
     def presses(self) -> int: ...
@@ -37,20 +47,16 @@ class DrawsOutcomes(Protocol):
     @property
     def tension(self) -> float: ...
 
-    def next_outcome(self) -> Outcome: ...
 
-    def restart(self) -> None: ...
-
-
-ScheduleFactory = Callable[[Profile, bytes], DrawsOutcomes]  # (profile, the round's key)
+ScheduleFactory = Callable[[Profile, bytes], DrawsOutcomes]  # (profile, the shuffle's key)
 
 
-class RoundOpen(LauncherError, RuntimeError):
-    """The round is still being played: its seed is secret."""
+class ShuffleOpen(LauncherError, RuntimeError):
+    """The shuffle is still being played: its seed is secret."""
 
 
 class ContributionRefused(LauncherError, RuntimeError):
-    """A contribution the round does not take; `code` names why (docs/API.md)."""
+    """A contribution the shuffle does not take; `code` names why (docs/API.md)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -63,7 +69,7 @@ _STOPS = {stop: stop for stop in ("miss", "count", "jam", "stuck", "empty", "lid
 
 
 @dataclass
-class Round:
+class Shuffle:
     number: int
     profile: Profile
     seed: str
@@ -74,7 +80,7 @@ class Round:
     restarts: list[int] = field(default_factory=list)
     contributions: list[str] = field(default_factory=list)  # in the order received
     came_out: dict[int, CameOut] = field(default_factory=dict)  # by press number
-    closed: bool = False  # no more contributions: the first press was drawn, or the round ended
+    closed: bool = False  # no more contributions: the first press was drawn, or the shuffle ended
     _senders: set[str] = field(default_factory=set, repr=False)  # sessions that contributed (memory only)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -88,9 +94,9 @@ class Round:
         return outcome
 
     def came_out_of(self, outcome: Outcome, dispensed: int, stop: str, *, empty: bool = False) -> None:
-        """What a press of this round dispensed (the controller, once the press is over). `stop`: "miss", "empty",
+        """What a press of this shuffle dispensed (the controller, once the press is over). `stop`: "miss", "empty",
         "fault" or what ended the fire (a StopReason's value); `empty`: the hopper's count is 0 after it. Outcomes
-        that are not this round's draws (exact classic deals) are not recorded."""
+        that are not this shuffle's draws (exact classic deals) are not recorded."""
         if not (0 < outcome.press <= len(self.outcomes) and self.outcomes[outcome.press - 1] is outcome):
             return
         if stop == "jam" and empty:
@@ -98,7 +104,7 @@ class Round:
         self.came_out[outcome.press] = CameOut(dispensed, _STOPS.get(stop, "fault"))
 
     def summary(self) -> dict[str, Any]:
-        """What everyone may see while the round is played (never the seed)."""
+        """What everyone may see while the shuffle is played (never the seed)."""
         return {
             "number": self.number,
             "profile": self.profile.name,
@@ -107,7 +113,7 @@ class Round:
         }
 
     def mixing(self) -> dict[str, Any]:
-        """The contributions so far, for the round object of GET /api/state."""
+        """The contributions so far, for the shuffle object of GET /api/state."""
         with self._lock:
             return {
                 "contributions": list(self.contributions),
@@ -117,146 +123,143 @@ class Round:
 
     def record(self) -> dict[str, Any]:
         return {
-            "round": self.number,
-            **round_record(self.profile, self.seed, self.outcomes, self.restarts, self.contributions, self.came_out),
+            "shuffle": self.number,
+            **shuffle_record(self.profile, self.seed, self.outcomes, self.restarts, self.contributions, self.came_out),
         }
 
     def _rekey(self) -> None:
         """With the lock held, before any press: the schedule keyed by the seed and the contributions so far."""
-        self.schedule = self.schedule_factory(self.profile, round_key(self.seed, self.contributions))
+        self.schedule = self.schedule_factory(self.profile, shuffle_key(self.seed, self.contributions))
 
 
-class RoundBook:
-    """Starts, ends, saves and resumes rounds; takes the phones' contributions to the round in play."""
+class ShuffleBook:
+    """Starts, ends, saves and resumes shuffles; takes the phones' contributions to the shuffle in play."""
 
     def __init__(self, store: Store, bus: EventBus, schedule_factory: ScheduleFactory = Schedule) -> None:
         self._store = store
         self._bus = bus
         self._schedule_factory = schedule_factory
-        self._current: Round | None = None
+        self._current: Shuffle | None = None
 
     @property
-    def current(self) -> Round | None:
-        """The round in play (the last one started or resumed)."""
+    def current(self) -> Shuffle | None:
+        """The shuffle in play (the last one started or resumed)."""
         return self._current
 
-    def resume_or_start(self, profile: Profile) -> Round:
-        """The round left open by the last run, replayed to where its log ends; else a new round."""
+    def resume_or_start(self, profile: Profile) -> Shuffle:
+        """The shuffle left open by the last run, replayed to where its log ends; else a new shuffle."""
         with self._store.connect() as conn:
-            row = self._store.open_round(conn)
+            row = self._store.open_shuffle(conn)
             if row is None:
                 return self.start(profile)
             number, profile_json, seed, started_event, restarts = row
-            log = _RoundLog.read(self._store, conn, number, started_event)
+            log = _ShuffleLog.read(self._store, conn, number, started_event)
         saved = json.loads(profile_json)
-        resumed = self._new_round(number, profile_from_mapping(saved["name"], saved["parameters"]), seed)
+        resumed = self._new_shuffle(number, profile_from_mapping(saved["name"], saved["parameters"]), seed)
         resumed.contributions = log.contributions[:MAX_CONTRIBUTIONS]
         resumed._rekey()
         resumed.closed = log.presses > 0
         resumed.restarts = [r for r in json.loads(restarts) if r <= log.presses]
-        for done in range(log.presses + 1):  # replay the lid openings where they happened, as fairness.replay does
-            if done in resumed.restarts:
-                resumed.schedule.restart()
-            if done < log.presses:
-                resumed.draw()
+        replay_presses(resumed.schedule, log.presses, resumed.restarts, draw=resumed.draw)
         resumed.came_out = log.came_out
         self._current = resumed
         return resumed
 
-    def lid_opened(self, played: Round) -> None:
+    def lid_opened(self, played: Shuffle) -> None:
         """The lid opened: the pattern profile starts over, as on the original launcher. Saved at once."""
         if played.schedule.presses not in played.restarts:
             played.restarts.append(played.schedule.presses)
         played.schedule.restart()
         with self._store.connect() as conn:
-            self._store.set_round_restarts(conn, played.number, json.dumps(played.restarts))
+            self._store.set_shuffle_restarts(conn, played.number, json.dumps(played.restarts))
 
-    def start(self, profile: Profile) -> Round:
+    def start(self, profile: Profile) -> Shuffle:
         before = self._current
         with self._store.connect() as conn:
-            number = self._store.last_round_number(conn) + 1
-            started = self._new_round(number, profile, new_seed())
-            self._current = started  # first: a phone that hears of the round may contribute at once
+            number = self._store.last_shuffle_number(conn) + 1
+            started = self._new_shuffle(number, profile, new_seed())
+            self._current = started  # first: a phone that hears of the shuffle may contribute at once
             try:
-                event = self._bus.publish(EventType.ROUND_STARTED, self._announcement(started))
+                event = self._bus.publish(EventType.SHUFFLE_STARTED, self._announcement(started))
                 profile_json = json.dumps({"name": profile.name, "parameters": profile_to_mapping(profile)})
-                self._store.start_round(
+                self._store.start_shuffle(
                     conn, number, profile_json, started.seed, started.commitment, event.id, event.ts
                 )
-            except BaseException:  # re-raised: the round in play stays the one before
+            except BaseException:  # re-raised: the shuffle in play stays the one before
                 self._current = before
                 raise
         return started
 
     def contribute(self, number: int, value: str, sender: str) -> tuple[int, int]:
-        """Add a phone's contribution (checked by the caller: fairness.is_contribution) to round `number`, from
-        `sender` (its session). Returns (its index in the record, the number of contributions now); raises
+        """Add a phone's contribution (checked by the caller: fairness.is_contribution) to shuffle `number`,
+        from `sender` (its session). Returns (its index in the record, the number of contributions now); raises
         ContributionRefused naming why not."""
         played = self._current
         if played is None or number > played.number:
-            raise ContributionRefused("not_found", f"there is no round {number} being played")
+            raise ContributionRefused("not_found", f"there is no shuffle {number} being played")
         if number < played.number:
             raise ContributionRefused(
-                "round_over", f"round {number} has ended (round {played.number} is being played); it takes no more"
+                "shuffle_over",
+                f"shuffle {number} has ended (shuffle {played.number} is being played); it takes no more",
             )
         with played._lock:
             if played.closed:
                 raise ContributionRefused(
                     "contributions_closed",
-                    f"round {number}'s contributions closed at its first press: the round was fixed without yours "
+                    f"shuffle {number}'s contributions closed at its first press: the shuffle was fixed without yours "
                     "(you can still check it when it ends)",
                 )
             if sender in played._senders:
                 raise ContributionRefused(
-                    "already_contributed", f"this phone has already added its randomness to round {number}"
+                    "already_contributed", f"this phone has already added its randomness to shuffle {number}"
                 )
             if len(played.contributions) >= MAX_CONTRIBUTIONS:
                 raise ContributionRefused(
                     "contributions_full",
-                    f"round {number} already has {MAX_CONTRIBUTIONS} contributions, the most a round takes",
+                    f"shuffle {number} already has {MAX_CONTRIBUTIONS} contributions, the most a shuffle takes",
                 )
             played.contributions.append(value)
             played._senders.add(sender)
             played._rekey()
             index, count = len(played.contributions) - 1, len(played.contributions)
-            # Published under the round's lock: its event comes before the first press's, in the log too.
+            # Published under the shuffle's lock: its event comes before the first press's, in the log too.
             self._bus.publish(
-                EventType.ROUND_CONTRIBUTED, {"round": number, "index": index, "value": value, "count": count}
+                EventType.SHUFFLE_CONTRIBUTED, {"shuffle": number, "index": index, "value": value, "count": count}
             )
         return index, count
 
-    def end(self, ended: Round) -> dict[str, Any]:
+    def end(self, ended: Shuffle) -> dict[str, Any]:
         """Reveal the seed: save the record and tell everyone."""
         with ended._lock:
             ended.closed = True
         record = ended.record()
         with self._store.connect() as conn:
-            self._store.end_round(conn, ended.number, json.dumps(record), time.time())
+            self._store.end_shuffle(conn, ended.number, json.dumps(record), time.time())
         self._bus.publish(
-            EventType.ROUND_ENDED,
+            EventType.SHUFFLE_ENDED,
             {**self._announcement(ended), "seed": ended.seed, "presses": len(ended.outcomes)},
         )
         return record
 
     def record(self, number: int) -> dict[str, Any] | None:
-        """The record of an ended round; None if there is no such round; RoundOpen while it is played."""
+        """The record of an ended shuffle; None if there is no such shuffle; ShuffleOpen while it is played."""
         with self._store.connect() as conn:
-            found = self._store.round_record(conn, number)
+            found = self._store.shuffle_record(conn, number)
         if found is None:
             return None
         record_json, ended = found
         if not ended:
-            raise RoundOpen(f"round {number} is still being played; its seed is revealed when it ends")
+            raise ShuffleOpen(f"shuffle {number} is still being played; its seed is revealed when it ends")
         record: dict[str, Any] = json.loads(record_json)
         return record
 
-    def _new_round(self, number: int, profile: Profile, seed: str) -> Round:
+    def _new_shuffle(self, number: int, profile: Profile, seed: str) -> Shuffle:
         factory = self._schedule_factory
-        return Round(number, profile, seed, commitment(seed), factory(profile, round_key(seed, [])), factory)
+        return Shuffle(number, profile, seed, commitment(seed), factory(profile, shuffle_key(seed, [])), factory)
 
     @staticmethod
-    def _announcement(played: Round) -> dict[str, Any]:
-        return {"round": played.number, "profile": played.profile.name, "commitment": played.commitment}
+    def _announcement(played: Shuffle) -> dict[str, Any]:
+        return {"shuffle": played.number, "profile": played.profile.name, "commitment": played.commitment}
 
 
 # An outcome event: what the press it follows dispensed and what ended it (docs/API.md: every press is announced
@@ -276,21 +279,21 @@ _OUTCOME_EVENTS: dict[str, Callable[[dict[str, Any]], CameOut]] = {
 
 
 @dataclass
-class _RoundLog:
-    """What the event log holds of an open round."""
+class _ShuffleLog:
+    """What the event log holds of an open shuffle."""
 
     presses: int = 0
     contributions: list[str] = field(default_factory=list)
     came_out: dict[int, CameOut] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, store: Store, conn: Any, number: int, started_event: int) -> _RoundLog:
+    def read(cls, store: Store, conn: Any, number: int, started_event: int) -> _ShuffleLog:
         log = cls()
         press: int | None = None  # the schedule press the next outcome event belongs to (None: a classic deal)
         for _, _, kind, data in _events_after(store, conn, started_event):
-            if kind in ("round.started", "round.ended"):
+            if kind in (EventType.SHUFFLE_STARTED, EventType.SHUFFLE_ENDED):
                 break
-            if kind == "round.contributed" and data.get("round") == number:
+            if kind == EventType.SHUFFLE_CONTRIBUTED and data.get("shuffle") == number:
                 log.contributions.append(data["value"])
             elif kind == "button.pressed":
                 press = data.get("press")

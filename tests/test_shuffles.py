@@ -1,4 +1,4 @@
-"""Rounds with the real schedule: commit, reveal, resume after a restart, the API and `uno-launcher verify`."""
+"""Shuffles with the real schedule: commit, reveal, resume after a restart, the API and `uno-launcher verify`."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def press(daemon: Daemon, times: int) -> None:
         assert daemon.controller.press("web").wait(10)
 
 
-def test_a_played_round_verifies_and_any_change_is_caught(daemon: Daemon) -> None:
+def test_a_played_shuffle_verifies_and_any_change_is_caught(daemon: Daemon) -> None:
     press(daemon, 40)
-    record, _ = daemon.controller.new_round()
+    record, _ = daemon.controller.new_shuffle()
     assert len(record["outcomes"]) == 40
     assert hashlib.sha256(record["seed"].encode()).hexdigest() == record["commitment"]
     assert fairness.verify(record).ok
@@ -48,17 +48,17 @@ def test_a_played_round_verifies_and_any_change_is_caught(daemon: Daemon) -> Non
         assert not report.ok and report.first_bad_press == press_index + 1
 
 
-def test_a_restart_resumes_the_same_round_where_it_was(tmp_path: Path) -> None:
+def test_a_restart_resumes_the_same_shuffle_where_it_was(tmp_path: Path) -> None:
     first = Daemon(fast(tmp_path))
     press(first, 25)
-    before = first.controller.snapshot()["round"]
+    before = first.controller.snapshot()["shuffle"]
     first.close()
 
     second = Daemon(fast(tmp_path))
     try:
-        assert second.controller.snapshot()["round"] == before  # same number, commitment and press count
+        assert second.controller.snapshot()["shuffle"] == before  # same number, commitment and press count
         press(second, 15)
-        record, _ = second.controller.new_round()
+        record, _ = second.controller.new_shuffle()
     finally:
         second.close()
     assert len(record["outcomes"]) == 40
@@ -70,28 +70,28 @@ def client(daemon: Daemon) -> FlaskClient:
     return joined_client(daemon)
 
 
-def test_rounds_over_the_api(daemon: Daemon, client: FlaskClient) -> None:
-    start = client.get("/api/state").get_json()["round"]
+def test_shuffles_over_the_api(daemon: Daemon, client: FlaskClient) -> None:
+    start = client.get("/api/state").get_json()["shuffle"]
     press(daemon, 5)
-    assert client.get(f"/api/rounds/{start['number']}").status_code == 409  # still secret
+    assert client.get(f"/api/shuffles/{start['number']}").status_code == 409  # still secret
 
-    reply = client.post("/api/rounds", json={"profile": "gentle"})
+    reply = client.post("/api/shuffles", json={"profile": "gentle"})
     assert reply.status_code == 201
     body = reply.get_json()
     assert body["ended"]["commitment"] == start["commitment"]
-    assert body["round"] == {
+    assert body["shuffle"] == {
         "number": start["number"] + 1,
         "profile": "gentle",
-        "commitment": body["round"]["commitment"],
+        "commitment": body["shuffle"]["commitment"],
         "presses": 0,
     }
     assert client.get("/api/state").get_json()["profile"] == "gentle"
 
-    download = client.get(f"/api/rounds/{start['number']}")
+    download = client.get(f"/api/shuffles/{start['number']}")
     assert download.status_code == 200
     assert "attachment" in download.headers["Content-Disposition"]
     assert fairness.verify(download.get_json()).ok
-    assert client.get("/api/rounds/999").status_code == 404
+    assert client.get("/api/shuffles/999").status_code == 404
 
 
 @pytest.mark.parametrize(
@@ -106,15 +106,15 @@ def test_rounds_over_the_api(daemon: Daemon, client: FlaskClient) -> None:
     ],
 )
 def test_a_bad_profile_is_refused_by_name(client: FlaskClient, body: dict, message: str) -> None:
-    before = client.get("/api/state").get_json()["round"]
-    reply = client.post("/api/rounds", json=body)
+    before = client.get("/api/state").get_json()["shuffle"]
+    reply = client.post("/api/shuffles", json=body)
     assert reply.status_code == 400
     assert message in reply.get_json()["error"]["message"]
-    assert client.get("/api/state").get_json()["round"] == before
+    assert client.get("/api/state").get_json()["shuffle"] == before
 
 
 def test_a_custom_profile_from_a_phone(client: FlaskClient) -> None:
-    reply = client.post("/api/rounds", json={"profile": "custom", "custom": {"max_fires_in_row": 1}})
+    reply = client.post("/api/shuffles", json={"profile": "custom", "custom": {"max_fires_in_row": 1}})
     assert reply.status_code == 201
     profiles = client.get("/api/profiles").get_json()
     assert profiles["active"] == "custom"
@@ -135,8 +135,8 @@ def test_verify_command_on_a_file_and_on_the_store(
     daemon: Daemon, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     press(daemon, 12)
-    record, _ = daemon.controller.new_round()
-    good = tmp_path / "round.json"
+    record, _ = daemon.controller.new_shuffle()
+    good = tmp_path / "shuffle.json"
     good.write_text(json.dumps(record))
     assert main(["verify", str(good)]) == 0
     assert "OK" in capsys.readouterr().out
@@ -149,8 +149,8 @@ def test_verify_command_on_a_file_and_on_the_store(
 
     config = tmp_path / "c.toml"
     config.write_text(f'[state]\ndir = "{tmp_path}"\n')
-    assert main(["verify", "--round", "1", "--config", str(config)]) == 0
-    assert main(["verify", "--round", "2", "--config", str(config)]) == 2
+    assert main(["verify", "--shuffle", "1", "--config", str(config)]) == 0
+    assert main(["verify", "--shuffle", "2", "--config", str(config)]) == 2
     assert "still being played" in capsys.readouterr().err
     (tmp_path / "junk.json").write_text("{")
     assert main(["verify", str(tmp_path / "junk.json")]) == 2
@@ -164,14 +164,14 @@ def test_the_pattern_restarts_when_the_lid_opens_and_still_verifies(tmp_path: Pa
     first.hardware.world.open_lid()  # type: ignore[attr-defined]
     first.hardware.world.close_lid()  # type: ignore[attr-defined]
     press(first, 4)  # the published pattern fires on presses 2 and 6 counted from the lid closing
-    fired = [o.cards > 0 for o in first.controller._round.outcomes]
+    fired = [o.cards > 0 for o in first.controller._shuffle.outcomes]
     assert fired[5:9] == [False, True, False, False]
     first.close()
 
-    second = Daemon(config)  # resumes the round, lid opening included
+    second = Daemon(config)  # resumes the shuffle, lid opening included
     try:
         press(second, 2)
-        record, _ = second.controller.new_round()
+        record, _ = second.controller.new_shuffle()
     finally:
         second.close()
     assert record["restarts"] == [5]
