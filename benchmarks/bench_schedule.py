@@ -1,6 +1,6 @@
 """How much slower is a simulated press than drawing one random number?
 
-Times 1,000,000 `Schedule.next_outcome()` calls per profile, keyed as a round is (launcher.fairness.round_key),
+Times 1,000,000 `Schedule.next_outcome()` calls per profile, keyed as a shuffle is (launcher.fairness.shuffle_key),
 against two bare loops of 1,000,000 draws in the same run (best of a few repeats each, taking turns):
 
 - the schedule's own source, the HMAC-SHA256 counter stream (`launcher.schedule.draw_stream`). Target: a press at
@@ -24,12 +24,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from launcher.fairness import round_key
+from launcher.fairness import shuffle_key
 from launcher.schedule import PROFILES, Schedule, draw_stream
 
 TARGET_RATIO = 10.0
 SEED = "bench"
-KEY = round_key(SEED, [])
+KEY = shuffle_key(SEED, [])
 
 
 def timed(loop: Callable[[int], None], n: int) -> float:

@@ -1,15 +1,16 @@
-"""Commit, contribute, reveal: players can check that a round's outcomes were fixed before the first press, and
+"""Commit, contribute, reveal: players can check that a shuffle's outcomes were fixed before the first press, and
 that nobody chose them.
 
-At round start the daemon draws a seed with `new_seed()` and publishes only `commitment(seed)`, its SHA-256. Before
-the first press every joined phone adds a random contribution of its own. The round's key is
-`round_key(seed, contributions)`, and every outcome is a deterministic function of the key, the press number and
-the schedule state (launcher/schedule.py lists the draws). At round end the daemon reveals the seed in a record
-(`round_record`) and anyone can replay the round (`verify`, `verify_file`, `uno-launcher verify`, and each phone's
-page, webui/static/verify.js). The record format and the derivation are documented in docs/FAIRNESS.md.
+At a shuffle's start the daemon draws a seed with `new_seed()` and publishes only `commitment(seed)`, its SHA-256.
+Before the first press every joined phone adds a random contribution of its own. The shuffle's key is
+`shuffle_key(seed, contributions)`, and every outcome is a deterministic function of the key, the press number and
+the schedule state (launcher/schedule.py lists the draws). At its end the daemon reveals the seed in a record
+(`shuffle_record`) and anyone can replay the shuffle (`verify`, `verify_file`, `uno-launcher verify`, and each
+phone's page, webui/static/verify.js). The record format and the derivation are documented in docs/FAIRNESS.md.
 
-Records of the first format (`uno-launcher-round/1`, made before contributions existed) drew from Python's
-`random.Random(seed)`; they are still read and replayed, on their own path (`replay_v1`).
+Records written before shuffles had their name (`uno-launcher-round/2`) differ from today's only in two names and
+replay the same. Records of the first format (`uno-launcher-round/1`, made before contributions existed) drew from
+Python's `random.Random(seed)`; they are still read and replayed, on their own path (`replay_v1`).
 """
 
 from __future__ import annotations
@@ -19,20 +20,23 @@ import json
 import random
 import re
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
 
-FORMAT = "uno-launcher-round/2"
-FORMAT_V1 = "uno-launcher-round/1"  # seed only, Python's random; read for rounds played by older versions
+FORMAT = "uno-launcher-shuffle/3"
+FORMAT_V2 = "uno-launcher-round/2"  # FORMAT before the rename: `round` for `shuffle`; read, and replayed the same
+FORMAT_V1 = "uno-launcher-round/1"  # seed only, Python's random; read for shuffles played by older versions
 SEED_BYTES = 16  # 128 bits: nobody can find the seed from its commitment
 CONTRIBUTION_BYTES = 16  # what a phone adds: 16 random bytes, written as 32 lowercase hex characters
-MAX_CONTRIBUTIONS = 32  # a round takes at most this many (one per session), so nobody can flood the record
-KEY_LABEL = b"uno-launcher-round/2"  # the first bytes hashed into a round's key (docs/FAIRNESS.md)
+MAX_CONTRIBUTIONS = 32  # a shuffle takes at most this many (one per session), so nobody can flood the record
+# The first bytes hashed into a shuffle's key (docs/FAIRNESS.md): the format's name when the key was made, kept
+# through the rename so that every shuffle recorded before it still replays.
+KEY_LABEL = FORMAT_V2.encode("utf-8")
 CHECKED_FIELDS = ("cards", "jackpot", "pause_ms")  # what the key decides, compared with the replay
 # What ended each press, as the record says: no fire drawn, all counted, or why fewer cards came out.
 STOPS = ("miss", "count", "jam", "stuck", "empty", "lid", "aborted", "fault")
@@ -40,16 +44,16 @@ _CONTRIBUTION = re.compile(r"[0-9a-f]{32}")
 
 
 class RecordError(LauncherError, ValueError):
-    """The record is not a round record this version can read; the message names the bad field."""
+    """The record is not a shuffle record this version can read; the message names the bad field."""
 
 
 def new_seed() -> str:
-    """A fresh secret seed for one round, as lowercase hex."""
+    """A fresh secret seed for one shuffle, as lowercase hex."""
     return secrets.token_hex(SEED_BYTES)
 
 
 def commitment(seed: str) -> str:
-    """What the page shows at round start: the SHA-256 of the seed's UTF-8 bytes, as lowercase hex."""
+    """What the page shows at a shuffle's start: the SHA-256 of the seed's UTF-8 bytes, as lowercase hex."""
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()
 
 
@@ -58,13 +62,13 @@ def is_contribution(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _CONTRIBUTION.fullmatch(value) is not None
 
 
-def round_key(seed: str, contributions: Sequence[str]) -> bytes:
-    """The round's HMAC key: the SHA-256 of `key_material(seed, contributions)`."""
+def shuffle_key(seed: str, contributions: Sequence[str]) -> bytes:
+    """The shuffle's HMAC key: the SHA-256 of `key_material(seed, contributions)`."""
     return hashlib.sha256(key_material(seed, contributions)).digest()
 
 
 def key_material(seed: str, contributions: Sequence[str]) -> bytes:
-    """What a round's key hashes: KEY_LABEL, a zero byte, the seed, the number of contributions (4 bytes big-endian)
+    """What a shuffle's key hashes: KEY_LABEL, a zero byte, the seed, the number of contributions (4 bytes big-endian)
     and the contributions in the order received, the seed and each contribution as 4 bytes of big-endian length
     then its UTF-8 bytes. No two (seed, contributions) give the same bytes."""
     parts = [KEY_LABEL, b"\0", _framed(seed), len(contributions).to_bytes(4, "big")]
@@ -83,23 +87,41 @@ def replay(
     restarts: Iterable[int] = (),
     contributions: Sequence[str] = (),
 ) -> list[Outcome]:
-    """The outcomes of a round's first `n_presses` presses, keyed by the seed and the contributions. `restarts`
+    """The outcomes of a shuffle's first `n_presses` presses, keyed by the seed and the contributions. `restarts`
     holds, for each lid opening, how many presses had been made when it happened (only a pattern profile cares)."""
-    return _replay(Schedule(profile, round_key(seed, contributions)), n_presses, restarts)
+    return replay_presses(Schedule(profile, shuffle_key(seed, contributions)), n_presses, restarts)
 
 
 def replay_v1(profile: Profile, seed: str, n_presses: int, restarts: Iterable[int] = ()) -> list[Outcome]:
     """The first format's replay: the same press rules on Python's `random.Random(seed).random()`."""
-    return _replay(Schedule(profile, seed, draw=random.Random(seed).random), n_presses, restarts)
+    return replay_presses(Schedule(profile, seed, draw=random.Random(seed).random), n_presses, restarts)
 
 
-def _replay(schedule: Schedule, n_presses: int, restarts: Iterable[int]) -> list[Outcome]:
+class Replayable(Protocol):
+    """A schedule as a replay drives it."""
+
+    def next_outcome(self) -> Outcome: ...
+
+    def restart(self) -> None: ...
+
+
+def replay_presses(
+    schedule: Replayable,
+    n_presses: int,
+    restarts: Iterable[int] = (),
+    *,
+    draw: Callable[[], Outcome] | None = None,
+) -> list[Outcome]:
+    """The one replay of a record's presses: `n_presses` draws of `schedule`, with each lid opening of `restarts`
+    where it happened (after that many presses; one after the last press too, which a resumed shuffle goes on
+    from). `draw` takes the place of `schedule.next_outcome` for a caller that records each press as it is drawn."""
     restart_after = set(restarts)
     outcomes = []
-    for done in range(n_presses):
+    for done in range(n_presses + 1):
         if done in restart_after:
-            schedule.restart()
-        outcomes.append(schedule.next_outcome())
+            schedule.restart()  # a pattern's restart gives the schedule another next_outcome: looked up each press
+        if done < n_presses:
+            outcomes.append(draw() if draw is not None else schedule.next_outcome())
     return outcomes
 
 
@@ -112,7 +134,7 @@ class CameOut:
     stop: str | None
 
 
-def round_record(
+def shuffle_record(
     profile: Profile,
     seed: str,
     outcomes: Sequence[Outcome],
@@ -120,7 +142,7 @@ def round_record(
     contributions: Sequence[str] = (),
     came_out: Mapping[int, CameOut] | None = None,
 ) -> dict[str, Any]:
-    """The record of a finished round, seed revealed, ready for json.dump (docs/FAIRNESS.md). `came_out` holds
+    """The record of a finished shuffle, seed revealed, ready for json.dump (docs/FAIRNESS.md). `came_out` holds
     what each press (by number) dispensed."""
     came_out = came_out or {}
     unknown = CameOut(None, None)
@@ -169,10 +191,8 @@ class Shortfall:
 
     def __str__(self) -> str:
         came = "an unknown number of cards" if self.dispensed is None else f"{self.dispensed}"
-        why = {None: "not known: the daemon stopped before the press ended", "count": "the hopper's count ran out"}
-        return (
-            f"press {self.press}: the seed gives {self.cards} cards, {came} came out ({why.get(self.stop, self.stop)})"
-        )
+        why = _STOP_TEXTS.get(self.stop, self.stop)
+        return f"press {self.press}: the seed gives {self.cards} cards, {came} came out ({why})"
 
 
 @dataclass(frozen=True)
@@ -208,7 +228,7 @@ class VerifyReport:
         if self.seen_commitment_ok is False:
             lines.append("FAILED: the record's commitment is not the one you saw before the first press")
         if not self.commitment_ok:
-            lines.append("FAILED: the seed does not match the commitment published at round start")
+            lines.append("FAILED: the seed does not match the commitment published at the shuffle's start")
         lines.extend(f"FAILED: your contribution {value} is not in the record" for value in self.missing)
         if self.mismatch:
             m = self.mismatch
@@ -220,17 +240,17 @@ class VerifyReport:
 
 
 def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, mine: Iterable[str] = ()) -> VerifyReport:
-    """Check a round record: the seed against its commitment, then every recorded outcome against a replay.
+    """Check a shuffle record: the seed against its commitment, then every recorded outcome against a replay.
     `seen_commitment` is the commitment the reader saw before the first press, `mine` the contributions they
     made; both are checked against the record when given.
 
     Raises RecordError when the record is malformed (a missing or mistyped field).
     """
     if not isinstance(record, Mapping):
-        raise RecordError("a round record must be a JSON object")
+        raise RecordError("a shuffle record must be a JSON object")
     form = record.get("format", FORMAT_V1)  # records of the first format could leave it out
-    if form not in (FORMAT, FORMAT_V1):
-        raise RecordError(f"format = {form!r} is not accepted: expected {FORMAT!r} (or {FORMAT_V1!r})")
+    if form not in (FORMAT, FORMAT_V2, FORMAT_V1):
+        raise RecordError(f"format = {form!r} is not accepted: expected {FORMAT!r} (or {FORMAT_V2!r}, {FORMAT_V1!r})")
     profile = _profile(_field(record, "profile", dict))
     seed = _seed(record)
     published = _field(record, "commitment", str)
@@ -242,7 +262,7 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
     else:
         contributions = _contributions(_field(record, "contributions", list))
         replayed = replay(profile, seed, len(outcomes), restarts, contributions)
-    strict = form == FORMAT
+    strict = form != FORMAT_V1
     mine = list(mine)
     return VerifyReport(
         profile=profile.name,
@@ -258,11 +278,11 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
 
 
 def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: Iterable[str] = ()) -> VerifyReport:
-    """Verify an exported round record (a JSON file)."""
+    """Verify an exported shuffle record (a JSON file)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise RecordError(f"cannot read round record {path}: {e}") from None
+        raise RecordError(f"cannot read shuffle record {path}: {e}") from None
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
@@ -272,7 +292,7 @@ def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: I
 
 def _field(record: Mapping[str, Any], key: str, kind: type) -> Any:
     if key not in record:
-        raise RecordError(f"{key} is missing from the round record")
+        raise RecordError(f"{key} is missing from the shuffle record")
     value = record[key]
     if not isinstance(value, kind):
         raise RecordError(f"{key} = {value!r} is not accepted: expected a JSON {_JSON_NAMES[kind]}")
@@ -303,7 +323,7 @@ def _seed(record: Mapping[str, Any]) -> str:
 def _contributions(values: list[Any]) -> list[str]:
     if len(values) > MAX_CONTRIBUTIONS:
         raise RecordError(
-            f"contributions has {len(values)} entries: a round takes at most {MAX_CONTRIBUTIONS}, one per phone"
+            f"contributions has {len(values)} entries: a shuffle takes at most {MAX_CONTRIBUTIONS}, one per phone"
         )
     for index, value in enumerate(values):
         if not is_contribution(value):

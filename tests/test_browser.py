@@ -162,7 +162,7 @@ def open_joined(page, daemon, pin: str | None = None) -> None:
     expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
 
 
-def test_new_round_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwright_chromium, tmp_path):
+def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwright_chromium, tmp_path):
     playwright, browser = playwright_chromium
     home = origin(daemon.url)
     english = catalogue("en")
@@ -174,47 +174,49 @@ def test_new_round_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwr
         open_joined(page, daemon)
         phones.append(page)
     phone_a, phone_b = phones
-    first = daemon.get("/api/state")["round"]
+    first = daemon.get("/api/state")["shuffle"]
     classic = english["profile.classic"]
 
-    # The round bar shows the round, its profile and the commitment, short and (in the details) whole.
+    # The shuffle bar shows the shuffle, its profile and the commitment, short and (in the details) whole.
     for page in phones:
-        expect(page.locator("#round-title")).to_have_text(
-            fill(english["round.title"], round=first["number"], profile=classic)
+        expect(page.locator("#shuffle-title")).to_have_text(
+            fill(english["shuffle.title"], shuffle=first["number"], profile=classic)
         )
     expect(phone_b.locator("#seal-short")).to_have_text(first["commitment"][:12] + "…")
     phone_b.locator("#seal summary").tap()
-    expect(phone_b.locator(".seal-explain")).to_have_text(english["round.explain"])
+    expect(phone_b.locator(".seal-explain")).to_have_text(english["shuffle.explain"])
     shown_at_start = phone_b.locator("#seal-full").inner_text()
     assert shown_at_start == first["commitment"]
 
-    # A press in the first round, so its record has an outcome to check.
+    # A press in the first shuffle, so its record has an outcome to check.
     phone_a.locator("#press").tap()
-    expect(phone_b.locator("#round-presses")).to_have_text(english["round.presses_one"], timeout=WAIT_MS)
+    expect(phone_b.locator("#shuffle-presses")).to_have_text(english["shuffle.presses_one"], timeout=WAIT_MS)
     expect(phone_a.locator("#press")).to_be_enabled(timeout=WAIT_MS)
 
     phone_a.locator("#profile").select_option("gentle")
     expect(phone_a.locator("#profile-about")).to_have_text(english["profile.gentle_about"])
-    phone_a.locator("#new-round").tap()
+    phone_a.locator("#new-shuffle").tap()
 
     second = first["number"] + 1
     gentle = english["profile.gentle"]
-    started = fill(english["feed.round_started"], round=second, profile=gentle)
+    started = fill(english["feed.shuffle_started"], shuffle=second, profile=gentle)
     expect(phone_a.locator("#toast")).to_have_text(started, timeout=WAIT_MS)
-    new_commitment = daemon.get("/api/state")["round"]["commitment"]
+    new_commitment = daemon.get("/api/state")["shuffle"]["commitment"]
     assert new_commitment != first["commitment"]
     for page in phones:  # phone B learns it over the event stream
-        expect(page.locator(f'#feed li[data-type="round.started"][data-round="{second}"] .feed-text')).to_have_text(
+        expect(page.locator(f'#feed li[data-type="shuffle.started"][data-shuffle="{second}"] .feed-text')).to_have_text(
             started, timeout=WAIT_MS
         )
-        expect(page.locator("#round-title")).to_have_text(fill(english["round.title"], round=second, profile=gentle))
+        expect(page.locator("#shuffle-title")).to_have_text(
+            fill(english["shuffle.title"], shuffle=second, profile=gentle)
+        )
         expect(page.locator("#seal-short")).to_have_text(new_commitment[:12] + "…")
-        expect(page.locator("#round-presses")).to_have_text(fill(english["round.presses"], presses=0))
-    expect(phone_b.locator("#profile")).to_have_value("gentle")  # B's select follows the round in play
+        expect(page.locator("#shuffle-presses")).to_have_text(fill(english["shuffle.presses"], presses=0))
+    expect(phone_b.locator("#profile")).to_have_value("gentle")  # B's select follows the shuffle in play
 
-    # The ended round's line reveals the seed, which hashes to the commitment shown at its start.
-    ended = phone_b.locator(f'#feed li[data-type="round.ended"][data-round="{first["number"]}"]')
-    expect(ended.locator(".feed-text")).to_have_text(fill(english["feed.round_ended"], round=first["number"]))
+    # The ended shuffle's line reveals the seed, which hashes to the commitment shown at its start.
+    ended = phone_b.locator(f'#feed li[data-type="shuffle.ended"][data-shuffle="{first["number"]}"]')
+    expect(ended.locator(".feed-text")).to_have_text(fill(english["feed.shuffle_ended"], shuffle=first["number"]))
     seed = ended.locator(".seed").inner_text()
     assert hashlib.sha256(seed.encode("utf-8")).hexdigest() == shown_at_start
     record_link = ended.locator("a.record")
@@ -246,7 +248,7 @@ def test_new_round_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwr
     expect(phone_b.locator('table[data-profile="gentle"] .profile-active')).to_have_text(english["rules.active"])
 
     ARTIFACTS.mkdir(exist_ok=True)
-    phone_b.screenshot(path=ARTIFACTS / "browser-new-round.png", full_page=True)
+    phone_b.screenshot(path=ARTIFACTS / "browser-new-shuffle.png", full_page=True)
     for page in phones:
         page.context.close()
     assert foreign_requests == []
@@ -284,8 +286,8 @@ def test_suspense_then_jackpot_show_on_the_page_and_the_pressing_phone_vibrates(
         page = context.new_page()
         watch(page, home, foreign_requests, console_errors)
         open_joined(page, running)
-        expect(page.locator("#round-title")).to_have_text(
-            fill(english["round.title"], round=1, profile=english["profile.custom"])
+        expect(page.locator("#shuffle-title")).to_have_text(
+            fill(english["shuffle.title"], shuffle=1, profile=english["profile.custom"])
         )
 
         page.locator("#press").tap()
@@ -346,7 +348,7 @@ def small_targets(page) -> list[list]:
 def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium, color_scheme, width):
     playwright, browser = playwright_chromium
     home = origin(daemon.url)
-    status, _ = daemon.post("/api/rounds", {"profile": "brutal"})  # a round.ended line with its record link
+    status, _ = daemon.post("/api/shuffles", {"profile": "brutal"})  # a shuffle.ended line with its record link
     assert status == 201
     device = {**playwright.devices["Pixel 5"], "viewport": {"width": width, "height": 727 if width == 393 else 568}}
     context = browser.new_context(**device, locale="zh-Hant" if width == 320 else "en-US", color_scheme=color_scheme)
@@ -354,7 +356,7 @@ def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium
     foreign_requests, console_errors = [], []
     watch(page, home, foreign_requests, console_errors)
     open_joined(page, daemon)
-    expect(page.locator('#feed li[data-type="round.ended"] a.record')).to_have_count(1, timeout=WAIT_MS)
+    expect(page.locator('#feed li[data-type="shuffle.ended"] a.record')).to_have_count(1, timeout=WAIT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}.png")  # the first screen, as players see it
     page.locator("#seal summary").tap()

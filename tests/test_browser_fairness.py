@@ -1,7 +1,7 @@
 """Fairness checked on each phone, in Debian's Chromium against the real daemon on simulated hardware: the page's
 own SHA-256, HMAC and schedule (webui/static/verify.js) give the known-answer vector of docs/FAIRNESS.md and the
 same outcomes as the daemon's Python for every profile; a changed record fails in both; every joined phone adds
-its randomness before the first press and checks the round by itself when it ends, in its language, also on plain
+its randomness before the first press and checks the shuffle by itself when it ends, in its language, also on plain
 http by the launcher's name on the home network, where the browser has no crypto.subtle."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from launcher.schedule import PROFILES, profile_from_mapping, profile_to_mapping
 from tests import test_browser
 from tests.conftest import join, start_daemon, wait_until
 from tests.test_browser import CHROMIUM_ARGS, WAIT_MS, catalogue, fill, open_joined, origin, watch
-from tests.test_fairness import SEED, known_answers, play_round
+from tests.test_fairness import SEED, known_answers, play_shuffle
 from tests.test_fairness_api import value
 
 playwright_chromium = test_browser.playwright_chromium
@@ -62,16 +62,16 @@ def test_the_pages_verifier_gives_the_published_known_answers(verifier: Page) ->
     vector = known_answers()
     got = verifier.evaluate(
         """(v) => {
-            const key = fairRoundKey(v.seed, v.contributions);
+            const key = fairShuffleKey(v.seed, v.contributions);
             const draw = fairDraws(key);
             return {
                 commitment: fairHex(fairSha256(fairUtf8(v.seed))),
                 key: fairHex(key),
-                key0: fairHex(fairRoundKey(v.seed, [])),
+                key0: fairHex(fairShuffleKey(v.seed, [])),
                 block0: fairHex(fairHmac(key, new Uint8Array(8))),
                 draws: [0, 1, 2, 3, 4, 5].map(() => draw() * 2 ** 53),
                 cases: v.cases.map((c) => fairReplay(
-                    c.profile, fairRoundKey(v.seed, c.contributions ? v.contributions : []), c.outcomes.length,
+                    c.profile, fairShuffleKey(v.seed, c.contributions ? v.contributions : []), c.outcomes.length,
                     c.restarts)),
             };
         }""",
@@ -109,23 +109,33 @@ def test_the_pages_sha256_and_hmac_are_the_browsers_own(verifier: Page) -> None:
 
 
 @pytest.mark.parametrize("name", EVERY_PROFILE)
-def test_a_round_replays_the_same_in_python_and_in_the_page(verifier: Page, name: str) -> None:
+def test_a_shuffle_replays_the_same_in_python_and_in_the_page(verifier: Page, name: str) -> None:
     profile = EVERY_PROFILE[name]
     contributions = [value() for _ in range(5)]
-    record = play_round(profile, SEED, 300, restarts=(0, 30, 31, 150), contributions=contributions)
+    record = play_shuffle(profile, SEED, 300, restarts=(0, 30, 31, 150), contributions=contributions)
     python = [{k: o[k] for k in ("press", "cards", "jackpot", "pause_ms")} for o in record["outcomes"]]
     assert python == [
         {"press": o.press, "cards": o.cards, "jackpot": o.jackpot, "pause_ms": o.pause_ms}
         for o in replay(profile, SEED, 300, record["restarts"], contributions)
     ]
     page = verifier.evaluate(
-        "(r) => fairReplay(r.profile, fairRoundKey(r.seed, r.contributions), r.outcomes.length, r.restarts)", record
+        "(r) => fairReplay(r.profile, fairShuffleKey(r.seed, r.contributions), r.outcomes.length, r.restarts)", record
     )
     assert page == python
     result = page_verdict(verifier, record, {"commitment": record["commitment"], "mine": contributions[3]})
     assert result["ok"] and result["mismatch"] is None and result["shortfalls"] == []
     assert result["mine"] == {"ok": True, "place": 4}
     assert verify(record).ok
+
+
+def test_the_page_checks_a_record_from_before_the_rename_as_it_did(verifier: Page) -> None:
+    """A shuffle that ended before the rename is still served in its format (uno-launcher-round/2): the page checks
+    it like today's, and a changed one still fails."""
+    record = {**play_shuffle(EVERY_PROFILE["classic"], SEED, 60), "format": "uno-launcher-round/2", "round": 7}
+    assert page_verdict(verifier, record, {"commitment": record["commitment"]})["ok"]
+    fired = next(i for i, o in enumerate(record["outcomes"]) if o["cards"])
+    record["outcomes"][fired]["cards"] += 1
+    assert page_verdict(verifier, record, {})["mismatch"]["press"] == fired + 1
 
 
 def changes(record: dict[str, Any]) -> dict[str, Any]:
@@ -166,11 +176,11 @@ def changes(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_changed_record_fails_in_python_and_in_the_page(verifier: Page) -> None:
-    record = play_round(PROFILES["extreme"], SEED, 120, contributions=[value() for _ in range(4)])
+    record = play_shuffle(PROFILES["extreme"], SEED, 120, contributions=[value() for _ in range(4)])
     assert verify(record).ok and page_verdict(verifier, record)["ok"]
     for name, changed in changes(record).items():
         if name == "a lid opening forgotten":  # only a pattern cares about the lid
-            changed = play_round(PROFILES["pattern"], SEED, 60, restarts=(7,), contributions=record["contributions"])
+            changed = play_shuffle(PROFILES["pattern"], SEED, 60, restarts=(7,), contributions=record["contributions"])
             assert verify(changed).ok and page_verdict(verifier, changed)["ok"]
             changed = {**changed, "restarts": []}
         assert not verify(changed).ok, name
@@ -185,7 +195,7 @@ def test_a_changed_record_fails_in_python_and_in_the_page(verifier: Page) -> Non
 
 
 def test_an_unreadable_record_is_named_in_the_page_as_in_python(verifier: Page) -> None:
-    record = play_round(PROFILES["classic"], SEED, 5)
+    record = play_shuffle(PROFILES["classic"], SEED, 5)
     for change, field in [
         ({"contributions": ["NOT HEX"]}, "contributions"),
         ({"seed": 5}, "seed"),
@@ -214,8 +224,8 @@ def open_live(page: Page, daemon: Any, *, joined: bool) -> None:
         expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
 
 
-def test_a_fingerprint_that_changes_during_a_round_is_called_out(verifier: Page) -> None:
-    """A daemon that shows a round with one fingerprint and later the same round with another is caught at once."""
+def test_a_fingerprint_that_changes_during_a_shuffle_is_called_out(verifier: Page) -> None:
+    """A daemon that shows a shuffle with one fingerprint and later the same shuffle with another is caught at once."""
     english = catalogue("en")
     shown, later = commitment("shown first"), commitment("shown later")
     verifier.evaluate(
@@ -226,7 +236,7 @@ def test_a_fingerprint_that_changes_during_a_round_is_called_out(verifier: Page)
         [shown, later],
     )
     expect(verifier.locator("#fair-swapped")).to_have_text(
-        fill(english["fair.swapped"], round=90, before=shown[:12] + "…")
+        fill(english["fair.swapped"], shuffle=90, before=shown[:12] + "…")
     )
 
 
@@ -236,7 +246,9 @@ def mix_text(strings: dict[str, str], count: int, closed: bool = False) -> str:
     return fill(strings[key], count=count)
 
 
-def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: Any, playwright_chromium: Any) -> None:
+def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
+    daemon: Any, playwright_chromium: Any
+) -> None:
     playwright, browser = playwright_chromium
     home = origin(daemon.url)
     foreign_requests: list[str] = []
@@ -252,12 +264,12 @@ def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: 
     }
     for page in phones.values():
         watch(page, home, foreign_requests, console_errors)
-    first = daemon.get("/api/state")["round"]
+    first = daemon.get("/api/state")["shuffle"]
     for name in ("a", "b", "watcher"):
         open_live(phones[name], daemon, joined=name != "watcher")
 
     # Both joined phones add their bytes by themselves; every phone says so, the watcher is asked to join.
-    mixed = wait_until(lambda: len(r := daemon.get("/api/state")["round"]["contributions"]) == 2 and r)
+    mixed = wait_until(lambda: len(r := daemon.get("/api/state")["shuffle"]["contributions"]) == 2 and r)
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2), timeout=WAIT_MS)
     places = {}
@@ -270,22 +282,22 @@ def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: 
     assert sorted(places.values()) == [1, 2]
     expect(phones["watcher"].locator("#fair-mine")).to_have_text(strings["zh-Hant"]["fair.mine_join"])
 
-    # The first press closes the contributions; a phone that joins after it is told the round was fixed without it.
+    # The first press closes the contributions; a phone that joins after it is told the shuffle was fixed without it.
     phones["a"].locator("#press").tap()
     expect(phones["a"].locator("#press")).to_be_enabled(timeout=WAIT_MS)
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
     open_live(phones["late"], daemon, joined=True)
     expect(phones["late"].locator("#fair-mine")).to_have_text(strings["en"]["fair.mine_late"], timeout=WAIT_MS)
-    assert daemon.get("/api/state")["round"]["contributions"] == mixed
+    assert daemon.get("/api/state")["shuffle"]["contributions"] == mixed
 
-    phones["a"].locator("#new-round").tap()
+    phones["a"].locator("#new-shuffle").tap()
 
-    # Every phone checks the round by itself and says so in its language, the fingerprint it saw still shown.
+    # Every phone checks the shuffle by itself and says so in its language, the fingerprint it saw still shown.
     for name, page in phones.items():
         texts = strings[langs[name]]
         expect(page.locator("#fair-verdict")).to_have_text(
-            fill(texts["fair.verdict_ok"], round=first["number"]), timeout=WAIT_MS
+            fill(texts["fair.verdict_ok"], shuffle=first["number"]), timeout=WAIT_MS
         )
         expect(page.locator("#fair-verdict-symbol")).to_have_text("✓")
         expect(page.locator("#fair-commitment")).to_have_text(first["commitment"])
@@ -304,8 +316,8 @@ def test_every_phone_adds_its_randomness_and_checks_the_round_by_itself(daemon: 
             expect(lines).to_contain_text([texts["fair.seal_seen"], fill(texts["fair.mine_none"], count=2)])
         else:
             expect(lines).to_contain_text([texts["fair.seal_late"], texts["fair.mine_late_check"]])
-    # The round now in play has its own fingerprint in the round bar; the checked one stays in the panel.
-    second = daemon.get("/api/state")["round"]
+    # The shuffle now in play has its own fingerprint in the shuffle bar; the checked one stays in the panel.
+    second = daemon.get("/api/state")["shuffle"]
     expect(phones["a"].locator("#seal-full")).to_have_text(second["commitment"])
     expect(phones["a"].locator("#fair-commitment")).to_have_text(first["commitment"])
     kept = json.loads(phones["a"].evaluate("localStorage.getItem('uno-launcher.fair')"))
@@ -325,19 +337,19 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
     english = catalogue("en")
     page = joined_phone(browser, playwright, daemon, "en-US")
     held: list[Route] = []
-    page.route("**/api/rounds/current/contributions", lambda route: held.append(route))  # the bytes, held
+    page.route("**/api/shuffles/current/contributions", lambda route: held.append(route))  # the bytes, held
     open_live(page, daemon, joined=True)
     while not held:
         page.wait_for_timeout(50)
-    first = daemon.get("/api/state")["round"]
+    first = daemon.get("/api/state")["shuffle"]
     assert daemon.post("/api/press", {})[0] == 200  # another phone presses first
     held[0].continue_()
     expect(page.locator("#fair-mine")).to_have_text(english["fair.mine_late"], timeout=WAIT_MS)
     expect(page.locator("#fair-mix-text")).to_have_text(mix_text(english, 0, closed=True))
-    assert daemon.get("/api/state")["round"]["contributions"] == []
-    page.unroute("**/api/rounds/current/contributions")
-    assert daemon.post("/api/rounds", {})[0] == 201
-    expect(page.locator("#fair-verdict")).to_have_text(fill(english["fair.verdict_ok"], round=first["number"]))
+    assert daemon.get("/api/state")["shuffle"]["contributions"] == []
+    page.unroute("**/api/shuffles/current/contributions")
+    assert daemon.post("/api/shuffles", {})[0] == 201
+    expect(page.locator("#fair-verdict")).to_have_text(fill(english["fair.verdict_ok"], shuffle=first["number"]))
     page.locator("#fair-check summary").tap()
     expect(page.locator("#fair-lines li .fair-text")).to_contain_text([english["fair.mine_late_check"]])
     page.context.close()
@@ -366,15 +378,15 @@ def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_chec
             "undefined",
             "function",
         ]
-        first = daemon.get("/api/state")["round"]
-        wait_until(lambda: len(daemon.get("/api/state")["round"]["contributions"]) == 1)
+        first = daemon.get("/api/state")["shuffle"]
+        wait_until(lambda: len(daemon.get("/api/state")["shuffle"]["contributions"]) == 1)
         expect(page.locator("#fair-mine")).to_have_text(fill(english["fair.mine_in"], place=1), timeout=WAIT_MS)
         for _ in range(3):
             page.locator("#press").tap()
             expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
-        page.locator("#new-round").tap()
+        page.locator("#new-shuffle").tap()
         expect(page.locator("#fair-verdict")).to_have_text(
-            fill(english["fair.verdict_ok"], round=first["number"]), timeout=WAIT_MS
+            fill(english["fair.verdict_ok"], shuffle=first["number"]), timeout=WAIT_MS
         )
         assert console_errors == []
     finally:
@@ -407,15 +419,15 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         hant = catalogue("zh-Hant")
         page = phone(browser, playwright, "zh-TW")
         open_joined(page, running)
-        wait_until(lambda: len(running.get("/api/state")["round"]["contributions"]) == 1)
+        wait_until(lambda: len(running.get("/api/state")["shuffle"]["contributions"]) == 1)
         page.locator("#press").tap()
         expect(page.locator('#feed li[data-type="launcher.jammed"]')).to_have_count(1, timeout=WAIT_MS)
         expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
-        assert running.post("/api/rounds", {})[0] == 201
+        assert running.post("/api/shuffles", {})[0] == 201
 
         # The draws were fair; what came out was not what was drawn, and the check says so, press by press.
-        expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_short"], round=1), timeout=WAIT_MS)
-        record = running.get("/api/rounds/1")
+        expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_short"], shuffle=1), timeout=WAIT_MS)
+        record = running.get("/api/shuffles/1")
         drawn = record["outcomes"][0]["cards"]
         short = fill(hant["fair.short"], press=1, cards=drawn, dispensed=0, why=hant["fair.stop_jam"])
         page.locator("#fair-check summary").tap()
@@ -428,14 +440,14 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
             changed["outcomes"][0]["cards"] += 1
             route.fulfill(response=response, json=changed)
 
-        page.route("**/api/rounds/2", tampered)
-        wait_until(lambda: len(running.get("/api/state")["round"]["contributions"]) == 1)
+        page.route("**/api/shuffles/2", tampered)
+        wait_until(lambda: len(running.get("/api/state")["shuffle"]["contributions"]) == 1)
         page.locator("#press").tap()
         expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
-        assert running.post("/api/rounds", {})[0] == 201
-        expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_bad"], round=2), timeout=WAIT_MS)
+        assert running.post("/api/shuffles", {})[0] == 201
+        expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_bad"], shuffle=2), timeout=WAIT_MS)
         expect(page.locator("#fair-check")).to_have_attribute("open", "")
-        drawn = running.get("/api/rounds/2")["outcomes"][0]["cards"]
+        drawn = running.get("/api/shuffles/2")["outcomes"][0]["cards"]
         bad = fill(hant["fair.replay_bad"], press=1, field="cards", recorded=drawn + 1, replayed=drawn)
         expect(page.locator('#fair-lines li[data-state="bad"] .fair-text')).to_have_text([bad])
         page.context.close()

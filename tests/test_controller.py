@@ -22,8 +22,8 @@ from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
 from launcher.hardware.sim import SimulatedHardware
 from launcher.hopper import Deck, Hopper
-from launcher.rounds import RoundBook
 from launcher.schedule import PROFILES, Outcome
+from launcher.shuffles import ShuffleBook
 from launcher.store import Store
 
 
@@ -58,7 +58,7 @@ class Rig:
     clock: VirtualClock
 
     def events(self) -> list[tuple[str, dict[str, Any]]]:
-        """Everything after the first round.started."""
+        """Everything after the first shuffle.started."""
         return [(e.type, e.data) for e in self.bus.events_after(1)]
 
     def types(self) -> list[str]:
@@ -107,7 +107,7 @@ def rig_factory(tmp_path: Path, clock: VirtualClock) -> Iterator[Any]:
         bus = EventBus(store)
         controller = Controller(
             hardware=hardware,
-            rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
+            shuffles=ShuffleBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
             profile=PROFILES["classic"],
             bus=bus,
             hopper=Hopper(Deck(loaded=config.dispense.deck_cards, dispensed=0), clock=clock),
@@ -300,28 +300,28 @@ def test_a_suspense_pause_holds_the_outcome_back(rig_factory: Any) -> None:
     assert ticket.result is not None and ticket.result.dispensed == 3
 
 
-def test_a_new_round_reveals_the_seed_and_commits_to_the_next(rig_factory: Any) -> None:
+def test_a_new_shuffle_reveals_the_seed_and_commits_to_the_next(rig_factory: Any) -> None:
     rig = rig_factory([0, 2, 0])
-    first = rig.controller.snapshot()["round"]
+    first = rig.controller.snapshot()["shuffle"]
     for _ in range(2):
         assert rig.controller.press("web").wait(5)
-    record, started = rig.controller.new_round(PROFILES["gentle"])
-    assert record["round"] == first["number"] and record["commitment"] == first["commitment"]
+    record, started = rig.controller.new_shuffle(PROFILES["gentle"])
+    assert record["shuffle"] == first["number"] and record["commitment"] == first["commitment"]
     assert [o["cards"] for o in record["outcomes"]] == [0, 2]
     assert started["number"] == first["number"] + 1 and started["profile"] == "gentle"
     assert started["commitment"] != first["commitment"] and started["presses"] == 0
-    ended = [d for t, d in rig.events() if t == "round.ended"]
+    ended = [d for t, d in rig.events() if t == "shuffle.ended"]
     assert ended == [
-        {"round": 1, "profile": "classic", "commitment": first["commitment"], "seed": record["seed"], "presses": 2}
+        {"shuffle": 1, "profile": "classic", "commitment": first["commitment"], "seed": record["seed"], "presses": 2}
     ]
 
 
-def test_no_new_round_while_firing(rig_factory: Any) -> None:
+def test_no_new_shuffle_while_firing(rig_factory: Any) -> None:
     rig = rig_factory([4])
     rig.hardware.world.jam()
     ticket = rig.controller.press("web")
     with pytest.raises(PressRefused) as refused:
-        rig.controller.new_round()
+        rig.controller.new_shuffle()
     assert refused.value.code == "busy"
     assert ticket.wait(5)
 

@@ -1,6 +1,6 @@
-"""Commit, contribute, reveal: a finished round replays exactly from its seed and its contributions, any change to
+"""Commit, contribute, reveal: a finished shuffle replays exactly from its seed and its contributions, any change to
 the record is caught, and both the daemon's code and an implementation written from docs/FAIRNESS.md alone give the
-known-answer vector published there. Records of the first format still verify, on their own path."""
+known-answer vector published there. Records of the formats before still verify: the first on its own path."""
 
 from __future__ import annotations
 
@@ -20,15 +20,17 @@ from hypothesis import strategies as st
 from launcher.fairness import (
     FORMAT,
     FORMAT_V1,
+    FORMAT_V2,
     CameOut,
     RecordError,
     commitment,
     is_contribution,
     new_seed,
     replay,
+    replay_presses,
     replay_v1,
-    round_key,
-    round_record,
+    shuffle_key,
+    shuffle_record,
     verify,
     verify_file,
 )
@@ -55,33 +57,23 @@ def known_answers() -> dict[str, Any]:
     return json.loads(found.group(1))
 
 
-def play_round(
+def play_shuffle(
     profile: Profile,
     seed: str,
     n: int,
     restarts: tuple[int, ...] = (),
     contributions: list[str] = CONTRIBUTIONS,
 ) -> dict[str, Any]:
-    """A round as the daemon plays it: a live schedule under the round's key, the lid opened after the presses
+    """A shuffle as the daemon plays it: a live schedule under the shuffle's key, the lid opened after the presses
     listed in restarts, every card drawn counted at the exit."""
-    schedule = Schedule(profile, round_key(seed, contributions))
-    outcomes = []
-    for done in range(n):
-        if done in restarts:
-            schedule.restart()
-        outcomes.append(schedule.next_outcome())
+    outcomes = replay_presses(Schedule(profile, shuffle_key(seed, contributions)), n, restarts)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
-    return round_record(profile, seed, outcomes, restarts, contributions, came_out)
+    return shuffle_record(profile, seed, outcomes, restarts, contributions, came_out)
 
 
-def play_round_v1(profile: Profile, seed: str, n: int, restarts: tuple[int, ...] = ()) -> dict[str, Any]:
+def play_shuffle_v1(profile: Profile, seed: str, n: int, restarts: tuple[int, ...] = ()) -> dict[str, Any]:
     """A record as versions before the contributions wrote it: Python's random, no contributions, no counts."""
-    schedule = Schedule(profile, seed, draw=random.Random(seed).random)
-    outcomes = []
-    for done in range(n):
-        if done in restarts:
-            schedule.restart()
-        outcomes.append(schedule.next_outcome())
+    outcomes = replay_presses(Schedule(profile, seed, draw=random.Random(seed).random), n, restarts)
     return {
         "format": FORMAT_V1,
         "profile": {"name": profile.name, **profile_to_mapping(profile)},
@@ -113,10 +105,10 @@ def test_a_contribution_is_32_lowercase_hex_characters() -> None:
 
 def test_the_daemon_gives_the_published_known_answers() -> None:
     vector = known_answers()
-    key = round_key(vector["seed"], vector["contributions"])
+    key = shuffle_key(vector["seed"], vector["contributions"])
     assert commitment(vector["seed"]) == vector["commitment"]
     assert key.hex() == vector["key"]
-    assert round_key(vector["seed"], []).hex() == vector["key_without_contributions"]
+    assert shuffle_key(vector["seed"], []).hex() == vector["key_without_contributions"]
     assert block(key, 0).hex() == vector["block_0"]
     draw = draw_stream(key)
     assert [draw() * 2**53 for _ in range(6)] == vector["draws_times_2_53"]
@@ -149,12 +141,12 @@ def as_recorded(outcome: Any) -> dict[str, Any]:
     return {"press": outcome.press, "cards": outcome.cards, "jackpot": outcome.jackpot, "pause_ms": outcome.pause_ms}
 
 
-# --- rounds that verify, and changes that are caught --------------------------------------------------------------
+# --- shuffles that verify, and changes that are caught --------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", PROFILES)
-def test_a_played_round_verifies(name: str) -> None:
-    record = play_round(PROFILES[name], SEED, 150, restarts=(40, 41, 97))
+def test_a_played_shuffle_verifies(name: str) -> None:
+    record = play_shuffle(PROFILES[name], SEED, 150, restarts=(40, 41, 97))
     report = verify(record)
     assert report.ok and report.commitment_ok and report.first_bad_press is None
     assert report.presses == 150 and report.profile == name and report.contributions == 3
@@ -166,12 +158,12 @@ def test_a_played_round_verifies(name: str) -> None:
 
 
 def test_replay_gives_the_live_outcomes() -> None:
-    schedule = Schedule(PROFILES["extreme"], round_key(SEED, CONTRIBUTIONS))
+    schedule = Schedule(PROFILES["extreme"], shuffle_key(SEED, CONTRIBUTIONS))
     live = [schedule.next_outcome() for _ in range(500)]
     assert replay(PROFILES["extreme"], SEED, 500, (), CONTRIBUTIONS) == live
 
 
-def test_the_contributions_change_every_round_they_are_in() -> None:
+def test_the_contributions_change_every_shuffle_they_are_in() -> None:
     alone = [o.cards for o in replay(PROFILES["classic"], SEED, 100)]
     mixed = [o.cards for o in replay(PROFILES["classic"], SEED, 100, (), CONTRIBUTIONS[:1])]
     assert alone != mixed
@@ -183,18 +175,18 @@ def test_replay_restarts_a_pattern_where_the_lid_opened() -> None:
 
 
 def test_the_record_survives_a_json_file(tmp_path: Path) -> None:
-    path = tmp_path / "round.json"
-    record = play_round(PROFILES["classic"], SEED, 80)
+    path = tmp_path / "shuffle.json"
+    record = play_shuffle(PROFILES["classic"], SEED, 80)
     path.write_text(json.dumps(record), encoding="utf-8")
     assert verify_file(path).ok
-    assert record["format"] == FORMAT == "uno-launcher-round/2"
+    assert record["format"] == FORMAT == "uno-launcher-shuffle/3"
     assert record["commitment"] == commitment(SEED) and record["contributions"] == CONTRIBUTIONS
     first = record["outcomes"][0]
     assert set(first) == {"press", "cards", "jackpot", "pause_ms", "dispensed", "stop"}
     assert first["dispensed"] == first["cards"] and first["stop"] == ("count" if first["cards"] else "miss")
 
 
-RECORD = play_round(PROFILES["extreme"], SEED, 60)
+RECORD = play_shuffle(PROFILES["extreme"], SEED, 60)
 
 
 @settings(max_examples=80, deadline=None)
@@ -292,7 +284,7 @@ def test_presses_that_did_not_dispense_what_was_drawn_are_named_beside_the_ok() 
 
 
 def test_a_forgotten_restart_fails_a_pattern_round() -> None:
-    record = play_round(PROFILES["pattern"], SEED, 30, restarts=(12,))
+    record = play_shuffle(PROFILES["pattern"], SEED, 30, restarts=(12,))
     assert verify(record).ok
     report = verify({**record, "restarts": []})
     assert not report.ok and report.first_bad_press is not None and report.first_bad_press > 12
@@ -311,7 +303,7 @@ def test_a_forgotten_restart_fails_a_pattern_round() -> None:
         ({"profile": {"name": "x", "speed": 1}}, "profile: speed = 1 is not accepted: unknown parameter"),
         ({"contributions": "abc"}, "contributions = 'abc' is not accepted: expected a JSON array"),
         ({"contributions": ["ABC"]}, "contributions[0] = 'ABC' is not accepted: expected 32 lowercase hex"),
-        ({"contributions": ["0" * 32] * 33}, "contributions has 33 entries: a round takes at most 32"),
+        ({"contributions": ["0" * 32] * 33}, "contributions has 33 entries: a shuffle takes at most 32"),
         (
             {"outcomes": [{**RECORD["outcomes"][0], "dispensed": -1}]},
             "outcomes[0].dispensed = -1 is not accepted: expected a whole number of cards or null",
@@ -337,7 +329,7 @@ def test_a_missing_field_is_named(field: str) -> None:
 
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
-    with pytest.raises(RecordError, match="cannot read round record"):
+    with pytest.raises(RecordError, match="cannot read shuffle record"):
         verify_file(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{nope", encoding="utf-8")
@@ -345,12 +337,33 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         verify_file(bad)
 
 
+# --- records of the formats before ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_a_record_from_before_the_rename_still_verifies(name: str) -> None:
+    """The second format is today's with two other names: the format's, and `round` for the number."""
+    record = {
+        **play_shuffle(PROFILES[name], SEED, 120, restarts=(30, 31)),
+        "format": "uno-launcher-round/2",
+        "round": 3,
+    }
+    report = verify(record)
+    assert report.ok and report.format == FORMAT_V2 and report.contributions == len(CONTRIBUTIONS)
+    assert str(report).startswith("OK: the seed matches its commitment and, with its 3 contribution(s), replays all")
+    fired = next(i for i, o in enumerate(record["outcomes"]) if o["cards"])
+    record["outcomes"][fired]["cards"] += 1
+    assert verify(record).first_bad_press == fired + 1
+    with pytest.raises(RecordError, match="dispensed, stop"):  # checked as strictly as today's
+        verify({**record, "outcomes": [{"press": 1, "cards": 0, "jackpot": False, "pause_ms": 0}]})
+
+
 # --- records of the first format --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_a_first_format_record_still_verifies_on_its_own_path(name: str) -> None:
-    record = play_round_v1(PROFILES[name], SEED, 150, restarts=(40, 41, 97))
+    record = play_shuffle_v1(PROFILES[name], SEED, 150, restarts=(40, 41, 97))
     report = verify(record)
     assert report.ok and report.format == FORMAT_V1 and report.contributions == 0
     assert str(report).startswith("OK: the seed matches its commitment replays all 150 presses")
@@ -362,7 +375,7 @@ def test_a_first_format_record_still_verifies_on_its_own_path(name: str) -> None
 
 
 def test_a_changed_first_format_record_fails() -> None:
-    record = play_round_v1(PROFILES["classic"], SEED, 60)
+    record = play_shuffle_v1(PROFILES["classic"], SEED, 60)
     assert [as_recorded(o) for o in replay_v1(PROFILES["classic"], SEED, 60)] == record["outcomes"]
     fired = next(i for i, o in enumerate(record["outcomes"]) if o["cards"])
     record["outcomes"][fired]["cards"] += 1
@@ -487,14 +500,14 @@ def documented_replay(profile: dict[str, Any], draw: Any, n: int, restarts: set[
 
 
 def test_the_documented_stream_is_the_schedules() -> None:
-    key = round_key(SEED, CONTRIBUTIONS)
+    key = shuffle_key(SEED, CONTRIBUTIONS)
     ours, documented = draw_stream(key), DocumentedStream(key)
     assert [ours() for _ in range(1500)] == [documented.random() for _ in range(1500)]
 
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_the_documented_press_rules_are_the_schedules(name: str) -> None:
-    record = play_round(PROFILES[name], SEED, 400, restarts=(50, 51, 200))
+    record = play_shuffle(PROFILES[name], SEED, 400, restarts=(50, 51, 200))
     stream = DocumentedStream(documented_key(SEED, CONTRIBUTIONS))
     replayed = documented_replay(record["profile"], stream.random, 400, {50, 51, 200})
     assert replayed == [{k: o[k] for k in ("press", "cards", "jackpot", "pause_ms")} for o in record["outcomes"]]
@@ -507,6 +520,6 @@ def test_the_documented_generator_of_the_first_format_is_pythons() -> None:
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_the_first_format_replays_by_the_same_press_rules(name: str) -> None:
-    record = play_round_v1(PROFILES[name], SEED, 400, restarts=(50, 51, 200))
+    record = play_shuffle_v1(PROFILES[name], SEED, 400, restarts=(50, 51, 200))
     replayed = documented_replay(record["profile"], DocumentedGenerator(SEED).random, 400, {50, 51, 200})
     assert replayed == record["outcomes"]

@@ -19,7 +19,7 @@ from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.conftest import joined_client
 
-URL = "/api/rounds/current/contributions"
+URL = "/api/shuffles/current/contributions"
 
 
 def fast(tmp_path: Path) -> Config:
@@ -46,7 +46,7 @@ def value() -> str:
 
 
 def current(client: FlaskClient) -> dict[str, Any]:
-    return client.get("/api/state").get_json()["round"]
+    return client.get("/api/state").get_json()["shuffle"]
 
 
 def press(daemon: Daemon, times: int) -> None:
@@ -55,7 +55,7 @@ def press(daemon: Daemon, times: int) -> None:
 
 
 def contributed_events(daemon: Daemon) -> list[dict[str, Any]]:
-    return [e.data for e in daemon.bus.events_after(0) if e.type == "round.contributed"]
+    return [e.data for e in daemon.bus.events_after(0) if e.type == "shuffle.contributed"]
 
 
 def test_each_phone_adds_randomness_every_phone_sees_it_and_the_record_lists_it_in_order(daemon: Daemon) -> None:
@@ -64,20 +64,20 @@ def test_each_phone_adds_randomness_every_phone_sees_it_and_the_record_lists_it_
     assert current(phones[0])["contributions"] == [] and current(phones[0])["contributions_open"] is True
     values = [value() for _ in phones]
     for index, (client, mine) in enumerate(zip(phones, values, strict=True)):
-        reply = client.post(URL, json={"round": number, "value": mine})
+        reply = client.post(URL, json={"shuffle": number, "value": mine})
         assert reply.status_code == 201, reply.get_json()
-        assert reply.get_json() == {"round": number, "index": index, "count": index + 1, "max": 32}
+        assert reply.get_json() == {"shuffle": number, "index": index, "count": index + 1, "max": 32}
     watcher = daemon.app.test_client()  # not joined: it sees them too
     assert current(watcher)["contributions"] == values
     assert current(watcher)["contributions_max"] == 32
     assert contributed_events(daemon) == [
-        {"round": number, "index": i, "value": v, "count": i + 1} for i, v in enumerate(values)
+        {"shuffle": number, "index": i, "value": v, "count": i + 1} for i, v in enumerate(values)
     ]
 
     press(daemon, 30)
     assert current(watcher)["contributions_open"] is False
-    record, _ = daemon.controller.new_round()
-    assert record["format"] == "uno-launcher-round/2"
+    record, _ = daemon.controller.new_shuffle()
+    assert record["format"] == "uno-launcher-shuffle/3"
     assert record["contributions"] == values
     report = fairness.verify(record, seen_commitment=record["commitment"], mine=[values[1]])
     assert report.ok and report.contributions == 3
@@ -86,36 +86,36 @@ def test_each_phone_adds_randomness_every_phone_sees_it_and_the_record_lists_it_
     assert [o.cards for o in alone] != [o["cards"] for o in record["outcomes"]]
 
 
-def test_a_phone_that_comes_after_the_first_press_is_told_the_round_was_fixed_without_it(daemon: Daemon) -> None:
+def test_a_phone_that_comes_after_the_first_press_is_told_the_shuffle_was_fixed_without_it(daemon: Daemon) -> None:
     client = joined_client(daemon)
     number = current(client)["number"]
-    assert client.post(URL, json={"round": number, "value": value()}).status_code == 201
+    assert client.post(URL, json={"shuffle": number, "value": value()}).status_code == 201
     press(daemon, 1)
-    reply = client.post(URL, json={"round": number, "value": value()})
-    late = phone(daemon).post(URL, json={"round": number, "value": value()})
+    reply = client.post(URL, json={"shuffle": number, "value": value()})
+    late = phone(daemon).post(URL, json={"shuffle": number, "value": value()})
     for answer in (reply, late):
         assert answer.status_code == 409
         error = answer.get_json()["error"]
         assert error["code"] == "contributions_closed"
         assert "closed at its first press" in error["message"] and "without yours" in error["message"]
     assert len(current(client)["contributions"]) == 1
-    record, _ = daemon.controller.new_round()
+    record, _ = daemon.controller.new_shuffle()
     assert len(record["contributions"]) == 1 and fairness.verify(record).ok
 
 
-def test_one_contribution_per_phone_and_at_most_32_a_round(daemon: Daemon) -> None:
+def test_one_contribution_per_phone_and_at_most_32_a_shuffle(daemon: Daemon) -> None:
     first = joined_client(daemon)
     number = current(first)["number"]
-    assert first.post(URL, json={"round": number, "value": value()}).status_code == 201
-    again = first.post(URL, json={"round": number, "value": value()})
+    assert first.post(URL, json={"shuffle": number, "value": value()}).status_code == 201
+    again = first.post(URL, json={"shuffle": number, "value": value()})
     assert again.status_code == 409 and again.get_json()["error"]["code"] == "already_contributed"
     for _ in range(31):
-        assert phone(daemon).post(URL, json={"round": number, "value": value()}).status_code == 201
-    full = phone(daemon).post(URL, json={"round": number, "value": value()})
+        assert phone(daemon).post(URL, json={"shuffle": number, "value": value()}).status_code == 201
+    full = phone(daemon).post(URL, json={"shuffle": number, "value": value()})
     assert full.status_code == 409
     assert full.get_json()["error"] == {
         "code": "contributions_full",
-        "message": f"round {number} already has 32 contributions, the most a round takes",
+        "message": f"shuffle {number} already has 32 contributions, the most a shuffle takes",
     }
     assert len(current(first)["contributions"]) == 32
 
@@ -123,19 +123,19 @@ def test_one_contribution_per_phone_and_at_most_32_a_round(daemon: Daemon) -> No
 @pytest.mark.parametrize(
     ("body", "field", "message"),
     [
-        ({"value": "0" * 32}, "round", "round must be the number of the round in play, not nothing"),
-        ({"round": "1", "value": "0" * 32}, "round", "not '1'"),
-        ({"round": True, "value": "0" * 32}, "round", "not True"),
-        ({"round": 0, "value": "0" * 32}, "round", "not 0"),
-        ({"round": 1}, "value", "value must be 32 lowercase hex characters (16 random bytes), not nothing"),
-        ({"round": 1, "value": "A" * 32}, "value", "not 'AAAA"),
-        ({"round": 1, "value": "0" * 31}, "value", "16 random bytes"),
-        ({"round": 1, "value": "0" * 33}, "value", "16 random bytes"),
-        ({"round": 1, "value": "g" * 32}, "value", "16 random bytes"),
-        ({"round": 1, "value": " " + "0" * 31}, "value", "16 random bytes"),
-        ({"round": 1, "value": "0" * 31 + "\n"}, "value", "16 random bytes"),
-        ({"round": 1, "value": 12345}, "value", "not 12345"),
-        ({"round": 1, "value": ["0" * 32]}, "value", "16 random bytes"),
+        ({"value": "0" * 32}, "shuffle", "shuffle must be the number of the shuffle in play, not nothing"),
+        ({"shuffle": "1", "value": "0" * 32}, "shuffle", "not '1'"),
+        ({"shuffle": True, "value": "0" * 32}, "shuffle", "not True"),
+        ({"shuffle": 0, "value": "0" * 32}, "shuffle", "not 0"),
+        ({"shuffle": 1}, "value", "value must be 32 lowercase hex characters (16 random bytes), not nothing"),
+        ({"shuffle": 1, "value": "A" * 32}, "value", "not 'AAAA"),
+        ({"shuffle": 1, "value": "0" * 31}, "value", "16 random bytes"),
+        ({"shuffle": 1, "value": "0" * 33}, "value", "16 random bytes"),
+        ({"shuffle": 1, "value": "g" * 32}, "value", "16 random bytes"),
+        ({"shuffle": 1, "value": " " + "0" * 31}, "value", "16 random bytes"),
+        ({"shuffle": 1, "value": "0" * 31 + "\n"}, "value", "16 random bytes"),
+        ({"shuffle": 1, "value": 12345}, "value", "not 12345"),
+        ({"shuffle": 1, "value": ["0" * 32]}, "value", "16 random bytes"),
     ],
 )
 def test_a_bad_contribution_is_refused_naming_the_field(
@@ -152,7 +152,7 @@ def test_a_bad_contribution_is_refused_naming_the_field(
 def test_unknown_fields_and_bodies_that_are_not_objects_are_refused(daemon: Daemon) -> None:
     client = joined_client(daemon)
     number = current(client)["number"]
-    reply = client.post(URL, json={"round": number, "value": value(), "phone": "Ann"})
+    reply = client.post(URL, json={"shuffle": number, "value": value(), "phone": "Ann"})
     assert reply.status_code == 400 and reply.get_json()["error"]["code"] == "unknown_field"
     assert "phone" in reply.get_json()["error"]["message"]
     reply = client.post(URL, data="[1]", content_type="application/json")
@@ -163,21 +163,21 @@ def test_unknown_fields_and_bodies_that_are_not_objects_are_refused(daemon: Daem
 def test_a_phone_that_has_not_joined_cannot_contribute(daemon: Daemon) -> None:
     stranger = daemon.app.test_client()
     number = current(stranger)["number"]
-    reply = stranger.post(URL, json={"round": number, "value": value()})
+    reply = stranger.post(URL, json={"shuffle": number, "value": value()})
     assert reply.status_code == 401 and reply.get_json()["error"]["code"] == "join_required"
     assert current(stranger)["contributions"] == []
 
 
-def test_a_contribution_for_another_round_is_refused(daemon: Daemon) -> None:
+def test_a_contribution_for_another_shuffle_is_refused(daemon: Daemon) -> None:
     client = joined_client(daemon)
     old = current(client)["number"]
-    daemon.controller.new_round()
-    over = client.post(URL, json={"round": old, "value": value()})
-    assert over.status_code == 409 and over.get_json()["error"]["code"] == "round_over"
-    assert f"round {old} has ended" in over.get_json()["error"]["message"]
-    ahead = client.post(URL, json={"round": old + 5, "value": value()})
+    daemon.controller.new_shuffle()
+    over = client.post(URL, json={"shuffle": old, "value": value()})
+    assert over.status_code == 409 and over.get_json()["error"]["code"] == "shuffle_over"
+    assert f"shuffle {old} has ended" in over.get_json()["error"]["message"]
+    ahead = client.post(URL, json={"shuffle": old + 5, "value": value()})
     assert ahead.status_code == 404 and ahead.get_json()["error"]["code"] == "not_found"
-    assert client.post(URL, json={"round": old + 1, "value": value()}).status_code == 201
+    assert client.post(URL, json={"shuffle": old + 1, "value": value()}).status_code == 201
 
 
 def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> None:
@@ -186,20 +186,20 @@ def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> 
     try:
         number = current(first.app.test_client())["number"]
         for mine in values:
-            assert phone(first).post(URL, json={"round": number, "value": mine}).status_code == 201
+            assert phone(first).post(URL, json={"shuffle": number, "value": mine}).status_code == 201
         press(first, 12)
         before = current(first.app.test_client())
-        live = [(o.press, o.cards) for o in first.controller._round.outcomes]
+        live = [(o.press, o.cards) for o in first.controller._shuffle.outcomes]
     finally:
         first.close()
 
     second = Daemon(fast(tmp_path))
     try:
         assert current(second.app.test_client()) == before  # contributions, closed, presses: as they were
-        late = phone(second).post(URL, json={"round": number, "value": value()})
+        late = phone(second).post(URL, json={"shuffle": number, "value": value()})
         assert late.status_code == 409 and late.get_json()["error"]["code"] == "contributions_closed"
         press(second, 8)
-        record, _ = second.controller.new_round()
+        record, _ = second.controller.new_shuffle()
     finally:
         second.close()
     assert record["contributions"] == values
@@ -210,7 +210,7 @@ def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> 
 
 def test_the_record_says_what_each_press_dispensed(daemon: Daemon) -> None:
     press(daemon, 25)
-    record, _ = daemon.controller.new_round()
+    record, _ = daemon.controller.new_shuffle()
     for outcome in record["outcomes"]:
         assert outcome["dispensed"] == outcome["cards"]
         assert outcome["stop"] == ("count" if outcome["cards"] else "miss")
@@ -224,13 +224,13 @@ def jamming(tmp_path: Path) -> Config:
     return config.replace("schedule", profile="custom", custom={"hazard": [1.0, 1.0], "max_fires_in_row": 20})
 
 
-def test_a_jam_is_in_the_record_and_verify_names_it_rather_than_call_the_round_fair(
+def test_a_jam_is_in_the_record_and_verify_names_it_rather_than_call_the_shuffle_fair(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     running = Daemon(jamming(tmp_path))
     try:
         press(running, 2)
-        record, _ = running.controller.new_round()
+        record, _ = running.controller.new_shuffle()
     finally:
         running.close()
     assert [(o["cards"] > 0, o["dispensed"], o["stop"]) for o in record["outcomes"]] == [(True, 0, "jam")] * 2

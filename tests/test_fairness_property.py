@@ -1,5 +1,5 @@
-"""Properties over many seeds and lists of contributions: every round the daemon could play verifies, and no
-change to the seed or to the list of contributions leaves a round of a few dozen presses verifying."""
+"""Properties over many seeds and lists of contributions: every shuffle the daemon could play verifies, and no
+change to the seed or to the list of contributions leaves a shuffle of a few dozen presses verifying."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from launcher.fairness import (
     CameOut,
     commitment,
     key_material,
-    round_key,
-    round_record,
+    replay_presses,
+    shuffle_key,
+    shuffle_record,
     verify,
 )
 from launcher.schedule import PROFILES, Schedule
@@ -29,19 +30,14 @@ restarts = st.lists(st.integers(0, PRESSES), max_size=3, unique=True).map(sorted
 
 
 def played(profile: Any, seed: str, mixed: list[str], lid: list[int]) -> dict[str, Any]:
-    schedule = Schedule(profile, round_key(seed, mixed))
-    outcomes = []
-    for done in range(PRESSES):
-        if done in lid:
-            schedule.restart()
-        outcomes.append(schedule.next_outcome())
+    outcomes = replay_presses(Schedule(profile, shuffle_key(seed, mixed)), PRESSES, lid)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
-    return round_record(profile, seed, outcomes, lid, mixed, came_out)
+    return shuffle_record(profile, seed, outcomes, lid, mixed, came_out)
 
 
 @settings(max_examples=150, deadline=None)
 @given(profile=profiles, seed=seeds, mixed=contributions, lid=restarts)
-def test_every_round_verifies_with_the_contributions_it_took(
+def test_every_shuffle_verifies_with_the_contributions_it_took(
     profile: Any, seed: str, mixed: list[str], lid: Any
 ) -> None:
     record = played(profile, seed, mixed, lid)

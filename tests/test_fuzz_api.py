@@ -141,8 +141,8 @@ def _aim_at_the_table(live: Live, case: Any, data: st.DataObject) -> None:
 
     if "index" in parameters and game:  # a round of the game, or one past the last
         parameters["index"] = aim["index"] % (len(game["scoreboard"]["rounds"]) + 1)
-    if "number" in parameters:  # an ended round, or the one in play
-        parameters["number"] = 1 + aim["number"] % live.daemon.get("/api/state")["round"]["number"]
+    if "number" in parameters:  # an ended shuffle, or the one in play
+        parameters["number"] = 1 + aim["number"] % live.daemon.get("/api/state")["shuffle"]["number"]
     if not isinstance(body, dict):
         return
     if isinstance(body.get("kind"), str):  # a declaration: its kind and exactly the fields it takes
@@ -187,7 +187,11 @@ def _check(case: Any, response: Response) -> None:
 
 def _keep_presses_quick(live: Live, case: Any, response: Response) -> None:
     """A profile with suspense pauses (extreme, or custom ones) would hold every press for seconds: back to classic."""
-    if case.method != "POST" or case.path not in ("/api/rounds", "/api/games") or response.status_code >= 300:
+    if (
+        case.method != "POST"
+        or case.path not in ("/api/shuffles", "/api/rounds", "/api/games")
+        or response.status_code >= 300
+    ):
         return
     profiles = live.daemon.get("/api/profiles")
     active = next(p for p in profiles["profiles"] if p["name"] == profiles["active"])
@@ -195,7 +199,7 @@ def _keep_presses_quick(live: Live, case: Any, response: Response) -> None:
         return
     deadline = time.monotonic() + 30
     while True:
-        status, body = live.daemon.request("POST", "/api/rounds", {"profile": "classic"}, admin=True)
+        status, body = live.daemon.request("POST", "/api/shuffles", {"profile": "classic"}, admin=True)
         if status == 201:
             return
         assert status == 409 and body["error"]["code"] == "busy", body
@@ -254,10 +258,11 @@ def test_operations_mixed_in_any_order(live: Live) -> None:
     _fuzz(live, strategy, MIXED_EXAMPLES)
 
 
-def test_a_round_number_beyond_sqlite_integers_is_not_found(daemon: RunningDaemon) -> None:
-    """Found by this fuzzing: /api/rounds/<n> with n >= 2**63 overflowed SQLite's INTEGER and answered 500."""
+def test_a_shuffle_number_beyond_sqlite_integers_is_not_found(daemon: RunningDaemon) -> None:
+    """Found by this fuzzing: /api/rounds/<n> (now /api/shuffles/<n>) with n >= 2**63 overflowed SQLite's INTEGER
+    and answered 500."""
     for number in (2**63 - 1, 2**63, 10**30):
-        status, body = http_json(f"{daemon.url}/api/rounds/{number}", "GET")
+        status, body = http_json(f"{daemon.url}/api/shuffles/{number}", "GET")
         assert (status, body["error"]["code"]) == (404, "not_found"), (number, body)
 
 

@@ -22,8 +22,8 @@ from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
 from launcher.hopper import Deck, Hopper
-from launcher.rounds import RoundBook
 from launcher.schedule import PROFILES, Outcome
+from launcher.shuffles import ShuffleBook
 from launcher.store import Store
 from tests.conftest import start_daemon
 
@@ -356,7 +356,7 @@ def test_a_hung_controller_loop_gets_no_pings(
     bus = EventBus(store)
     controller = Controller(
         hardware=hardware,  # type: ignore[arg-type]
-        rounds=RoundBook(store, bus, schedule_factory=lambda profile, seed: AlwaysOneCard()),
+        shuffles=ShuffleBook(store, bus, schedule_factory=lambda profile, seed: AlwaysOneCard()),
         profile=PROFILES["classic"],
         bus=bus,
         hopper=Hopper(Deck(loaded=112, dispensed=0), clock=clock),

@@ -64,7 +64,7 @@ def new_game() -> tuple[Response, int]:
         controller: Controller = current_app.extensions["launcher.controller"]
         # While the launcher fires, the game starts with the profile in play; the page can pick it again.
         with contextlib.suppress(PressRefused):
-            controller.new_round(profile)
+            controller.new_shuffle(profile)
     return _answer(201, view)
 
 

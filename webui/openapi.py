@@ -131,10 +131,10 @@ SPEC: dict[str, Any] = {
             )
         },
         "/api/profiles": {"get": _operation("firing profiles and their figures", {"200": _ok("the profiles")})},
-        "/api/rounds": {
+        "/api/shuffles": {
             "post": _change(
-                "end the round (revealing its seed) and start the next",
-                {"201": _ok("the ended round's record and the new round")},
+                "end the shuffle (revealing its seed) and start the next",
+                {"201": _ok("the ended shuffle's record and the new shuffle")},
                 _json_body(
                     {
                         "type": "object",
@@ -145,16 +145,16 @@ SPEC: dict[str, Any] = {
                 ),
             )
         },
-        "/api/rounds/current/contributions": {
+        "/api/shuffles/current/contributions": {
             "post": _change(
-                "add this phone's random contribution to the round in play, before its first press",
-                {"201": _ok("its place in the round's list and how many the round has")},
+                "add this phone's random contribution to the shuffle in play, before its first press",
+                {"201": _ok("its place in the shuffle's list and how many the shuffle has")},
                 _json_body(
                     {
                         "type": "object",
-                        "required": ["round", "value"],
+                        "required": ["shuffle", "value"],
                         "properties": {
-                            "round": {"type": "integer", "minimum": 1, "description": "the round in play"},
+                            "shuffle": {"type": "integer", "minimum": 1, "description": "the shuffle in play"},
                             "value": {
                                 "type": "string",
                                 "pattern": "^[0-9a-f]{32}$",
@@ -166,9 +166,9 @@ SPEC: dict[str, Any] = {
                 ),
             )
         },
-        "/api/rounds/{number}": {
+        "/api/shuffles/{number}": {
             "get": {
-                **_operation("the record of an ended round", {"200": _ok("the round record")}),
+                **_operation("the record of an ended shuffle", {"200": _ok("the shuffle record")}),
                 "parameters": [{"name": "number", "in": "path", "required": True, "schema": {"type": "integer"}}],
             }
         },
@@ -315,3 +315,21 @@ SPEC: dict[str, Any] = {
         },
     },
 }
+
+# The paths before the renames (docs/API.md, "Renamed"): for one release they are served by the same views as the
+# new ones, and described as theirs, marked deprecated.
+RENAMED = {
+    "/api/rounds": "/api/shuffles",
+    "/api/rounds/current/contributions": "/api/shuffles/current/contributions",
+    "/api/rounds/{number}": "/api/shuffles/{number}",
+}
+
+
+def _old_name(new: str) -> dict[str, Any]:
+    return {
+        method: {**operation, "deprecated": True, "description": f"the name of {new} before the rename"}
+        for method, operation in SPEC["paths"][new].items()
+    }
+
+
+SPEC["paths"].update({old: _old_name(new) for old, new in RENAMED.items()})

@@ -1,5 +1,5 @@
-// The phone page of the UNO launcher: one big button, the round and its sealed seed, a live feed, the deck level,
-// a new-round control, the rules of each profile and a language switch. The game at the table (game.js, score.js,
+// The phone page of the UNO launcher: one big button, the shuffle and its sealed seed, a live feed, the deck level,
+// a new-shuffle control, the rules of each profile and a language switch. The game at the table (game.js, score.js,
 // setup.js) joins in through `hooks`.
 // Vanilla JS with no build step. Every visible text comes from the catalogues in static/i18n/.
 "use strict";
@@ -38,10 +38,10 @@ const ui = {
   feed: [], // events shown in the feed, newest first
   lastId: 0, // id of the newest event received
   snapshotId: 0, // last_event_id of the newest /api/state: older events are already in the state we show
-  round: null, // {number, profile, commitment, presses} of the round being played
+  shuffle: null, // {number, profile, commitment, presses} of the shuffle being played
   profiles: null, // [{name, fire_rate, ...}] from /api/profiles
-  picked: false, // the host chose a profile in the select since the last round started
-  starting: false, // a new round is being requested from this phone
+  picked: false, // the host chose a profile in the select since the last shuffle started
+  starting: false, // a new shuffle is being requested from this phone
   suspense: null, // timer that ends a suspense the outcome did not follow
 };
 
@@ -130,7 +130,7 @@ function decimal(value, digits = 2) {
 function render() {
   renderConn();
   renderButton();
-  renderRound();
+  renderShuffle();
   renderDeck();
   renderFault();
   renderFeed();
@@ -157,27 +157,27 @@ function renderButton() {
   $("press-caption").textContent = ui.busy ? t("button.busy") : t("button.caption");
 }
 
-function renderRound() {
-  const round = ui.round;
-  $("round-title").textContent = round
-    ? t("round.title", { round: round.number, profile: profileName(round.profile) })
-    : t("round.unknown");
-  $("round-presses").textContent = !round
+function renderShuffle() {
+  const shuffle = ui.shuffle;
+  $("shuffle-title").textContent = shuffle
+    ? t("shuffle.title", { shuffle: shuffle.number, profile: profileName(shuffle.profile) })
+    : t("shuffle.unknown");
+  $("shuffle-presses").textContent = !shuffle
     ? ""
-    : round.presses === 1
-      ? t("round.presses_one")
-      : t("round.presses", { presses: decimal(round.presses, 0) });
-  $("seal").hidden = !round?.commitment;
-  $("seal-short").textContent = round?.commitment ? round.commitment.slice(0, SHORT_HASH) + "…" : "";
-  $("seal-full").textContent = round?.commitment ?? "";
+    : shuffle.presses === 1
+      ? t("shuffle.presses_one")
+      : t("shuffle.presses", { presses: decimal(shuffle.presses, 0) });
+  $("seal").hidden = !shuffle?.commitment;
+  $("seal-short").textContent = shuffle?.commitment ? shuffle.commitment.slice(0, SHORT_HASH) + "…" : "";
+  $("seal-full").textContent = shuffle?.commitment ?? "";
 }
 
-// The profile select: one option per profile, its description below. It follows the round being played until
+// The profile select: one option per profile, its description below. It follows the shuffle being played until
 // the host picks another profile.
 function renderProfileChoice() {
   const select = $("profile");
   const names = ui.profiles?.map((p) => p.name) ?? PROFILE_NAMES;
-  const wanted = ui.picked ? select.value : ui.round?.profile;
+  const wanted = ui.picked ? select.value : ui.shuffle?.profile;
   select.replaceChildren(
     ...names.map((name) => {
       const option = document.createElement("option");
@@ -188,15 +188,15 @@ function renderProfileChoice() {
   );
   if (names.includes(wanted)) select.value = wanted;
   $("profile-about").textContent = profileAbout(select.value);
-  $("host-ends").textContent = ui.round ? t("host.ends", { round: ui.round.number }) : "";
-  const button = $("new-round");
+  $("host-ends").textContent = ui.shuffle ? t("host.ends", { shuffle: ui.shuffle.number }) : "";
+  const button = $("new-shuffle");
   button.disabled = ui.starting;
   button.setAttribute("aria-busy", String(ui.starting));
 }
 
 // The rules page of the schedule: what each profile does in the long run, one table per profile.
 function renderRules() {
-  const active = ui.round?.profile;
+  const active = ui.shuffle?.profile;
   $("rules-tables").replaceChildren(...(ui.profiles ?? []).map((p) => profileTable(p, p.name === active)));
 }
 
@@ -254,7 +254,7 @@ function describe({ type, data }) {
   switch (type) {
     case "button.pressed":
       if (data.deal) {
-        // Classic UNO: the press deals exact cards, outside the round's count of presses.
+        // Classic UNO: the press deals exact cards, outside the shuffle's count of presses.
         return ["✋", data.source === "button" ? t("feed.deal_button", data) : t("feed.deal_web", data)];
       }
       return ["✋", data.source === "button" ? t("feed.pressed_button", data) : t("feed.pressed_web", data)];
@@ -265,10 +265,10 @@ function describe({ type, data }) {
       return [`🃏\uFE0F×${data.dispensed}`, data.dispensed === 1 ? t("feed.fired_one", data) : t("feed.fired", data)];
     case "launcher.suspense":
       return ["…", t("feed.suspense", data)];
-    case "round.started":
-      return ["▶", t("feed.round_started", { round: data.round, profile: profileName(data.profile) })];
-    case "round.ended":
-      return ["■", t("feed.round_ended", data)];
+    case "shuffle.started":
+      return ["▶", t("feed.shuffle_started", { shuffle: data.shuffle, profile: profileName(data.profile) })];
+    case "shuffle.ended":
+      return ["■", t("feed.shuffle_ended", data)];
     case "launcher.jammed":
       return ["⚠", data.reason === "stuck_at_exit" ? t("feed.stuck", data) : t("feed.jammed", data)];
     case "launcher.stopped":
@@ -308,27 +308,28 @@ function feedItem(event) {
   const li = document.createElement("li");
   li.dataset.type = event.type;
   if (event.data.press !== undefined && event.data.press !== null) li.dataset.press = event.data.press;
-  if (event.data.round !== undefined) li.dataset.round = event.data.round;
+  if (event.data.round !== undefined) li.dataset.round = event.data.round; // the game's
+  if (event.data.shuffle !== undefined) li.dataset.shuffle = event.data.shuffle;
   if (event.data.jackpot) li.dataset.jackpot = "true";
   const when = document.createElement("time");
   const date = new Date(event.ts * 1000);
   when.dateTime = date.toISOString();
   when.textContent = date.toLocaleTimeString(ui.lang, CLOCK);
   li.append(span("feed-symbol", symbol), span("feed-text", text), when);
-  if (event.type === "round.ended") li.append(revealed(event.data));
+  if (event.type === "shuffle.ended") li.append(revealed(event.data));
   return li;
 }
 
-// Under a round.ended line: the revealed seed, and its full record (what `uno-launcher verify` checks).
-function revealed({ round, seed }) {
+// Under a shuffle.ended line: the revealed seed, and its full record (what `uno-launcher verify` checks).
+function revealed({ shuffle, seed }) {
   const extra = span("feed-extra", "");
   const code = document.createElement("code");
   code.className = "seed";
   code.textContent = seed;
   const record = document.createElement("a");
   record.className = "record";
-  record.href = `/api/rounds/${encodeURIComponent(round)}`;
-  record.download = `uno-round-${round}.json`;
+  record.href = `/api/shuffles/${encodeURIComponent(shuffle)}`;
+  record.download = `uno-shuffle-${shuffle}.json`;
   record.textContent = t("feed.record");
   extra.append(span("seed-label", t("feed.seed")), code, record);
   return extra;
@@ -472,17 +473,17 @@ async function reload() {
   }
 }
 
-// End the round being played (its seed is revealed) and start a new one with the chosen profile.
-async function newRound() {
+// End the shuffle being played (its seed is revealed) and start a new one with the chosen profile.
+async function newShuffle() {
   if (ui.starting) return;
   ui.starting = true;
   renderProfileChoice();
   try {
-    const { response, body } = await sendJson("POST", "/api/rounds", { profile: $("profile").value });
-    if (response.ok && body.round) {
+    const { response, body } = await sendJson("POST", "/api/shuffles", { profile: $("profile").value });
+    if (response.ok && body.shuffle) {
       ui.picked = false;
-      showRound(body.round);
-      toast(t("toast.round_started", { round: body.round.number, profile: profileName(body.round.profile) }));
+      showShuffle(body.shuffle);
+      toast(t("toast.shuffle_started", { shuffle: body.shuffle.number, profile: profileName(body.shuffle.profile) }));
     } else {
       toast(refusal(response, body));
     }
@@ -494,13 +495,13 @@ async function newRound() {
   }
 }
 
-// A round from an event or an answer; an older one (a late answer) never replaces a newer one, except from
+// A shuffle from an event or an answer; an older one (a late answer) never replaces a newer one, except from
 // /api/state (`latest`), which may follow a daemon that started afresh.
-function showRound(round, latest = false) {
-  if (!latest && ui.round && round.number < ui.round.number) return;
-  const changed = round.number !== ui.round?.number || round.profile !== ui.round?.profile;
-  ui.round = round;
-  renderRound();
+function showShuffle(shuffle, latest = false) {
+  if (!latest && ui.shuffle && shuffle.number < ui.shuffle.number) return;
+  const changed = shuffle.number !== ui.shuffle?.number || shuffle.profile !== ui.shuffle?.profile;
+  ui.shuffle = shuffle;
+  renderShuffle();
   if (changed) {
     renderProfileChoice();
     renderRules();
@@ -529,7 +530,7 @@ async function refreshState() {
   ui.deck = state.deck;
   ui.fault = state.fault;
   setTension(state.tension);
-  if (state.round) showRound(state.round, true);
+  if (state.shuffle) showShuffle(state.shuffle, true);
   renderDeck();
   renderFault();
   for (const hook of hooks.state) hook(state);
@@ -553,7 +554,9 @@ function onEvent(event) {
   const fresh = event.id > ui.snapshotId;
   switch (event.type) {
     case "button.pressed":
-      if (fresh && ui.round && data.press) showRound({ ...ui.round, presses: Math.max(ui.round.presses, data.press) });
+      if (fresh && ui.shuffle && data.press) {
+        showShuffle({ ...ui.shuffle, presses: Math.max(ui.shuffle.presses, data.press) });
+      }
       break;
     case "launcher.suspense":
       setSuspense(data.pause_ms);
@@ -572,9 +575,9 @@ function onEvent(event) {
     case "launcher.stopped":
       setSuspense(null);
       break;
-    case "round.started":
+    case "shuffle.started":
       if (fresh) {
-        showRound({ number: data.round, profile: data.profile, commitment: data.commitment, presses: 0 });
+        showShuffle({ number: data.shuffle, profile: data.profile, commitment: data.commitment, presses: 0 });
         loadProfiles().catch(() => {}); // the custom profile may have changed
       }
       break;
@@ -631,7 +634,7 @@ async function start() {
   $("press-for-yes").addEventListener("click", () => press($("press-for").dataset.player));
   $("press-for-no").addEventListener("click", () => askPressFor(null));
   $("reload").addEventListener("click", reload);
-  $("new-round").addEventListener("click", newRound);
+  $("new-shuffle").addEventListener("click", newShuffle);
   $("seal-copy").addEventListener("click", copyCommitment);
   $("profile").addEventListener("change", () => {
     ui.picked = true;

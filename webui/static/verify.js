@@ -1,27 +1,28 @@
-// Fairness checked on the phone itself (docs/FAIRNESS.md). Before a round's first press this phone adds 16 random
-// bytes of its own to the round's key; when the round ends it fetches the record and replays it with its own
-// SHA-256, HMAC and schedule, and says in the reader's language whether the round was fair, or what did not match.
+// Fairness checked on the phone itself (docs/FAIRNESS.md). Before a shuffle's first press this phone adds 16 random
+// bytes of its own to the shuffle's key; when the shuffle ends it fetches the record and replays it with its own
+// SHA-256, HMAC and schedule, and says in the reader's language whether the shuffle was fair, or what did not match.
 // It keeps what it was shown and what it added in localStorage, and goes on showing the commitment after the reveal.
 // Plain browser JavaScript: crypto.subtle exists only on secure pages (https, localhost), and the phones open the
 // launcher over plain http on the home network, so the hashing is done here; crypto.getRandomValues works anywhere.
 "use strict";
 
-const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that round}, newest last
-const FAIR_KEEP = 20; // rounds remembered
-const FAIR_FORMAT = "uno-launcher-round/2";
-const FAIR_LABEL = "uno-launcher-round/2"; // the first bytes of a round's key material
-const FAIR_MAX = 32; // contributions a round takes at most
-const FAIR_CONTRIBUTE = "/api/rounds/current/contributions";
+const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that shuffle}, newest last
+const FAIR_KEEP = 20; // shuffles remembered
+const FAIR_FORMATS = ["uno-launcher-shuffle/3", "uno-launcher-round/2"]; // today's, and the same before the rename
+// The first bytes of a shuffle's key material: the format's name when the key was made, kept through the rename.
+const FAIR_LABEL = "uno-launcher-round/2";
+const FAIR_MAX = 32; // contributions a shuffle takes at most
+const FAIR_CONTRIBUTE = "/api/shuffles/current/contributions";
 const FAIR_HEX = /^[0-9a-f]{32}$/;
 const FAIR_SHORT = 12; // hex characters of a commitment shown before "…"
 
 const fair = {
-  round: null, // the round in play: {number, commitment, profile, presses, contributions, open}
-  watched: new Map(), // round number -> the commitment this page was first shown for it
-  swapped: null, // {round, before}: the commitment of the round in play changed while this page watched
+  shuffle: null, // the shuffle in play: {number, commitment, profile, presses, contributions, open}
+  watched: new Map(), // shuffle number -> the commitment this page was first shown for it
+  swapped: null, // {shuffle, before}: the commitment of the shuffle in play changed while this page watched
   sending: false, // a contribution is on its way
-  checked: null, // the last ended round: {round, commitment, result} (result null while it is checked)
-  newestEnded: 0, // the highest round.ended number seen, so older ones in the history are not checked
+  checked: null, // the last ended shuffle: {shuffle, commitment, result} (result null while it is checked)
+  newestEnded: 0, // the highest shuffle.ended number seen, so older ones in the history are not checked
   seenId: 0, // the newest event the last state read holds: the stream's older events are in it already
 };
 
@@ -118,8 +119,8 @@ function fairUtf8(text) {
 
 // ---- The derivation of docs/FAIRNESS.md ----
 
-// The round's key: SHA-256 of the label, a zero byte, the framed seed, the count, the framed contributions in order.
-function fairRoundKey(seed, contributions) {
+// The shuffle's key: SHA-256 of the label, a zero byte, the framed seed, the count, the framed contributions in order.
+function fairShuffleKey(seed, contributions) {
   const frame = (text) => {
     const bytes = fairUtf8(text);
     return fairBytes(fairBe32(bytes.length), bytes);
@@ -146,7 +147,7 @@ function fairDraws(key) {
   };
 }
 
-// The outcomes of a round's first n presses, each press drawing as docs/FAIRNESS.md lists (a port of the schedule).
+// The outcomes of a shuffle's first n presses, each press drawing as docs/FAIRNESS.md lists (a port of the schedule).
 function fairReplay(profile, key, n, restarts = []) {
   const draw = fairDraws(key);
   const p = profile;
@@ -237,7 +238,7 @@ function fairProfile(p) {
 
 // Check a record against its own commitment and a replay, and against what this phone saw (`seen`, all optional):
 // {commitment: shown before the first press, mine: this phone's contribution, index: its place when taken,
-//  contributions: those this phone saw published, in order, profile: the name the round was announced with}.
+//  contributions: those this phone saw published, in order, profile: the name the shuffle was announced with}.
 function fairVerify(record, seen = {}) {
   const result = { error: null, format: record?.format, presses: 0, contributions: 0, mismatch: null, shortfalls: [] };
   try {
@@ -245,7 +246,7 @@ function fairVerify(record, seen = {}) {
       throw new FairUnreadable("not a JSON object");
     }
     if (record.format === undefined || record.format === "uno-launcher-round/1") return { ...result, older: true };
-    if (record.format !== FAIR_FORMAT) fairRefuse("format", record.format, FAIR_FORMAT);
+    if (!FAIR_FORMATS.includes(record.format)) fairRefuse("format", record.format, FAIR_FORMATS.join(" or "));
     const profile = fairProfile(fairField(record, "profile", (v) => typeof v === "object" && v !== null, "an object"));
     const seed = fairField(record, "seed", (v) => typeof v === "string", "a string");
     const commitment = fairField(record, "commitment", (v) => typeof v === "string", "a string").toLowerCase();
@@ -275,7 +276,7 @@ function fairVerify(record, seen = {}) {
     if (seen.profile) {
       result.profile = { ok: seen.profile === profile.name, recorded: profile.name, shown: seen.profile };
     }
-    const replayed = fairReplay(profile, fairRoundKey(seed, contributions), outcomes.length, restarts);
+    const replayed = fairReplay(profile, fairShuffleKey(seed, contributions), outcomes.length, restarts);
     for (let i = 0; i < outcomes.length && !result.mismatch; i++) {
       const recorded = outcomes[i];
       const expected = replayed[i];
@@ -329,26 +330,26 @@ function fairJoined() {
   return typeof access !== "undefined" && (access.role === "table" || access.role === "admin");
 }
 
-// A round as the state or an event shows it: remembered with the commitment, and this phone's bytes added.
-function fairFollow(round) {
-  if (!round?.commitment) return;
-  const watched = fair.watched.get(round.number);
-  if (watched && watched !== round.commitment) fair.swapped = { round: round.number, before: watched };
-  if (!watched) fair.watched.set(round.number, round.commitment);
-  let contributions = Array.isArray(round.contributions) ? round.contributions : [];
-  let presses = round.presses ?? 0;
-  let open = round.contributions_open ?? presses === 0;
-  const known = fair.round;
-  if (known?.number === round.number && known.commitment === round.commitment) {
-    // The same round again (a state read can be older than events already shown): what is known only grows.
+// A shuffle as the state or an event shows it: remembered with the commitment, and this phone's bytes added.
+function fairFollow(shuffle) {
+  if (!shuffle?.commitment) return;
+  const watched = fair.watched.get(shuffle.number);
+  if (watched && watched !== shuffle.commitment) fair.swapped = { shuffle: shuffle.number, before: watched };
+  if (!watched) fair.watched.set(shuffle.number, shuffle.commitment);
+  let contributions = Array.isArray(shuffle.contributions) ? shuffle.contributions : [];
+  let presses = shuffle.presses ?? 0;
+  let open = shuffle.contributions_open ?? presses === 0;
+  const known = fair.shuffle;
+  if (known?.number === shuffle.number && known.commitment === shuffle.commitment) {
+    // The same shuffle again (a state read can be older than events already shown): what is known only grows.
     if (known.contributions.length > contributions.length) contributions = known.contributions;
     presses = Math.max(presses, known.presses);
     open = open && known.open;
   }
-  const { number, commitment, profile } = round;
-  fair.round = { number, commitment, profile, presses, contributions, open };
-  const before = fairMemory()[round.commitment]?.before || fair.round.presses === 0;
-  fairNote(round.commitment, { round: round.number, profile: round.profile, before, seen: contributions });
+  const { number, commitment, profile } = shuffle;
+  fair.shuffle = { number, commitment, profile, presses, contributions, open };
+  const before = fairMemory()[shuffle.commitment]?.before || fair.shuffle.presses === 0;
+  fairNote(shuffle.commitment, { shuffle: shuffle.number, profile: shuffle.profile, before, seen: contributions });
   fairRender();
   fairContribute();
 }
@@ -358,46 +359,46 @@ async function fairRefresh() {
   if (!response.ok) return;
   const state = await response.json();
   fair.seenId = Math.max(fair.seenId, state.last_event_id ?? 0);
-  fairFollow(state.round);
+  fairFollow(state.shuffle);
 }
 
-// This phone's 16 random bytes for the round in play, once, while the round takes them.
+// This phone's 16 random bytes for the shuffle in play, once, while the shuffle takes them.
 async function fairContribute() {
-  const round = fair.round;
-  if (!round || fair.sending || !fairJoined()) return;
-  const entry = fairMemory()[round.commitment] ?? {};
-  if (entry.late || entry.full || entry.other || (entry.mine && round.contributions.includes(entry.mine))) return;
-  if (!round.open || round.presses > 0) {
-    fairNote(round.commitment, { late: true }); // joined, and the first press came before this phone's bytes
+  const shuffle = fair.shuffle;
+  if (!shuffle || fair.sending || !fairJoined()) return;
+  const entry = fairMemory()[shuffle.commitment] ?? {};
+  if (entry.late || entry.full || entry.other || (entry.mine && shuffle.contributions.includes(entry.mine))) return;
+  if (!shuffle.open || shuffle.presses > 0) {
+    fairNote(shuffle.commitment, { late: true }); // joined, and the first press came before this phone's bytes
     fairRender();
     return;
   }
   const value = entry.mine ?? fairHex(crypto.getRandomValues(new Uint8Array(16)));
-  fairNote(round.commitment, { mine: value }); // kept first: a try that is lost sends the same bytes again
+  fairNote(shuffle.commitment, { mine: value }); // kept first: a try that is lost sends the same bytes again
   fair.sending = true;
   fairRender();
   try {
     const response = await fetch(FAIR_CONTRIBUTE, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ round: round.number, value }),
+      body: JSON.stringify({ shuffle: shuffle.number, value }),
     });
     const body = await response.json().catch(() => ({}));
-    // join_required: tried again once this phone joins; round_over, not_found: a newer round is coming.
+    // join_required: tried again once this phone joins; shuffle_over, not_found: a newer shuffle is coming.
     const refused = {
       contributions_closed: { late: true },
       contributions_full: { full: true },
       already_contributed: { other: true },
     }[body.error?.code];
     if (response.ok) {
-      fairNote(round.commitment, { index: body.index });
-      if (round.contributions.length === body.index) round.contributions = [...round.contributions, value];
+      fairNote(shuffle.commitment, { index: body.index });
+      if (shuffle.contributions.length === body.index) shuffle.contributions = [...shuffle.contributions, value];
     } else if (refused?.other && entry.index != null) {
       // This phone's own bytes, taken already (the answer came before the list showed them): nothing to change.
     } else if (refused) {
-      fairNote(round.commitment, refused);
+      fairNote(shuffle.commitment, refused);
     }
-    if (refused?.late) round.open = false;
+    if (refused?.late) shuffle.open = false;
   } catch {
     // Offline: tried again when the stream reconnects.
   } finally {
@@ -406,13 +407,13 @@ async function fairContribute() {
   }
 }
 
-// The record of an ended round, checked against what this phone saw of it.
+// The record of an ended shuffle, checked against what this phone saw of it.
 async function fairCheck(number, announced) {
-  fair.checked = { round: number, commitment: fair.watched.get(number) ?? announced, result: null };
+  fair.checked = { shuffle: number, commitment: fair.watched.get(number) ?? announced, result: null };
   fairRender();
   let result;
   try {
-    const response = await fetch(`/api/rounds/${encodeURIComponent(number)}`);
+    const response = await fetch(`/api/shuffles/${encodeURIComponent(number)}`);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const record = await response.json();
     const key = fair.watched.get(number) ?? record.commitment;
@@ -431,7 +432,7 @@ async function fairCheck(number, announced) {
   } catch (error) {
     result = { error: String(error.message || error) };
   }
-  if (fair.checked?.round !== number) return; // a newer round ended meanwhile
+  if (fair.checked?.shuffle !== number) return; // a newer shuffle ended meanwhile
   fair.checked.result = result;
   fairRender();
   if (result.error || !result.ok) $("fair-check").open = true;
@@ -456,9 +457,9 @@ const FAIR_STOPS = {
   fault: () => t("fair.stop_fault"),
 };
 
-function fairMixText(round) {
-  const count = round.contributions.length;
-  if (round.open) {
+function fairMixText(shuffle) {
+  const count = shuffle.contributions.length;
+  if (shuffle.open) {
     if (count === 0) return t("fair.mix_none");
     return count === 1 ? t("fair.mix_one") : t("fair.mix_many", { count });
   }
@@ -466,28 +467,28 @@ function fairMixText(round) {
   return count === 1 ? t("fair.mix_closed_one") : t("fair.mix_closed_many", { count });
 }
 
-function fairMineText(round) {
-  const entry = fairMemory()[round.commitment] ?? {};
-  const place = entry.mine ? round.contributions.indexOf(entry.mine) + 1 : 0;
+function fairMineText(shuffle) {
+  const entry = fairMemory()[shuffle.commitment] ?? {};
+  const place = entry.mine ? shuffle.contributions.indexOf(entry.mine) + 1 : 0;
   if (place) return t("fair.mine_in", { place });
   if (entry.late) return t("fair.mine_late");
   if (entry.full) return t("fair.mine_full");
   if (entry.other) return t("fair.mine_other");
   if (fair.sending) return t("fair.mine_adding");
-  if (round.open && !fairJoined()) return t("fair.mine_join");
+  if (shuffle.open && !fairJoined()) return t("fair.mine_join");
   return "";
 }
 
 function fairRender() {
-  const round = fair.round;
-  $("fair-mix").hidden = !round;
-  if (round) {
-    $("fair-mix-text").textContent = fairMixText(round);
-    $("fair-mine").textContent = fairMineText(round);
-    const swapped = fair.swapped?.round === round.number;
+  const shuffle = fair.shuffle;
+  $("fair-mix").hidden = !shuffle;
+  if (shuffle) {
+    $("fair-mix-text").textContent = fairMixText(shuffle);
+    $("fair-mine").textContent = fairMineText(shuffle);
+    const swapped = fair.swapped?.shuffle === shuffle.number;
     $("fair-swapped").hidden = !swapped;
     $("fair-swapped").textContent = swapped
-      ? t("fair.swapped", { round: round.number, before: fair.swapped.before.slice(0, FAIR_SHORT) + "…" })
+      ? t("fair.swapped", { shuffle: shuffle.number, before: fair.swapped.before.slice(0, FAIR_SHORT) + "…" })
       : "";
   }
   fairRenderCheck();
@@ -497,14 +498,14 @@ function fairRenderCheck() {
   const checked = fair.checked;
   $("fair-check").hidden = !checked;
   if (!checked) return;
-  const { round, result } = checked;
+  const { shuffle, result } = checked;
   let state = "info";
-  let verdict = t("fair.checking", { round });
-  if (result?.older) verdict = t("fair.older", { round });
-  else if (result?.error) [state, verdict] = ["bad", t("fair.unreadable", { round, error: result.error })];
-  else if (result && !result.ok) [state, verdict] = ["bad", t("fair.verdict_bad", { round })];
-  else if (result?.shortfalls.length) [state, verdict] = ["note", t("fair.verdict_short", { round })];
-  else if (result) [state, verdict] = ["ok", t("fair.verdict_ok", { round })];
+  let verdict = t("fair.checking", { shuffle });
+  if (result?.older) verdict = t("fair.older", { shuffle });
+  else if (result?.error) [state, verdict] = ["bad", t("fair.unreadable", { shuffle, error: result.error })];
+  else if (result && !result.ok) [state, verdict] = ["bad", t("fair.verdict_bad", { shuffle })];
+  else if (result?.shortfalls.length) [state, verdict] = ["note", t("fair.verdict_short", { shuffle })];
+  else if (result) [state, verdict] = ["ok", t("fair.verdict_ok", { shuffle })];
   $("fair-check").dataset.state = state;
   $("fair-verdict-symbol").textContent = { ok: "✓", bad: "✗", note: "✓", info: "…" }[state];
   $("fair-verdict").textContent = verdict;
@@ -520,7 +521,7 @@ function fairLines(result) {
   else if (result.seenCommitment === true) lines.push(fairLine("ok", t("fair.seal_seen")));
   else lines.push(fairLine("ok", t("fair.seal_late")));
   if (result.seenCommitment === false) {
-    lines.push(fairLine("bad", t("fair.seal_other", { seen: fair.watched.get(fair.checked.round) ?? "" })));
+    lines.push(fairLine("bad", t("fair.seal_other", { seen: fair.watched.get(fair.checked.shuffle) ?? "" })));
   }
   if (result.late) lines.push(fairLine("info", t("fair.mine_late_check")));
   else if (result.mine?.ok) {
@@ -551,25 +552,25 @@ function fairLines(result) {
 
 // Events the last state read already holds (`seenId`) change nothing but a contribution's place, which is checked.
 function fairEvent({ id, type, data }) {
-  const round = fair.round;
+  const shuffle = fair.shuffle;
   const fresh = id > fair.seenId;
-  if (type === "round.started" && fresh) {
-    fairFollow({ number: data.round, commitment: data.commitment, profile: data.profile, presses: 0 });
-  } else if (type === "round.contributed" && round?.number === data.round) {
-    if (data.index === round.contributions.length) {
-      round.contributions = [...round.contributions, data.value];
-      fairNote(round.commitment, { seen: round.contributions });
+  if (type === "shuffle.started" && fresh) {
+    fairFollow({ number: data.shuffle, commitment: data.commitment, profile: data.profile, presses: 0 });
+  } else if (type === "shuffle.contributed" && shuffle?.number === data.shuffle) {
+    if (data.index === shuffle.contributions.length) {
+      shuffle.contributions = [...shuffle.contributions, data.value];
+      fairNote(shuffle.commitment, { seen: shuffle.contributions });
       fairRender();
-    } else if (data.index > round.contributions.length) {
+    } else if (data.index > shuffle.contributions.length) {
       fairRefresh().catch(() => {}); // some were missed: the state has them all
     }
-  } else if (type === "button.pressed" && fresh && round && data.press) {
-    round.presses = Math.max(round.presses, data.press);
-    round.open = false;
+  } else if (type === "button.pressed" && fresh && shuffle && data.press) {
+    shuffle.presses = Math.max(shuffle.presses, data.press);
+    shuffle.open = false;
     fairRender();
-  } else if (type === "round.ended" && data.round >= fair.newestEnded) {
-    fair.newestEnded = data.round;
-    fairCheck(data.round, data.commitment);
+  } else if (type === "shuffle.ended" && data.shuffle >= fair.newestEnded) {
+    fair.newestEnded = data.shuffle;
+    fairCheck(data.shuffle, data.commitment);
   }
 }
 
@@ -578,7 +579,7 @@ hooks.render.push(fairRender);
 hooks.connected.push(() => fairRefresh().catch(() => {}));
 hooks.start.push(() => {
   fair.seenId = ui.snapshotId;
-  if (ui.round) fairFollow(ui.round);
-  // Joining (access.js shows the role) lets this phone add its bytes to a round that still takes them.
+  if (ui.shuffle) fairFollow(ui.shuffle);
+  // Joining (access.js shows the role) lets this phone add its bytes to a shuffle that still takes them.
   new MutationObserver(() => fairContribute()).observe($("role"), { attributes: true, childList: true });
 });

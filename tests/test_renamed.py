@@ -1,0 +1,62 @@
+"""The paths from before the renames (docs/API.md, "Renamed") answer for one release exactly as the new ones do:
+served by the same views, described in the OpenAPI document as deprecated twins of the new operations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.config import Config
+from launcher.daemon import Daemon
+from tests.conftest import joined_client
+from webui.openapi import RENAMED, SPEC
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    running = Daemon(
+        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
+    )
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> FlaskClient:
+    return joined_client(daemon)
+
+
+def rule_of(path: str) -> str:
+    return path.replace("{number}", "<int:number>")
+
+
+def test_every_old_path_is_served_by_the_view_of_its_new_name(daemon: Daemon) -> None:
+    views = {(rule.rule, method): rule.endpoint for rule in daemon.app.url_map.iter_rules() for method in rule.methods}
+    for old, new in RENAMED.items():
+        methods = [method.upper() for method in SPEC["paths"][new]]
+        for method in methods:
+            assert views[(rule_of(old), method)] == views[(rule_of(new), method)], (old, method)
+        old_spec = SPEC["paths"][old]
+        assert all(operation["deprecated"] for operation in old_spec.values())
+        assert {
+            m: {k: v for k, v in o.items() if k not in ("deprecated", "description")} for m, o in old_spec.items()
+        } == (SPEC["paths"][new])
+
+
+def test_the_old_shuffle_paths_answer_as_the_new_ones(daemon: Daemon, client: FlaskClient) -> None:
+    number = client.get("/api/state").get_json()["shuffle"]["number"]
+    added = client.post("/api/rounds/current/contributions", json={"shuffle": number, "value": "ab" * 16})
+    assert added.status_code == 201 and added.get_json() == {"shuffle": number, "index": 0, "count": 1, "max": 32}
+    assert daemon.controller.press("web").wait(10)
+    assert client.get(f"/api/rounds/{number}").get_json() == client.get(f"/api/shuffles/{number}").get_json()
+
+    started = client.post("/api/rounds", json={})
+    assert started.status_code == 201 and set(started.get_json()) == {"ended", "shuffle"}
+    old, new = client.get(f"/api/rounds/{number}"), client.get(f"/api/shuffles/{number}")
+    assert old.status_code == new.status_code == 200 and old.get_json() == new.get_json()
+    assert old.headers["Content-Disposition"] == new.headers["Content-Disposition"]
+    assert client.get("/api/rounds/99").get_json() == client.get("/api/shuffles/99").get_json()

@@ -1,0 +1,119 @@
+"""A store left by the version before the renames (tests/stores/schema-8.sql, made by that version's code) opens
+with today's code and keeps every record: the ended shuffle's record as it was revealed, the open shuffle with its
+contributions, presses and lid opening, and the event log under the new event names."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher import fairness
+from launcher.cli import main
+from launcher.config import Config
+from launcher.daemon import Daemon
+from launcher.store import MIGRATIONS, STORE_FILE, Store
+
+OLD_STORE = Path(__file__).parent / "stores" / "schema-8.sql"
+
+
+def old_store(directory: Path) -> Path:
+    path = directory / STORE_FILE
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(OLD_STORE.read_text(encoding="utf-8"))
+    finally:
+        conn.close()
+    return path
+
+
+def rows(path: Path, sql: str) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def before(tmp_path: Path) -> Path:
+    """The old store, and what it held as the old version wrote it."""
+    return old_store(tmp_path)
+
+
+def config(directory: Path) -> Config:
+    fast = Config().replace("state", dir=str(directory)).replace("web", port=0).replace("schedule", profile="pattern")
+    return fast.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
+
+
+@pytest.fixture
+def daemon(before: Path) -> Iterator[Daemon]:
+    running = Daemon(config(before.parent))
+    yield running
+    running.close()
+
+
+def test_the_schema_moves_on_and_every_row_is_kept(before: Path) -> None:
+    old_events = rows(before, "SELECT id, ts, type, data FROM events ORDER BY id")
+    old_rounds = rows(before, "SELECT * FROM rounds ORDER BY number")
+    Store(before)
+    assert rows(before, "PRAGMA user_version") == [(len(MIGRATIONS),)]
+    tables = {name for (name,) in rows(before, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "shuffles" in tables and "rounds" not in tables
+    assert rows(before, "SELECT * FROM shuffles ORDER BY number") == old_rounds  # the records as revealed
+    new_events = rows(before, "SELECT id, ts, type, data FROM events ORDER BY id")
+    assert [(i, ts) for i, ts, _, _ in new_events] == [(i, ts) for i, ts, _, _ in old_events]
+    renamed = {"round.started": "shuffle.started", "round.ended": "shuffle.ended"}
+    renamed["round.contributed"] = "shuffle.contributed"
+    for (_, _, old_type, old_data), (_, _, new_type, new_data) in zip(old_events, new_events, strict=True):
+        old, new = json.loads(old_data), json.loads(new_data)
+        if old_type in renamed:
+            assert new_type == renamed[old_type]
+            assert new == {**{k: v for k, v in old.items() if k != "round"}, "shuffle": old["round"]}
+        else:
+            assert new_type == old_type and new == old
+
+
+def test_the_open_shuffle_resumes_where_the_old_version_left_it(daemon: Daemon, before: Path) -> None:
+    (number, commitment), *_ = rows(before, "SELECT number, commitment FROM shuffles WHERE ended_ts IS NULL")
+    shown = daemon.app.test_client().get("/api/state").get_json()["shuffle"]
+    assert shown["number"] == number == 2 and shown["commitment"] == commitment
+    assert shown["presses"] == 4 and shown["contributions"] == ["fedcba9876543210fedcba9876543210"]
+    assert shown["contributions_open"] is False
+
+    assert daemon.controller.press("web").wait(10)
+    record, started = daemon.controller.new_shuffle()
+    assert record["format"] == fairness.FORMAT and record["shuffle"] == 2 and started["number"] == 3
+    assert record["restarts"] == [2] and len(record["outcomes"]) == 5
+    assert [o["stop"] for o in record["outcomes"]][:4] == ["miss", "count", "miss", "count"]  # from the old log
+    assert fairness.verify(record, seen_commitment=commitment, mine=["fedcba9876543210fedcba9876543210"]).ok
+
+
+def test_the_ended_shuffle_is_served_and_verifies_as_it_was_revealed(daemon: Daemon, before: Path) -> None:
+    ((stored,),) = rows(before, "SELECT record FROM shuffles WHERE number = 1")
+    client: FlaskClient = daemon.app.test_client()
+    served = client.get("/api/shuffles/1")
+    assert served.status_code == 200
+    record = served.get_json()
+    assert record == json.loads(stored)
+    assert record["format"] == "uno-launcher-round/2" and record["round"] == 1
+    assert record["restarts"] == [4] and len(record["contributions"]) == 2
+    assert fairness.verify(record).ok
+
+
+def test_verify_reads_the_old_store_by_shuffle_and_by_its_old_option(
+    before: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = before.parent / "c.toml"
+    settings.write_text(f'[state]\ndir = "{before.parent}"\n', encoding="utf-8")
+    assert main(["verify", "--shuffle", "1", "--config", str(settings)]) == 0
+    by_shuffle = capsys.readouterr().out
+    assert by_shuffle.startswith("OK: the seed matches its commitment and, with its 2 contribution(s), replays all 7")
+    assert main(["verify", "--round", "1", "--config", str(settings)]) == 0  # the old option, for one release
+    assert capsys.readouterr().out == by_shuffle
+    assert main(["verify", "--round", "2", "--config", str(settings)]) == 2
+    assert "shuffle 2 is still being played" in capsys.readouterr().err
