@@ -61,7 +61,7 @@ def bare_gpiozero(fires: int) -> list[float]:
 def full_daemon(fires: int, state_dir: Path) -> list[float]:
     config = Config().replace("state", dir=str(state_dir)).replace("web", port=0)
     # Presses at machine speed: no debounce (a finger needs 30 ms), no rest, no reverse pulse.
-    config = config.replace("dispense", min_rest_ms=0, card_gap_ms=0, deck_cards=500, debounce_ms=0, reverse_ms=0)
+    config = config.replace("dispense", min_rest_ms=0, card_gap_ms=0, hopper_cards=500, debounce_ms=0, reverse_ms=0)
     factory = MockFactory(pin_class=TimedPin)
     hardware = GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
     daemon = Daemon(config, hardware=hardware)
@@ -84,8 +84,8 @@ def full_daemon(fires: int, state_dir: Path) -> list[float]:
                 beam.drive_high()
             while daemon.controller.snapshot()["busy"]:
                 time.sleep(0.0002)
-        if daemon.controller.snapshot()["deck"]["remaining"] < 20:
-            daemon.controller.reload_deck(500)
+        if daemon.controller.snapshot()["hopper"]["remaining"] < 20:
+            daemon.controller.reload_hopper(500)
     daemon.close()
     if len(samples) < fires:
         raise RuntimeError(f"only {len(samples)} of {fires} presses fired: is the daemon refusing presses?")

@@ -45,7 +45,7 @@ CONFIG = """
 [dispense]
 min_rest_ms = 0
 card_gap_ms = 0
-deck_cards = 500
+hopper_cards = 500
 debounce_ms = 0
 reverse_ms = 0
 
@@ -219,8 +219,8 @@ def full_daemon(fires: int, config_path: Path) -> list[float]:
         beam.drive_high()
         while daemon.controller.snapshot()["busy"]:
             time.sleep(0.0005)
-        if daemon.controller.snapshot()["deck"]["remaining"] < 20:
-            daemon.controller.reload_deck(500)
+        if daemon.controller.snapshot()["hopper"]["remaining"] < 20:
+            daemon.controller.reload_hopper(500)
 
     assert daemon.new_pins is not None
     try:

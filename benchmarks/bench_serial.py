@@ -43,7 +43,7 @@ Host = Callable[[Path, list[float]], contextlib.AbstractContextManager[object]]
 
 def board_process(link: Path, presses: int) -> None:
     """The board's side: plug in, wait to be armed, press the button `presses` times; print the samples."""
-    pico = FakeBoard(link, card_ms=5, deck=100_000)
+    pico = FakeBoard(link, card_ms=5, hopper=100_000)
     pico.launcher.settings["reverse_ms"] = 0  # no pull-back pulse: the next press comes sooner
     print("plugged", flush=True)
     wait_until(lambda: pico.launcher.state == "IDLE" and pico.launcher.settings["min_rest_ms"] == 0, 10, "host")

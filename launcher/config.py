@@ -8,6 +8,7 @@ hardware, state in ./var/, the page on 127.0.0.1:8080.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from typing import Any
 
 from launcher.errors import LauncherError
 from launcher.schedule import PROFILES, Profile, ProfileError, profile_from_mapping, profile_to_mapping
+
+log = logging.getLogger(__name__)
 
 
 class ConfigError(LauncherError, ValueError):
@@ -57,7 +60,7 @@ class DispenseConfig:
     ramp_ms: int = _opt(80, lo=0, hi=2000)  # soft start: from a third of the duty up to pwm over this time
     reverse_ms: int = _opt(40, lo=0, hi=500)  # pull back a card left sticking out after each fire
     debounce_ms: int = _opt(30, lo=0, hi=500)  # the button must rest released this long before a press counts
-    deck_cards: int = _opt(112, lo=1, hi=500)  # cards in the hopper on a first start (hopper.MAX_DECK)
+    hopper_cards: int = _opt(112, lo=1, hi=500)  # cards in the hopper on a first start (hopper.MAX_HOPPER_CARDS)
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class SerialConfig:
 
 @dataclass(frozen=True)
 class SimConfig:
-    """The simulated deck and card exit."""
+    """The simulated hopper and card exit."""
 
     cards_per_second: float = _opt(12.0, lo=0.5, hi=1000.0)  # at full motor duty
     card_block_ms: float = _opt(6.0, lo=0.1, hi=200.0)  # how long one card blocks the beam
@@ -206,10 +209,36 @@ def _check_value(key: str, value: Any, kind: type, meta: Mapping[str, Any]) -> A
     return value
 
 
+# Keys renamed, still read under their old name for one release (docs/CONFIG.md): (section, old) -> new.
+RENAMED_KEYS = {("dispense", "deck_cards"): "hopper_cards"}
+
+
+def _renamed(section: str, table: dict[str, Any]) -> dict[str, Any]:
+    """The table with each old key under its new name, a warning naming the new one; both at once are refused."""
+    table = dict(table)
+    for (where, old), new in RENAMED_KEYS.items():
+        if where != section or old not in table:
+            continue
+        if new in table:
+            raise ConfigError(
+                f"{section}.{old} and {section}.{new} are both set: {old} is the old name of {new}; keep only {new}"
+            )
+        log.warning(
+            "%s.%s is now called %s.%s: rename it (the old name is read for this release only)",
+            section,
+            old,
+            section,
+            new,
+        )
+        table[new] = table.pop(old)
+    return table
+
+
 def _build_section(section: str, table: Any) -> Any:
     cls = _SECTIONS[section]
     if not isinstance(table, dict):
         raise ConfigError(f"[{section}] must be a table of keys, not {table!r}")
+    table = _renamed(section, table)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in table:
         if key not in fields:

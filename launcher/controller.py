@@ -183,11 +183,11 @@ class Controller:
             self._cues.idle()
             return record, self._shuffle.summary()
 
-    def reload_deck(self, cards: int) -> None:
+    def reload_hopper(self, cards: int) -> None:
         """The hopper was refilled with `cards` cards."""
-        deck = self._hopper.reload(cards)
+        count = self._hopper.reload(cards)
         self._hopper.save()
-        self._bus.publish(EventType.DECK_RELOADED, deck.as_dict())
+        self._bus.publish(EventType.HOPPER_RELOADED, count.as_dict())
 
     def lid_changed(self, is_open: bool) -> None:
         """The lid opened (the hardware has already stopped the motor) or closed (perhaps after a refill)."""
@@ -258,7 +258,7 @@ class Controller:
                 "presses": schedule.presses,
                 "busy": self._busy,
                 "fault": self._fault.message,
-                "deck": self._hopper.deck.as_dict(),
+                "hopper": self._hopper.count.as_dict(),
                 "tension": schedule.tension,
                 "profile": self._shuffle.profile.name,
                 "shuffle": self._shuffle.summary(),
@@ -277,9 +277,9 @@ class Controller:
         return None
 
     def _start_motor(self, ticket: PressTicket) -> tuple[FireJob | None, str | None]:
-        """With the lock held: start the fire this press asks for, if the deck has cards. (job, error)."""
+        """With the lock held: start the fire this press asks for, if the hopper has cards. (job, error)."""
         outcome = ticket.outcome
-        remaining = self._hopper.deck.remaining
+        remaining = self._hopper.count.remaining
         if not outcome.fired or remaining == 0:
             return None, None
         self._firing = ticket
@@ -300,7 +300,7 @@ class Controller:
         self._hopper.card_out()
 
     def _conclude_without_fire(self, ticket: PressTicket, error: str | None) -> None:
-        """A press that did not run the motor: a miss, an empty deck, or a motor that would not start."""
+        """A press that did not run the motor: a miss, an empty hopper, or a motor that would not start."""
         outcome = ticket.outcome
         if error is not None:
             with self._lock:
@@ -388,13 +388,13 @@ class Controller:
             self._firing = None
             # The cards were counted as they left; the fire's own count corrects any the callback missed.
             missed = result.dispensed - ticket.counted
-        deck = self._hopper.settle(missed)
+        count = self._hopper.settle(missed)
         outcome = ticket.outcome
-        self._shuffle.came_out_of(outcome, result.dispensed, result.stop, empty=deck.remaining == 0)
-        fault = announce(self._bus, self._cues, outcome, result, deck, ticket.deal)
+        self._shuffle.came_out_of(outcome, result.dispensed, result.stop, empty=count.remaining == 0)
+        fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal)
         if fault is not None:
             with self._lock:
                 self._fault.latch(fault)
         if result.dispensed:
             self._hopper.save()
-            self._bus.publish(EventType.DECK_CHANGED, deck.as_dict())
+            self._bus.publish(EventType.HOPPER_CHANGED, count.as_dict())

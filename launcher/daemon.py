@@ -28,7 +28,7 @@ from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Aims, Hardware, Links, Refills
-from launcher.hopper import Deck, Hopper
+from launcher.hopper import Hopper, HopperCount
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
 from launcher.poweroff import ButtonEdges, HoldToPowerOff, simulated_power_off, system_power_off
@@ -101,8 +101,8 @@ class Daemon:
             except StateDirBusy as e:
                 raise StartupError(str(e)) from None
             undo.callback(self._state_lock.close)
-            self._deck_writer = self.store.writer()
-            undo.callback(self._deck_writer.close)
+            self._hopper_writer = self.store.writer()
+            undo.callback(self._hopper_writer.close)
             self.bus = EventBus(self.store)
             undo.callback(self.bus.close)
             self.hardware = hardware or build_hardware(config)
@@ -122,8 +122,8 @@ class Daemon:
                 bus=self.bus,
                 # Saved as each card leaves, so that a restart (even after kill -9) knows what is in the hopper.
                 hopper=Hopper(
-                    self._saved_deck(),
-                    on_changed=self._save_deck,
+                    self._saved_hopper(),
+                    on_changed=self._save_hopper,
                     on_reload=self.hardware.refill if isinstance(self.hardware, Refills) else None,
                 ),
                 min_rest_ms=config.dispense.min_rest_ms,
@@ -143,19 +143,19 @@ class Daemon:
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
 
-    def _saved_deck(self) -> Deck:
-        """The hopper as the last run left it (a full deck on a first start); the simulated one is set to match."""
+    def _saved_hopper(self) -> HopperCount:
+        """The hopper as the last run left it (full on a first start); the simulated one is set to match."""
         with self.store.connect() as conn:
-            saved = self.store.deck(conn)
-        deck = Deck(*saved) if saved else Deck(loaded=self.config.dispense.deck_cards, dispensed=0)
+            saved = self.store.hopper(conn)
+        count = HopperCount(*saved) if saved else HopperCount(loaded=self.config.dispense.hopper_cards, dispensed=0)
         if isinstance(self.hardware, Refills):
-            self.hardware.refill(deck.remaining)
-        return deck
+            self.hardware.refill(count.remaining)
+        return count
 
-    def _save_deck(self, deck: Deck) -> None:
+    def _save_hopper(self, count: HopperCount) -> None:
         """On the hopper saver's thread only: its own connection, kept open (a save for each card that leaves)."""
-        with self._deck_writer.connect() as conn:
-            self.store.save_deck(conn, deck.loaded, deck.dispensed)
+        with self._hopper_writer.connect() as conn:
+            self.store.save_hopper(conn, count.loaded, count.dispensed)
 
     def _follow_link(self) -> None:
         """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""
@@ -287,7 +287,7 @@ class Daemon:
         if self.power_off is not None:
             self.power_off.close()
         self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
-        self._deck_writer.close()
+        self._hopper_writer.close()
         self.hardware.close()
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)

@@ -18,11 +18,13 @@ from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
-MAX_DECK = 500  # more than any hopper holds; the same bound as dispense.deck_cards in the config
+MAX_HOPPER_CARDS = 500  # more than any hopper holds; the same bound as dispense.hopper_cards in the config
 
 
 @dataclass(frozen=True, slots=True)
-class Deck:
+class HopperCount:
+    """The cards loaded at the last refill and those that have come out since."""
+
     loaded: int
     dispensed: int
 
@@ -38,19 +40,19 @@ class HopperSaver:
     """Saves the newest count on its own thread. `save()` returns at once; `flush()` waits and raises what the
     last write raised."""
 
-    def __init__(self, write: Callable[[Deck], None], *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, write: Callable[[HopperCount], None], *, clock: Clock = REAL_CLOCK) -> None:
         self._write = write
         self._cond = clock.condition()
-        self._pending: Deck | None = None
+        self._pending: HopperCount | None = None
         self._handed = 0  # counts handed over, and written (or failed): flush() waits until they meet
         self._done = 0
         self._error: Exception | None = None
         self._thread = StoppableThread(self._run, "hopper-saver", clock=clock, wake=self._wake)
         self._thread.start()
 
-    def save(self, deck: Deck) -> None:
+    def save(self, count: HopperCount) -> None:
         with self._cond:
-            self._pending = deck
+            self._pending = count
             self._handed += 1
             self._cond.notify_all()
 
@@ -77,12 +79,12 @@ class HopperSaver:
             with self._cond:
                 while self._pending is None and not self._thread.stopping.is_set():
                     self._cond.wait()
-                deck, self._pending, handed = self._pending, None, self._handed
-                if deck is None:
+                count, self._pending, handed = self._pending, None, self._handed
+                if count is None:
                     return
             error = None
             try:
-                self._write(deck)
+                self._write(count)
             except Exception as e:  # handed to flush(): the controller latches FAULT naming it
                 log.exception("could not save the hopper's count")
                 error = e
@@ -99,48 +101,48 @@ class Hopper:
 
     def __init__(
         self,
-        deck: Deck,
+        count: HopperCount,
         *,
-        on_changed: Callable[[Deck], None] | None = None,
+        on_changed: Callable[[HopperCount], None] | None = None,
         on_reload: Callable[[int], None] | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._lock = threading.Lock()
-        self._deck = deck
+        self._count = count
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
         self._saver = HopperSaver(on_changed, clock=clock) if on_changed is not None else None
 
     @property
-    def deck(self) -> Deck:
+    def count(self) -> HopperCount:
         with self._lock:
-            return self._deck
+            return self._count
 
     def card_out(self) -> None:
         """From the exit beam's thread: never waits for the disk."""
         with self._lock:
-            self._deck = deck = Deck(self._deck.loaded, self._deck.dispensed + 1)
+            self._count = count = HopperCount(self._count.loaded, self._count.dispensed + 1)
         if self._saver is not None:
-            self._saver.save(deck)
+            self._saver.save(count)
 
-    def settle(self, missed: int) -> Deck:
+    def settle(self, missed: int) -> HopperCount:
         """A fire ended: `missed` cards its own count has that the beam's callbacks did not (or fewer, below 0)."""
         with self._lock:
-            self._deck = deck = Deck(self._deck.loaded, max(0, self._deck.dispensed + missed))
-        return deck
+            self._count = count = HopperCount(self._count.loaded, max(0, self._count.dispensed + missed))
+        return count
 
-    def reload(self, cards: int) -> Deck:
-        if not 1 <= cards <= MAX_DECK:
-            raise ValueError(f"a deck holds 1 to {MAX_DECK} cards, not {cards}")
+    def reload(self, cards: int) -> HopperCount:
+        if not 1 <= cards <= MAX_HOPPER_CARDS:
+            raise ValueError(f"a hopper holds 1 to {MAX_HOPPER_CARDS} cards, not {cards}")
         with self._lock:
-            self._deck = deck = Deck(loaded=cards, dispensed=0)
+            self._count = count = HopperCount(loaded=cards, dispensed=0)
         if self._on_reload is not None:
             self._on_reload(cards)
-        return deck
+        return count
 
     def save(self) -> None:
         """Save the count and wait for it: raises what the store raised (the caller latches FAULT)."""
         if self._saver is not None:
-            self._saver.save(self.deck)
+            self._saver.save(self.count)
             self._saver.flush()
 
     def close(self) -> None:

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import Cues, DispenseResult, StopReason
-from launcher.hopper import Deck
+from launcher.hopper import HopperCount
 from launcher.schedule import Outcome
 
 
 def announce(
-    bus: EventBus, cues: Cues, outcome: Outcome, result: DispenseResult, deck: Deck, deal: Demand | None
+    bus: EventBus, cues: Cues, outcome: Outcome, result: DispenseResult, hopper: HopperCount, deal: Demand | None
 ) -> str | None:
     """Publish the fire's end and play its cue. Returns the FAULT to latch, if the fire ended in one."""
     data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
@@ -29,7 +29,7 @@ def announce(
         bus.publish(
             EventType.LAUNCHER_FIRED, {**data, "ms": result.ms, "tension": outcome.tension, "jackpot": outcome.jackpot}
         )
-    elif result.stop is StopReason.JAM and deck.remaining == 0:
+    elif result.stop is StopReason.JAM and hopper.remaining == 0:
         bus.publish(EventType.LAUNCHER_EMPTY, data)
     elif result.stop in (StopReason.JAM, StopReason.STUCK):
         reason = "no_card" if result.stop is StopReason.JAM else "stuck_at_exit"
@@ -44,7 +44,7 @@ def announce(
 
 
 def announce_no_fire(bus: EventBus, outcome: Outcome, misses_in_row: int) -> None:
-    """A press that ran no motor: the schedule's miss, or a fire the empty deck could not give."""
+    """A press that ran no motor: the schedule's miss, or a fire the empty hopper could not give."""
     if outcome.fired:
         bus.publish(EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0})
     else:

@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ STAMPED_FROM = 8  # the schema version that stamps APPLICATION_ID; older stores 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 StoredEvent = tuple[int, float, str, dict[str, Any]]  # (id, ts, type, data)
+WEAR_COLUMNS = ("since", "fires", "cards", "jams", "stuck", "timeouts", "motor_ms", "recent")  # the columns of a wear period
 
 # Each entry moves the schema from version i to i + 1 (PRAGMA user_version). Never edit one that has shipped.
 MIGRATIONS: tuple[str, ...] = (
@@ -108,6 +109,80 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE events SET type = 'shuffle.' || substr(type, 7),
                       data = json_set(json_remove(data, '$.round'), '$.shuffle', json_extract(data, '$.round'))
         WHERE type IN ('round.started', 'round.ended', 'round.contributed');
+    """,
+    # The hopper's count was called the deck (a deck is the game's cards): its table and its events.
+    """
+    ALTER TABLE deck RENAME TO hopper;
+    UPDATE events SET type = 'hopper.' || substr(type, 6) WHERE type IN ('deck.changed', 'deck.reloaded');
+    """,
+    # The history (launcher/history.py): a summary of each ended game, each player's line in it, and each player's
+    # sums per mode ('*': all) and period ('all', or a month 'YYYY-MM'), so that lists and leaderboards read a few
+    # rows whatever the number of games. Games kept before are summarized at the next start.
+    """
+    CREATE TABLE game_summaries (
+        game       INTEGER PRIMARY KEY REFERENCES games (id),
+        started_ts REAL NOT NULL,
+        ended_ts   REAL NOT NULL,
+        outcome    TEXT NOT NULL,
+        mode       TEXT NOT NULL,
+        ruleset    TEXT NOT NULL,
+        target     INTEGER NOT NULL,
+        rounds     INTEGER NOT NULL,
+        players    TEXT NOT NULL,
+        winners    TEXT NOT NULL,
+        totals     TEXT NOT NULL
+    );
+    CREATE TABLE player_games (
+        game            INTEGER NOT NULL REFERENCES game_summaries (game),
+        player          TEXT NOT NULL,
+        name            TEXT NOT NULL,
+        mode            TEXT NOT NULL,
+        started_ts      REAL NOT NULL,
+        month           TEXT NOT NULL,
+        won             INTEGER NOT NULL,
+        rounds          INTEGER NOT NULL,
+        rounds_won      INTEGER NOT NULL,
+        hand_points     INTEGER NOT NULL,
+        presses         INTEGER NOT NULL,
+        cards           INTEGER NOT NULL,
+        longest_drought INTEGER,
+        PRIMARY KEY (game, player)
+    );
+    CREATE INDEX player_games_by_start ON player_games (started_ts);
+    CREATE INDEX player_games_by_player ON player_games (player);
+    CREATE TABLE player_totals (
+        mode            TEXT NOT NULL,
+        period          TEXT NOT NULL,
+        player          TEXT NOT NULL,
+        name            TEXT NOT NULL,
+        last_ts         REAL NOT NULL,
+        games           INTEGER NOT NULL,
+        wins            INTEGER NOT NULL,
+        rounds          INTEGER NOT NULL,
+        rounds_won      INTEGER NOT NULL,
+        hand_points     INTEGER NOT NULL,
+        presses         INTEGER NOT NULL,
+        cards           INTEGER NOT NULL,
+        longest_drought INTEGER,
+        PRIMARY KEY (mode, period, player)
+    );
+    """,
+    # Wear and care (launcher/wear.py): the launcher's counters over its life and since the roller was cleaned,
+    # counted from this upgrade on; `recent` holds how each of the latest fires ended, a letter each.
+    """
+    CREATE TABLE wear (
+        period   TEXT PRIMARY KEY CHECK (period IN ('lifetime', 'cleaning')),
+        since    REAL NOT NULL,
+        fires    INTEGER NOT NULL DEFAULT 0,
+        cards    INTEGER NOT NULL DEFAULT 0,
+        jams     INTEGER NOT NULL DEFAULT 0,
+        stuck    INTEGER NOT NULL DEFAULT 0,
+        timeouts INTEGER NOT NULL DEFAULT 0,
+        motor_ms INTEGER NOT NULL DEFAULT 0,
+        recent   TEXT NOT NULL DEFAULT ''
+    );
+    INSERT INTO wear (period, since) VALUES
+        ('lifetime', CAST(strftime('%s', 'now') AS REAL)), ('cleaning', CAST(strftime('%s', 'now') AS REAL));
     """,
 )
 
@@ -302,6 +377,15 @@ class Store:
         return int(conn.execute("SELECT coalesce(max(number), 0) FROM shuffles").fetchone()[0])
 
     @staticmethod
+    def shuffles_between(conn: sqlite3.Connection, start_ts: float, end_ts: float) -> list[int]:
+        """The numbers of the shuffles played at some time from `start_ts` to `end_ts`, in order."""
+        rows = conn.execute(
+            "SELECT number FROM shuffles WHERE started_ts <= ? AND coalesce(ended_ts, ?) >= ? ORDER BY number",
+            (end_ts, end_ts, start_ts),
+        )
+        return [int(number) for (number,) in rows]
+
+    @staticmethod
     def shuffle_record(conn: sqlite3.Connection, number: int) -> tuple[str, bool] | None:
         """(record, ended) of a shuffle, or None."""
         row = conn.execute("SELECT record, ended_ts IS NOT NULL FROM shuffles WHERE number = ?", (number,)).fetchone()
@@ -325,22 +409,46 @@ class Store:
         row = conn.execute("SELECT id, state FROM games ORDER BY id DESC LIMIT 1").fetchone()
         return None if row is None else (int(row[0]), str(row[1]))
 
-    # --- the deck in the hopper ----------------------------------------------------------------------------
+    @staticmethod
+    def games_from(conn: sqlite3.Connection, first: int, limit: int) -> list[tuple[int, float, str]]:
+        """(id, started_ts, state) of up to `limit` games from id `first` on, in order."""
+        rows = conn.execute(
+            "SELECT id, started_ts, state FROM games WHERE id >= ? ORDER BY id LIMIT ?", (first, limit)
+        ).fetchall()
+        return [(int(i), float(ts), str(state)) for i, ts, state in rows]
+
+    # --- the hopper's count -------------------------------------------------------------------------------
 
     @staticmethod
-    def deck(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    def hopper(conn: sqlite3.Connection) -> tuple[int, int] | None:
         """(loaded, dispensed) as last saved, or None on a first start."""
-        row = conn.execute("SELECT loaded, dispensed FROM deck WHERE id = 1").fetchone()
+        row = conn.execute("SELECT loaded, dispensed FROM hopper WHERE id = 1").fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
     @staticmethod
-    def save_deck(conn: sqlite3.Connection, loaded: int, dispensed: int) -> None:
+    def save_hopper(conn: sqlite3.Connection, loaded: int, dispensed: int) -> None:
         with transaction(conn):
             conn.execute(
-                "INSERT INTO deck (id, loaded, dispensed) VALUES (1, ?, ?) "
+                "INSERT INTO hopper (id, loaded, dispensed) VALUES (1, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET loaded = excluded.loaded, dispensed = excluded.dispensed",
                 (loaded, dispensed),
             )
+
+    # --- wear and care (launcher/wear.py) ------------------------------------------------------------------
+
+    @staticmethod
+    def wear(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+        """Each period's row ('lifetime', 'cleaning') by column, WEAR_COLUMNS."""
+        rows = conn.execute(f"SELECT period, {', '.join(WEAR_COLUMNS)} FROM wear").fetchall()
+        return {str(row[0]): dict(zip(WEAR_COLUMNS, row[1:], strict=True)) for row in rows}
+
+    @staticmethod
+    def save_wear(conn: sqlite3.Connection, periods: Mapping[str, Mapping[str, Any]]) -> None:
+        """Replace the periods' rows, each given by column (WEAR_COLUMNS), in one transaction."""
+        columns = ", ".join(f"{name} = :{name}" for name in WEAR_COLUMNS)
+        rows = [{**values, "period": period} for period, values in periods.items()]
+        with transaction(conn):
+            conn.executemany(f"UPDATE wear SET {columns} WHERE period = :period", rows)
 
     # --- PINs and sessions (launcher/access.py) ------------------------------------------------------------
 

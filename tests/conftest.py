@@ -29,7 +29,7 @@ FAST_SIM_TOML = """
 [dispense]
 min_rest_ms = 10
 jam_ms = 400
-deck_cards = 500
+hopper_cards = 500
 
 [sim]
 cards_per_second = 250.0

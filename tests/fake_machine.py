@@ -4,7 +4,7 @@
 - `FakeMachine`: the parts of MicroPython's `machine` module the firmware uses (Pin with irq, PWM, WDT), with
   hooks for the test: `line(id).drive(level)` is the outside world on an input pin, `pwm(id)` records duty.
 - `FakeMicropython`: `micropython.kbd_intr`.
-- `Mechanics`: the launcher around the board: cards leave the deck and cross the beam while the motor runs.
+- `Mechanics`: the launcher around the board: cards leave the hopper and cross the beam while the motor runs.
 - `FakeBoard`: all of that running `Launcher` in a thread at about 1 kHz, plugged in by a wire: `PtyWire`, the
   master end of a pty pair whose slave end is reachable through a symlink like /dev/serial/by-id/usb-..., on real
   time; or `MemoryWire`, bytes in memory whose host end is a `Port` that waits on the clock, so that the board
@@ -237,16 +237,16 @@ def close_lid(machine: FakeMachine, pin_map: Any = board) -> None:
 
 
 class Mechanics:
-    """The roller, the deck and the exit beam. While IN1 drives forward (and IN2 does not), one card leaves
+    """The roller, the hopper and the exit beam. While IN1 drives forward (and IN2 does not), one card leaves
     every `card_ms` of running and blocks the beam for `block_ms`. `jammed` stops cards; `stuck` holds the
-    beam blocked. The hopper sensor, if the pin map has one, reads empty with the deck."""
+    beam blocked. The hopper sensor, if the pin map has one, reads empty with the hopper."""
 
     def __init__(
-        self, machine: FakeMachine, pin_map: Any = board, *, deck: int = 100, card_ms: int = 40, block_ms: int = 5
+        self, machine: FakeMachine, pin_map: Any = board, *, hopper: int = 100, card_ms: int = 40, block_ms: int = 5
     ) -> None:
         self._machine = machine
         self._pins = pin_map
-        self.deck = deck
+        self.hopper = hopper
         self.card_ms = card_ms
         self.block_ms = block_ms
         self.jammed = False
@@ -267,18 +267,18 @@ class Mechanics:
             forward = machine.pwm(self._pins.MOTOR_IN1).duty > 0 and machine.pwm(self._pins.MOTOR_IN2).duty == 0
             elapsed = 0 if self._last_ms is None else now_ms - self._last_ms
             self._last_ms = now_ms
-            if forward and not self.jammed and self.deck > 0:
+            if forward and not self.jammed and self.hopper > 0:
                 self._run_ms += elapsed
                 if self._run_ms >= self.card_ms:
                     self._run_ms = 0
-                    self.deck -= 1
+                    self.hopper -= 1
                     self.cards_out += 1
                     beam.drive(0)
                     self._unblock_ms = now_ms + self.block_ms
             if self.stuck:
                 beam.drive(0)
             if self._pins.HOPPER is not None:
-                machine.line(self._pins.HOPPER).drive(0 if self.deck > 0 else 1)
+                machine.line(self._pins.HOPPER).drive(0 if self.hopper > 0 else 1)
 
 
 class Tamper:
@@ -488,7 +488,7 @@ class FakeBoard:
         *,
         clock: Clock = REAL_CLOCK,
         boot_id: str = "B0A7D001",
-        deck: int = 100,
+        hopper: int = 100,
         card_ms: int = 20,
         pin_map: Any = board,
         to_board: Callable[[bytes], list[bytes]] | None = None,
@@ -500,7 +500,7 @@ class FakeBoard:
         self.to_board = to_board
         self.to_host = to_host
         self._pin_map = pin_map
-        self._deck = deck
+        self._hopper = hopper
         self._card_ms = card_ms
         self._lock = threading.RLock()
         self._incoming = b""
@@ -520,7 +520,7 @@ class FakeBoard:
             self.launcher = firmware.Launcher(
                 self.machine, self.clock, self._write, boot_id, wdt=self.machine.WDT(timeout=1000), pins=self._pin_map
             )
-            self.mechanics = Mechanics(self.machine, self._pin_map, deck=self._deck, card_ms=self._card_ms)
+            self.mechanics = Mechanics(self.machine, self._pin_map, hopper=self._hopper, card_ms=self._card_ms)
 
     @property
     def motor(self) -> FakePWM:

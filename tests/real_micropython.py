@@ -3,7 +3,7 @@
 `MicroPythonBoard` runs firmware/main.py's own `run()` in a `micropython` process: its USB serial is the process's
 stdin and stdout (the master end of a pty whose slave the host opens through a /dev/serial/by-id-like symlink, or
 two pipes the test reads and writes itself), and its pins are tests/micropython_machine.py, driven and read over
-two more file descriptors. The launcher around the board (the roller, the deck, the exit beam) is `Mechanics`
+two more file descriptors. The launcher around the board (the roller, the hopper, the exit beam) is `Mechanics`
 from tests/fake_machine.py, run here in the test process on what the pins report.
 
 The interpreter: UNO_MICROPYTHON if set, else the one scripts/lab-micropython fetched into the lab's cache
@@ -154,7 +154,7 @@ class MicroPythonBoard:
         interpreter: Path,
         link: Path | None = None,
         *,
-        deck: int = 100,
+        hopper: int = 100,
         card_ms: int = 20,
         lid_closed: bool = True,
         button_held: bool = False,
@@ -213,7 +213,7 @@ class MicroPythonBoard:
             os.close(stdout)
             self._start(self._read_output, "micropython-stdout")
         self._start(self._read_pins, "micropython-pins")
-        self.mechanics = Mechanics(self.machine, board, deck=deck, card_ms=card_ms)
+        self.mechanics = Mechanics(self.machine, board, hopper=hopper, card_ms=card_ms)
         self._start(self._run_mechanics, "micropython-mechanics")
 
     # --- the outside world ---

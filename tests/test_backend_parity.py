@@ -1,6 +1,6 @@
 """One config, one behaviour: the same table of fires on both backends, on a virtual clock.
 
-- GPIO: `SimulatedHardware`, the real gpio.py on gpiozero mock pins with the simulated deck and exit around it;
+- GPIO: `SimulatedHardware`, the real gpio.py on gpiozero mock pins with the simulated hopper and exit around it;
 - serial: the real host link (`SerialHardware`) and firmware/main.py on a fake Pico (tests/fake_machine.py),
   joined by a MemoryWire.
 
@@ -54,9 +54,9 @@ class Side(Protocol):
 
 
 class GpioSide:
-    def __init__(self, clock: VirtualClock, config: Config, deck: int) -> None:
+    def __init__(self, clock: VirtualClock, config: Config, hopper: int) -> None:
         self.hardware = SimulatedHardware(config, clock=clock)
-        self.hardware.refill(deck)
+        self.hardware.refill(hopper)
         self._backward = self.hardware.pin_factory.pin(config.pins.motor_backward)
         self._clock = clock
 
@@ -90,11 +90,11 @@ class GpioSide:
 
 
 class SerialSide:
-    def __init__(self, clock: VirtualClock, config: Config, deck: int) -> None:
+    def __init__(self, clock: VirtualClock, config: Config, hopper: int) -> None:
         self._clock = clock
         wire = MemoryWire(clock)
-        # One card per ~100 ms of running, as the simulated deck gives at pwm 0.8 (12 cards/s at full duty).
-        self.pico = FakeBoard(wire, clock=clock, deck=deck, card_ms=100)
+        # One card per ~100 ms of running, as the simulated hopper gives at pwm 0.8 (12 cards/s at full duty).
+        self.pico = FakeBoard(wire, clock=clock, hopper=hopper, card_ms=100)
         self.host = SerialHardware(port="memory", dispense=config.dispense, clock=clock, opener=wire.open)
         clock.run_until(lambda: self.host.describe()["link"] == "up", within=5)
 
@@ -135,7 +135,7 @@ class Case:
     reverses: int
     ms: int | None = None  # when the settings alone fix how long the fire takes
     dispense: dict[str, int] = dataclasses.field(default_factory=dict)
-    deck: int = 100
+    hopper: int = 100
     jammed: bool = False
     when: Callable[[Side], bool] | None = None  # once this holds during the fire...
     then: Callable[[Side], None] = lambda side: None  # ...this happens
@@ -171,7 +171,7 @@ CASES = {
     "watchdog at max_run_ms": Case(
         2, 0, StopReason.TIMEOUT, reverses=0, ms=300, dispense={"max_run_ms": 300, "jam_ms": 10000}, jammed=True
     ),
-    "empty hopper": Case(5, 2, StopReason.JAM, reverses=2, dispense={"jam_ms": 300}, deck=2),
+    "empty hopper": Case(5, 2, StopReason.JAM, reverses=2, dispense={"jam_ms": 300}, hopper=2),
 }
 
 SIDES: dict[str, Callable[[VirtualClock, Config, int], Side]] = {"gpio": GpioSide, "serial": SerialSide}
@@ -189,7 +189,7 @@ def clock() -> Iterator[VirtualClock]:
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES)
 def test_both_backends_report_the_same(clock: VirtualClock, case: Case, backend: str) -> None:
     config = from_mapping({"dispense": case.dispense})  # checked as a config file is
-    side = SIDES[backend](clock, config, case.deck)
+    side = SIDES[backend](clock, config, case.hopper)
     try:
         side.jam(case.jammed)
         wait = side.fire(case.cards)
@@ -230,7 +230,7 @@ def test_the_host_configures_every_board_setting(clock: VirtualClock) -> None:
     for f in dataclasses.fields(DispenseConfig):
         if f.name in BOARD_SETTINGS:
             changed[f.name] = f.metadata["hi"] if f.default != f.metadata["hi"] else f.metadata["lo"]
-    side = SerialSide(clock, from_mapping({"dispense": changed}), deck=10)
+    side = SerialSide(clock, from_mapping({"dispense": changed}), hopper=10)
     try:
         assert side.pico.launcher.settings == changed
     finally:

@@ -125,21 +125,21 @@ def test_first_visit_picks_the_language_from_the_browser(daemon, playwright_chro
     context.close()
 
 
-def test_refilling_the_deck_from_a_phone_shows_on_every_phone(daemon, playwright_chromium):
+def test_refilling_the_hopper_from_a_phone_shows_on_every_phone(daemon, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")
     phones = [browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page() for _ in range(2)]
     for page in phones:
         open_joined(page, daemon)
-    loaded = daemon.get("/api/state")["deck"]["loaded"]
+    loaded = daemon.get("/api/state")["hopper"]["loaded"]
 
     phones[0].locator("#reload").tap()
 
     refilled = english["feed.reloaded"].replace("{loaded}", str(loaded))
     for page in phones:  # the other phone learns it over the event stream
-        expect(page.locator("#feed li[data-type='deck.reloaded'] .feed-text")).to_have_text(refilled)
-        expect(page.locator("#deck-text")).to_have_text(
-            english["deck.level"].replace("{remaining}", str(loaded)).replace("{loaded}", str(loaded))
+        expect(page.locator("#feed li[data-type='hopper.reloaded'] .feed-text")).to_have_text(refilled)
+        expect(page.locator("#hopper-text")).to_have_text(
+            english["hopper.level"].replace("{remaining}", str(loaded)).replace("{loaded}", str(loaded))
         )
         page.context.close()
 

@@ -228,7 +228,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     foreign_requests, console_errors = [], []
     page = phone(browser, playwright, home, foreign_requests, console_errors)
     open_joined(page, daemon)
-    before = daemon.get("/api/state")["deck"]["dispensed"]
+    before = daemon.get("/api/state")["hopper"]["dispensed"]
 
     new_game(page, ["Ann", "Bob", "Cy", "Dee"], ruleset="classic")
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Bob"), timeout=WAIT_MS)
@@ -251,7 +251,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
             expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player=following, n=7))
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Bob"), timeout=WAIT_MS)
     state = daemon.get("/api/state")
-    assert state["deck"]["dispensed"] == before + 28 == state["hardware"]["sim_cards_out"]
+    assert state["hopper"]["dispensed"] == before + 28 == state["hardware"]["sim_cards_out"]
 
     # Bob plays a Draw Two: Cy's next press takes exactly 2.
     expect(page.locator("#who input:checked")).to_have_value("Bob")
@@ -259,7 +259,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Cy", n=2), timeout=WAIT_MS)
     press_and_wait(page)
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Dee"), timeout=WAIT_MS)
-    assert daemon.get("/api/state")["deck"]["dispensed"] == before + 30
+    assert daemon.get("/api/state")["hopper"]["dispensed"] == before + 30
 
     page.locator("#tab-scores").tap()
     expect(page.locator("#stats tbody tr").locator("td:nth-of-type(2)")).to_have_text(["7", "7", "9", "7"])

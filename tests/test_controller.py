@@ -1,4 +1,4 @@
-"""The controller on simulated hardware: what each press becomes, refusals, FAULT, jams and an empty deck.
+"""The controller on simulated hardware: what each press becomes, refusals, FAULT, jams and an empty hopper.
 
 Everything runs on a virtual clock: the simulated world, the dispenser, the cues and the controller's worker. The
 motor's runs are read from the world's log, stamped with virtual time, so jam times, the watchdog, the suspense
@@ -21,7 +21,7 @@ from launcher.config import Config
 from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
 from launcher.hardware.sim import SimulatedHardware
-from launcher.hopper import Deck, Hopper
+from launcher.hopper import Hopper, HopperCount
 from launcher.schedule import PROFILES, Outcome
 from launcher.shuffles import ShuffleBook
 from launcher.store import Store
@@ -110,7 +110,7 @@ def rig_factory(tmp_path: Path, clock: VirtualClock) -> Iterator[Any]:
             shuffles=ShuffleBook(store, bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),
             profile=PROFILES["classic"],
             bus=bus,
-            hopper=Hopper(Deck(loaded=config.dispense.deck_cards, dispensed=0), clock=clock),
+            hopper=Hopper(HopperCount(loaded=config.dispense.hopper_cards, dispensed=0), clock=clock),
             min_rest_ms=config.dispense.min_rest_ms,
             game=game,
             clock=clock,
@@ -136,20 +136,20 @@ def test_each_press_gives_one_pressed_and_one_outcome(rig_factory: Any) -> None:
     assert results == [(0, 0), (3, 3), (0, 0), (2, 2)]
     assert rig.types() == [
         "button.pressed", "launcher.missed",
-        "button.pressed", "launcher.fired", "deck.changed",
+        "button.pressed", "launcher.fired", "hopper.changed",
         "button.pressed", "launcher.missed",
-        "button.pressed", "launcher.fired", "deck.changed",
+        "button.pressed", "launcher.fired", "hopper.changed",
     ]  # fmt: skip
     snapshot = rig.controller.snapshot()
-    assert snapshot["deck"] == {"loaded": 112, "dispensed": 5, "remaining": 107}
-    assert rig.hardware.world.deck == 107
+    assert snapshot["hopper"] == {"loaded": 112, "dispensed": 5, "remaining": 107}
+    assert rig.hardware.world.hopper == 107
     assert snapshot["presses"] == 4
 
 
 def test_a_press_on_the_button_pin_is_the_same_as_a_phone_press(rig_factory: Any) -> None:
     rig = rig_factory([2, 0])
     rig.hardware.world.press_button()
-    rig.clock.run_until(lambda: "deck.changed" in rig.types(), within=1.0)
+    rig.clock.run_until(lambda: "hopper.changed" in rig.types(), within=1.0)
     rig.clock.run_until(lambda: not rig.controller.snapshot()["busy"], within=1.0)
     rig.hardware.world.press_button()
     rig.clock.run_until(lambda: "launcher.missed" in rig.types(), within=1.0)
@@ -186,15 +186,15 @@ def test_a_jam_is_reported_with_what_came_out(rig_factory: Any) -> None:
     assert rig.motor_runs(pressed) == list(pairwise(at))
 
 
-def test_an_empty_deck_is_reported_and_the_motor_stays_off(rig_factory: Any) -> None:
-    rig = rig_factory([3, 2], fast_config(deck_cards=3))
+def test_an_empty_hopper_is_reported_and_the_motor_stays_off(rig_factory: Any) -> None:
+    rig = rig_factory([3, 2], fast_config(hopper_cards=3))
     assert rig.controller.press("web").wait(5)
-    assert rig.controller.snapshot()["deck"]["remaining"] == 0
+    assert rig.controller.snapshot()["hopper"]["remaining"] == 0
     forward = rig.hardware.pin_factory.pin(rig.config.pins.motor_forward)
     forward.clear_states()
     assert rig.controller.press("web").wait(5)
     assert rig.events()[-1] == ("launcher.empty", {"press": 2, "requested": 2, "dispensed": 0})
-    assert [s.state for s in forward.states] == [0.0], "the motor must not start on an empty deck"
+    assert [s.state for s in forward.states] == [0.0], "the motor must not start on an empty hopper"
 
 
 def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(

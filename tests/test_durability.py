@@ -179,24 +179,24 @@ def test_a_kill_in_the_middle_of_a_fire_keeps_the_cards_that_had_left(tmp_path: 
             threading.Thread(target=lambda d=daemon: _press_ignoring_the_kill(d), daemon=True).start()
             # Killed once the store says three more cards have left (the count is saved as each card leaves).
             store, target = daemon.state_dir / STORE_FILE, gone + 3
-            wait_until(lambda s=store, t=target: _stored_deck(s)[1] >= t, timeout=10)
+            wait_until(lambda s=store, t=target: _stored_hopper(s)[1] >= t, timeout=10)
             _kill(daemon)
             gone += 3
             daemon = start_daemon(tmp_path, SLOW_FIRE_TOML)
-            deck = daemon.get("/api/state")["deck"]
-            assert deck["loaded"] == 112
-            assert gone <= deck["dispensed"] < gone + 12, f"kill {kill + 1}: {deck}"  # at least what was stored
-            gone = deck["dispensed"]
-            assert daemon.get("/api/state")["hardware"]["sim_deck"] == deck["remaining"]
+            hopper = daemon.get("/api/state")["hopper"]
+            assert hopper["loaded"] == 112
+            assert gone <= hopper["dispensed"] < gone + 12, f"kill {kill + 1}: {hopper}"  # at least what was stored
+            gone = hopper["dispensed"]
+            assert daemon.get("/api/state")["hardware"]["sim_hopper"] == hopper["remaining"]
     finally:
         daemon.close()
 
 
-def _stored_deck(database: Path) -> tuple[int, int]:
+def _stored_hopper(database: Path) -> tuple[int, int]:
     """(loaded, dispensed) as the store holds them now, read beside the running daemon (WAL allows it)."""
     conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
-        row = conn.execute("SELECT loaded, dispensed FROM deck WHERE id = 1").fetchone()
+        row = conn.execute("SELECT loaded, dispensed FROM hopper WHERE id = 1").fetchone()
     finally:
         conn.close()
     return row or (0, 0)

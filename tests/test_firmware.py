@@ -37,7 +37,7 @@ WRAP = 1 << 30
 class Rig:
     """The firmware on a manual clock: a hand on its pins, its output parsed, and time that moves when told."""
 
-    def __init__(self, pin_map: Any = board, *, start_ms: int = 0, deck: int = 100, card_ms: int = 40) -> None:
+    def __init__(self, pin_map: Any = board, *, start_ms: int = 0, hopper: int = 100, card_ms: int = 40) -> None:
         self.pins = pin_map
         self.clock = FakeClock(start_ms)
         self.machine = FakeMachine(self.clock)
@@ -46,7 +46,7 @@ class Rig:
         self._parser = Parser()
         self.wdt = self.machine.WDT(timeout=1000)
         self.launcher = firmware.Launcher(self.machine, self.clock, self._write, BOOT_ID, wdt=self.wdt, pins=pin_map)
-        self.mechanics = Mechanics(self.machine, pin_map, deck=deck, card_ms=card_ms)
+        self.mechanics = Mechanics(self.machine, pin_map, hopper=hopper, card_ms=card_ms)
         self.seq = 0
 
     def _write(self, data: bytes) -> None:
@@ -201,7 +201,7 @@ def test_a_card_stuck_in_the_beam_is_reported_as_stuck() -> None:
 
 
 def test_an_empty_hopper_is_reported_as_empty() -> None:
-    rig = Rig(pins(HOPPER=12), deck=2).armed(jam_ms=200)
+    rig = Rig(pins(HOPPER=12), hopper=2).armed(jam_ms=200)
     rig.send("FIRE", 5, 4000, 80)
     rig.run(400)
     assert rig.events("CARD") == [("1",), ("2",)]

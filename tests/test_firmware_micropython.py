@@ -232,7 +232,7 @@ def _within(seconds: float, done: Callable[[], bool]) -> bool:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_daemon(micropython: Path, link: Path, daemon: Daemon) -> None:
-    with MicroPythonBoard(micropython, link, deck=100, card_ms=150) as pico:  # exact counts: see above
+    with MicroPythonBoard(micropython, link, hopper=100, card_ms=150) as pico:  # exact counts: see above
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None, 15, "the board ready")
         for _ in range(30):  # the schedule misses about two presses in three
             before = len(event_types(daemon))
@@ -252,7 +252,7 @@ def test_a_press_on_the_board_fires_cards_through_the_daemon(micropython: Path, 
         assert pressed and all(p["source"] == "button" for p in pressed)
         assert fired and all(f["dispensed"] == f["requested"] for f in fired), pico.diagnosis()
         wait_until(lambda: pico.mechanics.cards_out == sum(f["dispensed"] for f in fired))
-        assert daemon.controller.snapshot()["deck"]["dispensed"] == pico.mechanics.cards_out
+        assert daemon.controller.snapshot()["hopper"]["dispensed"] == pico.mechanics.cards_out
         assert daemon.hardware.describe()["backend"] == "serial"
 
 

@@ -68,7 +68,7 @@ class Live:
         )
         self.statuses: Counter[tuple[str, int]] = Counter()
         rules = daemon.get("/api/game")["rules"]
-        self.kinds = {ruleset: [k["id"] for k in deck["kinds"]] for ruleset, deck in rules["decks"].items()}
+        self.kinds = {ruleset: [k["id"] for k in hopper["kinds"]] for ruleset, hopper in rules["decks"].items()}
         self.declarations: dict[str, list[str]] = rules["declarations"]
         self.profiles = [p["name"] for p in daemon.get("/api/profiles")["profiles"]]
 
@@ -94,7 +94,7 @@ def _fresh_game(daemon: RunningDaemon) -> None:
     body = {"winner": "Ann", "hands": {"Bob": 9, "Cy": 4}}
     status, body = daemon.request("POST", "/api/games/current/rounds", body, admin=True)
     assert status == 201, body  # a round to edit
-    status, body = daemon.request("POST", "/api/deck", {"cards": 500}, admin=True)
+    status, body = daemon.request("POST", "/api/hopper", {"cards": 500}, admin=True)
     assert status == 200, body
 
 

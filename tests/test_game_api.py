@@ -92,13 +92,13 @@ def test_a_jammed_fire_costs_nobody_their_press(daemon: Daemon, client: FlaskCli
     assert last["dispensed"] > 0
 
 
-def test_classic_deals_exact_counts_from_the_simulated_deck(daemon: Daemon, client: FlaskClient) -> None:
+def test_classic_deals_exact_counts_from_the_simulated_hopper(daemon: Daemon, client: FlaskClient) -> None:
     post(client, "/api/games", {"players": ["Ann", "Bob", "Cy", "Dee"], "ruleset": "classic"})
     post(client, "/api/attacks", {"kind": "deal"})
     dealt = [press(daemon) for _ in range(4)]
     assert [(d["player"], d["dispensed"]) for d in dealt] == [("Bob", 7), ("Cy", 7), ("Dee", 7), ("Ann", 7)]
     state = client.get("/api/state").get_json()
-    assert state["deck"]["dispensed"] == 28 == state["hardware"]["sim_cards_out"]
+    assert state["hopper"]["dispensed"] == 28 == state["hardware"]["sim_cards_out"]
     post(client, "/api/attacks", {"kind": "draw_two", "by": "Bob"})
     assert press(daemon)["dispensed"] == 2
     assert client.get("/api/state").get_json()["hardware"]["sim_cards_out"] == 30

@@ -54,11 +54,11 @@ def test_200_presses_over_http_reach_every_phone_in_order(daemon: RunningDaemon)
     assert pressed == outcomes == Counter(range(1, 201))
     assert [r["press"] for r in replies] == list(range(1, 201))
 
-    # Cards: what the events say left == what the controller counted == what left the simulated deck.
+    # Cards: what the events say left == what the controller counted == what left the simulated hopper.
     dispensed = sum(e["data"]["dispensed"] for e in events if e["type"] in OUTCOMES - {"launcher.missed"})
     assert dispensed == sum(r["dispensed"] for r in replies)
-    assert dispensed == state["deck"]["dispensed"] == state["hardware"]["sim_cards_out"]
-    assert state["deck"]["remaining"] == state["hardware"]["sim_deck"] == 500 - dispensed
+    assert dispensed == state["hopper"]["dispensed"] == state["hardware"]["sim_cards_out"]
+    assert state["hopper"]["remaining"] == state["hardware"]["sim_hopper"] == 500 - dispensed
     assert state["presses"] == 200
     assert 40 < sum(1 for e in events if e["type"] == "launcher.fired") < 120  # about one press in three fires
 

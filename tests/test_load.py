@@ -1,5 +1,5 @@
 """Many phones under load, on loopback: 50 phones follow the event stream while the table sends 20 actions a
-second for 60 s (presses from several phones, declarations and scores from one, now and then a refilled deck), and
+second for 60 s (presses from several phones, declarations and scores from one, now and then a refilled hopper), and
 every few seconds phones vanish without closing (a close with unread data, or a reset).
 
 - No HTTP error, but for the documented 409 `busy` of a press that came during a fire (counted and reported).
@@ -103,8 +103,8 @@ def _press(daemon: RunningDaemon) -> tuple[str, int, Any]:
 
 
 def _reload(daemon: RunningDaemon) -> tuple[str, int, Any]:
-    status, answer = daemon.post("/api/deck", {"cards": 500})
-    return "deck", status, answer
+    status, answer = daemon.post("/api/hopper", {"cards": 500})
+    return "hopper", status, answer
 
 
 class Vanishing(threading.Thread):

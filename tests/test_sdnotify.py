@@ -21,7 +21,7 @@ from launcher.clock import VirtualClock
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
-from launcher.hopper import Deck, Hopper
+from launcher.hopper import Hopper, HopperCount
 from launcher.schedule import PROFILES, Outcome
 from launcher.shuffles import ShuffleBook
 from launcher.store import Store
@@ -359,7 +359,7 @@ def test_a_hung_controller_loop_gets_no_pings(
         shuffles=ShuffleBook(store, bus, schedule_factory=lambda profile, seed: AlwaysOneCard()),
         profile=PROFILES["classic"],
         bus=bus,
-        hopper=Hopper(Deck(loaded=112, dispensed=0), clock=clock),
+        hopper=Hopper(HopperCount(loaded=112, dispensed=0), clock=clock),
         min_rest_ms=0,
         clock=clock,
     )

@@ -50,7 +50,7 @@ def _within(seconds: float, done: Callable[[], bool]) -> bool:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_daemon(link: Path, daemon: Daemon) -> None:
-    with FakeBoard(link, deck=100) as pico:
+    with FakeBoard(link, hopper=100) as pico:
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
         for _ in range(30):  # the schedule misses about two presses in three
             before = len(event_types(daemon))
@@ -68,7 +68,7 @@ def test_a_press_on_the_board_fires_cards_through_the_daemon(link: Path, daemon:
         assert pressed and all(p["source"] == "button" for p in pressed)
         assert fired and all(f["dispensed"] == f["requested"] for f in fired)
         wait_until(lambda: pico.mechanics.cards_out == sum(f["dispensed"] for f in fired))
-        assert daemon.controller.snapshot()["deck"]["dispensed"] == pico.mechanics.cards_out
+        assert daemon.controller.snapshot()["hopper"]["dispensed"] == pico.mechanics.cards_out
         assert daemon.hardware.describe()["backend"] == "serial"
 
 

@@ -182,15 +182,15 @@ def test_the_pattern_restarts_when_the_lid_opens_and_still_verifies(tmp_path: Pa
 def test_a_restart_remembers_the_cards_in_the_hopper(tmp_path: Path) -> None:
     first = Daemon(fast(tmp_path))
     press(first, 30)
-    first.controller.reload_deck(60)
+    first.controller.reload_hopper(60)
     press(first, 15)
-    before = first.controller.snapshot()["deck"]
+    before = first.controller.snapshot()["hopper"]
     first.close()
     assert before["dispensed"] > 0
 
     second = Daemon(fast(tmp_path))
     try:
-        assert second.controller.snapshot()["deck"] == before
-        assert second.hardware.describe()["sim_deck"] == before["remaining"]  # type: ignore[attr-defined]
+        assert second.controller.snapshot()["hopper"] == before
+        assert second.hardware.describe()["sim_hopper"] == before["remaining"]  # type: ignore[attr-defined]
     finally:
         second.close()

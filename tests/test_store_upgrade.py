@@ -1,6 +1,6 @@
 """A store left by the version before the renames (tests/stores/schema-8.sql, made by that version's code) opens
 with today's code and keeps every record: the ended shuffle's record as it was revealed, the open shuffle with its
-contributions, presses and lid opening, and the event log under the new event names."""
+contributions, presses and lid opening, the hopper's count, and the event log under the new event names."""
 
 from __future__ import annotations
 
@@ -60,20 +60,25 @@ def daemon(before: Path) -> Iterator[Daemon]:
 def test_the_schema_moves_on_and_every_row_is_kept(before: Path) -> None:
     old_events = rows(before, "SELECT id, ts, type, data FROM events ORDER BY id")
     old_rounds = rows(before, "SELECT * FROM rounds ORDER BY number")
+    old_deck = rows(before, "SELECT * FROM deck")
     Store(before)
     assert rows(before, "PRAGMA user_version") == [(len(MIGRATIONS),)]
     tables = {name for (name,) in rows(before, "SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert "shuffles" in tables and "rounds" not in tables
+    assert {"shuffles", "hopper"} <= tables and not {"rounds", "deck"} & tables
     assert rows(before, "SELECT * FROM shuffles ORDER BY number") == old_rounds  # the records as revealed
+    assert rows(before, "SELECT * FROM hopper") == old_deck == [(1, 80, 5)]
     new_events = rows(before, "SELECT id, ts, type, data FROM events ORDER BY id")
     assert [(i, ts) for i, ts, _, _ in new_events] == [(i, ts) for i, ts, _, _ in old_events]
     renamed = {"round.started": "shuffle.started", "round.ended": "shuffle.ended"}
     renamed["round.contributed"] = "shuffle.contributed"
+    hopper = {"deck.changed": "hopper.changed", "deck.reloaded": "hopper.reloaded"}
     for (_, _, old_type, old_data), (_, _, new_type, new_data) in zip(old_events, new_events, strict=True):
         old, new = json.loads(old_data), json.loads(new_data)
         if old_type in renamed:
             assert new_type == renamed[old_type]
             assert new == {**{k: v for k, v in old.items() if k != "round"}, "shuffle": old["round"]}
+        elif old_type in hopper:
+            assert new_type == hopper[old_type] and new == old
         else:
             assert new_type == old_type and new == old
 
@@ -117,3 +122,9 @@ def test_verify_reads_the_old_store_by_shuffle_and_by_its_old_option(
     assert capsys.readouterr().out == by_shuffle
     assert main(["verify", "--round", "2", "--config", str(settings)]) == 2
     assert "shuffle 2 is still being played" in capsys.readouterr().err
+
+
+def test_the_hopper_keeps_its_count(daemon: Daemon) -> None:
+    state = daemon.app.test_client().get("/api/state").get_json()
+    assert state["hopper"] == {"loaded": 80, "dispensed": 5, "remaining": 75}
+    assert state["hardware"]["sim_hopper"] == 75

@@ -1,4 +1,4 @@
-"""The web layer in-process: language guess, deck reload and bad input, through Flask's test client."""
+"""The web layer in-process: language guess, hopper reload and bad input, through Flask's test client."""
 
 from __future__ import annotations
 
@@ -53,13 +53,13 @@ def test_the_page_is_served_in_the_guessed_language(client: FlaskClient) -> None
     assert '<html lang="zh-Hant">' in page.get_data(as_text=True)
 
 
-def test_reloading_the_deck_refills_the_count_and_the_simulated_hopper(daemon: Daemon, client: FlaskClient) -> None:
-    reply = client.post("/api/deck", json={"cards": 54})
+def test_refilling_the_hopper_resets_its_count_and_the_simulated_one(daemon: Daemon, client: FlaskClient) -> None:
+    reply = client.post("/api/hopper", json={"cards": 54})
     assert reply.status_code == 200
     assert reply.get_json() == {"loaded": 54, "dispensed": 0, "remaining": 54}
     state = client.get("/api/state").get_json()
-    assert state["deck"]["remaining"] == state["hardware"]["sim_deck"] == 54
-    assert daemon.bus.events_after(0)[-1].type == "deck.reloaded"
+    assert state["hopper"]["remaining"] == state["hardware"]["sim_hopper"] == 54
+    assert daemon.bus.events_after(0)[-1].type == "hopper.reloaded"
 
 
 @pytest.mark.parametrize(
@@ -76,10 +76,10 @@ def test_reloading_the_deck_refills_the_count_and_the_simulated_hopper(daemon: D
     ],
 )
 def test_a_bad_reload_is_refused_and_changes_nothing(client: FlaskClient, body: object, status: int, code: str) -> None:
-    reply = client.post("/api/deck", json=body)
+    reply = client.post("/api/hopper", json=body)
     assert reply.status_code == status
     assert reply.get_json()["error"]["code"] == code
-    assert client.get("/api/state").get_json()["deck"]["loaded"] == 112
+    assert client.get("/api/state").get_json()["hopper"]["loaded"] == 112
 
 
 def test_a_body_that_is_not_json_is_refused(client: FlaskClient) -> None:
@@ -145,5 +145,5 @@ def test_the_page_travels_gzipped_and_phones_revalidate_it(client: FlaskClient) 
     assert again.status_code == 304 and again.get_data() == b""
     page = client.get("/", headers={"Accept-Encoding": "gzip"})
     assert page.headers["Content-Encoding"] == "gzip" and b"<html" in gzip.decompress(page.get_data())
-    refused = client.post("/api/deck", json={"cards": 0}, headers={"Accept-Encoding": "gzip"})
+    refused = client.post("/api/hopper", json={"cards": 0}, headers={"Accept-Encoding": "gzip"})
     assert refused.headers.get("Content-Encoding") is None  # errors are small: sent as they are

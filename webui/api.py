@@ -12,7 +12,7 @@ from launcher.access import Role
 from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, NotYourPress
 from launcher.games import GameDesk, GameOver, NoGame
-from launcher.hopper import MAX_DECK
+from launcher.hopper import MAX_HOPPER_CARDS
 from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
 from launcher.shuffles import ShuffleBook, ShuffleOpen
 from launcher.text import MAX_DEPTH, bad_text_at, depth
@@ -116,18 +116,19 @@ def _check_press_for(player: object) -> None:
         raise ApiError(409, "game_over", str(e)) from None
 
 
-@bp.post("/deck")
-def reload_deck() -> tuple[Response, int]:
+@bp.post("/hopper")
+@bp.post("/deck")  # the path before the rename, for one release (docs/API.md)
+def reload_hopper() -> tuple[Response, int]:
     body = json_object()
     unknown = set(body) - {"cards"}
     if unknown:
         raise ApiError(400, "unknown_field", f'unknown field {", ".join(sorted(unknown))}; send {{"cards": N}}')
     cards = body.get("cards")
-    if isinstance(cards, bool) or not isinstance(cards, int) or not 1 <= cards <= MAX_DECK:
-        raise ApiError(400, "bad_cards", f"cards must be a whole number from 1 to {MAX_DECK}, not {cards!r}")
+    if isinstance(cards, bool) or not isinstance(cards, int) or not 1 <= cards <= MAX_HOPPER_CARDS:
+        raise ApiError(400, "bad_cards", f"cards must be a whole number from 1 to {MAX_HOPPER_CARDS}, not {cards!r}")
     controller = _controller()
-    controller.reload_deck(cards)
-    return jsonify(controller.snapshot()["deck"]), 200
+    controller.reload_hopper(cards)
+    return jsonify(controller.snapshot()["hopper"]), 200
 
 
 @bp.post("/reset")

@@ -116,10 +116,10 @@ SPEC: dict[str, Any] = {
                 ),
             )
         },
-        "/api/deck": {
+        "/api/hopper": {
             "post": _change(
                 "the hopper was refilled",
-                {"200": _ok("the deck level")},
+                {"200": _ok("the hopper's count")},
                 _json_body(
                     {
                         "type": "object",
@@ -319,6 +319,7 @@ SPEC: dict[str, Any] = {
 # The paths before the renames (docs/API.md, "Renamed"): for one release they are served by the same views as the
 # new ones, and described as theirs, marked deprecated.
 RENAMED = {
+    "/api/deck": "/api/hopper",
     "/api/rounds": "/api/shuffles",
     "/api/rounds/current/contributions": "/api/shuffles/current/contributions",
     "/api/rounds/{number}": "/api/shuffles/{number}",

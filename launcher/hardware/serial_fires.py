@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 JOB_SLACK_S = 3.0  # a fire still unreported this long after its max_run_ms is given up (and stopped)
 
-# The board's DONE reasons. An empty hopper is a jam to the controller, which tells the two apart by its deck
+# The board's DONE reasons. An empty hopper is a jam to the controller, which tells the two apart by its hopper
 # count; describe() says when the board's hopper sensor reported empty.
 REASONS = {
     "count": StopReason.COUNT,

@@ -34,7 +34,7 @@ TRIES = 3
 HEARTBEAT_S = 0.5
 
 PER_FIRE = ("pwm", "max_run_ms")  # travel with every FIRE
-HOST_ONLY = ("deck_cards",)  # the controller's, not the board's
+HOST_ONLY = ("hopper_cards",)  # the controller's, not the board's
 BOARD_SETTINGS = tuple(f.name for f in dataclasses.fields(DispenseConfig) if f.name not in PER_FIRE + HOST_ONLY)
 
 

@@ -1,9 +1,9 @@
-"""Simulated hardware: a virtual card deck and card exit acting on gpiozero's mock pins.
+"""Simulated hardware: a virtual hopper of cards and card exit acting on gpiozero's mock pins.
 
 Nothing here replaces `gpio.py`: the daemon builds the very same `GpioHardware` on a mock pin factory, and this
-module plays the physical world around it. While the motor's forward pin is driven, cards leave the deck at a
+module plays the physical world around it. While the motor's forward pin is driven, cards leave the hopper at a
 rate that grows with the PWM duty; each card blocks the exit beam for a few milliseconds. A jam or an empty
-deck can be injected.
+hopper can be injected.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class SimPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no type hints
 
 
 class SimulatedWorld:
-    """The deck and the card exit around the launcher's pins."""
+    """The hopper and the card exit around the launcher's pins."""
 
     def __init__(self, config: Config, factory: MockFactory, *, clock: Clock = REAL_CLOCK) -> None:
         self._sim = config.sim
@@ -51,7 +51,7 @@ class SimulatedWorld:
         self._buzzer = factory.pin(pins.buzzer)
         self.motor_pins = (self._forward, self._backward, self._enable)
         self._lock = threading.Lock()
-        self._deck = config.dispense.deck_cards
+        self._hopper = config.dispense.hopper_cards  # the cards in the virtual hopper
         self._jammed = False
         self._stuck = False
         self.cards_out = 0
@@ -86,7 +86,7 @@ class SimulatedWorld:
 
     def refill(self, cards: int) -> None:
         with self._lock:
-            self._deck = cards
+            self._hopper = cards
 
     def jam(self, jammed: bool = True) -> None:
         """A card wedged in the roller: the motor turns, nothing comes out."""
@@ -95,9 +95,10 @@ class SimulatedWorld:
         self._wake()
 
     @property
-    def deck(self) -> int:
+    def hopper(self) -> int:
+        """The cards left in the virtual hopper."""
         with self._lock:
-            return self._deck
+            return self._hopper
 
     @property
     def motor_running(self) -> bool:
@@ -130,7 +131,7 @@ class SimulatedWorld:
         except Exception:  # pins closed during shutdown
             return 0.0
         with self._lock:
-            if self._jammed or self._stuck or self._deck == 0:
+            if self._jammed or self._stuck or self._hopper == 0:
                 return 0.0
         return forward if forward > self._sim.stall_duty else 0.0
 
@@ -167,9 +168,9 @@ class SimulatedWorld:
 
     def _card_passes(self) -> None:
         with self._lock:
-            if self._deck == 0:
+            if self._hopper == 0:
                 return
-            self._deck -= 1
+            self._hopper -= 1
             self.cards_out += 1
         self._beam.drive_low()  # the exit callbacks run here, in this thread, as on mock pins they do
         self._clock.sleep(self._sim.card_block_ms / 1000)
@@ -203,11 +204,11 @@ class SimulatedHardware(GpioHardware):
         self.world.close_lid()  # the simulated launcher starts ready to play
 
     def refill(self, cards: int) -> None:
-        """Whoever reloads the deck in the simulation also fills the virtual hopper."""
+        """Whoever refills the hopper in the simulation also fills the virtual one."""
         self.world.refill(cards)
 
     def describe(self) -> dict[str, object]:
-        return {**super().describe(), "sim_deck": self.world.deck, "sim_cards_out": self.world.cards_out}
+        return {**super().describe(), "sim_hopper": self.world.hopper, "sim_cards_out": self.world.cards_out}
 
     def close(self) -> None:
         super().close()

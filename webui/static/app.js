@@ -1,4 +1,4 @@
-// The phone page of the UNO launcher: one big button, the shuffle and its sealed seed, a live feed, the deck level,
+// The phone page of the UNO launcher: one big button, the shuffle and its sealed seed, a live feed, the hopper's count,
 // a new-shuffle control, the rules of each profile and a language switch. The game at the table (game.js, score.js,
 // setup.js) joins in through `hooks`.
 // Vanilla JS with no build step. Every visible text comes from the catalogues in static/i18n/.
@@ -33,7 +33,7 @@ const ui = {
   strings: {},
   conn: "connecting", // connecting | live | reconnecting
   busy: false, // a press from this phone is in flight
-  deck: null, // {loaded, dispensed, remaining} once known
+  hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
   fault: null, // message of the latched hardware fault, if any
   feed: [], // events shown in the feed, newest first
   lastId: 0, // id of the newest event received
@@ -131,7 +131,7 @@ function render() {
   renderConn();
   renderButton();
   renderShuffle();
-  renderDeck();
+  renderHopper();
   renderFault();
   renderFeed();
   renderProfileChoice();
@@ -235,12 +235,12 @@ function profileTable(profile, active) {
   return table;
 }
 
-function renderDeck() {
-  const deck = ui.deck;
-  $("deck-text").textContent = deck ? t("deck.level", deck) : t("deck.unknown");
-  const bar = $("deck-bar");
-  bar.max = Math.max(1, deck?.loaded ?? 1);
-  bar.value = deck?.remaining ?? 0;
+function renderHopper() {
+  const hopper = ui.hopper;
+  $("hopper-text").textContent = hopper ? t("hopper.level", hopper) : t("hopper.unknown");
+  const bar = $("hopper-bar");
+  bar.max = Math.max(1, hopper?.loaded ?? 1);
+  bar.value = hopper?.remaining ?? 0;
 }
 
 function renderFault() {
@@ -285,7 +285,7 @@ function describe({ type, data }) {
       return ["⚠", t("feed.fault", data)];
     case "hardware.ok":
       return ["✓", t("feed.ok")];
-    case "deck.reloaded":
+    case "hopper.reloaded":
       return ["↻", t("feed.reloaded", data)];
     default:
       for (const hook of hooks.describe) {
@@ -463,10 +463,10 @@ function askPressFor(player) {
   $("press-for-yes").focus();
 }
 
-// Someone refilled the hopper: the deck is full again, at the size it was loaded with.
+// Someone refilled the hopper: it is full again, at the size it was loaded with.
 async function reload() {
   try {
-    const { response, body } = await sendJson("POST", "/api/deck", { cards: ui.deck?.loaded ?? 112 });
+    const { response, body } = await sendJson("POST", "/api/hopper", { cards: ui.hopper?.loaded ?? 112 });
     if (!response.ok) toast(refusal(response, body));
   } catch {
     toast(t("toast.offline"));
@@ -527,11 +527,11 @@ async function refreshState() {
   if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
   const state = await response.json();
   ui.snapshotId = state.last_event_id ?? ui.snapshotId;
-  ui.deck = state.deck;
+  ui.hopper = state.hopper;
   ui.fault = state.fault;
   setTension(state.tension);
   if (state.shuffle) showShuffle(state.shuffle, true);
-  renderDeck();
+  renderHopper();
   renderFault();
   for (const hook of hooks.state) hook(state);
   return state;
@@ -581,10 +581,10 @@ function onEvent(event) {
         loadProfiles().catch(() => {}); // the custom profile may have changed
       }
       break;
-    case "deck.changed":
-    case "deck.reloaded":
-      if (fresh) ui.deck = data;
-      renderDeck();
+    case "hopper.changed":
+    case "hopper.reloaded":
+      if (fresh) ui.hopper = data;
+      renderHopper();
       break;
     case "hardware.fault":
       setSuspense(null);
