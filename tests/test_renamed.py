@@ -11,18 +11,16 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.config import Config, ConfigError, from_mapping, load
+from launcher.config import ConfigError, from_mapping, load
 from launcher.daemon import Daemon
 from tests.conftest import joined_client
+from tests.test_shuffles import fast
 from webui.openapi import RENAMED, SPEC
 
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    running = Daemon(
-        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
-    )
+    running = Daemon(fast(tmp_path))
     yield running
     running.close()
 

@@ -14,9 +14,9 @@ from flask.testing import FlaskClient
 
 from launcher import fairness
 from launcher.cli import main
-from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.store import MIGRATIONS, STORE_FILE, Store
+from tests.test_shuffles import fast
 
 OLD_STORE = Path(__file__).parent / "stores" / "schema-8.sql"
 
@@ -45,14 +45,9 @@ def before(tmp_path: Path) -> Path:
     return old_store(tmp_path)
 
 
-def config(directory: Path) -> Config:
-    fast = Config().replace("state", dir=str(directory)).replace("web", port=0).replace("schedule", profile="pattern")
-    return fast.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
-
-
 @pytest.fixture
 def daemon(before: Path) -> Iterator[Daemon]:
-    running = Daemon(config(before.parent))
+    running = Daemon(fast(before.parent).replace("schedule", profile="pattern"))
     yield running
     running.close()
 
