@@ -27,6 +27,7 @@ from launcher.outcomes import FaultLatch, announce, announce_no_fire
 from launcher.schedule import Outcome, Profile
 from launcher.shuffles import Shuffle, ShuffleBook
 from launcher.threads import StoppableThread
+from launcher.wear import Wear
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class Controller:
         hopper: Hopper,
         min_rest_ms: int,
         game: Attribution | None = None,
+        wear: Wear | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._clock = clock
@@ -112,6 +114,7 @@ class Controller:
         self._hopper = hopper  # counted as each card leaves; the controller closes it
         self._firing: PressTicket | None = None  # the press whose fire is under way, whose cards are counted
         self._game = game
+        self._wear = wear  # every fire's end is counted there, off the press's path
         self._lock = threading.Lock()
         self._busy = False
         self._free_since = float("-inf")  # when the launcher last stopped being busy with a press
@@ -389,6 +392,8 @@ class Controller:
             # The cards were counted as they left; the fire's own count corrects any the callback missed.
             missed = result.dispensed - ticket.counted
         count = self._hopper.settle(missed)
+        if self._wear is not None:
+            self._wear.fire_ended(result, count)
         outcome = ticket.outcome
         self._shuffle.came_out_of(outcome, result.dispensed, result.stop, empty=count.remaining == 0)
         fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal)

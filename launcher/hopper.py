@@ -1,7 +1,7 @@
 """The hopper's count: what was loaded, what has come out, and a writer that saves it as each card leaves.
 
 A daemon killed in the middle of a fire restarts knowing the cards that had already left: the count is handed to
-`HopperSaver` at every card, from the exit beam's thread, which must never wait for a disk. The saver's own thread
+`NewestSaver` at every card, from the exit beam's thread, which must never wait for a disk. The saver's own thread
 writes the newest count (older ones it has not reached are skipped), and `flush()` lets the controller's worker
 wait for it at the end of a fire, so that a store that cannot be written still latches FAULT there.
 """
@@ -12,11 +12,13 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_HOPPER_CARDS = 500  # more than any hopper holds; the same bound as dispense.hopper_cards in the config
 
@@ -36,23 +38,23 @@ class HopperCount:
         return {"loaded": self.loaded, "dispensed": self.dispensed, "remaining": self.remaining}
 
 
-class HopperSaver:
-    """Saves the newest count on its own thread. `save()` returns at once; `flush()` waits and raises what the
-    last write raised."""
+class NewestSaver(Generic[T]):
+    """Saves the newest of what it is handed (the hopper's count, the wear counters) on its own thread, `name`.
+    `save()` returns at once; `flush()` waits and raises what the last write raised."""
 
-    def __init__(self, write: Callable[[HopperCount], None], *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, write: Callable[[T], None], name: str, *, clock: Clock = REAL_CLOCK) -> None:
         self._write = write
         self._cond = clock.condition()
-        self._pending: HopperCount | None = None
+        self._pending: T | None = None
         self._handed = 0  # counts handed over, and written (or failed): flush() waits until they meet
         self._done = 0
         self._error: Exception | None = None
-        self._thread = StoppableThread(self._run, "hopper-saver", clock=clock, wake=self._wake)
+        self._thread = StoppableThread(self._run, name, clock=clock, wake=self._wake)
         self._thread.start()
 
-    def save(self, count: HopperCount) -> None:
+    def save(self, item: T) -> None:
         with self._cond:
-            self._pending = count
+            self._pending = item
             self._handed += 1
             self._cond.notify_all()
 
@@ -79,14 +81,14 @@ class HopperSaver:
             with self._cond:
                 while self._pending is None and not self._thread.stopping.is_set():
                     self._cond.wait()
-                count, self._pending, handed = self._pending, None, self._handed
-                if count is None:
+                item, self._pending, handed = self._pending, None, self._handed
+                if item is None:
                     return
             error = None
             try:
-                self._write(count)
+                self._write(item)
             except Exception as e:  # handed to flush(): the controller latches FAULT naming it
-                log.exception("could not save the hopper's count")
+                log.exception("%s could not save", self._thread.name)
                 error = e
             with self._cond:
                 self._done = handed
@@ -110,7 +112,7 @@ class Hopper:
         self._lock = threading.Lock()
         self._count = count
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
-        self._saver = HopperSaver(on_changed, clock=clock) if on_changed is not None else None
+        self._saver = NewestSaver(on_changed, "hopper-saver", clock=clock) if on_changed is not None else None
 
     @property
     def count(self) -> HopperCount:

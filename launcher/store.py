@@ -30,7 +30,8 @@ STAMPED_FROM = 8  # the schema version that stamps APPLICATION_ID; older stores 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 StoredEvent = tuple[int, float, str, dict[str, Any]]  # (id, ts, type, data)
-WEAR_COLUMNS = ("since", "fires", "cards", "jams", "stuck", "timeouts", "motor_ms", "recent")  # the columns of a wear period
+# The columns of a wear period (launcher/wear.py), named as its fields.
+WEAR_COLUMNS = ("since", "fires", "cards", "jams", "stuck", "timeouts", "motor_ms", "recent")
 
 # Each entry moves the schema from version i to i + 1 (PRAGMA user_version). Never edit one that has shipped.
 MIGRATIONS: tuple[str, ...] = (
