@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.errors import LauncherError
-from launcher.schedule import PROFILES, Profile, ProfileError, profile_from_mapping, profile_to_mapping
+from launcher.schedule import PROFILES, Profile, ProfileError, custom_profile
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +82,10 @@ class SimConfig:
 
 def _custom_profile(table: Any) -> Profile:
     """[schedule.custom]: parameters over those of `classic`, so a table may change only a few."""
-    if not isinstance(table, dict):
-        raise ConfigError(f"[schedule.custom] must be a table of profile parameters, not {table!r}")
     try:
-        return profile_from_mapping("custom", {**profile_to_mapping(PROFILES["classic"]), **table})
+        return custom_profile(PROFILES["classic"], table, "schedule.custom")
     except ProfileError as e:
-        raise ConfigError(f"schedule.custom.{e}") from None
+        raise ConfigError(str(e)) from None
 
 
 @dataclass(frozen=True)

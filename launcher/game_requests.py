@@ -1,15 +1,19 @@
 """What the phones send about the game, checked field by field and turned into calls on the pure model.
 
 Each declaration kind names the body fields it takes and the `Table` method it calls, with the arguments passed by
-position: a body field's name never has to match a parameter's. Refusals are `GameError`s naming the field.
+position: a body field's name never has to match a parameter's. Which fields a body takes is checked by the one
+parser of request bodies (launcher/bodies.py: `BodyError`, with the game's codes); their values by the game itself
+(`GameError`s naming the field).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from launcher.bodies import Field, Shape, parsed_by
 from launcher.game import Game, GameError, HouseRules, Mode, Ruleset, Table
 from launcher.game.cards import flag
 from launcher.game.scoring import Hand
@@ -24,6 +28,10 @@ class Declaration:
     @property
     def fields(self) -> tuple[str, ...]:
         return self.required + self.optional
+
+    def shape(self, kind: str) -> Shape:
+        fields = {"kind": Field(required=True)} | {f: Field(required=f in self.required) for f in self.fields}
+        return Shape(f"a {kind} declaration", fields, code="bad_declaration")
 
 
 def _by(method: Callable[[Table, str], None]) -> Declaration:
@@ -84,10 +92,28 @@ RULESET_DECLARATIONS: dict[Ruleset, tuple[str, ...]] = {
 # What phones may declare besides, in a game scored in this mode only.
 MODE_DECLARATIONS: dict[Mode, tuple[str, ...]] = {Mode.KNOCK_OUT: ("went_out",)}
 
-_NEW_GAME_FIELDS = {
-    "players", "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile", "final",
-}  # fmt: skip
-_ROUND_FIELDS = {"winner", "hands", "reshuffled", "red_zero", "order", "last_card"}
+_NEW_GAME = Shape(
+    "a new game",
+    {"players": Field(required=True)} | {f: Field() for f in (
+        "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile", "final",
+    )},
+    code="bad_game",
+)  # fmt: skip
+
+
+def _round_shape(mode: Mode, *, new: bool) -> Shape:
+    """In knock-out play a round is its finishing order (the winner, first in it, may be left out); else it needs
+    the winner. Only a new round can carry open attacks on."""
+    knock_out = mode is Mode.KNOCK_OUT
+    fields = {"winner": Field(required=not knock_out), "hands": Field(required=True), "reshuffled": Field()}
+    fields |= {"red_zero": Field(), "order": Field(required=knock_out), "last_card": Field()}
+    if new:
+        fields["carry_open_attacks"] = Field(check=parsed_by("bad_round", partial(flag, "carry_open_attacks")))
+    return Shape("a knock-out round" if knock_out else "a round", fields, code="bad_round")
+
+
+_ROUND_SHAPES = {(mode, new): _round_shape(mode, new=new) for mode in Mode for new in (True, False)}
+_DECLARATION_SHAPES = {kind: declared.shape(kind) for kind, declared in DECLARATIONS.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,31 +128,19 @@ class RoundRequest:
 
     def score(self, game: Game) -> None:
         """Score this round as the next one of `game`."""
-        game.score_round(
-            self.winner,
-            self.hands,
-            self.reshuffled,
-            red_zero=self.red_zero,
-            order=self.order,
-            last_card=self.last_card,
-        )
+        game.score_round(self.winner, self.hands, self.reshuffled, **self._details())
 
     def replace(self, game: Game, index: int) -> None:
         """Put this round in the place of round `index` of `game`."""
-        game.edit_round(
-            index,
-            self.winner,
-            self.hands,
-            self.reshuffled,
-            red_zero=self.red_zero,
-            order=self.order,
-            last_card=self.last_card,
-        )
+        game.edit_round(index, self.winner, self.hands, self.reshuffled, **self._details())
+
+    def _details(self) -> dict[str, Any]:
+        return {"red_zero": self.red_zero, "order": self.order, "last_card": self.last_card}
 
 
 def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
     """A new game and its first table, from `POST /api/games` (the profile is the web layer's)."""
-    exact_fields("a new game", body, required={"players"}, allowed=_NEW_GAME_FIELDS)
+    _NEW_GAME.read(body)
     game = Game(
         body["players"],
         body.get("mode", Mode.WINNER_COLLECTS.value),
@@ -155,35 +169,19 @@ def declaration(body: Mapping[str, Any], ruleset: Ruleset, mode: Mode) -> tuple[
             )
     if not isinstance(kind, str) or kind not in kinds:
         raise GameError(f"kind = {kind!r:.40} is not accepted in {ruleset.value}; expected one of " + ", ".join(kinds))
-    declared = DECLARATIONS[kind]
-    exact_fields(
-        f"a {kind} declaration", body, required={"kind", *declared.required}, allowed={"kind", *declared.fields}
-    )
-    return kind, declared
+    _DECLARATION_SHAPES[kind].read(body)
+    return kind, DECLARATIONS[kind]
 
 
 def round_request(body: Mapping[str, Any], mode: Mode, *, new: bool) -> RoundRequest:
-    """A round to score (`new`) or a correction of one; only a new round can carry open attacks on. In knock-out
-    play a round is its finishing order (the winner, first in it, may be left out); else it needs the winner."""
-    allowed = _ROUND_FIELDS | {"carry_open_attacks"} if new else _ROUND_FIELDS
-    required = {"order", "hands"} if mode is Mode.KNOCK_OUT else {"winner", "hands"}
-    what = "a knock-out round" if mode is Mode.KNOCK_OUT else "a round"
-    exact_fields(what, body, required=required, allowed=allowed)
+    """A round to score (`new`) or a correction of one."""
+    fields = _ROUND_SHAPES[mode, new].read(body)
     return RoundRequest(
-        body.get("winner"),
-        body["hands"],
-        body.get("reshuffled", False),
-        body.get("red_zero"),
-        body.get("order"),
-        body.get("last_card"),
-        flag("carry_open_attacks", body.get("carry_open_attacks", False)),
+        fields.get("winner"),
+        fields["hands"],
+        fields.get("reshuffled", False),
+        fields.get("red_zero"),
+        fields.get("order"),
+        fields.get("last_card"),
+        fields.get("carry_open_attacks", False),
     )
-
-
-def exact_fields(what: str, body: Mapping[str, Any], *, required: set[str], allowed: set[str]) -> None:
-    missing = sorted(required - set(body))
-    if missing:
-        raise GameError(f"{what} needs {', '.join(missing)}")
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise GameError(f"{what} takes no {', '.join(unknown)}; it takes {', '.join(sorted(allowed))}")

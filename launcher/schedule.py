@@ -294,6 +294,17 @@ def profile_to_mapping(profile: Profile) -> dict[str, Any]:
     return {key: list(v) if isinstance(v, tuple) else v for key, v in params.items()}
 
 
+def custom_profile(base: Profile, changes: object, where: str) -> Profile:
+    """The custom profile: `changes` over the parameters of `base`, so that a config file or a phone gives only
+    those it changes. A refusal names the parameter as `<where>.<param>`, or `where` when `changes` is no mapping."""
+    if not isinstance(changes, Mapping):
+        raise ProfileError(f"{where} must map profile parameters to values, not {changes!r:.60}")
+    try:
+        return profile_from_mapping("custom", {**profile_to_mapping(base), **changes})
+    except ProfileError as e:
+        raise ProfileError(f"{where}.{e}") from None
+
+
 # --- the built-in profiles ----------------------------------------------------------------------------------------
 
 CLASSIC_FIRE_RATE = 0.35  # declared; the classic hazard below gives 0.3492 exactly (docs/SCHEDULE.md)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from flask import Flask, render_template, request
 
 from launcher.access import AccessBook
+from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
@@ -17,7 +18,6 @@ from webui import access as gate
 from webui import api, compress, errors, fairness_api, game_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
-MAX_BODY_BYTES = 64 * 1024  # the largest body any call needs is a few KB; the server refuses more unread
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "

@@ -3,19 +3,18 @@ controller."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
+from launcher.bodies import Field, Shape, decode, expect, whole
 from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, NotYourPress
 from launcher.games import GameDesk, GameOver, NoGame
 from launcher.hopper import MAX_HOPPER_CARDS
-from launcher.schedule import Profile, ProfileError, profile_from_mapping, profile_to_mapping
+from launcher.schedule import Profile, ProfileError, custom_profile
 from launcher.shuffles import ShuffleBook, ShuffleOpen
-from launcher.text import MAX_DEPTH, bad_text_at, depth
 from webui.access import needs
 from webui.errors import ApiError
 from webui.openapi import SPEC
@@ -24,28 +23,22 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 
 def json_object() -> dict[str, Any]:
-    """The request body as a JSON object of valid text, nested at most MAX_DEPTH deep; an empty body counts as {}."""
-    raw = request.get_data(cache=True)
-    if not raw:
-        return {}
-    if not request.is_json:
-        raise ApiError(415, "unsupported_media_type", "send the body as application/json")
-    try:
-        body = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise ApiError(400, "bad_json", f"the body is not UTF-8 (byte {e.start})") from None
-    except RecursionError:
-        raise ApiError(400, "bad_json", f"the body nests deeper than {MAX_DEPTH} levels") from None
-    except ValueError as e:
-        raise ApiError(400, "bad_json", f"the body is not JSON: {e}") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "bad_json", "the body must be a JSON object")
-    if depth(body) > MAX_DEPTH:
-        raise ApiError(400, "bad_json", f"the body nests deeper than {MAX_DEPTH} levels")
-    where = bad_text_at(body)
-    if where is not None:
-        raise ApiError(400, "bad_text", f"{where} holds a character that is not text (a lone surrogate)", field=where)
-    return body
+    """The request body as a JSON object (launcher/bodies.py, the one parser of request bodies)."""
+    return decode(request.get_data(cache=True), is_json=request.is_json)
+
+
+_PRESS = Shape("a press", {"player": Field(check=expect("bad_press", lambda v: isinstance(v, str), "a player's name"))})
+_RELOAD = Shape(
+    "a reload",
+    {
+        "cards": Field(
+            required=True,
+            check=expect("bad_cards", whole(1, MAX_HOPPER_CARDS), f"a whole number from 1 to {MAX_HOPPER_CARDS}"),
+        )
+    },
+)
+_RESET = Shape("a reset", {})
+_NEW_SHUFFLE = Shape("a new shuffle", {"profile": Field(), "custom": Field()})
 
 
 def _controller() -> Controller:
@@ -84,11 +77,7 @@ def _snapshot_with_contributions() -> dict[str, Any]:
 
 @bp.post("/press")
 def press() -> tuple[Response, int]:
-    body = json_object()
-    unknown = set(body) - {"player"}
-    if unknown:
-        raise ApiError(400, "unknown_field", f"a press takes only player; got {', '.join(sorted(unknown))}")
-    player = body.get("player")
+    player = _PRESS.read(json_object()).get("player")
     if player is not None:
         _check_press_for(player)
     try:
@@ -99,11 +88,9 @@ def press() -> tuple[Response, int]:
     return jsonify(ticket.as_dict()), 200
 
 
-def _check_press_for(player: object) -> None:
+def _check_press_for(player: str) -> None:
     """A phone that says who it is presses for that player, and only when the table asks for their press."""
     desk: GameDesk = current_app.extensions["launcher.games"]
-    if not isinstance(player, str):
-        raise ApiError(400, "bad_press", f"player must be a player's name, not {player!r:.40}")
     try:
         desk.check_press(player)
     except NotYourPress as e:
@@ -119,13 +106,7 @@ def _check_press_for(player: object) -> None:
 @bp.post("/hopper")
 @bp.post("/deck")  # the path before the rename, for one release (docs/API.md)
 def reload_hopper() -> tuple[Response, int]:
-    body = json_object()
-    unknown = set(body) - {"cards"}
-    if unknown:
-        raise ApiError(400, "unknown_field", f'unknown field {", ".join(sorted(unknown))}; send {{"cards": N}}')
-    cards = body.get("cards")
-    if isinstance(cards, bool) or not isinstance(cards, int) or not 1 <= cards <= MAX_HOPPER_CARDS:
-        raise ApiError(400, "bad_cards", f"cards must be a whole number from 1 to {MAX_HOPPER_CARDS}, not {cards!r}")
+    cards = _RELOAD.read(json_object())["cards"]
     controller = _controller()
     controller.reload_hopper(cards)
     return jsonify(controller.snapshot()["hopper"]), 200
@@ -135,8 +116,7 @@ def reload_hopper() -> tuple[Response, int]:
 @needs(Role.ADMIN)
 def reset_fault() -> tuple[Response, int]:
     """Leave a latched FAULT, once whoever holds the admin PIN has seen to the launcher."""
-    if json_object():
-        raise ApiError(400, "unknown_field", "a reset takes no fields")
+    _RESET.read(json_object())
     controller = _controller()
     controller.reset()
     return jsonify(fault=controller.snapshot()["fault"]), 200
@@ -172,11 +152,7 @@ def profiles() -> Response:
 @bp.post("/rounds")  # the path before the rename, for one release (docs/API.md)
 def new_shuffle() -> tuple[Response, int]:
     """End the shuffle (revealing its seed) and start the next, optionally with another profile."""
-    body = json_object()
-    unknown = set(body) - {"profile", "custom"}
-    if unknown:
-        raise ApiError(400, "unknown_field", f'unknown field {", ".join(sorted(unknown))}; send {{"profile": NAME}}')
-    profile = _chosen_profile(body)
+    profile = _chosen_profile(_NEW_SHUFFLE.read(json_object()))
     try:
         ended, started = _controller().new_shuffle(profile)
     except PressRefused as refused:
@@ -197,12 +173,10 @@ def _chosen_profile(body: dict[str, Any]) -> Profile | None:
         return known[name]
     if name != "custom":
         raise ApiError(400, "bad_profile", 'custom parameters go with {"profile": "custom"}')
-    if not isinstance(body["custom"], dict):
-        raise ApiError(400, "bad_profile", "custom must be an object of profile parameters")
     try:
-        return profile_from_mapping("custom", {**profile_to_mapping(known["custom"]), **body["custom"]})
+        return custom_profile(known["custom"], body["custom"], "custom")
     except ProfileError as e:
-        raise ApiError(400, "bad_profile", f"custom.{e}") from None
+        raise ApiError(400, "bad_profile", str(e)) from None
 
 
 @bp.get("/shuffles/<int:number>")

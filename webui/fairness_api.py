@@ -7,6 +7,7 @@ import hashlib
 
 from flask import Blueprint, Response, current_app, jsonify
 
+from launcher.bodies import Field, Shape, expect, whole
 from launcher.fairness import MAX_CONTRIBUTIONS, is_contribution
 from launcher.shuffles import ContributionRefused, ShuffleBook
 from webui.access import session_token
@@ -15,33 +16,26 @@ from webui.errors import ApiError
 
 bp = Blueprint("fairness_api", __name__, url_prefix="/api")
 
-FIELDS = ("shuffle", "value")
+_CONTRIBUTION = Shape(
+    "a contribution",
+    {
+        "shuffle": Field(
+            required=True, check=expect("bad_contribution", whole(1), "the number of the shuffle in play")
+        ),
+        "value": Field(
+            required=True,
+            check=expect("bad_contribution", is_contribution, "32 lowercase hex characters (16 random bytes)"),
+        ),
+    },
+)
 
 
 @bp.post("/shuffles/current/contributions")
 @bp.post("/rounds/current/contributions")  # the path before the rename, for one release (docs/API.md)
 def contribute() -> tuple[Response, int]:
     """A phone's contribution to the shuffle in play: `{"shuffle": 3, "value": "<32 lowercase hex>"}` (table PIN)."""
-    body = json_object()
-    unknown = set(body) - set(FIELDS)
-    if unknown:
-        raise ApiError(
-            400, "unknown_field", f"a contribution takes only shuffle and value; got {', '.join(sorted(unknown))}"
-        )
-    number, value = body.get("shuffle"), body.get("value")
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        shown = "nothing" if "shuffle" not in body else f"{number!r:.40}"
-        raise ApiError(
-            400, "bad_contribution", f"shuffle must be the number of the shuffle in play, not {shown}", field="shuffle"
-        )
-    if not is_contribution(value):
-        shown = "nothing" if "value" not in body else f"{value!r:.40}"
-        raise ApiError(
-            400,
-            "bad_contribution",
-            f"value must be 32 lowercase hex characters (16 random bytes), not {shown}",
-            field="value",
-        )
+    contribution = _CONTRIBUTION.read(json_object())
+    number, value = contribution["shuffle"], contribution["value"]
     shuffles: ShuffleBook = current_app.extensions["launcher.shuffles"]
     # One contribution per session: the session is known by a digest of its token, kept in memory only.
     sender = hashlib.sha256((session_token() or "").encode("utf-8")).hexdigest()

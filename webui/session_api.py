@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
+from launcher.bodies import Check, Field, Shape, parsed_by
 from launcher.events import EventBus, EventType
 from launcher.qr import join_url, qr_svg_data_url
 from webui import access
@@ -17,10 +19,13 @@ from webui.errors import ApiError
 bp = Blueprint("session", __name__, url_prefix="/api")
 
 
-def _fields(body: dict[str, Any], allowed: set[str], example: str) -> None:
-    unknown = set(body) - allowed
-    if unknown:
-        raise ApiError(400, "unknown_field", f"unknown field {', '.join(sorted(unknown))}; send {example}")
+def _pin(role: Role) -> Check:
+    return parsed_by("bad_pin", partial(check_pin_shape, role))  # its message names the rule, not the PIN
+
+
+_JOIN = Shape("joining", {"pin": Field(required=True, check=_pin(Role.NONE))})
+_CHANGEABLE = (Role.TABLE, Role.ADMIN)
+_PINS = Shape("a PIN change", {role.label: Field(check=_pin(role)) for role in _CHANGEABLE})
 
 
 def _guard() -> PinGuard:
@@ -37,12 +42,7 @@ def whoami() -> Response:
 @bp.post("/session")
 @needs(Role.NONE)
 def join() -> tuple[Response, int]:
-    body = json_object()
-    _fields(body, {"pin"}, '{"pin": "1234"}')
-    try:
-        pin = check_pin_shape(Role.NONE, body.get("pin"))
-    except PinError as e:
-        raise ApiError(400, "bad_pin", f'{e}; send {{"pin": "1234"}}') from None
+    pin: str = _JOIN.read(json_object())["pin"]
     guard, client = _guard(), access.client()
     try:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
@@ -80,13 +80,11 @@ def leave() -> Response:
 @bp.put("/pins")
 @needs(Role.ADMIN)
 def change_pins() -> Response:
-    body = json_object()
-    _fields(body, {"table", "admin"}, '{"table": "1234"} and/or {"admin": "123456"}')
-    if not body:
+    sent = _PINS.read(json_object())
+    if not sent:
         raise ApiError(400, "bad_pin", 'send the PIN to change: {"table": "1234"} and/or {"admin": "123456"}')
-    changes = {Role.TABLE: body.get("table"), Role.ADMIN: body.get("admin")}
+    pins: dict[Role, str] = {role: sent[role.label] for role in _CHANGEABLE if role.label in sent}
     try:
-        pins = {role: check_pin_shape(role, pin) for role, pin in changes.items() if role.label in body}
         if len(pins) == 2 and pins[Role.TABLE] == pins[Role.ADMIN]:
             raise PinError("the table PIN and the admin PIN must differ")
         for role, pin in pins.items():
