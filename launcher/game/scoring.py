@@ -170,6 +170,11 @@ class Game:
         """A press attributed to `player` that gave `cards` cards (0: it did not fire)."""
         self._launcher.record(player, cards)
 
+    def longest_droughts(self) -> dict[str, int] | None:
+        """Each player's most presses in a row that did not fire (docs/GAME.md, "Droughts"); None for a game
+        stored before they were recorded."""
+        return self._launcher.longest_droughts()
+
     def statistics(self) -> dict[str, PlayerStats]:
         return self._launcher.statistics(self._history.standings.results)
 

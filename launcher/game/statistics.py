@@ -28,6 +28,18 @@ class _LauncherCounts:
     cards: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Drought:
+    """The player's presses in a row that did not fire, now and at the longest (docs/GAME.md, "Droughts")."""
+
+    in_row: int = 0
+    longest: int = 0
+
+    def after(self, cards: int) -> _Drought:
+        in_row = 0 if cards else self.in_row + 1
+        return _Drought(in_row, max(self.longest, in_row))
+
+
 class LauncherTally:
     """What the launcher gave each player; a press gives at most `max_cards` (the whole deck)."""
 
@@ -35,6 +47,8 @@ class LauncherTally:
         self._players = players
         self._max_cards = max_cards
         self._counts = {p: _LauncherCounts() for p in players}
+        # None: a game stored before droughts were recorded, whose earlier presses are unknown: it records none.
+        self._droughts: dict[str, _Drought] | None = {p: _Drought() for p in players}
 
     def record(self, player: str, cards: int) -> None:
         """A press attributed to `player` that gave `cards` cards (0: it did not fire)."""
@@ -42,6 +56,12 @@ class LauncherTally:
         whole_number("cards", cards, 0, self._max_cards)
         counts = self._counts[player]
         self._counts[player] = _LauncherCounts(counts.presses + 1, counts.fires + (cards > 0), counts.cards + cards)
+        if self._droughts is not None:
+            self._droughts[player] = self._droughts[player].after(cards)
+
+    def longest_droughts(self) -> dict[str, int] | None:
+        """Each player's most presses in a row that did not fire; None for a game stored before they were kept."""
+        return None if self._droughts is None else {p: d.longest for p, d in self._droughts.items()}
 
     def statistics(self, results: Sequence[RoundResult]) -> dict[str, PlayerStats]:
         stats = {}
@@ -62,14 +82,30 @@ class LauncherTally:
         return stats
 
     def to_dict(self) -> dict[str, dict[str, int]]:
-        return {p: asdict(counts) for p, counts in self._counts.items()}
+        if self._droughts is None:
+            return {p: asdict(counts) for p, counts in self._counts.items()}
+        return {p: {**asdict(counts), **_drought_dict(self._droughts[p])} for p, counts in self._counts.items()}
 
     def load(self, data: Mapping[str, Any]) -> None:
         """The counts as `to_dict()` stored them."""
         exact_keys("launcher statistics", data, self._players)
+        kept = all(isinstance(counts, Mapping) and "longest_drought" in counts for counts in data.values())
+        droughts: dict[str, _Drought] = {}
         for player, counts in data.items():
-            exact_keys(f"{player}'s launcher statistics", counts, ("presses", "fires", "cards"))
+            exact_keys(f"{player}'s launcher statistics", counts, _COUNT_KEYS + (_DROUGHT_KEYS if kept else ()))
             presses = whole_number("presses", counts["presses"], 0, 10**9)
             fires = whole_number("fires", counts["fires"], 0, presses)
             cards = whole_number("cards", counts["cards"], 0, 10**9)
             self._counts[player] = _LauncherCounts(presses, fires, cards)
+            if kept:
+                longest = whole_number("longest_drought", counts["longest_drought"], 0, presses - fires)
+                droughts[player] = _Drought(whole_number("misses_in_row", counts["misses_in_row"], 0, longest), longest)
+        self._droughts = droughts if kept else None
+
+
+_COUNT_KEYS = ("presses", "fires", "cards")
+_DROUGHT_KEYS = ("misses_in_row", "longest_drought")
+
+
+def _drought_dict(drought: _Drought) -> dict[str, int]:
+    return {"misses_in_row": drought.in_row, "longest_drought": drought.longest}
