@@ -7,6 +7,7 @@ naming what was wrong and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import signal
@@ -72,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     restore_ = commands.add_parser("restore", help="make a backup the store again (the daemon must be stopped)")
     restore_.add_argument("file", type=Path, help="a backup written by `uno-launcher backup`")
     restore_.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+
+    export = commands.add_parser("export", help="the games, one or all, as CSV or JSON (docs/HISTORY.md)")
+    export.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+    export.add_argument("--game", type=int, metavar="N", help="only game N (default: every game)")
+    export.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
+    export.add_argument("--output", type=Path, metavar="FILE", help="write to FILE (default: standard output)")
 
     verify = commands.add_parser("verify", help="check a shuffle's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
@@ -218,6 +225,30 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
     return loaded
 
 
+def _export(args: argparse.Namespace) -> int:
+    import time
+
+    from launcher.export import NoSuchGame, export_chunks
+    from launcher.history import History
+
+    path = _effective_config(args).state_dir / STORE_FILE
+    if not path.exists():
+        print(f"uno-launcher export: no store at {path}: pass the daemon's --config", file=sys.stderr)
+        return EXIT_USAGE
+    history = History(Store(path))
+    history.catch_up()  # games kept before the history existed, if the daemon has not started since
+    try:
+        chunks = export_chunks(history, args.format, args.game, time.time())
+        with contextlib.ExitStack() as files:
+            out = sys.stdout.buffer if args.output is None else files.enter_context(args.output.open("wb"))
+            for chunk in chunks:
+                out.write(chunk.encode("utf-8"))
+    except (NoSuchGame, OSError) as e:
+        print(f"uno-launcher export: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
 def _backup(args: argparse.Namespace) -> int:
     from launcher import backup
 
@@ -341,6 +372,7 @@ COMMANDS = {
     "calibrate": _calibrate,
     "simulate": simulate.run,
     "verify": _verify,
+    "export": _export,
     "new-pins": _new_pins,
     "backup": _backup,
     "restore": _restore,
