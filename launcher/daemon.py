@@ -36,6 +36,7 @@ from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import STORE_FILE, Store
+from launcher.wear import Wear
 from webui import MAX_BODY_BYTES, create_app
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ class Daemon:
             self.shuffles = ShuffleBook(self.store, self.bus)
             aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
             self.games = GameDesk(self.store, self.bus, on_change=aimer.face if aimer else None)
+            self.wear = Wear.kept_in(self.store)  # the launcher's lifetime counters, for the admin
+            undo.callback(self.wear.close)
             self.controller = Controller(
                 hardware=self.hardware,
                 shuffles=self.shuffles,
@@ -128,6 +131,7 @@ class Daemon:
                 ),
                 min_rest_ms=config.dispense.min_rest_ms,
                 game=self.games,
+                wear=self.wear,
             )
             undo.callback(self.controller.close)
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
@@ -225,6 +229,7 @@ class Daemon:
             threads=web.threads,
         )
         app.extensions["launcher.power"] = self.power
+        app.extensions["launcher.wear"] = self.wear
         return waitress.create_server(
             app,
             map=self._sockets,
@@ -288,6 +293,7 @@ class Daemon:
             self.power_off.close()
         self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
         self._hopper_writer.close()
+        self.wear.close()  # after the controller: no fire ends any more; what is pending is written
         self.hardware.close()
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)

@@ -37,6 +37,7 @@ ENDPOINTS: dict[str, tuple[str, str, Cases]] = {
         "wrong type": ({"cards": "54"}, "bad_cards", "cards"),
     }),
     "reset": ("POST", "/api/reset", {"unknown": ({"colour": "red"}, "unknown_field", "colour")}),
+    "cleaned": ("POST", "/api/care/cleaned", {"unknown": ({"colour": "red"}, "unknown_field", "colour")}),
     "shuffles": ("POST", "/api/shuffles", {
         "unknown": ({"colour": "red"}, "unknown_field", "colour"),
         "wrong type": ({"profile": 3}, "bad_profile", "profile"),

@@ -82,6 +82,46 @@ _NEW_ROUND_BODY: dict[str, Any] = {
     },
 }
 
+_COUNT = {"type": "integer", "minimum": 0}
+_RATE = {"type": ["number", "null"], "minimum": 0, "description": "per 1,000 fires; null before the first fire"}
+_CARE_PERIOD: dict[str, Any] = {
+    "type": "object",
+    "required": ["since", "fires", "cards", "jams", "stuck", "timeouts", "motor_s", "per_1000_fires", "recent"],
+    "properties": {
+        "since": {"type": "number", "description": "when this count began, in seconds since the epoch"},
+        **{name: _COUNT for name in ("fires", "cards", "jams", "stuck", "timeouts")},
+        "motor_s": {"type": "number", "minimum": 0, "description": "the motor's run time, as the dispenser measured"},
+        "per_1000_fires": {
+            "type": "object",
+            "required": ["jams", "stuck", "timeouts"],
+            "properties": {"jams": _RATE, "stuck": _RATE, "timeouts": _RATE},
+        },
+        "recent": {
+            "type": "object",
+            "description": "the latest fires of the period, at most rule.over_fires",
+            "required": ["fires", "jams", "jams_per_1000_fires"],
+            "properties": {"fires": _COUNT, "jams": _COUNT, "jams_per_1000_fires": _RATE},
+        },
+    },
+}
+_CARE = _ok(
+    "the launcher's counters (docs/HARDWARE.md, Wear and care)",
+    {
+        "type": "object",
+        "required": ["lifetime", "since_cleaning", "clean_roller", "rule"],
+        "properties": {
+            "lifetime": _CARE_PERIOD,
+            "since_cleaning": _CARE_PERIOD,
+            "clean_roller": {"type": "boolean", "description": "the jams since the cleaning ask for another"},
+            "rule": {
+                "type": "object",
+                "required": ["jams_per_1000_fires", "over_fires", "min_jams"],
+                "properties": {"jams_per_1000_fires": _COUNT, "over_fires": _COUNT, "min_jams": _COUNT},
+            },
+        },
+    },
+)
+
 SPEC: dict[str, Any] = {
     "openapi": "3.1.0",
     "info": {
@@ -270,6 +310,21 @@ SPEC: dict[str, Any] = {
             "post": _operation(
                 "leave a latched FAULT once the launcher has been seen to",
                 {"200": _ok("the fault, now null")},
+                _json_body({"type": "object", "additionalProperties": False}, required=False),
+                role="admin",
+            )
+        },
+        "/api/care": {
+            "get": _operation(
+                "the launcher's wear: lifetime counters, those since the roller was cleaned, and the cleaning hint",
+                {"200": _CARE},
+                role="admin",
+            )
+        },
+        "/api/care/cleaned": {
+            "post": _operation(
+                "the roller was cleaned: the counts since cleaning start again, the lifetime ones stay",
+                {"200": _CARE},
                 _json_body({"type": "object", "additionalProperties": False}, required=False),
                 role="admin",
             )

@@ -1,0 +1,37 @@
+"""Wear and care, for the admin only: the launcher's lifetime counters, those since the roller was cleaned, the
+cleaning hint (launcher/wear.py), and the cleaning done."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, jsonify
+
+from launcher.access import Role
+from launcher.bodies import Shape
+from launcher.wear import Wear
+from webui.access import needs
+from webui.api import json_object
+
+bp = Blueprint("care", __name__, url_prefix="/api")
+
+_CLEANED = Shape("a cleaning", {})
+
+
+def _wear() -> Wear:
+    wear: Wear = current_app.extensions["launcher.wear"]
+    return wear
+
+
+@bp.get("/care")
+@needs(Role.ADMIN)  # how the launcher is used and wears is the maker's to read, not the table's
+def care() -> Response:
+    return jsonify(_wear().report())
+
+
+@bp.post("/care/cleaned")
+@needs(Role.ADMIN)
+def cleaned() -> Response:
+    """The roller was cleaned: the counts since cleaning start again; the lifetime ones stay."""
+    _CLEANED.read(json_object())
+    wear = _wear()
+    wear.cleaned()
+    return jsonify(wear.report())
