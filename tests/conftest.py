@@ -151,14 +151,18 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
 
     def pump() -> None:  # keep reading, or a full pipe would block the daemon
         assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            match = re.search(r"Open (http://\S+?)/? on a phone", line)
-            if match and not found:
-                found.append(match.group(1))
-            if found and re.match(r"(Admin PIN|Players join)", line):  # the last line before the QR code
-                url_seen.set()
-        url_seen.set()
+        try:
+            for line in process.stdout:
+                output.append(line)
+                match = re.search(r"Open (http://\S+?)/? on a phone", line)
+                if match and not found:
+                    found.append(match.group(1))
+                if found and re.match(r"(Admin PIN|Players join)", line):  # the last line before the QR code
+                    url_seen.set()
+        except ValueError:  # the test closed the pipe while lines were still coming: it has read what it wants
+            pass
+        finally:
+            url_seen.set()
 
     threading.Thread(target=pump, daemon=True).start()
     if not url_seen.wait(30) or not found:

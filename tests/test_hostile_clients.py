@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import math
 import socket
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from launcher.access import PinGuard
 from tests.conftest import RunningDaemon, http_json_with_headers, start_daemon
 from tests.sse_client import SseClient
 
@@ -143,6 +145,7 @@ def test_bodies_that_are_not_honest_text_are_refused(daemon: RunningDaemon, body
 def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on(daemon: RunningDaemon) -> None:
     parts = urlsplit(daemon.url)
     statuses = []
+    began = time.monotonic()
     for n in range(300):
         conn = http.client.HTTPConnection(
             parts.hostname, parts.port, timeout=10, source_address=(_address(1000 + n), 0)
@@ -150,6 +153,8 @@ def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on
         conn.request("POST", "/api/session", b'{"pin": "000000"}', {"Content-Type": "application/json"})
         statuses.append(conn.getresponse().status)
         conn.close()
-    assert statuses.count(401) <= 100 + 5  # the budget, and what refilled meanwhile
+    # The budget, and what refilled meanwhile at its documented rate (on a busy machine the guesses take a while).
+    refilled = math.ceil((time.monotonic() - began) * PinGuard.BUDGET_PER_HOUR / 3600)
+    assert statuses.count(401) <= PinGuard.BUDGET + refilled
     assert statuses[-1] == 429
     _joined_phone_carries_on(daemon)
