@@ -90,6 +90,34 @@ class PressTicket:
         }
 
 
+Job = tuple[PressTicket, FireJob | None]  # a press for the worker, with its fire if the motor has started
+
+
+class Jobs:
+    """The worker's queue of presses to finish (None: stop), and since when it holds the one in hand."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._items: deque[Job | None] = deque()
+        self._waiting = clock.condition()
+        self.in_hand_since: float | None = None  # None while the worker waits for a press
+
+    def put(self, item: Job | None) -> None:
+        with self._waiting:
+            self._items.append(item)
+            self._waiting.notify()
+
+    def take(self) -> Job | None:
+        """The next item, waiting for one; from then on the worker counts as holding it."""
+        self.in_hand_since = None
+        with self._waiting:
+            while not self._items:
+                self._waiting.wait()
+            item = self._items.popleft()
+        self.in_hand_since = self._clock.now()
+        return item
+
+
 class Controller:
     def __init__(
         self,
@@ -121,10 +149,8 @@ class Controller:
         self._fault = FaultLatch(stop_motor=self._dispenser.stop, cues=self._cues, bus=bus)
         self._last: PressTicket | None = None
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
-        self._jobs: deque[tuple[PressTicket, FireJob | None] | None] = deque()
-        self._jobs_waiting = clock.condition()
-        self._in_hand_since: float | None = None  # when the worker took up the press it is on; None while it waits
-        self._worker = StoppableThread(self._work, "controller", clock=clock, wake=lambda: self._queue(None))
+        self._jobs = Jobs(clock)
+        self._worker = StoppableThread(self._work, "controller", clock=clock, wake=lambda: self._jobs.put(None))
         self._worker.start()
         # The hardware's callbacks come to the controller, and only to it.
         self._inputs.when_pressed = self.press_from_button
@@ -159,9 +185,9 @@ class Controller:
         if outcome.pause_ms:
             self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
             self._cues.suspense(outcome.pause_ms)
-            self._queue((ticket, None))
+            self._jobs.put((ticket, None))
         elif job is not None:
-            self._queue((ticket, job))
+            self._jobs.put((ticket, job))
         else:
             self._conclude_without_fire(ticket, error)
         return ticket
@@ -231,7 +257,7 @@ class Controller:
         if not self._worker.alive or not self._lock.acquire(timeout=timeout):
             return False
         self._lock.release()
-        since = self._in_hand_since
+        since = self._jobs.in_hand_since
         return since is None or self._clock.now() - since < stuck_after
 
     def quiet_since(self, since: float) -> bool:
@@ -342,22 +368,8 @@ class Controller:
             return
         ticket.player = self._game.pressed(fired, dispensed, ticket.for_player)
 
-    def _queue(self, item: tuple[PressTicket, FireJob | None] | None) -> None:
-        with self._jobs_waiting:
-            self._jobs.append(item)
-            self._jobs_waiting.notify()
-
-    def _next_job(self) -> tuple[PressTicket, FireJob | None] | None:
-        self._in_hand_since = None
-        with self._jobs_waiting:
-            while not self._jobs:
-                self._jobs_waiting.wait()
-            item = self._jobs.popleft()
-        self._in_hand_since = self._clock.now()
-        return item
-
     def _work(self) -> None:
-        while (item := self._next_job()) is not None:
+        while (item := self._jobs.take()) is not None:
             ticket, job = item
             if job is None:  # a suspense pause first
                 if self._worker.stopping.wait(ticket.outcome.pause_ms / 1000):
