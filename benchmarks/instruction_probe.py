@@ -1,0 +1,312 @@
+"""One measurement of bench_instructions.py, run under callgrind: the work to count is marked with callgrind's
+client requests (benchmarks/callgrind_marks.c, through ctypes), so nothing else the probe does is counted.
+
+    instruction_probe.py MARKS_LIB PROBE [ARGS...]
+
+Start-up probes count the whole process from its first instruction to the mark (an interpreter that loads ctypes
+and the marks is the baseline, `bare`); the others count only between marks. This module imports nothing at the top
+but what loading the marks needs, so that the start-up probes count the daemon's imports and not the probe's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from pathlib import Path
+
+_marks = ctypes.CDLL(sys.argv[1])
+_marks.marks_dump.argtypes = [ctypes.c_char_p]
+PRESSES = 10  # measured presses; with 2 warm-up ones, fewer than the profile's fires in a row (every one fires)
+PHONES = 20  # following the stream, four to a session (as many as webui/stream.py lets one session open)
+PHONES_SCRIPT = """
+import sys
+from tests.sse_client import SseClient
+url, cookies = sys.argv[1], sys.argv[2:]
+clients = [SseClient(url, cookie=cookie) for cookie in cookies for _ in range(4)]
+print("following", flush=True)
+sys.stdin.read()  # until the probe closes the pipe
+"""
+
+
+def dump(label: str) -> None:
+    _marks.marks_dump(label.encode())
+
+
+def probe_bare() -> None:
+    dump("bare")
+
+
+def probe_help() -> None:
+    from launcher.cli import main
+
+    main(["--help"])
+    dump("help")
+
+
+def probe_start(config: str) -> None:
+    """`uno-launcher run` until it tells systemd READY, the moment it answers (its socket listens already)."""
+    from launcher import sdnotify
+    from launcher.cli import main
+
+    def ready(status: str) -> bool:
+        dump("ready")
+        os._exit(0)
+
+    sdnotify.ready = ready
+    main(["run", "--config", config, "--port", "0"])
+
+
+def _daemon(config_path: str, marked: type) -> tuple[object, object, object, object]:
+    from gpiozero.pins.mock import MockFactory
+
+    from launcher.config import load
+    from launcher.daemon import Daemon
+    from launcher.hardware.gpio import GpioHardware
+
+    config = load(Path(config_path))
+    factory = MockFactory(pin_class=marked)
+    hardware = GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
+    daemon = Daemon(config, hardware=hardware)
+    pins = config.pins
+    factory.pin(pins.lid).drive_low()  # closed
+    return daemon, factory.pin(pins.button), factory.pin(pins.exit_beam), factory.pin(pins.motor_forward)
+
+
+def _marked_pin(on_motor: object) -> type:
+    from gpiozero.pins.mock import MockPWMPin
+
+    class MarkedPin(MockPWMPin):
+        """Calls `on_motor` when the motor's forward pin goes from off to on."""
+
+        forward: object = None
+
+        def _change_state(self, value: float) -> bool:
+            if value and not self._state and self is MarkedPin.forward:
+                on_motor()  # type: ignore[operator]
+            return super()._change_state(value)
+
+    return MarkedPin
+
+
+class _Presses:
+    """Presses on the button's pin, each counted from the edge to the motor's forward pin going on, on the thread
+    that presses (as on a Pi, the GPIO library's thread runs the whole path to the motor)."""
+
+    def __init__(self) -> None:
+        self.counting = False
+        self.fired = 0
+
+    def motor_on(self) -> None:
+        if self.counting:
+            _marks.marks_toggle()
+            self.counting = False
+            self.fired += 1
+
+    def press(self, button: object, *, count: bool) -> None:
+        if count:
+            self.counting = True
+            _marks.marks_toggle()
+        button.drive_low()  # type: ignore[attr-defined]
+        if self.counting:
+            raise RuntimeError("a press did not start the motor: is the profile's every press a fire?")
+        button.drive_high()  # type: ignore[attr-defined]
+
+
+def _pass_the_card(daemon: object, beam: object) -> None:
+    """The card leaves through the beam; wait until the launcher is free again (woken by its events, no polling)."""
+    import time
+
+    beam.drive_low()  # type: ignore[attr-defined]
+    beam.drive_high()  # type: ignore[attr-defined]
+    bus, controller = daemon.bus, daemon.controller  # type: ignore[attr-defined]
+    seen = bus.last_id
+    while controller.snapshot()["busy"]:
+        if not bus.wait(seen, 0.05):
+            time.sleep(0.005)
+        seen = bus.last_id
+
+
+def probe_press_path(config: str) -> None:
+    """The daemon's press, from the button's edge to the motor on, on the pressing thread only."""
+    presses = _Presses()
+    marked = _marked_pin(presses.motor_on)
+    daemon, button, beam, forward = _daemon(config, marked)
+    marked.forward = forward
+    for n in range(2 + PRESSES):
+        presses.press(button, count=n >= 2)
+        _pass_the_card(daemon, beam)
+    daemon.close()  # type: ignore[attr-defined]
+    dump(f"press-path {presses.fired}")
+
+
+def probe_bare_press_path(config: str) -> None:
+    """The baseline: a bare gpiozero program, `button.when_pressed = motor.forward`, the same pins."""
+    from gpiozero import Button, Motor
+    from gpiozero.pins.mock import MockFactory
+
+    from launcher.config import load
+
+    pins = load(Path(config)).pins
+    presses = _Presses()
+    marked = _marked_pin(presses.motor_on)
+    factory = MockFactory(pin_class=marked)
+    button = Button(pins.button, pull_up=True, bounce_time=None, pin_factory=factory)
+    motor = Motor(pins.motor_forward, pins.motor_backward, enable=pins.motor_enable, pin_factory=factory)
+    button.when_pressed = motor.forward
+    marked.forward = factory.pin(pins.motor_forward)
+    for n in range(2 + PRESSES):
+        presses.press(factory.pin(pins.button), count=n >= 2)
+        motor.stop()
+    dump(f"press-path {presses.fired}")
+
+
+def probe_press_all(config: str, idle_s: str) -> None:
+    """Every thread of the daemon: an idle window first (what it does with no press: the status light breathing,
+    the streams' waits), then PRESSES presses with PHONES phones following the stream, each
+    card passed and the launcher free again, and the same settling time after. bench_instructions.py takes the idle
+    rate off."""
+    import subprocess
+    import threading
+    import time
+
+    from launcher.access import Role
+
+    presses = _Presses()
+    marked = _marked_pin(presses.motor_on)
+    daemon, button, beam, forward = _daemon(config, marked)
+    marked.forward = forward
+    threading.Thread(target=daemon.server.run, name="waitress", daemon=True).start()  # type: ignore[attr-defined]
+    # Sessions opened here rather than joined: a PIN check under callgrind takes longer than a phone waits.
+    cookies = [f"uno_session={daemon.access.open_session(Role.TABLE)}" for _ in range(PHONES // 4)]  # type: ignore[attr-defined]
+    with subprocess.Popen(
+        [sys.executable, "-c", PHONES_SCRIPT, daemon.urls[0], *cookies],  # type: ignore[attr-defined]
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as phones:
+        assert phones.stdout is not None and phones.stdin is not None
+        if phones.stdout.readline().strip() != "following":
+            raise RuntimeError("the phones did not start following")
+        for _ in range(2):
+            presses.press(button, count=False)
+            _pass_the_card(daemon, beam)
+        time.sleep(float(idle_s))
+        _marks.marks_zero()
+        started = time.perf_counter()
+        time.sleep(float(idle_s))
+        dump(f"idle {time.perf_counter() - started:.6f}")
+        _marks.marks_zero()
+        started = time.perf_counter()
+        for _ in range(PRESSES):
+            presses.press(button, count=False)
+            _pass_the_card(daemon, beam)
+        time.sleep(float(idle_s))
+        dump(f"presses {time.perf_counter() - started:.6f} {PRESSES}")
+        daemon.bus.end_streams()  # type: ignore[attr-defined]
+        phones.stdin.close()
+    daemon.close()  # type: ignore[attr-defined]
+
+
+def probe_replay(config: str) -> None:
+    """A phone's stream from Last-Event-ID 0 through the whole log, on the thread that serves it (Flask's test
+    client runs the view in the caller's thread)."""
+    import json
+
+    from launcher.config import load
+    from launcher.daemon import Daemon
+
+    daemon = Daemon(load(Path(config)))
+    last = daemon.bus.last_id - 1  # the newest, daemon.started, is this start's
+    client = daemon.app.test_client()
+    seen = events = 0
+    _marks.marks_toggle()
+    reply = client.get("/api/events", headers={"Last-Event-ID": "0"}, buffered=False)
+    for chunk in reply.response:
+        for frame in chunk.decode().split("\n\n"):
+            if frame.startswith("id: "):
+                seen = json.loads(frame.split("\ndata: ", 1)[1])["id"]
+                events += 1
+        if seen >= last:
+            break
+    _marks.marks_toggle()
+    reply.close()
+    daemon.close()
+    dump(f"replay {events}")
+
+
+def probe_bare_replay(config: str) -> None:
+    """The baseline: the same events read from SQLite and written as the same frames, nothing else."""
+    import json
+    import sqlite3
+
+    from launcher.config import load
+    from launcher.store import STORE_FILE
+
+    conn = sqlite3.connect(load(Path(config)).state_dir / STORE_FILE)
+    events = 0
+    _marks.marks_toggle()
+    rows = conn.execute("SELECT id, ts, type, data FROM events ORDER BY id").fetchall()
+    frames = []
+    for id_, ts, type_, data in rows:
+        text = json.dumps({"id": id_, "ts": ts, "type": type_, "data": json.loads(data)}, separators=(",", ":"))
+        frames.append(f"id: {id_}\ndata: {text}\n\n")
+        events += 1
+    "".join(frames)
+    _marks.marks_toggle()
+    dump(f"replay {events}")
+
+
+def probe_nbody(steps: str) -> None:
+    """The check of the assumed rates: the Benchmarks Game's n-body, whose run on a Pi 4 is published."""
+    from itertools import combinations
+    from math import pi
+
+    year, days = 365.24, 4 * pi * pi
+    bodies = [
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], days),
+        (
+            [4.84143144246472090e00, -1.16032004402742839e00, -1.03622044471123109e-01],
+            [1.66007664274403694e-03 * year, 7.69901118419740425e-03 * year, -6.90460016972063023e-05 * year],
+            9.54791938424326609e-04 * days,
+        ),
+        (
+            [8.34336671824457987e00, 4.12479856412430479e00, -4.03523417114321381e-01],
+            [-2.76742510726862411e-03 * year, 4.99852801234917238e-03 * year, 2.30417297573763929e-05 * year],
+            2.85885980666130812e-04 * days,
+        ),
+        (
+            [1.28943695621391310e01, -1.51111514016986312e01, -2.23307578892655734e-01],
+            [2.96460137564761618e-03 * year, 2.37847173959480950e-03 * year, -2.96589568540237556e-05 * year],
+            4.36624404335156298e-05 * days,
+        ),
+        (
+            [1.53796971148509165e01, -2.59193146099879641e01, 1.79258772950371181e-01],
+            [2.68067772490389322e-03 * year, 1.62824170038242295e-03 * year, -9.51592254519715870e-05 * year],
+            5.15138902046611451e-05 * days,
+        ),
+    ]
+    pairs = list(combinations(bodies, 2))
+    _marks.marks_toggle()
+    dt = 0.01
+    for _ in range(int(steps)):
+        for ([x1, y1, z1], v1, m1), ([x2, y2, z2], v2, m2) in pairs:
+            dx, dy, dz = x1 - x2, y1 - y2, z1 - z2
+            mag = dt * ((dx * dx + dy * dy + dz * dz) ** (-1.5))
+            b1m, b2m = m1 * mag, m2 * mag
+            v1[0] -= dx * b2m
+            v1[1] -= dy * b2m
+            v1[2] -= dz * b2m
+            v2[0] += dx * b1m
+            v2[1] += dy * b1m
+            v2[2] += dz * b1m
+        for r, [vx, vy, vz], _m in bodies:
+            r[0] += dt * vx
+            r[1] += dt * vy
+            r[2] += dt * vz
+    _marks.marks_toggle()
+    dump("nbody")
+
+
+if __name__ == "__main__":
+    globals()["probe_" + sys.argv[2].replace("-", "_")](*sys.argv[3:])
