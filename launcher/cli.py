@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import logging
 import signal
@@ -116,36 +117,50 @@ def _effective_config(args: argparse.Namespace) -> Config:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from launcher.daemon import Daemon, StartupError
-
-    config = _effective_config(args)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # long-lived streams are expected
+    # No cyclic garbage collection while the daemon's modules load and its parts are built: nearly everything made
+    # then lives as long as the daemon, and the collector's passes over it were 4 % of the instructions to READY
+    # (benchmarks/bench_instructions.py). Frozen after, those objects stay out of every later pass, which holds the
+    # interpreter's lock while a press may be waiting for it.
+    gc.disable()
     try:
-        daemon = Daemon(config)
-    except StartupError as e:
-        print(f"uno-launcher: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        from launcher.daemon import Daemon, StartupError
+        from launcher.threads import StoppableThread
+
+        config = _effective_config(args)
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose else logging.INFO,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # long-lived streams are expected
+        try:
+            daemon = Daemon(config)
+        except StartupError as e:
+            print(f"uno-launcher: {e}", file=sys.stderr)
+            return EXIT_USAGE
+    finally:
+        gc.freeze()
+        gc.enable()
     hardware = "simulated hardware" if config.hardware.backend == "sim" else f"{config.hardware.backend} hardware"
     print(f"UNO launcher on {hardware}, state in {config.state_dir.resolve()}")
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
     new = daemon.new_pins
-    _print_pins(new.table if new else None, new.admin if new else None, daemon.urls[-1])
+    table, admin = (new.table, new.admin) if new else (None, None)
+    _print_pins(table, admin)
+    # The QR code is drawn while the daemon already serves: importing the maker and drawing the code cost more than
+    # the rest of the console's output (about a fifth of a second on a Pi Zero 2 W, benchmarks/bench_instructions.py),
+    # and the phones need the page before anyone scans the picture.
+    qr = StoppableThread(lambda: _print_qr(table, daemon.urls[-1]), "console-qr")
+    qr.start()
     for sig in (signal.SIGTERM, signal.SIGINT):  # what serve() leaves once it is done: a late second signal (Ctrl-C
         signal.signal(sig, signal.SIG_IGN)  # twice) must not turn a finished shutdown's exit code 0 into a kill
     daemon.serve()
+    qr.stop()
     print("Stopped; motor off.")
     return 0
 
 
-def _print_pins(table: str | None, admin: str | None, page_url: str) -> None:
-    """PINs just made, shown this once (only their hashes are kept), and a QR code of the page: one that joins
-    with the table PIN when it is known."""
-    from launcher.qr import join_url, qr_text
-
+def _print_pins(table: str | None, admin: str | None) -> None:
+    """PINs just made, shown this once (only their hashes are kept)."""
     if table is not None:
         print(f"Table PIN: {table}  (players join with it; the QR code below joins at once)")
     else:
@@ -154,6 +169,12 @@ def _print_pins(table: str | None, admin: str | None, page_url: str) -> None:
         print(f"Admin PIN: {admin}  (for the launcher's settings: keep it to yourself)")
     if table is not None or admin is not None:
         print("Shown only now: they are stored hashed. Change them on the page under Admin, or: uno-launcher new-pins")
+
+
+def _print_qr(table: str | None, page_url: str) -> None:
+    """A QR code of the page: one that joins with the table PIN when it is known."""
+    from launcher.qr import join_url, qr_text
+
     print(qr_text(page_url if table is None else join_url(page_url, table)), end="", flush=True)
 
 
@@ -182,7 +203,8 @@ def _new_pins(args: argparse.Namespace) -> int:
     except PinError as e:
         print(f"uno-launcher new-pins: {e}", file=sys.stderr)
         return EXIT_USAGE
-    _print_pins(pins.get(Role.TABLE), pins.get(Role.ADMIN), public_urls(config.web.host, config.web.port)[-1])
+    _print_pins(pins.get(Role.TABLE), pins.get(Role.ADMIN))
+    _print_qr(pins.get(Role.TABLE), public_urls(config.web.host, config.web.port)[-1])
     print("A running daemon takes them at once; restart it to sign out the phones joined with the old ones.")
     return 0
 

@@ -10,7 +10,6 @@ from flask import Blueprint, Response, current_app, jsonify
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
 from launcher.bodies import Check, Field, Shape, parsed_by
 from launcher.events import EventBus, EventType
-from launcher.qr import join_url, qr_svg_data_url
 from webui import access
 from webui.access import needs
 from webui.api import json_object
@@ -95,6 +94,10 @@ def change_pins() -> Response:
     bus: EventBus = current_app.extensions["launcher.bus"]
     bus.publish(EventType.PINS_CHANGED, {"changed": answer["changed"]})  # phones signed out learn it at once
     if Role.TABLE in pins:
+        # Imported here, not at start-up: the QR code maker costs about 65 million instructions to import (0.13 s
+        # on a Pi Zero 2 W, benchmarks/bench_instructions.py), and only a PIN change draws a code.
+        from launcher.qr import join_url, qr_svg_data_url
+
         url = join_url(current_app.config["PUBLIC_URLS"][-1], pins[Role.TABLE])
         answer.update(join_url=url, join_qr=qr_svg_data_url(url))
     return jsonify(answer)
