@@ -43,7 +43,9 @@ class YieldingClock(VirtualClock):
     """A virtual clock whose every reading may hand the interpreter to another thread, inside any lock."""
 
     def __init__(self, seed: int) -> None:
-        super().__init__()
+        # The stall bound only ends a deadlock: with a 1 µs switch interval on a machine busy with other work, a
+        # runnable thread can go 20 s without the interpreter (it did: "fire 35 (stick) did not end").
+        super().__init__(stall_s=300.0)
         self._random = random.Random(seed)
 
     def now(self) -> float:
