@@ -178,7 +178,10 @@ def main() -> int:
             bare_press = int(found[0]) // int(found[1])
             found = counted(tmp, marks, "press-path", str(write_config(tmp / "press")))["press-path"]
             press = int(found[0]) // int(found[1])
-            found = counted(tmp, marks, "press-all", str(write_config(tmp / "press-all")), IDLE_S, from_start=True)
+            every = write_config(tmp / "press-all")
+            # PINs set before, so that no first start's hashing runs on its thread during the windows
+            native(tmp, "-m", "launcher", "new-pins", "--new-store", "--config", str(every))
+            found = counted(tmp, marks, "press-all", str(every), IDLE_S, from_start=True)
             idle, idle_s = int(found["idle"][0]), float(found["idle"][1])
             window, window_s, presses = int(found["presses"][0]), float(found["presses"][1]), int(found["presses"][2])
             every_thread = round((window - idle * window_s / idle_s) / presses)
