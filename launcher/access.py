@@ -2,9 +2,11 @@
 
 Reading the table is open; acting needs a session joined with the table PIN, and hardware and admin settings need
 one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the first run and kept only as
-salted PBKDF2 hashes, so the console shows them that once. Sessions are random tokens kept by their SHA-256: the
-phones hold the token in a cookie, the store holds the digest, and this book holds the live ones in memory so that
-checking a press costs no disk read.
+salted PBKDF2 hashes, so the console shows them that once; a first start hashes them on a thread of its own while
+the daemon already answers (PBKDF2 is slow on purpose: 1.4 billion instructions for the two, see
+docs/BENCHMARKS.md), and a join meanwhile is checked against the PIN in memory. Sessions are random tokens kept by
+their SHA-256: the phones hold the token in a cookie, the store holds the digest, and this book holds the live ones
+in memory so that checking a press costs no disk read.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
 from launcher.store import Store
+from launcher.threads import JOIN_S, StoppableThread
 
 # (fewest, most) digits. Made-up PINs have MADE_UP_DIGITS: with PinGuard's budget a 6-digit PIN takes months to
 # guess, and the QR code's link carries it, so its length costs players nothing. 4 digits are still accepted for
@@ -107,43 +111,94 @@ class _Session:
 class AccessBook:
     """The PINs (hashed, in the store) and the sessions joined with them."""
 
-    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Store, *, clock: Callable[[], float] = time.time, threads: Clock = REAL_CLOCK) -> None:
         self._store = store
         self._clock = clock
+        self._threads = threads
         self._lock = threading.Lock()
+        # PINs first_run made up whose hashes are not saved yet; the saver holds the lock while it saves, so a PIN
+        # is always found here or in the store.
+        self._made: dict[Role, str] = {}
+        self._made_lock = threading.Lock()
+        self._saver: StoppableThread | None = None
         with store.connect() as conn:
             store.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
             rows = store.sessions(conn)
         self._sessions = {digest: _Session(Role(role), seen) for digest, role, seen in rows}
 
     def first_run(self) -> NewPins | None:
-        """Make up each PIN not set yet (both, on a first start) and return them, the only time they are known;
-        None when both were set already."""
+        """Make up each PIN not set yet (both, on a first start) and return them at once, the only time they are
+        known; None when both were set already. Their hashes are saved on the pin-hashing thread meanwhile."""
         with self._store.connect() as conn:
             stored = {role for role, _, _ in self._store.pin_hashes(conn)}
+        with self._made_lock:
+            stored |= {role.label for role in self._made}  # made up by a first_run before, not saved yet
         made: dict[Role, str] = {}
         for role in (r for r in (Role.TABLE, Role.ADMIN) if r.label not in stored):
             pin = make_up_pin(role)
-            while stored and self.role_for_pin(pin) is not Role.NONE:  # never the PIN set before for the other
+            # never the PIN of the other role, set before or made up now
+            while pin in made.values() or (stored and self.role_for_pin(pin) is not Role.NONE):
                 pin = make_up_pin(role)
-            self._save_pin(role, pin)
             made[role] = pin
-        return NewPins(table=made.get(Role.TABLE), admin=made.get(Role.ADMIN)) if made else None
+        if not made:
+            return None
+        with self._made_lock:
+            self._made = dict(made)
+        self._saver = StoppableThread(self._save_made, "pin-hashing", clock=self._threads)
+        self._saver.start()
+        return NewPins(table=made.get(Role.TABLE), admin=made.get(Role.ADMIN))
+
+    def _save_made(self) -> None:
+        """On the pin-hashing thread: hash the PINs made up, then save them, unless the start failed meanwhile
+        (`forget_unshown` stops it: nothing is saved) or a PIN was set meanwhile (the new one stays)."""
+        assert self._saver is not None
+        stopping = self._saver.stopping
+        with self._made_lock:
+            made = dict(self._made)
+        hashed: dict[Role, tuple[bytes, bytes]] = {}
+        for role, pin in made.items():  # hashlib lets go of the interpreter while it hashes: presses go on
+            if stopping.is_set():
+                return
+            salt = secrets.token_bytes(16)
+            hashed[role] = salt, _hash(pin, salt)
+        with self._made_lock:
+            if stopping.is_set():
+                return
+            with self._store.connect() as conn:
+                stored = {role for role, _, _ in self._store.pin_hashes(conn)}  # `new-pins` from another process
+                for role, (salt, digest) in hashed.items():
+                    if role in self._made and role.label not in stored:
+                        self._store.save_pin_hash(conn, role.label, salt, digest, self._clock())
+            self._made.clear()
+
+    def close(self) -> None:
+        """Wait for the PINs made up on this start to be saved (two hashes at most), so that the PINs shown stay
+        the table's; only a start that dies before (a kill, a power cut) leaves them unsaved, and the next start
+        makes up new ones and shows them."""
+        if self._saver is not None and not self._saver.join(JOIN_S):
+            self._saver.stop()  # a hash stuck that long: give up, logged
 
     def forget_unshown(self, made: NewPins | None) -> None:
         """Forget PINs `first_run` made that nobody was shown (the start failed after): the next start makes new
         ones and shows them, instead of leaving a table nobody can join without `new-pins`."""
         if made is None:
             return
-        roles = [role.label for role, pin in ((Role.TABLE, made.table), (Role.ADMIN, made.admin)) if pin is not None]
+        if self._saver is not None:
+            self._saver.stop()  # nothing is saved after this (a hash under way ends first)
+        roles = [role for role, pin in ((Role.TABLE, made.table), (Role.ADMIN, made.admin)) if pin is not None]
+        with self._made_lock:
+            for role in roles:
+                self._made.pop(role, None)
         with self._store.connect() as conn:
-            self._store.forget_pin_hashes(conn, roles)
+            self._store.forget_pin_hashes(conn, [role.label for role in roles])
 
     def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
         """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""
         check_pin_shape(role, pin)
         if self.role_for_pin(pin) not in (Role.NONE, role):
             raise PinError("the table PIN and the admin PIN must differ")
+        with self._made_lock:  # the PIN made up for this role, if not saved yet, is neither saved nor taken now
+            self._made.pop(role, None)
         self._save_pin(role, pin)
         kept = _digest(keep) if keep else None
         with self._lock:
@@ -160,6 +215,11 @@ class AccessBook:
 
     def role_for_pin(self, pin: str) -> Role:
         """The role a PIN opens (admin first), or NONE. Costs one hash per PIN set: limit guesses before."""
+        with self._made_lock:  # read before the store: a PIN saved in between is found there
+            made = dict(self._made)
+        for role in (Role.ADMIN, Role.TABLE):
+            if role in made and hmac.compare_digest(made[role].encode(), pin.encode()):
+                return role
         with self._store.connect() as conn:
             stored = {name: (salt, digest) for name, salt, digest in self._store.pin_hashes(conn)}
         for role in (Role.ADMIN, Role.TABLE):

@@ -295,6 +295,7 @@ class Daemon:
         self._hopper_writer.close()
         self.wear.close()  # after the controller: no fire ends any more; what is pending is written
         self.hardware.close()
+        self.access.close()  # the PINs shown on a first start are saved by then (two hashes at most)
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)
         wasyncore.close_all(self._sockets)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import pytest
 from flask.testing import FlaskClient
 
 from launcher import access
-from launcher.access import SESSION_IDLE_S, AccessBook, PinGuard, Role
+from launcher.access import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
+from launcher.clock import VirtualClock
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store
 from tests.conftest import ManualClock, joined_client, local_daemon, start_daemon
@@ -266,6 +268,7 @@ def test_pins_are_stored_hashed_and_made_up_once(tmp_path: Path) -> None:
     book = AccessBook(store)
     pins = book.first_run()
     assert pins is not None and len(pins.table) == 6 and len(pins.admin) == 6
+    book.close()  # the first start ends: its PINs are saved by then
     assert AccessBook(store).first_run() is None  # a second start shows nothing: it cannot
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert pins.table.encode() not in raw and pins.admin.encode() not in raw
@@ -310,7 +313,7 @@ def test_sessions_are_bounded_and_the_longest_idle_end_first(tmp_path: Path, mon
 
 
 def test_a_restarted_daemon_keeps_its_pins_and_phones(tmp_path: Path) -> None:
-    start_daemon(tmp_path).close()
+    start_daemon(tmp_path).close()  # stopped at once: SIGTERM waits for the PINs it showed to be saved
     again = start_daemon(tmp_path)
     try:
         output = "".join(again.output)
@@ -382,3 +385,114 @@ def test_new_pins_refuses_a_folder_with_no_store_instead_of_making_a_second_one(
     made = subprocess.run([*command, "--new-store"], capture_output=True, text=True, timeout=60, cwd=elsewhere)
     assert made.returncode == 0, made.stderr
     assert expected.exists() and "Table PIN: " in made.stdout
+
+
+# --- the first PINs hashed while the daemon answers -----------------------------------------------------------------
+
+HASH_S = 2.0  # about what hashing one PIN takes on a Pi Zero 2 W
+
+
+def _slow_hashing(monkeypatch: pytest.MonkeyPatch, clock: VirtualClock, during: object = None) -> None:
+    """PBKDF2 taking HASH_S of virtual time on the pin-hashing thread (`during()` called as it starts), and the
+    real one everywhere else."""
+    real = access._hash
+
+    def slow(pin: str, salt: bytes) -> bytes:
+        if threading.current_thread().name == "pin-hashing":
+            if during is not None:
+                during()  # type: ignore[operator]
+            clock.sleep(HASH_S)
+        return real(pin, salt)
+
+    monkeypatch.setattr(access, "_hash", slow)
+
+
+def _saved(store: Store) -> set[str]:
+    with store.connect() as conn:
+        return {role for role, _, _ in store.pin_hashes(conn)}
+
+
+def _made(pins: NewPins | None) -> tuple[str, str]:
+    assert pins is not None and pins.table is not None and pins.admin is not None
+    return pins.table, pins.admin
+
+
+def test_the_first_pins_are_shown_at_once_and_join_while_their_hashes_are_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = VirtualClock()
+    _slow_hashing(monkeypatch, clock)
+    store = Store(tmp_path / STORE_FILE)
+    book = AccessBook(store, threads=clock)
+    table, admin = _made(book.first_run())  # no virtual time has passed: no hash is done
+    assert _saved(store) == set()
+    assert book.role_for_pin(table) is Role.TABLE and book.role_for_pin(admin) is Role.ADMIN
+    assert book.role_for_pin(next(p for p in ("000000", "111111") if p not in (table, admin))) is Role.NONE
+    clock.run_until(lambda: _saved(store) == {"table", "admin"}, within=3 * HASH_S, step=0.25)
+    assert clock.now() >= 2 * HASH_S  # both hashed on that one thread, one after the other
+    book.close()
+    again = AccessBook(store)
+    assert again.first_run() is None
+    assert again.role_for_pin(table) is Role.TABLE and again.role_for_pin(admin) is Role.ADMIN
+    clock.close()
+
+
+def test_a_pin_changed_before_the_made_up_one_is_saved_stays_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = VirtualClock()
+    _slow_hashing(monkeypatch, clock)
+    store = Store(tmp_path / STORE_FILE)
+    book = AccessBook(store, threads=clock)
+    table, admin = _made(book.first_run())
+    book.set_pin(Role.TABLE, "8642")  # the admin joined at once and chose the table's PIN
+    assert book.role_for_pin(table) is Role.NONE and book.role_for_pin("8642") is Role.TABLE
+    clock.run_until(lambda: "admin" in _saved(store), within=3 * HASH_S, step=0.25)
+    book.close()
+    again = AccessBook(store)
+    assert again.role_for_pin("8642") is Role.TABLE and again.role_for_pin(table) is Role.NONE
+    assert again.role_for_pin(admin) is Role.ADMIN
+    clock.close()
+
+
+def test_a_start_that_fails_while_the_pins_are_hashed_saves_none_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = VirtualClock()
+    store = Store(tmp_path / STORE_FILE)
+    book = AccessBook(store, threads=clock)
+    made: list[NewPins | None] = []
+    returned = threading.Event()
+
+    def the_start_fails() -> None:  # as the first hash starts
+        returned.wait()
+        book.forget_unshown(made[0])
+
+    _slow_hashing(monkeypatch, clock, during=the_start_fails)
+    made.append(book.first_run())
+    returned.set()
+    table, _ = _made(made[0])
+    clock.run_until(lambda: book.role_for_pin(table) is Role.NONE, within=3 * HASH_S, step=0.25)
+    clock.advance(3 * HASH_S)  # the hash under way ends: still nothing is saved
+    book.close()
+    assert _saved(store) == set()
+    again = AccessBook(store).first_run()
+    assert again is not None and again.table is not None and again.admin is not None  # new ones, to be shown
+    clock.close()
+
+
+def test_hashing_a_pin_lets_the_other_threads_run() -> None:
+    """hashlib's PBKDF2 releases the interpreter's lock while it hashes: a press is not held up by a join."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(100)  # no thread is made to let go of the lock: only a C call that releases it does
+    try:
+        done = threading.Event()
+        hashing = threading.Thread(target=lambda: (access._hash("123456", b"s" * 16), done.set()))
+        hashing.start()
+        ran = 0
+        while not done.is_set():
+            ran += 1
+        hashing.join()
+    finally:
+        sys.setswitchinterval(previous)
+    assert ran > 0, "this thread did not run once while the PIN was hashed"

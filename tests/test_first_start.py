@@ -1,18 +1,22 @@
-"""A first start shows its PINs and a QR code that joins with them; one that fails after making them up must not
-lose them: the next start makes and shows new ones."""
+"""A first start shows its PINs at once and hashes them while it serves; one that fails after making them up must
+not lose them: the next start makes and shows new ones."""
 
 from __future__ import annotations
 
 import re
 import socket
+import threading
 from pathlib import Path
 
 import pytest
 
+from launcher import access
+from launcher.access import Role
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
 from launcher.qr import join_url, qr_text
-from tests.conftest import start_daemon, wait_until
+from launcher.store import Store
+from tests.conftest import http_json, join, start_daemon, wait_until
 
 
 def test_a_first_start_that_cannot_listen_leaves_no_pin_nobody_was_shown(tmp_path: Path) -> None:
@@ -30,6 +34,47 @@ def test_a_first_start_that_cannot_listen_leaves_no_pin_nobody_was_shown(tmp_pat
         assert daemon.new_pins.table is not None and daemon.new_pins.admin is not None
     finally:
         daemon.close()
+
+
+def test_the_daemon_answers_and_joins_before_the_first_pins_are_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PBKDF2 takes seconds on a Pi Zero: the first start listens without waiting for it, checks a join against
+    the PIN in memory meanwhile, and a stop waits for the hashes so that the PINs shown stay the table's."""
+    release = threading.Event()
+    real = access._hash
+
+    def held(pin: str, salt: bytes) -> bytes:  # the pin-hashing thread's hashes wait for the test
+        if threading.current_thread().name == "pin-hashing":
+            release.wait()
+        return real(pin, salt)
+
+    monkeypatch.setattr(access, "_hash", held)
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", host="127.0.0.1", port=0)
+    daemon = Daemon(config)
+    try:
+        threading.Thread(target=daemon.server.run, name="waitress", daemon=True).start()
+        assert daemon.new_pins is not None and daemon.new_pins.table is not None
+        url = daemon.urls[0].rstrip("/")
+        assert http_json(url + "/api/state", "GET")[0] == 200
+        cookie = join(url, daemon.new_pins.table)
+        assert http_json(url + "/api/press", "POST", cookie=cookie)[0] == 200
+        assert _saved(daemon.store) == set()  # all of that before a single hash was saved
+    finally:
+        release.set()
+        daemon.close()
+    assert _saved(daemon.store) == {"table", "admin"}
+    again = Daemon(config)
+    try:
+        assert again.new_pins is None
+        assert again.access.role_for_pin(daemon.new_pins.table) is Role.TABLE
+    finally:
+        again.close()
+
+
+def _saved(store: Store) -> set[str]:
+    with store.connect() as conn:
+        return {role for role, _, _ in store.pin_hashes(conn)}
 
 
 def test_the_first_start_prints_a_qr_code_that_joins_with_the_table_pin(tmp_path: Path) -> None:
