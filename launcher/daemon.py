@@ -28,6 +28,7 @@ from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Aims, Hardware, Links, Refills
+from launcher.history import History
 from launcher.hopper import Hopper, HopperCount
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
@@ -115,7 +116,9 @@ class Daemon:
             undo.callback(self.access.forget_unshown, self.new_pins)
             self.shuffles = ShuffleBook(self.store, self.bus)
             aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
-            self.games = GameDesk(self.store, self.bus, on_change=aimer.face if aimer else None)
+            self.history = History(self.store)
+            self.history.catch_up()  # games kept before the history existed
+            self.games = GameDesk(self.store, self.bus, history=self.history, on_change=aimer.face if aimer else None)
             self.wear = Wear.kept_in(self.store)  # the launcher's lifetime counters, for the admin
             undo.callback(self.wear.close)
             self.controller = Controller(
@@ -229,6 +232,7 @@ class Daemon:
             threads=web.threads,
         )
         app.extensions["launcher.power"] = self.power
+        app.extensions["launcher.history"] = self.history
         app.extensions["launcher.wear"] = self.wear
         return waitress.create_server(
             app,
@@ -291,11 +295,11 @@ class Daemon:
         self.power.close()
         if self.power_off is not None:
             self.power_off.close()
+        self.access.close()  # the PINs shown on a first start are saved by then (two hashes at most)
         self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
         self._hopper_writer.close()
         self.wear.close()  # after the controller: no fire ends any more; what is pending is written
         self.hardware.close()
-        self.access.close()  # the PINs shown on a first start are saved by then (two hashes at most)
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)
         wasyncore.close_all(self._sockets)

@@ -23,6 +23,7 @@ from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game_view import game_view, table_view
+from launcher.history import History
 from launcher.store import Store
 from launcher.text import scrubbed
 
@@ -36,9 +37,17 @@ class GameOver(LauncherError, RuntimeError):
 
 
 class GameDesk:
-    def __init__(self, store: Store, bus: EventBus, *, on_change: Callable[[Game, Table], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        bus: EventBus,
+        *,
+        history: History,
+        on_change: Callable[[Game, Table], None] | None = None,
+    ) -> None:
         self._store = store
         self._bus = bus
+        self._history = history  # told of every game that ends, is abandoned or is no longer finished
         self._on_change = on_change  # after every saved change, e.g. to turn the launcher to who must press
         self._lock = threading.Lock()
         self._id: int | None = None
@@ -50,6 +59,7 @@ class GameDesk:
             self._id, state = row[0], scrubbed(json.loads(row[1]))  # an older version may have stored bad text
             self._game = Game.from_dict(state["game"])
             self._table = Table.from_dict(state["table"])
+            history.settle(self._id, self._game)  # a power cut may have come between its save and its summary
 
     # --- what the controller asks --------------------------------------------------------------------------------
 
@@ -103,6 +113,8 @@ class GameDesk:
     def new_game(self, body: Mapping[str, Any]) -> dict[str, Any]:
         game, table = game_requests.new_game(body)
         with self._lock:
+            if self._id is not None and self._game is not None and not self._game.over:
+                self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._store.connect() as conn:
                 self._id = self._store.new_game(conn, json.dumps(_state(game, table)), time.time())
             self._game, self._table = game, table
@@ -185,6 +197,8 @@ class GameDesk:
         assert self._id is not None
         with self._store.connect() as conn:
             self._store.save_game(conn, self._id, json.dumps(_state(game, table)))
+        if _ends_or_changes_an_end(self._game, game):
+            self._history.settle(self._id, game)
         self._game, self._table = game, table
         if self._on_change is not None:
             self._on_change(game, table)
@@ -199,6 +213,12 @@ class GameDesk:
 def _still_on(game: Game) -> None:
     if game.over:
         raise GameOver("the game is over: start a new one")
+
+
+def _ends_or_changes_an_end(before: Game | None, after: Game) -> bool:
+    """The change ends the game, or corrects or undoes a round of a game that had ended: its history changes."""
+    was_over = before is not None and before.over
+    return (after.over or was_over) and (before is None or after.to_dict() != before.to_dict())
 
 
 def _reseated(game: Game, table: Table) -> Table:

@@ -15,7 +15,7 @@ from launcher.hardware.base import Hardware
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
 from webui import access as gate
-from webui import api, care_api, compress, errors, fairness_api, game_api, session_api, stream
+from webui import api, care_api, compress, errors, fairness_api, game_api, history_api, session_api, stream
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
@@ -74,6 +74,7 @@ def create_app(
     app.register_blueprint(stream.bp)
     app.register_blueprint(game_api.bp)
     app.register_blueprint(fairness_api.bp)
+    app.register_blueprint(history_api.bp)
     app.register_blueprint(care_api.bp)
     errors.register_errors(app)
 

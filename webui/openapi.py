@@ -42,6 +42,13 @@ def _change(summary: str, responses: dict[str, Any], body: dict[str, Any] | None
 
 
 _PIN = {"type": "string", "pattern": "^[0-9]{4,12}$"}
+_GAME_ID = {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
+
+
+def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+
+
 _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"enum": ["none", "table", "admin"]}}})
 
 
@@ -329,6 +336,55 @@ SPEC: dict[str, Any] = {
                 role="admin",
             )
         },
+        "/api/history/games": {
+            "get": {
+                **_operation("ended games, newest first, a page at a time", {"200": _ok("a page of game summaries")}),
+                "parameters": [
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "games per page (20)"),
+                    _query("before", _GAME_ID, "only games older than this one: the last page's next_before"),
+                ],
+            }
+        },
+        "/api/history/games/{id}": {
+            "get": {
+                **_operation("an ended game: its rules, rounds and final scores", {"200": _ok("the game")}),
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            }
+        },
+        "/api/history/players": {
+            "get": _operation("the players known across games, the last seen first", {"200": _ok("the players")})
+        },
+        "/api/history/leaderboard": {
+            "get": {
+                **_operation("the players ranked over a period, in one mode or all", {"200": _ok("the ranking")}),
+                "parameters": [
+                    _query("period", {"enum": ["evening", "month", "all"]}, "this evening, this month, all time"),
+                    _query(
+                        "mode",
+                        {"enum": ["winner_collects", "lowest_total", "elimination", "knock_out", "chips"]},
+                        "one scoring mode (default: all)",
+                    ),
+                ],
+            }
+        },
+        "/api/history/export": {
+            "get": {
+                **_operation(
+                    "every game, or one, as a download: CSV (a row per player per round) or JSON",
+                    {
+                        "200": {
+                            "description": "the export, streamed as it is made",
+                            "content": {"text/csv": {}, "application/json": {}},
+                        }
+                    },
+                    role="table",
+                ),
+                "parameters": [
+                    _query("format", {"enum": ["csv", "json"]}, "csv (default) or json"),
+                    _query("game", _GAME_ID, "only this game"),
+                ],
+            }
+        },
         "/api/openapi.json": {"get": _operation("this document", {"200": _ok("OpenAPI 3.1")})},
     },
     "components": {
@@ -351,7 +407,8 @@ SPEC: dict[str, Any] = {
                             },
                             "field": {
                                 "type": "string",
-                                "description": "bad_text: where in the body; bad_contribution: the field refused",
+                                "description": "bad_text: where in the body; bad_contribution: the field refused; "
+                                "bad_query: the query parameter refused",
                             },
                             "owed": {"type": "string", "description": "attacks_open: who still owes what"},
                             "asked": {

@@ -1,0 +1,199 @@
+// Past games (docs/HISTORY.md): the list of ended games, newest first, a page at a time; one game's rounds and final
+// scores; the leaderboard over a period and mode; the players known across games, also offered when a game is set
+// up; and, for a joined phone, the downloads.
+"use strict";
+
+const past = {
+  games: [], // summaries shown, newest first
+  next: null, // next_before of the last page, or null
+  open: null, // the game shown in full, or null
+  players: [], // /api/history/players
+  board: null, // /api/history/leaderboard
+  period: "evening",
+  mode: "",
+};
+const PERIODS = {
+  evening: () => t("past.period_evening"),
+  month: () => t("past.period_month"),
+  all: () => t("past.period_all"),
+};
+const BOARD_MODES = ["", "winner_collects", "lowest_total", "elimination", "knock_out", "chips"];
+const DAY = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+
+async function readJson(path) {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  return response.json();
+}
+
+async function loadPast(more = false) {
+  const query = more && past.next !== null ? `&before=${past.next}` : "";
+  const page = await readJson(`/api/history/games?limit=10${query}`);
+  past.games = more ? [...past.games, ...page.games] : page.games;
+  past.next = page.next_before;
+  renderPastList();
+}
+
+async function loadBoard() {
+  const mode = past.mode ? `&mode=${past.mode}` : "";
+  past.board = await readJson(`/api/history/leaderboard?period=${past.period}${mode}`);
+  renderBoard();
+}
+
+async function loadPlayers() {
+  past.players = (await readJson("/api/history/players")).players;
+  renderPlayers();
+  renderKnown();
+}
+
+async function openPast(id) {
+  past.open = await readJson(`/api/history/games/${id}`);
+  renderPastGame();
+}
+
+function when(ts) {
+  return new Date(ts * 1000).toLocaleString(ui.lang, DAY);
+}
+
+function pastLine(game) {
+  const scores = game.players.length && Object.entries(game.totals).map(([side, total]) => `${side} ${total}`);
+  const outcome = game.outcome === "abandoned"
+    ? t("past.abandoned")
+    : t("past.won_by", { winners: game.winners.join(", ") });
+  return [when(game.started_ts), modeName(game.mode), scores.join(" · "), outcome].join(" — ");
+}
+
+function renderPastList() {
+  $("past-none").hidden = past.games.length > 0;
+  $("past-more").hidden = past.next === null;
+  $("past-list").replaceChildren(
+    ...past.games.map((game) => {
+      const item = el("li");
+      const button = el("button", "past-open", pastLine(game));
+      button.type = "button";
+      button.addEventListener("click", () => openPast(game.id).catch(() => toast(t("past.failed"))));
+      item.append(button);
+      return item;
+    }),
+  );
+}
+
+function row(cells, head = false) {
+  const tr = el("tr");
+  tr.append(...cells.map((text) => el(head ? "th" : "td", "", String(text ?? "—"))));
+  return tr;
+}
+
+function renderPastGame() {
+  const game = past.open;
+  $("past-list-view").hidden = game !== null;
+  $("past-game").hidden = game === null;
+  if (game === null) return;
+  const board = game.scoreboard;
+  $("past-game-title").textContent = pastLine(game);
+  $("past-totals").replaceChildren(
+    row([t("past.side"), t("past.total")], true),
+    ...board.sides.map((side) => row([side, board.totals[side]])),
+  );
+  $("past-rounds").replaceChildren(
+    ...board.rounds.map((round) => {
+      const points = Object.entries(round.points).map(([side, n]) => `${side} ${n}`).join(" · ");
+      return el("li", "", t("past.round", { n: round.index + 1, winner: round.winner, points }));
+    }),
+  );
+}
+
+function renderBoard() {
+  const players = past.board?.players ?? [];
+  $("board").replaceChildren(
+    row([t("past.rank"), t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round")], true),
+    ...players.map((p) => row([p.rank, p.player, p.games, p.wins, p.rounds_won, p.points_per_round])),
+  );
+  $("board-none").hidden = players.length > 0;
+}
+
+function renderPlayers() {
+  $("past-players").replaceChildren(
+    row([t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round"),
+      t("past.presses"), t("past.cards"), t("past.drought")], true),
+    ...past.players.map((p) =>
+      row([p.player, p.games, p.wins, p.rounds_won, p.points_per_round, p.presses, p.cards, p.longest_drought])),
+  );
+}
+
+// The known players as chips under the seats of the new-game form: a tap puts the name in the first empty seat.
+function renderKnown() {
+  const seated = new Set(setup.seats.map((name) => name.trim().toLowerCase()));
+  const offered = past.players.filter((p) => !seated.has(p.player.toLowerCase()));
+  $("known-row").hidden = offered.length === 0;
+  $("known").replaceChildren(
+    ...offered.map((p) => {
+      const chip = el("button", "chip", p.player);
+      chip.type = "button";
+      chip.addEventListener("click", () => seatKnown(p.player));
+      return chip;
+    }),
+  );
+}
+
+function seatKnown(name) {
+  const empty = setup.seats.findIndex((seat) => !seat.trim());
+  if (empty >= 0) setup.seats[empty] = name;
+  else if (setup.seats.length < mostSeats()) setup.seats.push(name);
+  else return;
+  buildSeats();
+  renderSeatsAround();
+  renderKnown();
+}
+
+function renderChoices() {
+  $("board-period").replaceChildren(...Object.entries(PERIODS).map(([p, text]) => option(p, text())));
+  $("board-period").value = past.period;
+  $("board-mode").replaceChildren(...BOARD_MODES.map((m) => option(m, m ? modeName(m) : t("past.every_mode"))));
+  $("board-mode").value = past.mode;
+}
+
+// The downloads need a joined phone: shown exactly while access.js shows the role chip (joined as table or admin).
+function renderExport() {
+  $("past-export").hidden = $("role").hidden;
+}
+
+function renderPast() {
+  renderChoices();
+  renderPastList();
+  renderPastGame();
+  renderBoard();
+  renderPlayers();
+  renderKnown();
+  renderExport();
+}
+
+function refreshPast() {
+  Promise.all([loadPast(), loadBoard(), loadPlayers()]).catch(() => {});
+}
+
+hooks.start.push(() => {
+  $("past-more").addEventListener("click", () => loadPast(true).catch(() => toast(t("past.failed"))));
+  $("past-back").addEventListener("click", () => {
+    past.open = null;
+    renderPastGame();
+  });
+  $("board-period").addEventListener("change", () => {
+    past.period = $("board-period").value;
+    loadBoard().catch(() => {});
+  });
+  $("board-mode").addEventListener("change", () => {
+    past.mode = $("board-mode").value;
+    loadBoard().catch(() => {});
+  });
+  $("seats").addEventListener("input", renderKnown);
+  new MutationObserver(renderExport).observe($("role"), { attributes: true, attributeFilter: ["hidden"] });
+  renderPast();
+  refreshPast();
+});
+hooks.render.push(renderPast);
+hooks.connected.push(refreshPast);
+// A game that ends (or is replaced, or undone after its end) changes the history.
+hooks.event.push(({ type }, fresh) => {
+  if (fresh && ["game.finished", "game.started", "round.undone", "round.edited"].includes(type)) refreshPast();
+});
