@@ -18,6 +18,7 @@ import random
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 
 import pytest
@@ -84,6 +85,15 @@ def watch_the_motor(hw: SimulatedHardware, clock: VirtualClock) -> threading.Con
     return moved
 
 
+def _stacks() -> str:
+    """Where every thread is: what a fire that did not end is waiting for."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return "\n".join(
+        f"--- {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame))
+        for ident, frame in sys._current_frames().items()
+    )
+
+
 def runs_of(log: list[tuple[float, bool]]) -> list[float]:
     """The lengths of the motor's runs in a (time, running) log."""
     runs, began = [], None
@@ -147,7 +157,7 @@ def one_fire(
     striker = clock.thread(strike_and_tell, "test-striker")
     worker.start()
     striker.start()
-    assert ended.wait(10.0) and struck.wait(10.0), f"fire {n} ({strike}) did not end"
+    assert ended.wait(10.0) and struck.wait(10.0), f"fire {n} ({strike}) did not end\n{_stacks()}"
     if world.motor_running:
         found.append(Violation(n, strike, f"motor on when the job returned {results[0].stop}"))
     clock.sleep(0.3)  # a while after the end: nothing may switch the motor back on
