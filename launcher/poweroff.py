@@ -1,7 +1,7 @@
 """Switching the Pi off without a keyboard: the big button held down for `[power] hold_to_poweroff_s` while the
 launcher is idle.
 
-`ButtonHold` times the hold from the button's edges on a thread of its own and asks, once the time is up, whether
+`ButtonHold` times the hold from the button's edges with an `Alarm` (launcher/threads.py) and asks, once the time is up, whether
 the launcher may go off now (never during a fire, a suspense pause or an attack at the table). The daemon then
 announces it, stops, and only after its own orderly shutdown asks the system to power off (`system_power_off`):
 logind, through `systemctl poweroff`, which polkit allows the service's user (systemd/README.md).
@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.events import EventType
-from launcher.threads import StoppableThread
+from launcher.threads import Alarm
 
 log = logging.getLogger(__name__)
 
@@ -57,45 +57,29 @@ class ButtonHold:
         self._refusal = refusal  # given when the hold began; None: go ahead, else why not
         self._on_held = on_held
         self._clock = clock
-        self._cond = clock.condition()
-        self._held_since: float | None = None
-        self._thread = StoppableThread(self._run, "button-hold", clock=clock, wake=self._wake)
-        self._thread.start()
+        self._held_since: float | None = None  # the press's time, also what the alarm guards
+        self._alarm = Alarm(self._held, "button-hold", clock=clock)
 
     def button_changed(self, pressed: bool) -> None:
         """The button's edge (from the GPIO library's thread): returns at once."""
-        with self._cond:
-            self._held_since = self._clock.now() if pressed else None
-            self._cond.notify()
+        if pressed:
+            self._held_since = since = self._clock.now()
+            self._alarm.arm(since, self._hold_s)
+        else:
+            self._alarm.disarm(self._held_since)
 
     def close(self) -> None:
-        self._thread.stop()
+        self._alarm.close()
 
-    def _wake(self) -> None:
-        with self._cond:
-            self._cond.notify()
-
-    def _run(self) -> None:
-        stopping = self._thread.stopping
-        while True:
-            with self._cond:
-                while not stopping.is_set() and (
-                    self._held_since is None or self._clock.now() < self._held_since + self._hold_s
-                ):
-                    left = None if self._held_since is None else self._held_since + self._hold_s - self._clock.now()
-                    self._cond.wait(left)
-                if stopping.is_set():
-                    return
-                since = self._held_since
-                assert since is not None  # the wait above ends, short of stopping, only on a hold that lasted
-                self._held_since = None  # one answer per hold: held on, it asks nothing more
-            refusal = self._refusal(since)
-            if refusal is not None:
-                log.info("button held %.0f s: not switching off, %s", self._hold_s, refusal)
-                continue
-            log.warning("button held %.0f s while the launcher was idle: switching off", self._hold_s)
-            self._on_held()
+    def _held(self, since: object) -> None:
+        """The alarm: held for `hold_s` since `since`. One answer per hold: held on, it asks nothing more."""
+        assert isinstance(since, float)
+        refusal = self._refusal(since)
+        if refusal is not None:
+            log.info("button held %.0f s: not switching off, %s", self._hold_s, refusal)
             return
+        log.warning("button held %.0f s while the launcher was idle: switching off", self._hold_s)
+        self._on_held()
 
 
 class HoldToPowerOff:

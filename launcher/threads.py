@@ -62,3 +62,51 @@ class StoppableThread:
             return not self._thread.is_alive()
         log.error("the %s thread did not stop within %.0f s; going on without it", self.name, timeout)
         return False
+
+
+class Alarm:
+    """Calls `on_deadline(guarded)` once an armed deadline passes, on a long-lived thread of its own.
+
+    Each arming carries what it guards, so a late alarm for something that has already ended (a disarmed fire, a
+    released button) cannot fire for the next one; arming again replaces the deadline.
+    """
+
+    def __init__(self, on_deadline: Callable[[object], None], name: str, *, clock: Clock = REAL_CLOCK) -> None:
+        self._on_deadline = on_deadline
+        self._clock = clock
+        self._deadline: float | None = None
+        self._guarded: object = None
+        self._cond = clock.condition()
+        self._thread = StoppableThread(self._run, name, clock=clock, wake=self._wake)
+        self._thread.start()
+
+    def arm(self, guarded: object, seconds: float) -> None:
+        with self._cond:
+            self._guarded = guarded
+            self._deadline = self._clock.now() + seconds
+            self._cond.notify()
+
+    def disarm(self, guarded: object) -> None:
+        with self._cond:
+            if self._guarded is guarded:
+                self._guarded, self._deadline = None, None
+                self._cond.notify()
+
+    def close(self) -> None:
+        self._thread.stop()
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify()
+
+    def _run(self) -> None:
+        stopping = self._thread.stopping
+        while True:
+            with self._cond:
+                while not stopping.is_set() and (self._deadline is None or self._deadline > self._clock.now()):
+                    left = None if self._deadline is None else self._deadline - self._clock.now()
+                    self._cond.wait(left)
+                if stopping.is_set():
+                    return
+                guarded, self._guarded, self._deadline = self._guarded, None, None
+            self._on_deadline(guarded)  # outside the lock: the callback may arm this alarm again

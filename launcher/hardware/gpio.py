@@ -18,57 +18,21 @@ from launcher.config import DispenseConfig, PinsConfig
 from launcher.errors import LauncherError
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.cues import GpioCues
-from launcher.threads import StoppableThread
+from launcher.threads import Alarm
 
 log = logging.getLogger(__name__)
 
 
-class MotorWatchdog:
+class MotorWatchdog(Alarm):
     """Cuts the motor when a fire outlives its deadline, whatever the counting loop is doing.
 
     One long-lived thread that sleeps until the armed deadline; it knows nothing of cards or jams. Each arming
-    carries the fire it guards, so a late alarm for a fire that has already ended cannot stop the next one.
+    carries the fire it guards, so a late alarm for a fire that has already ended cannot stop the next one. The
+    callback takes the dispenser's lock, which arms this one: it is called outside the alarm's lock.
     """
 
     def __init__(self, on_deadline: Callable[[object], None], *, clock: Clock = REAL_CLOCK) -> None:
-        self._on_deadline = on_deadline
-        self._clock = clock
-        self._deadline: float | None = None
-        self._guarded: object = None
-        self._cond = clock.condition()
-        self._thread = StoppableThread(self._run, "motor-watchdog", clock=clock, wake=self._wake)
-        self._thread.start()
-
-    def arm(self, guarded: object, seconds: float) -> None:
-        with self._cond:
-            self._guarded = guarded
-            self._deadline = self._clock.now() + seconds
-            self._cond.notify()
-
-    def disarm(self, guarded: object) -> None:
-        with self._cond:
-            if self._guarded is guarded:
-                self._guarded, self._deadline = None, None
-                self._cond.notify()
-
-    def close(self) -> None:
-        self._thread.stop()
-
-    def _wake(self) -> None:
-        with self._cond:
-            self._cond.notify()
-
-    def _run(self) -> None:
-        stopping = self._thread.stopping
-        while True:
-            with self._cond:
-                while not stopping.is_set() and (self._deadline is None or self._deadline > self._clock.now()):
-                    left = None if self._deadline is None else self._deadline - self._clock.now()
-                    self._cond.wait(left)
-                if stopping.is_set():
-                    return
-                guarded, self._guarded, self._deadline = self._guarded, None, None
-            self._on_deadline(guarded)  # outside the lock: it takes the dispenser's lock, which arms this one
+        super().__init__(on_deadline, "motor-watchdog", clock=clock)
 
 
 class Interlocked(LauncherError, RuntimeError):
