@@ -1,10 +1,11 @@
 """Switching the Pi off without a keyboard: the big button held down for `[power] hold_to_poweroff_s` while the
 launcher is idle.
 
-`ButtonHold` times the hold from the button's edges with an `Alarm` (launcher/threads.py) and asks, once the time is up, whether
-the launcher may go off now (never during a fire, a suspense pause or an attack at the table). The daemon then
-announces it, stops, and only after its own orderly shutdown asks the system to power off (`system_power_off`):
-logind, through `systemctl poweroff`, which polkit allows the service's user (systemd/README.md).
+`ButtonHold` times the hold from the button's edges with an `Alarm` (launcher/threads.py) and asks, once the
+time is up, whether the launcher may go off now (never during a fire, a suspense pause or an attack at the
+table). The daemon then announces it, stops, and only after its own orderly shutdown asks the system to power off
+(`system_power_off`): logind, through `systemctl poweroff`, which polkit allows the service's user
+(systemd/README.md).
 """
 
 from __future__ import annotations
