@@ -74,10 +74,13 @@ REAL_CLOCK = RealClock()
 class _Taker:
     """A thread taking part in virtual time, and what it waits for."""
 
-    __slots__ = ("blocked", "cond", "deadline", "thread")
+    __slots__ = ("blocked", "cond", "deadline", "leaves_by_itself", "thread")
 
-    def __init__(self, thread: threading.Thread) -> None:
+    def __init__(self, thread: threading.Thread, *, leaves_by_itself: bool = False) -> None:
         self.thread = thread
+        # Made by `VirtualClock.thread`: it says when it ends, so its liveness is never guessed (a starting thread
+        # has an ident a moment before `is_alive()` is true).
+        self.leaves_by_itself = leaves_by_itself
         self.blocked = False
         self.cond: _VirtualCondition | None = None
         self.deadline: float | None = None
@@ -132,7 +135,8 @@ class VirtualClock:
                 self._leave(thread)
 
         thread = threading.Thread(target=run, name=name, daemon=True)
-        self._join(thread)  # before it starts: no jump may happen while it is on its way to its first wait
+        # Before it starts: no jump may happen while it is on its way to its first wait.
+        self._join(thread, leaves_by_itself=True)
         return thread
 
     # --- for tests -------------------------------------------------------------------------------------
@@ -157,9 +161,9 @@ class VirtualClock:
 
     # --- internals -------------------------------------------------------------------------------------
 
-    def _join(self, thread: threading.Thread) -> None:
+    def _join(self, thread: threading.Thread, *, leaves_by_itself: bool = False) -> None:
         with self._lock:
-            self._takers.setdefault(thread, _Taker(thread))
+            self._takers.setdefault(thread, _Taker(thread, leaves_by_itself=leaves_by_itself))
 
     def _leave(self, thread: threading.Thread) -> None:
         with self._lock:
@@ -198,7 +202,7 @@ class VirtualClock:
 
     def _due(self) -> list[_VirtualCondition] | None:
         """With the lock held: once every taker waits, jump to the earliest deadline and return what fell due."""
-        for thread in [t for t, taker in self._takers.items() if not taker.blocked and t.ident is not None]:
+        for thread in [t for t, taker in self._takers.items() if not (taker.blocked or taker.leaves_by_itself)]:
             if not thread.is_alive():
                 del self._takers[thread]
         takers = self._takers.values()

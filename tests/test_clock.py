@@ -96,6 +96,34 @@ def test_time_waits_for_a_thread_that_is_still_running():
     assert seen == [0.0]
 
 
+def test_a_thread_takes_part_from_its_start_even_if_the_clock_looks_while_it_starts():
+    """A starting thread has an ident a moment before `is_alive()` is true. The clock must not take that moment
+    for the thread's end: it did, and the thread then ran unseen, and time jumped past its first sleep (the
+    motor-safety hunt's "fire 453 (jam) did not end")."""
+    clock = VirtualClock()
+    go = threading.Event()
+    seen: list[float] = []
+
+    def starts_with_real_work() -> None:
+        go.wait(0.5)  # real work before the first wait on the clock: time must stand still meanwhile
+        seen.append(clock.now())
+
+    thread = clock.thread(starts_with_real_work, "starting")
+    set_native_id = thread._set_native_id  # type: ignore[attr-defined]
+
+    def starting_slowly() -> None:  # between ident and "started": long enough for the clock's 10 ms look
+        time.sleep(0.05)
+        set_native_id()
+
+    thread._set_native_id = starting_slowly  # type: ignore[attr-defined]
+    thread.start()
+    clock.sleep(1.0)
+    go.set()
+    thread.join()
+    clock.close()
+    assert seen == [0.0]
+
+
 def test_the_real_clock_is_monotonic_seconds():
     a = REAL_CLOCK.now()
     REAL_CLOCK.sleep(0.001)
