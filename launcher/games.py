@@ -154,14 +154,14 @@ class GameDesk:
             if not game.over:
                 table = table.next_round(game.dealer, game.active_players, carried)
             self._commit(game, table)
-            scoreboard = game.scoreboard()
+            scores = game.scores()
         self._bus.publish(
-            EventType.ROUND_SCORED, {"round": result.index, "winner": result.entry.winner, "scoreboard": scoreboard}
+            EventType.ROUND_SCORED,
+            {"round": result.index, "winner": result.entry.winner, "result": result.to_dict(), "scores": scores},
         )
         if game.over:
             self._bus.publish(
-                EventType.GAME_FINISHED,
-                {"winners": list(game.winners), "losers": list(game.losers), "scoreboard": scoreboard},
+                EventType.GAME_FINISHED, {"winners": list(game.winners), "losers": list(game.losers), "scores": scores}
             )
         return self.view()  # type: ignore[return-value]
 
@@ -170,8 +170,8 @@ class GameDesk:
             game, table = self._copies()
             game.undo_last()
             self._commit(game, _reseated(game, table))
-            scoreboard = game.scoreboard()
-        self._bus.publish(EventType.ROUND_UNDONE, {"round": len(game.rounds), "scoreboard": scoreboard})
+            scores = game.scores()
+        self._bus.publish(EventType.ROUND_UNDONE, {"round": len(game.rounds), "scores": scores})
         return self.view()  # type: ignore[return-value]
 
     def edit_round(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -180,8 +180,8 @@ class GameDesk:
             entry = game_requests.round_request(body, game.mode, new=False)
             entry.replace(game, index)
             self._commit(game, _reseated(game, table))
-            scoreboard = game.scoreboard()
-        self._bus.publish(EventType.ROUND_EDITED, {"round": index, "scoreboard": scoreboard})
+            scores = game.scores()
+        self._bus.publish(EventType.ROUND_EDITED, {"round": index, "scores": scores})
         return self.view()  # type: ignore[return-value]
 
     # --- internals -----------------------------------------------------------------------------------------------

@@ -180,6 +180,19 @@ class Game:
 
     def scoreboard(self) -> dict[str, Any]:
         """Everything a phone shows, as JSON types."""
+        statistics = self.statistics()
+        board = self._scores(statistics)
+        board["rounds"] = [result.to_dict() for result in self._history.standings.results]
+        for player, stats in statistics.items():
+            board["statistics"][player]["places"] = list(stats.places)
+        return board
+
+    def scores(self) -> dict[str, Any]:
+        """The scoreboard but for what grows with every round (the rounds, the places in each): what an event of
+        the game carries, so that its size stays flat however long the game."""
+        return self._scores(self.statistics())
+
+    def _scores(self, statistics: Mapping[str, PlayerStats]) -> dict[str, Any]:
         return {
             "sides": list(self.sides),
             "teams": self._sides.teams_dict(),
@@ -192,9 +205,9 @@ class Game:
             "over": self.over,
             "winners": list(self.winners),
             "losers": list(self.losers),
-            "rounds": [result.to_dict() for result in self._history.standings.results],
             "statistics": {
-                p: {**asdict(stats), "places": list(stats.places)} for p, stats in self.statistics().items()
+                p: {key: value for key, value in asdict(stats).items() if key != "places"}
+                for p, stats in statistics.items()
             },
         }
 

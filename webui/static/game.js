@@ -233,6 +233,21 @@ function showScoreboard(scoreboard) {
   renderEntry();
 }
 
+// An event's scores are the scoreboard but for what grows with every round: the rounds are kept here (the new one
+// added, or cut back by an undo; a correction's later totals come with the reload that follows), and each player's
+// places in knock-out play are read from them.
+function showScores(type, data) {
+  let { rounds } = game.data.scoreboard;
+  if (type === "round.scored") rounds = [...rounds.slice(0, data.round), data.result];
+  else if (type === "round.undone") rounds = rounds.slice(0, data.round);
+  const statistics = {};
+  for (const [player, stats] of Object.entries(data.scores.statistics)) {
+    const places = rounds.filter((r) => r.order?.includes(player)).map((r) => r.order.indexOf(player) + 1);
+    statistics[player] = { ...stats, places };
+  }
+  showScoreboard({ ...data.scores, statistics, rounds });
+}
+
 const GAME_EVENTS = new Set([
   "game.started",
   "attack.started",
@@ -258,7 +273,7 @@ function onGameEvent({ type, data }, fresh) {
   if (GAME_EVENTS.has(type)) {
     // Show the event's own state at once, then read the whole game to be exact.
     if (game.data && data.table && type.startsWith("attack.")) showTable(data.table);
-    if (game.data && data.scoreboard && type !== "game.started") showScoreboard(data.scoreboard);
+    if (game.data && data.scores) showScores(type, data);
     reloadSoon();
   } else if (PRESS_ENDS.has(type) && game.data) {
     reloadSoon();

@@ -1,0 +1,103 @@
+"""The game's events say what changed, not the whole game: a long evening's events stay the size of one round, and
+still carry enough for a phone to show the change at once (the round, the totals, who won)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.config import Config
+from launcher.daemon import Daemon
+from launcher.events import Event
+from tests.conftest import joined_client
+
+THREE = ["Ann", "Bob", "Cy"]
+ROUNDS = "/api/games/current/rounds"
+LONG_EVENING = 150  # rounds; each gives Ann one point, so that the default target of 500 is never reached
+EVENT_BYTES = 4096  # the promise: an event of a game stays under 4 KB however many rounds it has had
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    running = Daemon(Config().replace("state", dir=str(tmp_path)).replace("web", port=0))
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> FlaskClient:
+    return joined_client(daemon)
+
+
+def send(client: FlaskClient, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    reply = client.open(path, method=method, json=body)
+    assert reply.status_code in (200, 201), reply.get_json()
+    return reply.get_json()["game"]
+
+
+def events(daemon: Daemon, type: str) -> list[Event]:
+    return [e for e in daemon.bus.events_after(0, limit=100_000) if e.type == type]
+
+
+def scores_of(game: dict[str, Any]) -> dict[str, Any]:
+    """What an event's `scores` holds: the scoreboard without the list of rounds (and the places kept per round)."""
+    board = {key: value for key, value in game["scoreboard"].items() if key != "rounds"}
+    board["statistics"] = {
+        player: {key: value for key, value in stats.items() if key != "places"}
+        for player, stats in board["statistics"].items()
+    }
+    return board
+
+
+def test_a_round_scored_event_carries_the_round_and_the_scores_and_stays_small_all_evening(daemon, client) -> None:
+    send(client, "POST", "/api/games", {"players": THREE})
+    for _ in range(LONG_EVENING):
+        game = send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    scored = events(daemon, "round.scored")
+    assert len(scored) == LONG_EVENING
+    last = scored[-1].data
+    assert last["round"] == LONG_EVENING - 1 and last["winner"] == "Ann"
+    assert last["result"] == game["scoreboard"]["rounds"][-1]  # the new round, as GET /api/game lists it
+    assert last["scores"] == scores_of(game)
+    assert last["scores"]["totals"] == {"Ann": LONG_EVENING, "Bob": 0, "Cy": 0}
+    sizes = [len(e.json_text.encode()) for e in scored]
+    assert max(sizes) < EVENT_BYTES
+    assert sizes[-1] <= sizes[0] + 16  # a few more digits in the totals, not a round more per round
+
+
+def test_a_correction_and_an_undo_say_which_round_and_carry_the_scores_after_them(daemon, client) -> None:
+    send(client, "POST", "/api/games", {"players": THREE})
+    for _ in range(LONG_EVENING):
+        send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    game = send(client, "PUT", f"{ROUNDS}/3", {"winner": "Bob", "hands": {"Ann": 10, "Cy": 0}})
+    edited = events(daemon, "round.edited")[-1]
+    assert edited.data == {"round": 3, "scores": scores_of(game)}
+    assert edited.data["scores"]["totals"] == {"Ann": LONG_EVENING - 1, "Bob": 10, "Cy": 0}
+    game = send(client, "DELETE", f"{ROUNDS}/last")
+    undone = events(daemon, "round.undone")[-1]
+    assert undone.data == {"round": LONG_EVENING - 1, "scores": scores_of(game)}
+    assert max(len(e.json_text.encode()) for e in (edited, undone)) < EVENT_BYTES
+
+
+def test_the_game_finished_event_names_winners_and_losers_with_the_final_scores(daemon, client) -> None:
+    send(client, "POST", "/api/games", {"players": THREE, "target": 100})
+    send(client, "POST", ROUNDS, {"winner": "Bob", "hands": {"Ann": 60, "Cy": 0}})
+    game = send(client, "POST", ROUNDS, {"winner": "Bob", "hands": {"Ann": 40, "Cy": 5}})
+    (finished,) = events(daemon, "game.finished")
+    assert finished.data == {"winners": ["Bob"], "losers": [], "scores": scores_of(game)}
+    assert finished.data["scores"]["over"] is True and finished.data["scores"]["totals"]["Bob"] == 105
+
+
+def test_what_the_log_stores_of_an_event_is_what_the_phones_were_sent(daemon, client) -> None:
+    send(client, "POST", "/api/games", {"players": THREE})
+    send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    live = events(daemon, "round.scored")[-1]
+    daemon.bus.close()  # everything written
+    with daemon.store.connect() as conn:
+        (stored,) = conn.execute("SELECT data FROM events WHERE id = ?", (live.id,)).fetchone()
+    assert json.loads(stored) == live.data
