@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
-from launcher.store import Store
+from launcher.store import Store, access_tables
 from launcher.threads import JOIN_S, StoppableThread
 
 # (fewest, most) digits. Made-up PINs have MADE_UP_DIGITS: with PinGuard's budget a 6-digit PIN takes months to
@@ -122,15 +122,15 @@ class AccessBook:
         self._made_lock = threading.Lock()
         self._saver: StoppableThread | None = None
         with store.connect() as conn:
-            store.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
-            rows = store.sessions(conn)
+            access_tables.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
+            rows = access_tables.sessions(conn)
         self._sessions = {digest: _Session(Role(role), seen) for digest, role, seen in rows}
 
     def first_run(self) -> NewPins | None:
         """Make up each PIN not set yet (both, on a first start) and return them at once, the only time they are
         known; None when both were set already. Their hashes are saved on the pin-hashing thread meanwhile."""
         with self._store.connect() as conn:
-            stored = {role for role, _, _ in self._store.pin_hashes(conn)}
+            stored = {role for role, _, _ in access_tables.pin_hashes(conn)}
         with self._made_lock:
             stored |= {role.label for role in self._made}  # made up by a first_run before, not saved yet
         made: dict[Role, str] = {}
@@ -165,10 +165,10 @@ class AccessBook:
             if stopping.is_set():
                 return
             with self._store.connect() as conn:
-                stored = {role for role, _, _ in self._store.pin_hashes(conn)}  # `new-pins` from another process
+                stored = {role for role, _, _ in access_tables.pin_hashes(conn)}  # `new-pins` from another process
                 for role, (salt, digest) in hashed.items():
                     if role in self._made and role.label not in stored:
-                        self._store.save_pin_hash(conn, role.label, salt, digest, self._clock())
+                        access_tables.save_pin_hash(conn, role.label, salt, digest, self._clock())
             self._made.clear()
 
     def close(self) -> None:
@@ -190,7 +190,7 @@ class AccessBook:
             for role in roles:
                 self._made.pop(role, None)
         with self._store.connect() as conn:
-            self._store.forget_pin_hashes(conn, [role.label for role in roles])
+            access_tables.forget_pin_hashes(conn, [role.label for role in roles])
 
     def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
         """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""
@@ -206,12 +206,12 @@ class AccessBook:
             for digest in ended:
                 del self._sessions[digest]
         with self._store.connect() as conn:
-            self._store.end_sessions(conn, ended)
+            access_tables.end_sessions(conn, ended)
 
     def _save_pin(self, role: Role, pin: str) -> None:
         salt = secrets.token_bytes(16)
         with self._store.connect() as conn:
-            self._store.save_pin_hash(conn, role.label, salt, _hash(pin, salt), self._clock())
+            access_tables.save_pin_hash(conn, role.label, salt, _hash(pin, salt), self._clock())
 
     def role_for_pin(self, pin: str) -> Role:
         """The role a PIN opens (admin first), or NONE. Costs one hash per PIN set: limit guesses before."""
@@ -221,7 +221,7 @@ class AccessBook:
             if role in made and hmac.compare_digest(made[role].encode(), pin.encode()):
                 return role
         with self._store.connect() as conn:
-            stored = {name: (salt, digest) for name, salt, digest in self._store.pin_hashes(conn)}
+            stored = {name: (salt, digest) for name, salt, digest in access_tables.pin_hashes(conn)}
         for role in (Role.ADMIN, Role.TABLE):
             if role.label in stored:
                 salt, digest = stored[role.label]
@@ -246,7 +246,7 @@ class AccessBook:
                     del self._sessions[digest]
                 ended += idlest
         with self._store.connect() as conn:
-            self._store.open_session(conn, _digest(token), role.value, now, ended=ended)
+            access_tables.open_session(conn, _digest(token), role.value, now, ended=ended)
         return token
 
     def role_of(self, token: str | None) -> Role:
@@ -271,7 +271,7 @@ class AccessBook:
                 return
             session.seen_ts = now
         with self._store.connect() as conn:
-            self._store.session_seen(conn, digest, now)
+            access_tables.session_seen(conn, digest, now)
 
     def close_session(self, token: str | None) -> None:
         if not token:
@@ -280,7 +280,7 @@ class AccessBook:
         with self._lock:
             self._sessions.pop(digest, None)
         with self._store.connect() as conn:
-            self._store.end_sessions(conn, [digest])
+            access_tables.end_sessions(conn, [digest])
 
 
 class TooManyTries(LauncherError, RuntimeError):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from launcher import __version__, simulate
 from launcher.config import Config, ConfigError, load
-from launcher.store import STORE_FILE, Store, StoreError
+from launcher.store import STORE_FILE, Store, StoreError, shuffle_table
 
 # Each command imports the rest of what it uses when it runs: `--help` and a quick command start in a fraction of
 # the time (gpiozero, the QR code maker and the web layer are the heavy ones), which on a Pi Zero is seconds.
@@ -237,7 +237,7 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
         raise fairness.RecordError(f"no store at {path}: pass the daemon's --config, or a record file")
     store = Store(path)
     with store.connect() as conn:
-        found = store.shuffle_record(conn, number)
+        found = shuffle_table.record(conn, number)
     if found is None:
         raise fairness.RecordError(f"there is no shuffle {number} in {path}")
     record, ended = found

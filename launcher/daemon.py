@@ -36,7 +36,7 @@ from launcher.poweroff import ButtonEdges, HoldToPowerOff, simulated_power_off, 
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
-from launcher.store import STORE_FILE, Store
+from launcher.store import STORE_FILE, Store, hopper_table
 from launcher.wear import Wear
 from webui import MAX_BODY_BYTES, create_app
 
@@ -153,7 +153,7 @@ class Daemon:
     def _saved_hopper(self) -> HopperCount:
         """The hopper as the last run left it (full on a first start); the simulated one is set to match."""
         with self.store.connect() as conn:
-            saved = self.store.hopper(conn)
+            saved = hopper_table.load(conn)
         count = HopperCount(*saved) if saved else HopperCount(loaded=self.config.dispense.hopper_cards, dispensed=0)
         if isinstance(self.hardware, Refills):
             self.hardware.refill(count.remaining)
@@ -162,7 +162,7 @@ class Daemon:
     def _save_hopper(self, count: HopperCount) -> None:
         """On the hopper saver's thread only: its own connection, kept open (a save for each card that leaves)."""
         with self._hopper_writer.connect() as conn:
-            self.store.save_hopper(conn, count.loaded, count.dispensed)
+            hopper_table.save(conn, count.loaded, count.dispensed)
 
     def _follow_link(self) -> None:
         """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from launcher.store import Store, StoreError
+from launcher.store import Store, StoreError, event_table
 from launcher.threads import JOIN_S, StoppableThread
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,9 @@ class EventBus:
     def __init__(self, store: Store) -> None:
         self._store = store
         with store.connect() as conn:
-            self._last_id = max(store.last_event_id(conn), store.reserved_event_ids(conn))
+            self._last_id = max(event_table.last_id(conn), event_table.reserved_ids(conn))
             self._reserved = self._last_id + self.RESERVE
-            store.reserve_event_ids(conn, self._reserved)  # on the disk before any id is handed out
+            event_table.reserve_ids(conn, self._reserved)  # on the disk before any id is handed out
         self._saved_id = self._last_id
         self._recent: deque[Event] = deque()
         self._recent_bytes = 0  # the JSON of the events in _recent
@@ -141,7 +141,7 @@ class EventBus:
         with self._changed:  # the store must hold everything older than what memory still has
             self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
         with self._store.connect() as conn:
-            older = [Event(*row) for row in self._store.events_after(conn, last_id, limit)]
+            older = [Event(*row) for row in event_table.after(conn, last_id, limit)]
         newest = older[-1].id if older else last_id
         return (older + [e for e in recent if e.id > newest])[:limit]
 
@@ -175,7 +175,7 @@ class EventBus:
             self._reserved = last = self._last_id
         try:
             with self._store.connect() as conn:
-                self._store.reserve_event_ids(conn, last)
+                event_table.reserve_ids(conn, last)
         except StoreError as e:  # the reservation on the disk stands: the next run leaves a gap, never reuses an id
             log.error("%s; the next start numbers events past the ids reserved", e)
 
@@ -222,7 +222,7 @@ class EventBus:
             reserve = self._last_id + self.RESERVE if self._reserve_low() else None
         if not events and reserve is None:
             return
-        self._store.append_events(conn, [(e.id, e.ts, e.type, e.data) for e in events], reserve)
+        event_table.append(conn, [(e.id, e.ts, e.type, e.data) for e in events], reserve)
         with self._changed:
             if events:
                 self._saved_id = events[-1].id

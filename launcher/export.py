@@ -20,7 +20,7 @@ from typing import Any
 
 from launcher.game import Game, GameError
 from launcher.history import History, load_game
-from launcher.store import Store
+from launcher.store import Store, game_table, shuffle_table
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def stored_games(store: Store, history: History, only: int | None = None) -> Ite
     first = 1 if only is None else only
     while True:
         with store.connect() as conn:
-            rows = store.games_from(conn, first, 1 if only is not None else BATCH)
+            rows = game_table.listed_from(conn, first, 1 if only is not None else BATCH)
         if only is not None and (not rows or rows[0][0] != only):
             raise NoSuchGame(f"there is no game {only} in the store")
         if not rows:
@@ -108,8 +108,8 @@ def _shuffle_records(store: Store, start: float, end: float) -> list[dict[str, A
     """The records of the shuffles played during a game; one still being played keeps its seed secret: left out."""
     records = []
     with store.connect() as conn:
-        for number in store.shuffles_between(conn, start, end):
-            found = store.shuffle_record(conn, number)
+        for number in shuffle_table.played_between(conn, start, end):
+            found = shuffle_table.record(conn, number)
             if found is not None and found[1]:
                 records.append(json.loads(found[0]))
     return records

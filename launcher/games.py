@@ -24,7 +24,7 @@ from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game_view import game_view, table_view
 from launcher.history import History
-from launcher.store import Store
+from launcher.store import Store, game_table
 from launcher.text import scrubbed
 
 
@@ -54,7 +54,7 @@ class GameDesk:
         self._game: Game | None = None
         self._table: Table | None = None
         with store.connect() as conn:
-            row = store.current_game(conn)
+            row = game_table.current(conn)
         if row is not None:
             self._id, state = row[0], scrubbed(json.loads(row[1]))  # an older version may have stored bad text
             self._game = Game.from_dict(state["game"])
@@ -116,7 +116,7 @@ class GameDesk:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._store.connect() as conn:
-                self._id = self._store.new_game(conn, json.dumps(_state(game, table)), time.time())
+                self._id = game_table.new(conn, json.dumps(_state(game, table)), time.time())
             self._game, self._table = game, table
             if self._on_change is not None:
                 self._on_change(game, table)
@@ -196,7 +196,7 @@ class GameDesk:
         """With the lock held: save the changed game and table durably, then make them current."""
         assert self._id is not None
         with self._store.connect() as conn:
-            self._store.save_game(conn, self._id, json.dumps(_state(game, table)))
+            game_table.save(conn, self._id, json.dumps(_state(game, table)))
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)
         self._game, self._table = game, table

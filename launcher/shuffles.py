@@ -32,7 +32,7 @@ from launcher.fairness import (
     shuffle_record,
 )
 from launcher.schedule import Outcome, Profile, Schedule, profile_from_mapping, profile_to_mapping
-from launcher.store import Store
+from launcher.store import Store, event_table, shuffle_table
 
 
 class DrawsOutcomes(Replayable, Protocol):
@@ -149,7 +149,7 @@ class ShuffleBook:
     def resume_or_start(self, profile: Profile) -> Shuffle:
         """The shuffle left open by the last run, replayed to where its log ends; else a new shuffle."""
         with self._store.connect() as conn:
-            row = self._store.open_shuffle(conn)
+            row = shuffle_table.unended(conn)
             if row is None:
                 return self.start(profile)
             number, profile_json, seed, started_event, restarts = row
@@ -171,20 +171,18 @@ class ShuffleBook:
             played.restarts.append(played.schedule.presses)
         played.schedule.restart()
         with self._store.connect() as conn:
-            self._store.set_shuffle_restarts(conn, played.number, json.dumps(played.restarts))
+            shuffle_table.set_restarts(conn, played.number, json.dumps(played.restarts))
 
     def start(self, profile: Profile) -> Shuffle:
         before = self._current
         with self._store.connect() as conn:
-            number = self._store.last_shuffle_number(conn) + 1
+            number = shuffle_table.last_number(conn) + 1
             started = self._new_shuffle(number, profile, new_seed())
             self._current = started  # first: a phone that hears of the shuffle may contribute at once
             try:
                 event = self._bus.publish(EventType.SHUFFLE_STARTED, self._announcement(started))
                 profile_json = json.dumps({"name": profile.name, "parameters": profile_to_mapping(profile)})
-                self._store.start_shuffle(
-                    conn, number, profile_json, started.seed, started.commitment, event.id, event.ts
-                )
+                shuffle_table.start(conn, number, profile_json, started.seed, started.commitment, event.id, event.ts)
             except BaseException:  # re-raised: the shuffle in play stays the one before
                 self._current = before
                 raise
@@ -234,7 +232,7 @@ class ShuffleBook:
             ended.closed = True
         record = ended.record()
         with self._store.connect() as conn:
-            self._store.end_shuffle(conn, ended.number, json.dumps(record), time.time())
+            shuffle_table.end(conn, ended.number, json.dumps(record), time.time())
         self._bus.publish(
             EventType.SHUFFLE_ENDED,
             {**self._announcement(ended), "seed": ended.seed, "presses": len(ended.outcomes)},
@@ -244,7 +242,7 @@ class ShuffleBook:
     def record(self, number: int) -> dict[str, Any] | None:
         """The record of an ended shuffle; None if there is no such shuffle; ShuffleOpen while it is played."""
         with self._store.connect() as conn:
-            found = self._store.shuffle_record(conn, number)
+            found = shuffle_table.record(conn, number)
         if found is None:
             return None
         record_json, ended = found
@@ -305,6 +303,6 @@ class _ShuffleLog:
 
 
 def _events_after(store: Store, conn: Any, after: int, batch: int = 1000) -> Iterator[tuple[int, float, str, Any]]:
-    while rows := store.events_after(conn, after, batch):
+    while rows := event_table.after(conn, after, batch):
         yield from rows
         after = rows[-1][0]

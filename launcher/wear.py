@@ -18,7 +18,7 @@ from typing import Any
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hopper import HopperCount, NewestSaver
-from launcher.store import Store
+from launcher.store import Store, wear_table
 
 WINDOW_FIRES = 200  # the cleaning hint looks at this many of the latest fires since the last cleaning
 JAM_LIMIT_PER_1000 = 20  # more jams than this per 1,000 fires over the window: the roller wants cleaning
@@ -107,12 +107,12 @@ class StoredWear:
 
     def load(self) -> WearRecord:
         with self._store.connect() as conn:
-            rows = self._store.wear(conn)  # columns named as a Period's fields
+            rows = wear_table.load(conn)  # columns named as a Period's fields
         return WearRecord(Period(**rows["lifetime"]), Period(**rows["cleaning"]))
 
     def save(self, record: WearRecord) -> None:
         with self._writer.connect() as conn:
-            self._store.save_wear(conn, {"lifetime": asdict(record.lifetime), "cleaning": asdict(record.cleaning)})
+            wear_table.save(conn, {"lifetime": asdict(record.lifetime), "cleaning": asdict(record.cleaning)})
 
     def close(self) -> None:
         self._writer.close()

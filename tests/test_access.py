@@ -18,7 +18,7 @@ from launcher import access
 from launcher.access import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
 from launcher.clock import VirtualClock
 from launcher.daemon import Daemon
-from launcher.store import STORE_FILE, Store
+from launcher.store import STORE_FILE, Store, access_tables
 from tests.conftest import ManualClock, joined_client, local_daemon, start_daemon
 from webui.openapi import SPEC
 
@@ -409,7 +409,7 @@ def _slow_hashing(monkeypatch: pytest.MonkeyPatch, clock: VirtualClock, during: 
 
 def _saved(store: Store) -> set[str]:
     with store.connect() as conn:
-        return {role for role, _, _ in store.pin_hashes(conn)}
+        return {role for role, _, _ in access_tables.pin_hashes(conn)}
 
 
 def _made(pins: NewPins | None) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from launcher.events import EventBus, EventType
-from launcher.store import MIGRATIONS, Store, StoreError
+from launcher.store import MIGRATIONS, Store, StoreError, event_table
 from tests.small_fs import fill, small_tmpfs
 
 
@@ -33,7 +33,7 @@ def test_every_event_is_saved_with_its_data(tmp_path: Path) -> None:
     bus.publish(EventType.LAUNCHER_FIRED, {"press": 1, "requested": 3, "dispensed": 3, "name": "小明"})
     bus.close()
     with store.connect() as conn:
-        ((event_id, _, event_type, data),) = store.events_after(conn, 0, 10)
+        ((event_id, _, event_type, data),) = event_table.after(conn, 0, 10)
     assert (event_id, event_type, data["name"]) == (1, "launcher.fired", "小明")
 
 
@@ -97,21 +97,21 @@ class _FailingWrites:
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
         self.failing = True
         for name in names:
-            real = getattr(Store, name)
+            real = getattr(event_table, name)
 
             def fail(*args: object, _real: Any = real) -> Any:
                 if self.failing:
                     raise sqlite3.OperationalError("database or disk is full")
                 return _real(*args)
 
-            monkeypatch.setattr(Store, name, staticmethod(fail))
+            monkeypatch.setattr(event_table, name, fail)
 
 
 def test_no_id_is_given_again_after_events_failed_to_save_and_a_clean_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     bus = EventBus(Store(tmp_path / "db.sqlite3"))
-    failure = _FailingWrites(monkeypatch, "append_events")
+    failure = _FailingWrites(monkeypatch, "append")
     shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
     bus.close()  # the log never got them, but phones saw them
     failure.failing = False
@@ -125,7 +125,7 @@ def test_no_id_is_given_again_when_no_write_at_all_succeeds_until_the_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bus = EventBus(Store(tmp_path / "db.sqlite3"))
-    failure = _FailingWrites(monkeypatch, "append_events", "reserve_event_ids")
+    failure = _FailingWrites(monkeypatch, "append", "reserve_ids")
     shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
     bus.close()
     failure.failing = False
@@ -140,13 +140,13 @@ def test_events_that_failed_to_save_are_saved_once_the_disk_has_room(
     monkeypatch.setattr(EventBus, "RETRY_S", 0.01)
     store = Store(tmp_path / "db.sqlite3")
     bus = EventBus(store)
-    failure = _FailingWrites(monkeypatch, "append_events")
+    failure = _FailingWrites(monkeypatch, "append")
     shown = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
     failure.failing = False
     shown += [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5, 8)]
     bus.close()
     with store.connect() as conn:
-        assert [event_id for event_id, *_ in store.events_after(conn, 0, 100)] == shown
+        assert [event_id for event_id, *_ in event_table.after(conn, 0, 100)] == shown
 
 
 def test_when_the_reserved_ids_run_out_publish_waits_for_the_store(
@@ -155,7 +155,7 @@ def test_when_the_reserved_ids_run_out_publish_waits_for_the_store(
     monkeypatch.setattr(EventBus, "RESERVE", 10)
     monkeypatch.setattr(EventBus, "RETRY_S", 0.01)
     bus = EventBus(Store(tmp_path / "db.sqlite3"))
-    failure = _FailingWrites(monkeypatch, "append_events", "reserve_event_ids")
+    failure = _FailingWrites(monkeypatch, "append", "reserve_ids")
     ids: list[int] = []
     publisher = threading.Thread(
         target=lambda: ids.extend(bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(15))

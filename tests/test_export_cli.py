@@ -11,7 +11,7 @@ import pytest
 
 from launcher.cli import main
 from launcher.game import Game
-from launcher.store import STORE_FILE, Store
+from launcher.store import STORE_FILE, Store, game_table
 
 
 def store_with_games(tmp_path: Path) -> Path:
@@ -24,7 +24,7 @@ def store_with_games(tmp_path: Path) -> Path:
     playing = Game(["Ann", "Bob"], "lowest_total", 500)
     with store.connect() as conn:
         for game, started in ((won, time.time() - 600), (playing, time.time())):
-            store.new_game(conn, json.dumps({"game": game.to_dict(), "table": {}}), started)
+            game_table.new(conn, json.dumps({"game": game.to_dict(), "table": {}}), started)
     return config
 
 

@@ -15,7 +15,7 @@ from launcher.access import Role
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
 from launcher.qr import join_url, qr_text
-from launcher.store import Store
+from launcher.store import Store, access_tables
 from tests.conftest import http_json, join, start_daemon, wait_until
 
 
@@ -74,7 +74,7 @@ def test_the_daemon_answers_and_joins_before_the_first_pins_are_hashed(
 
 def _saved(store: Store) -> set[str]:
     with store.connect() as conn:
-        return {role for role, _, _ in store.pin_hashes(conn)}
+        return {role for role, _, _ in access_tables.pin_hashes(conn)}
 
 
 def test_the_first_start_prints_a_qr_code_that_joins_with_the_table_pin(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 from launcher.game import Game
 from launcher.game.statistics import LauncherTally
 from launcher.history import EVENING_S, History, Period, UnknownGame
-from launcher.store import STORE_FILE, Store
+from launcher.store import STORE_FILE, Store, game_table
 
 DAY = 24 * 3600
 T0 = time.mktime((2031, 5, 10, 20, 0, 0, 0, 0, -1))  # an evening in May, local time
@@ -57,7 +57,7 @@ def finished(players: list[str], winner: str, mode: str = "winner_collects", *, 
 
 def add(store: Store, game: Game, started: float) -> int:
     with store.connect() as conn:
-        return store.new_game(conn, json.dumps({"game": game.to_dict(), "table": {}}), started)
+        return game_table.new(conn, json.dumps({"game": game.to_dict(), "table": {}}), started)
 
 
 def play(store: Store, history: History, game: Game, started: float) -> int:
@@ -212,7 +212,7 @@ def test_a_game_whose_state_cannot_be_read_is_left_out_and_the_rest_summarized(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     with store.connect() as conn:
-        store.new_game(conn, json.dumps({"game": {"players": "nonsense"}, "table": {}}), T0)
+        game_table.new(conn, json.dumps({"game": {"players": "nonsense"}, "table": {}}), T0)
     add(store, finished(["Ann", "Bob"], "Ann"), T0 + 60)
     add(store, Game(["Ann", "Bob"], "winner_collects"), T0 + 120)
     assert History(store).catch_up() == 1

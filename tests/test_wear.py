@@ -18,7 +18,7 @@ from launcher.hardware.sim import SimulatedHardware
 from launcher.hopper import Hopper, HopperCount
 from launcher.schedule import PROFILES
 from launcher.shuffles import ShuffleBook
-from launcher.store import Store
+from launcher.store import Store, wear_table
 from launcher.wear import HINT_JAMS, JAM_LIMIT_PER_1000, WINDOW_FIRES, Period, Wear, WearRecord
 from tests.test_controller import ScriptedSchedule, fast_config
 
@@ -182,7 +182,7 @@ def test_each_fire_is_saved_without_waiting_for_a_close(tmp_path: Path) -> None:
         fires(wear, jams=1, others=0)
         wear.cleaned()
         with store.connect() as conn:
-            rows = store.wear(conn)
+            rows = wear_table.load(conn)
     finally:
         wear.close()
     assert (rows["lifetime"]["fires"], rows["lifetime"]["jams"], rows["lifetime"]["cards"]) == (4, 2, 6)

@@ -1,0 +1,45 @@
+"""The `events` table: the log of everything that happened, by id (launcher/events.py numbers them)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from launcher.store.transactions import transaction
+
+StoredEvent = tuple[int, float, str, dict[str, Any]]  # (id, ts, type, data)
+
+
+def append(conn: sqlite3.Connection, events: Iterable[StoredEvent], reserve: int | None = None) -> None:
+    """Save events and, if given, the new reserved id (see `reserved_event_ids`), in one transaction."""
+    rows = [(i, ts, t, json.dumps(data, ensure_ascii=False)) for i, ts, t, data in events]
+    with transaction(conn):
+        conn.executemany("INSERT INTO events (id, ts, type, data) VALUES (?, ?, ?, ?)", rows)
+        if reserve is not None:
+            conn.execute("UPDATE event_ids SET reserved = ?", (reserve,))
+
+
+def after(conn: sqlite3.Connection, last_id: int, limit: int) -> list[StoredEvent]:
+    rows = conn.execute("SELECT id, ts, type, data FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit))
+    return [(i, ts, t, json.loads(d)) for i, ts, t, d in rows]
+
+
+def last_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0])
+
+
+def reserved_ids(conn: sqlite3.Connection) -> int:
+    """No event id above this was handed out: the next run numbers on past it."""
+    return int(conn.execute("SELECT reserved FROM event_ids").fetchone()[0])
+
+
+def reserve_ids(conn: sqlite3.Connection, up_to: int) -> None:
+    with transaction(conn):
+        conn.execute("UPDATE event_ids SET reserved = ?", (up_to,))
+
+
+def count_after(conn: sqlite3.Connection, type: str, after_id: int) -> int:
+    row = conn.execute("SELECT count(*) FROM events WHERE type = ? AND id > ?", (type, after_id)).fetchone()
+    return int(row[0])

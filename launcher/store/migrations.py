@@ -1,0 +1,192 @@
+"""The store's schema, built by numbered migrations: entry i moves a store from version i to i + 1 (SQLite's
+`user_version`), each in one transaction with its version bump."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+
+from launcher.store.transactions import transaction
+
+STAMPED_FROM = 8  # the schema version that stamps APPLICATION_ID; older stores of ours are known by their tables
+
+# Each entry moves the schema from version i to i + 1 (PRAGMA user_version). Never edit one that has shipped.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE events (
+        id   INTEGER PRIMARY KEY,
+        ts   REAL NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE rounds (
+        number        INTEGER PRIMARY KEY,
+        profile       TEXT NOT NULL,
+        seed          TEXT NOT NULL,
+        commitment    TEXT NOT NULL,
+        started_event INTEGER NOT NULL,
+        started_ts    REAL NOT NULL,
+        ended_ts      REAL,
+        record        TEXT
+    );
+    """,
+    """
+    ALTER TABLE rounds ADD COLUMN restarts TEXT NOT NULL DEFAULT '[]';
+    """,
+    """
+    CREATE TABLE games (
+        id         INTEGER PRIMARY KEY,
+        state      TEXT NOT NULL,
+        started_ts REAL NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE deck (
+        id        INTEGER PRIMARY KEY CHECK (id = 1),
+        loaded    INTEGER NOT NULL,
+        dispensed INTEGER NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE running (
+        id INTEGER PRIMARY KEY CHECK (id = 1)
+    );
+    """,
+    """
+    CREATE TABLE pins (
+        role       TEXT PRIMARY KEY,
+        salt       BLOB NOT NULL,
+        hash       BLOB NOT NULL,
+        changed_ts REAL NOT NULL
+    );
+    CREATE TABLE sessions (
+        digest     TEXT PRIMARY KEY,
+        role       INTEGER NOT NULL,
+        created_ts REAL NOT NULL,
+        seen_ts    REAL NOT NULL
+    );
+    """,
+    # `reserved`: no event id above it was handed out (launcher/events.py). Carried over from the rule it replaces:
+    # after a run that never ended (`running`), ids went on 10,000 past the log. 1431195468 is APPLICATION_ID.
+    """
+    CREATE TABLE event_ids (
+        id       INTEGER PRIMARY KEY CHECK (id = 1),
+        reserved INTEGER NOT NULL
+    );
+    INSERT INTO event_ids (id, reserved)
+        SELECT 1, coalesce(max(id), 0) + CASE WHEN EXISTS (SELECT 1 FROM running) THEN 10000 ELSE 0 END FROM events;
+    DROP TABLE running;
+    PRAGMA application_id = 1431195468;
+    """,
+    # The launcher's rounds became shuffles (the game keeps its rounds): the table, and the events of the log that
+    # a resumed shuffle and the phones' streams read. Stored records keep the format they were revealed in.
+    """
+    ALTER TABLE rounds RENAME TO shuffles;
+    UPDATE events SET type = 'shuffle.' || substr(type, 7),
+                      data = json_set(json_remove(data, '$.round'), '$.shuffle', json_extract(data, '$.round'))
+        WHERE type IN ('round.started', 'round.ended', 'round.contributed');
+    """,
+    # The hopper's count was called the deck (a deck is the game's cards): its table and its events.
+    """
+    ALTER TABLE deck RENAME TO hopper;
+    UPDATE events SET type = 'hopper.' || substr(type, 6) WHERE type IN ('deck.changed', 'deck.reloaded');
+    """,
+    # The history (launcher/history.py): a summary of each ended game, each player's line in it, and each player's
+    # sums per mode ('*': all) and period ('all', or a month 'YYYY-MM'), so that lists and leaderboards read a few
+    # rows whatever the number of games. Games kept before are summarized at the next start.
+    """
+    CREATE TABLE game_summaries (
+        game       INTEGER PRIMARY KEY REFERENCES games (id),
+        started_ts REAL NOT NULL,
+        ended_ts   REAL NOT NULL,
+        outcome    TEXT NOT NULL,
+        mode       TEXT NOT NULL,
+        ruleset    TEXT NOT NULL,
+        target     INTEGER NOT NULL,
+        rounds     INTEGER NOT NULL,
+        players    TEXT NOT NULL,
+        winners    TEXT NOT NULL,
+        totals     TEXT NOT NULL
+    );
+    CREATE TABLE player_games (
+        game            INTEGER NOT NULL REFERENCES game_summaries (game),
+        player          TEXT NOT NULL,
+        name            TEXT NOT NULL,
+        mode            TEXT NOT NULL,
+        started_ts      REAL NOT NULL,
+        month           TEXT NOT NULL,
+        won             INTEGER NOT NULL,
+        rounds          INTEGER NOT NULL,
+        rounds_won      INTEGER NOT NULL,
+        hand_points     INTEGER NOT NULL,
+        presses         INTEGER NOT NULL,
+        cards           INTEGER NOT NULL,
+        longest_drought INTEGER,
+        PRIMARY KEY (game, player)
+    );
+    CREATE INDEX player_games_by_start ON player_games (started_ts);
+    CREATE INDEX player_games_by_player ON player_games (player);
+    CREATE TABLE player_totals (
+        mode            TEXT NOT NULL,
+        period          TEXT NOT NULL,
+        player          TEXT NOT NULL,
+        name            TEXT NOT NULL,
+        last_ts         REAL NOT NULL,
+        games           INTEGER NOT NULL,
+        wins            INTEGER NOT NULL,
+        rounds          INTEGER NOT NULL,
+        rounds_won      INTEGER NOT NULL,
+        hand_points     INTEGER NOT NULL,
+        presses         INTEGER NOT NULL,
+        cards           INTEGER NOT NULL,
+        longest_drought INTEGER,
+        PRIMARY KEY (mode, period, player)
+    );
+    """,
+    # Wear and care (launcher/wear.py): the launcher's counters over its life and since the roller was cleaned,
+    # counted from this upgrade on; `recent` holds how each of the latest fires ended, a letter each.
+    """
+    CREATE TABLE wear (
+        period   TEXT PRIMARY KEY CHECK (period IN ('lifetime', 'cleaning')),
+        since    REAL NOT NULL,
+        fires    INTEGER NOT NULL DEFAULT 0,
+        cards    INTEGER NOT NULL DEFAULT 0,
+        jams     INTEGER NOT NULL DEFAULT 0,
+        stuck    INTEGER NOT NULL DEFAULT 0,
+        timeouts INTEGER NOT NULL DEFAULT 0,
+        motor_ms INTEGER NOT NULL DEFAULT 0,
+        recent   TEXT NOT NULL DEFAULT ''
+    );
+    INSERT INTO wear (period, since) VALUES
+        ('lifetime', CAST(strftime('%s', 'now') AS REAL)), ('cleaning', CAST(strftime('%s', 'now') AS REAL));
+    """,
+)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the store of `conn` to the newest schema."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    for number in range(version, len(MIGRATIONS)):
+        # Statement by statement: executescript() would commit before the version bump.
+        with transaction(conn):
+            for statement in _statements(MIGRATIONS[number]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+@functools.cache
+def tables_at(version: int) -> frozenset[str]:
+    """The tables of a store of ours at this schema version."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for migration in MIGRATIONS[:version]:
+            conn.executescript(migration)
+        return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    finally:
+        conn.close()
