@@ -130,6 +130,7 @@ class WebConfig:
 @dataclass(frozen=True)
 class StateConfig:
     dir: str = _opt("./var")
+    keep_events_days: int = _opt(90, lo=1, hi=3650)  # the event log's; games and shuffle records are kept for ever
 
 
 MIN_HOLD_S = 2.0  # shorter, and an ordinary press held a little long could power the Pi off

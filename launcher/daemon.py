@@ -105,7 +105,7 @@ class Daemon:
             undo.callback(self._state_lock.close)
             self._hopper_writer = self.store.writer()
             undo.callback(self._hopper_writer.close)
-            self.bus = EventBus(self.store)
+            self.bus = EventBus(self.store, keep_days=config.state.keep_events_days)
             undo.callback(self.bus.close)
             self.hardware = hardware or build_hardware(config)
             undo.callback(self.hardware.close)

@@ -20,6 +20,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,13 +91,22 @@ class EventBus:
     # (a full disk) can make publish wait for it.
     RESERVE = 10_000
     RETRY_S = 1.0  # a save that failed (a full disk) is tried again this often; the events stay live meanwhile
+    # Saved events between two looks for events older than the log keeps (and one look at the start): a look reads
+    # a row or two and deletes a range of ids, so a long-running daemon's log stays `keep_days` long.
+    FORGET_EVERY = 1000
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, keep_days: int = 90, wall: Callable[[], float] = time.time) -> None:
+        """`keep_days`: how long the log keeps an event (games, rounds and shuffle records are kept for ever in
+        their own tables). `wall`: the events' timestamps, seconds since the epoch."""
         self._store = store
+        self._keep_s = keep_days * 24 * 3600
+        self._wall = wall
         with store.connect() as conn:
             self._last_id = max(event_table.last_id(conn), event_table.reserved_ids(conn))
             self._reserved = self._last_id + self.RESERVE
             event_table.reserve_ids(conn, self._reserved)  # on the disk before any id is handed out
+            event_table.forget_before(conn, wall() - self._keep_s)
+        self._saved_since_forgetting = 0
         self._saved_id = self._last_id
         self._recent: deque[Event] = deque()
         self._recent_bytes = 0  # the JSON of the events in _recent
@@ -119,7 +129,7 @@ class EventBus:
                     raise RuntimeError("no event is numbered once the event bus is closed")
                 self._changed.wait()
             self._last_id += 1
-            event = Event(id=self._last_id, ts=time.time(), type=str(type), data=data)
+            event = Event(id=self._last_id, ts=self._wall(), type=str(type), data=data)
             self._remember(event)
             self._pending.put(event)
             self._changed.notify_all()
@@ -136,10 +146,12 @@ class EventBus:
         """Events with an id above `last_id`, oldest first, at most `limit` of them."""
         with self._changed:
             recent = list(self._recent)
-        if not recent or last_id + 1 >= recent[0].id:
+            numbered = self._last_id
+        if last_id >= numbered or (recent and last_id + 1 >= recent[0].id):
             return [e for e in recent if e.id > last_id][:limit]
-        with self._changed:  # the store must hold everything older than what memory still has
-            self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
+        if recent:  # the store must hold everything older than what memory still has (at a start, it has it all)
+            with self._changed:
+                self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
         with self._store.connect() as conn:
             older = [Event(*row) for row in event_table.after(conn, last_id, limit)]
         newest = older[-1].id if older else last_id
@@ -223,6 +235,10 @@ class EventBus:
         if not events and reserve is None:
             return
         event_table.append(conn, [(e.id, e.ts, e.type, e.data) for e in events], reserve)
+        self._saved_since_forgetting += len(events)
+        if self._saved_since_forgetting >= self.FORGET_EVERY:
+            event_table.forget_before(conn, self._wall() - self._keep_s)
+            self._saved_since_forgetting = 0
         with self._changed:
             if events:
                 self._saved_id = events[-1].id

@@ -17,6 +17,7 @@ def test_defaults_run_simulated_on_localhost() -> None:
     assert config.hardware.backend == "sim"
     assert (config.web.host, config.web.port) == ("127.0.0.1", 8080)
     assert config.state_dir == Path("./var")
+    assert config.state.keep_events_days == 90  # phones catch up from minutes back; games are kept for ever
 
 
 def test_a_full_file_is_read(tmp_path: Path) -> None:
@@ -45,6 +46,11 @@ def test_a_full_file_is_read(tmp_path: Path) -> None:
         ({"power": {"hold_to_poweroff_s": 61}}, "power.hold_to_poweroff_s = 61 is not accepted"),
         ({"power": {"hold_to_poweroff_s": True}}, "power.hold_to_poweroff_s = True is not accepted"),
         ({"power": {"hold_to_poweroff_s": "5"}}, "power.hold_to_poweroff_s = '5' is not accepted"),
+        (
+            {"state": {"keep_events_days": 0}},
+            "state.keep_events_days = 0 is not accepted: expected a whole number from 1 to 3650",
+        ),
+        ({"state": {"keep_events_days": 1.5}}, "state.keep_events_days = 1.5 is not accepted"),
     ],
 )
 def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:

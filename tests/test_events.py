@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from launcher.config import Config
+from launcher.daemon import Daemon
 from launcher.events import EventBus, EventType
-from launcher.store import MIGRATIONS, Store, StoreError, event_table
+from launcher.store import MIGRATIONS, STORE_FILE, Store, StoreError, event_table, shuffle_table
 from tests.small_fs import fill, small_tmpfs
 
 
@@ -197,3 +200,63 @@ def test_a_store_killed_under_the_old_rule_numbers_on_past_its_margin(tmp_path: 
         bus = EventBus(Store(path))
         assert bus.publish(EventType.HARDWARE_OK, {}).id == (10_042 if killed else 42)
         bus.close()
+
+
+DAY_S = 24 * 3600
+
+
+def _old_log(store: Store, *, ids: range, age_days: float) -> None:
+    with store.connect() as conn:
+        event_table.append(conn, [(i, time.time() - age_days * DAY_S, "button.pressed", {"press": i}) for i in ids])
+
+
+def test_the_log_forgets_what_is_older_than_it_keeps_but_never_the_shuffle_in_play(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite3")
+    _old_log(store, ids=range(1, 11), age_days=100)
+    _old_log(store, ids=range(11, 21), age_days=1)
+    with store.connect() as conn:  # a shuffle still open began at event 5: a restart replays its presses from there
+        shuffle_table.start(conn, 1, "classic", "00" * 32, "ab" * 32, 5, time.time() - 100 * DAY_S)
+    bus = EventBus(store, keep_days=90)
+    assert [e.id for e in bus.events_after(0)] == list(range(5, 21))
+    assert bus.publish(EventType.BUTTON_PRESSED, {"press": 21}).id == 21  # ids go on past every one forgotten
+    bus.close()
+
+    with store.connect() as conn:  # once it has ended, its record holds what it needs
+        shuffle_table.end(conn, 1, "{}", time.time())
+    bus = EventBus(store, keep_days=90)
+    assert [e.id for e in bus.events_after(0)] == list(range(11, 22))
+    bus.close()
+
+
+def test_a_daemon_that_never_stops_forgets_old_events_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EventBus, "FORGET_EVERY", 10)  # saved events between two looks at the oldest
+    wall = [time.time()]
+    bus = EventBus(Store(tmp_path / "db.sqlite3"), keep_days=1, wall=lambda: wall[0])
+    old = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5)]
+    wall[0] += 2 * DAY_S  # two days later, still running
+    new = [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5, 15)]
+    bus.close()
+    assert old == [1, 2, 3, 4, 5]
+    with Store(tmp_path / "db.sqlite3").connect() as conn:
+        assert [event_id for event_id, *_ in event_table.after(conn, 0, 100)] == new
+
+
+def test_an_old_log_is_kept_whole_where_the_days_allow(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db.sqlite3")
+    _old_log(store, ids=range(1, 6), age_days=100)
+    bus = EventBus(store, keep_days=365)
+    assert [e.id for e in bus.events_after(0)] == [1, 2, 3, 4, 5]
+    bus.close()
+
+
+def test_the_daemon_keeps_the_days_of_log_its_config_says(tmp_path: Path) -> None:
+    store = Store(tmp_path / STORE_FILE)
+    _old_log(store, ids=range(1, 4), age_days=40)
+    _old_log(store, ids=range(4, 6), age_days=20)
+    daemon = Daemon(Config().replace("state", dir=str(tmp_path), keep_events_days=30).replace("web", port=0))
+    try:
+        assert [e.id for e in daemon.bus.events_after(0)][:3] == [4, 5, 6]  # 6: the daemon's own start
+    finally:
+        daemon.close()

@@ -13,7 +13,7 @@ StoredEvent = tuple[int, float, str, dict[str, Any]]  # (id, ts, type, data)
 
 
 def append(conn: sqlite3.Connection, events: Iterable[StoredEvent], reserve: int | None = None) -> None:
-    """Save events and, if given, the new reserved id (see `reserved_event_ids`), in one transaction."""
+    """Save events and, if given, the new reserved id (see `reserved_ids`), in one transaction."""
     rows = [(i, ts, t, json.dumps(data, ensure_ascii=False)) for i, ts, t, data in events]
     with transaction(conn):
         conn.executemany("INSERT INTO events (id, ts, type, data) VALUES (?, ?, ?, ?)", rows)
@@ -43,3 +43,21 @@ def reserve_ids(conn: sqlite3.Connection, up_to: int) -> None:
 def count_after(conn: sqlite3.Connection, type: str, after_id: int) -> int:
     row = conn.execute("SELECT count(*) FROM events WHERE type = ? AND id > ?", (type, after_id)).fetchone()
     return int(row[0])
+
+
+def forget_before(conn: sqlite3.Connection, ts: float) -> int:
+    """Delete the events older than `ts` (seconds since the epoch), but never the newest one, nor any from the
+    start of a shuffle still open on (a restart replays that shuffle's presses from the log). How many went.
+
+    Events are numbered in the order they happened, so the first one young enough bounds what goes by its id."""
+    with transaction(conn):
+        (keep_from,) = conn.execute(
+            "SELECT min(coalesce((SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1), "
+            "                    (SELECT max(id) FROM events)), "
+            "           coalesce((SELECT min(started_event) FROM shuffles WHERE ended_ts IS NULL), "
+            "                    (SELECT max(id) FROM events)))",
+            (ts,),
+        ).fetchone()
+        if keep_from is None:  # no event at all
+            return 0
+        return conn.execute("DELETE FROM events WHERE id < ?", (keep_from,)).rowcount
