@@ -67,16 +67,24 @@ class Event:
     id: int
     ts: float  # seconds since the epoch
     type: str
-    data: dict[str, Any]
-    # The event as compact JSON, made once: every phone's stream sends these same bytes, so fifty phones cost one
-    # encoding, not fifty.
+    # The data as compact JSON, made once when the event is published: the store saves this text, and every phone's
+    # stream is sent it inside `json_text`, so fifty phones and the log cost one encoding, and a replay no parsing.
+    data_text: str
     json_text: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "json_text", json.dumps(self.as_dict(), ensure_ascii=False, separators=(",", ":")))
+        head = f'{{"id":{self.id},"ts":{json.dumps(self.ts)},"type":{json.dumps(self.type, ensure_ascii=False)}'
+        object.__setattr__(self, "json_text", f'{head},"data":{self.data_text}}}')
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "ts": self.ts, "type": self.type, "data": self.data}
+    @classmethod
+    def of(cls, id: int, ts: float, type: str, data: dict[str, Any]) -> Event:
+        return cls(id, ts, type, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The data, parsed from its text at each call."""
+        parsed: dict[str, Any] = json.loads(self.data_text)
+        return parsed
 
 
 class EventBus:
@@ -86,6 +94,7 @@ class EventBus:
     # large: the bound in bytes keeps the daemon's memory flat on a 512 MB Pi); older ones are read from the store.
     RECENT = 2048
     RECENT_BYTES = 512 * 1024
+    PAGE_BYTES = 256 * 1024  # of data read from the store for one page of a replay (an old log's events may be large)
     # Ids reserved ahead on the disk (see the module's docstring). The writer saves a batch in milliseconds, so with
     # a working disk it is never this far behind; only a store that refused every write for RESERVE // 2 events
     # (a full disk) can make publish wait for it.
@@ -129,7 +138,7 @@ class EventBus:
                     raise RuntimeError("no event is numbered once the event bus is closed")
                 self._changed.wait()
             self._last_id += 1
-            event = Event(id=self._last_id, ts=self._wall(), type=str(type), data=data)
+            event = Event.of(self._last_id, self._wall(), str(type), data)
             self._remember(event)
             self._pending.put(event)
             self._changed.notify_all()
@@ -153,7 +162,9 @@ class EventBus:
             with self._changed:
                 self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
         with self._store.connect() as conn:
-            older = [Event(*row) for row in event_table.after(conn, last_id, limit)]
+            older = [Event(*row) for row in event_table.after(conn, last_id, limit=limit, max_bytes=self.PAGE_BYTES)]
+        if len(older) == limit or sum(len(e.data_text) for e in older) >= self.PAGE_BYTES:
+            return older  # a full page: the store may hold more before what memory has, read by the next call
         newest = older[-1].id if older else last_id
         return (older + [e for e in recent if e.id > newest])[:limit]
 
@@ -234,7 +245,7 @@ class EventBus:
             reserve = self._last_id + self.RESERVE if self._reserve_low() else None
         if not events and reserve is None:
             return
-        event_table.append(conn, [(e.id, e.ts, e.type, e.data) for e in events], reserve)
+        event_table.append(conn, [(e.id, e.ts, e.type, e.data_text) for e in events], reserve)
         self._saved_since_forgetting += len(events)
         if self._saved_since_forgetting >= self.FORGET_EVERY:
             event_table.forget_before(conn, self._wall() - self._keep_s)

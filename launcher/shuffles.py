@@ -303,6 +303,7 @@ class _ShuffleLog:
 
 
 def _events_after(store: Store, conn: Any, after: int, batch: int = 1000) -> Iterator[tuple[int, float, str, Any]]:
-    while rows := event_table.after(conn, after, batch):
-        yield from rows
+    while rows := event_table.after(conn, after, limit=batch):
+        for event_id, ts, kind, data in rows:
+            yield event_id, ts, kind, json.loads(data)
         after = rows[-1][0]

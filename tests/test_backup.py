@@ -30,7 +30,7 @@ from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreE
 def _store(state: Path, events: int = 0) -> Path:
     store = Store(state / STORE_FILE)
     with store.connect() as conn:
-        event_table.append(conn, [(i, float(i), "button.pressed", {"n": i}) for i in range(1, events + 1)])
+        event_table.append(conn, [(i, float(i), "button.pressed", f'{{"n":{i}}}') for i in range(1, events + 1)])
     return store.path
 
 
@@ -60,7 +60,7 @@ def test_a_backup_while_the_store_is_written_is_a_whole_consistent_file(tmp_path
         n = 101
         while not stop.is_set():
             with store.connect() as conn:
-                event_table.append(conn, [(n, float(n), "button.pressed", {"n": n})])
+                event_table.append(conn, [(n, float(n), "button.pressed", f'{{"n":{n}}}')])
             n += 1
 
     writer = threading.Thread(target=keep_writing)

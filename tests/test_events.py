@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -36,8 +37,8 @@ def test_every_event_is_saved_with_its_data(tmp_path: Path) -> None:
     bus.publish(EventType.LAUNCHER_FIRED, {"press": 1, "requested": 3, "dispensed": 3, "name": "小明"})
     bus.close()
     with store.connect() as conn:
-        ((event_id, _, event_type, data),) = event_table.after(conn, 0, 10)
-    assert (event_id, event_type, data["name"]) == (1, "launcher.fired", "小明")
+        ((event_id, _, event_type, data),) = event_table.after(conn, 0, limit=10)
+    assert (event_id, event_type, json.loads(data)["name"]) == (1, "launcher.fired", "小明")
 
 
 def test_replay_reads_old_events_from_the_store_and_new_ones_from_memory(
@@ -66,7 +67,10 @@ def test_memory_for_replay_stays_bounded_however_large_the_events(tmp_path: Path
     assert in_memory.id == 200
     held = sum(len(e.json_text) for e in bus._recent)
     assert held <= 512 * 1024, f"{held} bytes of events held in memory (half a megabyte at most)"
-    assert [e.id for e in bus.events_after(0, limit=300)] == list(range(1, 201)), "the rest comes from the store"
+    replayed: list[int] = []
+    while page := bus.events_after(replayed[-1] if replayed else 0, limit=300):  # pages bounded in bytes
+        replayed += [e.id for e in page]
+    assert replayed == list(range(1, 201)), "the rest comes from the store"
     bus.close()
 
 
@@ -149,7 +153,7 @@ def test_events_that_failed_to_save_are_saved_once_the_disk_has_room(
     shown += [bus.publish(EventType.BUTTON_PRESSED, {"press": n}).id for n in range(5, 8)]
     bus.close()
     with store.connect() as conn:
-        assert [event_id for event_id, *_ in event_table.after(conn, 0, 100)] == shown
+        assert [event_id for event_id, *_ in event_table.after(conn, 0, limit=100)] == shown
 
 
 def test_when_the_reserved_ids_run_out_publish_waits_for_the_store(
@@ -207,7 +211,9 @@ DAY_S = 24 * 3600
 
 def _old_log(store: Store, *, ids: range, age_days: float) -> None:
     with store.connect() as conn:
-        event_table.append(conn, [(i, time.time() - age_days * DAY_S, "button.pressed", {"press": i}) for i in ids])
+        event_table.append(
+            conn, [(i, time.time() - age_days * DAY_S, "button.pressed", f'{{"press":{i}}}') for i in ids]
+        )
 
 
 def test_the_log_forgets_what_is_older_than_it_keeps_but_never_the_shuffle_in_play(tmp_path: Path) -> None:
@@ -240,7 +246,7 @@ def test_a_daemon_that_never_stops_forgets_old_events_as_it_goes(
     bus.close()
     assert old == [1, 2, 3, 4, 5]
     with Store(tmp_path / "db.sqlite3").connect() as conn:
-        assert [event_id for event_id, *_ in event_table.after(conn, 0, 100)] == new
+        assert [event_id for event_id, *_ in event_table.after(conn, 0, limit=100)] == new
 
 
 def test_an_old_log_is_kept_whole_where_the_days_allow(tmp_path: Path) -> None:
@@ -260,3 +266,35 @@ def test_the_daemon_keeps_the_days_of_log_its_config_says(tmp_path: Path) -> Non
         assert [e.id for e in daemon.bus.events_after(0)][:3] == [4, 5, 6]  # 6: the daemon's own start
     finally:
         daemon.close()
+
+
+def test_a_replay_of_a_log_of_large_events_comes_in_pages_bounded_in_bytes(tmp_path: Path) -> None:
+    """An older version's events carried a whole game each (100 KB and more): a phone replaying them from id 0 is
+    sent them a page at a time, each page a few hundred KB, not a thousand events at once."""
+    store = Store(tmp_path / "db.sqlite3")
+    big = json.dumps({"scoreboard": {"rounds": ["x" * 100] * 1000}})  # 100 KB
+    with store.connect() as conn:
+        event_table.append(conn, [(i, time.time(), "round.scored", big) for i in range(1, 21)])
+    bus = EventBus(store)
+    seen: list[int] = []
+    pages = 0
+    while page := bus.events_after(seen[-1] if seen else 0):
+        assert sum(len(e.data_text) for e in page[:-1]) < EventBus.PAGE_BYTES
+        seen += [e.id for e in page]
+        pages += 1
+    bus.close()
+    assert seen == list(range(1, 21)) and pages >= 20 * len(big) // EventBus.PAGE_BYTES
+
+
+def test_a_replayed_event_is_sent_byte_for_byte_as_it_was_sent_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(EventBus, "RECENT", 1)
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    live = [bus.publish(EventType.ROUND_SCORED, {"winner": "小明", "n": n, "x": 0.1}).json_text for n in range(3)]
+    bus.close()
+    bus = EventBus(Store(tmp_path / "db.sqlite3"))
+    assert [e.json_text for e in bus.events_after(0)] == live
+    assert json.loads(live[0]) == {"id": 1, "ts": json.loads(live[0])["ts"], "type": "round.scored",
+                                   "data": {"winner": "小明", "n": 0, "x": 0.1}}  # fmt: skip
+    bus.close()

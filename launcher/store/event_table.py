@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
 
 from launcher.store.transactions import transaction
 
-StoredEvent = tuple[int, float, str, dict[str, Any]]  # (id, ts, type, data)
+StoredEvent = tuple[int, float, str, str]  # (id, ts, type, data as JSON text)
 
 
 def append(conn: sqlite3.Connection, events: Iterable[StoredEvent], reserve: int | None = None) -> None:
     """Save events and, if given, the new reserved id (see `reserved_ids`), in one transaction."""
-    rows = [(i, ts, t, json.dumps(data, ensure_ascii=False)) for i, ts, t, data in events]
     with transaction(conn):
-        conn.executemany("INSERT INTO events (id, ts, type, data) VALUES (?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO events (id, ts, type, data) VALUES (?, ?, ?, ?)", events)
         if reserve is not None:
             conn.execute("UPDATE event_ids SET reserved = ?", (reserve,))
 
 
-def after(conn: sqlite3.Connection, last_id: int, limit: int) -> list[StoredEvent]:
+def after(conn: sqlite3.Connection, last_id: int, *, limit: int, max_bytes: int | None = None) -> list[StoredEvent]:
+    """The events after `last_id` in order: at most `limit`, and no more once `max_bytes` of data are read (the
+    first one always), so that a page of an old log of large events stays small."""
     rows = conn.execute("SELECT id, ts, type, data FROM events WHERE id > ? ORDER BY id LIMIT ?", (last_id, limit))
-    return [(i, ts, t, json.loads(d)) for i, ts, t, d in rows]
+    page: list[StoredEvent] = []
+    size = 0
+    for row in rows:  # the cursor reads on only as far as asked
+        page.append(row)
+        size += len(row[3])
+        if max_bytes is not None and size >= max_bytes:
+            break
+    return page
 
 
 def last_id(conn: sqlite3.Connection) -> int:
