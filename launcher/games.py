@@ -190,7 +190,7 @@ class GameDesk:
         """With the lock held: copies to change, so that a refused change leaves the game as it was."""
         if self._game is None or self._table is None:
             raise NoGame("there is no game yet: start one")
-        return Game.from_dict(self._game.to_dict()), Table.from_dict(self._table.to_dict())
+        return self._game.copy(), Table.from_dict(self._table.to_dict())
 
     def _commit(self, game: Game, table: Table) -> None:
         """With the lock held: save the changed game and table durably, then make them current."""

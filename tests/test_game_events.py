@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import Event
+from launcher.game.history import RoundHistory
 from tests.conftest import joined_client
 
 THREE = ["Ann", "Bob", "Cy"]
@@ -101,3 +102,27 @@ def test_what_the_log_stores_of_an_event_is_what_the_phones_were_sent(daemon, cl
     with daemon.store.connect() as conn:
         (stored,) = conn.execute("SELECT data FROM events WHERE id = ?", (live.id,)).fetchone()
     assert json.loads(stored) == live.data
+
+
+def test_a_press_in_a_long_game_replays_none_of_its_rounds(
+    daemon: Daemon, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A press changes the table and the launcher's counts, never a round: its cost must not grow with the evening
+    (it replayed and re-checked every round of the game, twice, at every press)."""
+    send(client, "POST", "/api/games", {"players": THREE})
+    for _ in range(30):
+        send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    replayed: list[int] = []
+    play_round = RoundHistory._play_round
+
+    def counted(self: RoundHistory, state: Any, index: int, entry: Any) -> Any:
+        replayed.append(index)
+        return play_round(self, state, index, entry)
+
+    monkeypatch.setattr(RoundHistory, "_play_round", counted)
+    before = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"]
+    replayed.clear()
+    assert daemon.games.pressed(False, 0, None) == "Bob"  # Ann won the last round and deals: Bob plays first
+    assert replayed == []
+    after = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"]
+    assert after == before + 1

@@ -36,6 +36,13 @@ class RoundHistory:
         self.entries: tuple[RoundEntry, ...] = ()
         self.standings = self._play(())
 
+    def copy(self) -> RoundHistory:
+        """A copy to change. Entries and standings are replaced by every change, never changed in place: shared."""
+        twin = object.__new__(RoundHistory)
+        twin._sides, twin._rules, twin._value, twin._factor = self._sides, self._rules, self._value, self._factor
+        twin.entries, twin.standings = self.entries, self.standings
+        return twin
+
     def add(self, entry: RoundEntry) -> RoundResult:
         self._commit((*self.entries, entry))
         return self.standings.results[-1]

@@ -50,6 +50,12 @@ class LauncherTally:
         # None: a game stored before droughts were recorded, whose earlier presses are unknown: it records none.
         self._droughts: dict[str, _Drought] | None = {p: _Drought() for p in players}
 
+    def copy(self) -> LauncherTally:
+        twin = LauncherTally(self._players, self._max_cards)
+        twin._counts = dict(self._counts)  # the counts themselves are frozen: a record replaces them
+        twin._droughts = None if self._droughts is None else dict(self._droughts)
+        return twin
+
     def record(self, player: str, cards: int) -> None:
         """A press attributed to `player` that gave `cards` cards (0: it did not fire)."""
         known(self._players, player)
