@@ -166,19 +166,26 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
 
     threading.Thread(target=pump, daemon=True).start()
     if not url_seen.wait(30) or not found:
-        process.kill()
-        process.wait()
-        raise RuntimeError("the daemon did not start:\n" + "".join(output))
+        _stop(process)
+        raise RuntimeError("the daemon did not start within 30 s:\n" + "".join(output))
     url = found[0]
     if state not in _JOINED:
         try:
             table_pin, admin_pin = _pins_shown(output)
             _JOINED[state] = Joined(table_pin, admin_pin, join(url, table_pin), join(url, admin_pin))
         except BaseException:
-            process.kill()  # no daemon left running behind a failed start
-            process.wait()
+            _stop(process)  # no daemon left running behind a failed start
             raise
     return RunningDaemon(process=process, url=url, state_dir=state, output=output, joined=_JOINED[state])
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Kill a daemon that failed to start, and close its pipe (left open, a later test's garbage collection would
+    report it as an unclosed file: it did, failing an unrelated test)."""
+    process.kill()
+    process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
 
 
 @pytest.fixture
