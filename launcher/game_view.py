@@ -50,6 +50,7 @@ def table_view(table: Table) -> dict[str, Any]:
 
 def game_view(game_id: int, game: Game, table: Table) -> dict[str, Any]:
     """The current game as every phone is shown it."""
+    scoreboard = game.scoreboard()
     return {
         "id": game_id,
         "players": list(game.players),
@@ -58,8 +59,8 @@ def game_view(game_id: int, game: Game, table: Table) -> dict[str, Any]:
         "mode": game.mode.value,
         "target": game.target,
         "final": None if game.final_rule is None else game.final_rule.value,
-        "teams": game.scoreboard()["teams"],
+        "teams": scoreboard["teams"],
         "track_turns": table.track_turns,
         "table": table_view(table),
-        "scoreboard": game.scoreboard(),
+        "scoreboard": scoreboard,
     }

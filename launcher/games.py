@@ -53,6 +53,11 @@ class GameDesk:
         self._id: int | None = None
         self._game: Game | None = None
         self._table: Table | None = None
+        # The last view made, and of what: (id, game, table) compared by identity (see `_view`).
+        self._view_made: tuple[tuple[int | None, Game | None, Table | None], dict[str, Any] | None] = (
+            (None, None, None),
+            None,
+        )
         with store.connect() as conn:
             row = game_table.current(conn)
         if row is not None:
@@ -107,6 +112,7 @@ class GameDesk:
     # --- what the phones ask -------------------------------------------------------------------------------------
 
     def view(self) -> dict[str, Any] | None:
+        """The current game as the phones are shown it; shared by every caller until the next change: read only."""
         with self._lock:
             return self._view()
 
@@ -204,10 +210,16 @@ class GameDesk:
             self._on_change(game, table)
 
     def _view(self) -> dict[str, Any] | None:
+        """With the lock held: the view of the current game, made once per change (every phone reads it after
+        each press, and a long game's view is large). A change replaces the game and the table, never alters them."""
         if self._game is None or self._table is None:
             return None
         assert self._id is not None
-        return game_view(self._id, self._game, self._table)
+        (game_id, game, table), view = self._view_made
+        if view is None or game_id != self._id or game is not self._game or table is not self._table:
+            view = game_view(self._id, self._game, self._table)
+            self._view_made = ((self._id, self._game, self._table), view)
+        return view
 
 
 def _still_on(game: Game) -> None:

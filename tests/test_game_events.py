@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher import games
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import Event
@@ -126,3 +127,22 @@ def test_a_press_in_a_long_game_replays_none_of_its_rounds(
     assert replayed == []
     after = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"]
     assert after == before + 1
+
+
+def test_the_phones_reading_the_game_after_a_change_cost_one_view(
+    daemon: Daemon, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every phone reads the whole game after each press; at a long game's end that view is its largest answer.
+    It is made once per change of the game, not once per phone."""
+    send(client, "POST", "/api/games", {"players": THREE})
+    send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    built: list[int] = []
+    real = games.game_view
+    monkeypatch.setattr(games, "game_view", lambda *args: (built.append(1), real(*args))[1])
+    daemon.games.pressed(False, 0, None)
+    answers = [client.get("/api/game").get_json()["game"] for _ in range(4)]  # four phones
+    assert len(built) == 1 and all(a == answers[0] for a in answers)
+    assert answers[0]["scoreboard"]["statistics"]["Bob"]["presses"] == 1
+    daemon.games.pressed(False, 0, None)  # the next change is seen
+    assert client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Cy"]["presses"] == 1
+    assert len(built) == 2
