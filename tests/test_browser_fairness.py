@@ -44,7 +44,9 @@ def phone(browser: Any, playwright: Any, locale: str = "en-US") -> Page:
 
 
 def page_verdict(page: Page, record: dict[str, Any], seen: dict[str, Any] | None = None) -> dict[str, Any]:
-    return page.evaluate("([record, seen]) => fairVerify(record, seen)", [record, seen or {}])
+    return page.evaluate(
+        'async ([record, seen]) => (await import("/static/verify.js")).fairVerify(record, seen)', [record, seen or {}]
+    )
 
 
 @pytest.fixture
@@ -61,7 +63,9 @@ def verifier(daemon: Any, playwright_chromium: Any) -> Any:
 def test_the_pages_verifier_gives_the_published_known_answers(verifier: Page) -> None:
     vector = known_answers()
     got = verifier.evaluate(
-        """(v) => {
+        """async (v) => {
+            const { fairDraws, fairHex, fairHmac, fairReplay, fairSha256, fairShuffleKey, fairUtf8 } =
+                await import("/static/verify.js");
             const key = fairShuffleKey(v.seed, v.contributions);
             const draw = fairDraws(key);
             return {
@@ -90,6 +94,7 @@ def test_the_pages_sha256_and_hmac_are_the_browsers_own(verifier: Page) -> None:
     matters to the padding (55, 56, 63, 64, 65 bytes...) and on keys longer than a block."""
     differ = verifier.evaluate(
         """async () => {
+            const { fairHex, fairHmac, fairSha256 } = await import("/static/verify.js");
             const differ = [];
             const hex = (buffer) => fairHex(new Uint8Array(buffer));
             for (let n = 0; n <= 200; n++) {
@@ -119,7 +124,11 @@ def test_a_shuffle_replays_the_same_in_python_and_in_the_page(verifier: Page, na
         for o in replay(profile, SEED, 300, record["restarts"], contributions)
     ]
     page = verifier.evaluate(
-        "(r) => fairReplay(r.profile, fairShuffleKey(r.seed, r.contributions), r.outcomes.length, r.restarts)", record
+        """async (r) => {
+            const { fairReplay, fairShuffleKey } = await import("/static/verify.js");
+            return fairReplay(r.profile, fairShuffleKey(r.seed, r.contributions), r.outcomes.length, r.restarts);
+        }""",
+        record,
     )
     assert page == python
     result = page_verdict(verifier, record, {"commitment": record["commitment"], "mine": contributions[3]})
@@ -229,7 +238,8 @@ def test_a_fingerprint_that_changes_during_a_shuffle_is_called_out(verifier: Pag
     english = catalogue("en")
     shown, later = commitment("shown first"), commitment("shown later")
     verifier.evaluate(
-        """([shown, later]) => {
+        """async ([shown, later]) => {
+            const { fairFollow } = await import("/static/verify.js");
             fairFollow({number: 90, commitment: shown, profile: "classic", presses: 0, contributions: []});
             fairFollow({number: 90, commitment: later, profile: "classic", presses: 2, contributions: []});
         }""",

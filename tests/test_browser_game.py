@@ -90,7 +90,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
         expect(page.locator("#tab-new")).to_have_attribute("aria-selected", "true")
     expect(phone_a.locator("#game")).to_be_visible()  # the scripts, the catalogue and the rules are in
     loaded = {urlsplit(r.url).path.rsplit("/", 1)[-1] for r in assets}
-    assert {"", "app.css", "app.js", "game.js", "score.js", "setup.js", "en.json"} <= loaded
+    assert {"", "app.css", "main.js", "api.js", "app.js", "game.js", "score.js", "setup.js", "en.json"} <= loaded
     # The browser may fetch the icon and the manifest later (or, headless, never): count them from the disk.
     weight = page_weight(assets) + sum(
         (STATIC / f).stat().st_size for f in {"icon.svg", "manifest.webmanifest"} - loaded

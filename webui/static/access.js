@@ -1,11 +1,14 @@
 // Who may act from this phone. Reading needs nothing; the table PIN (typed, or in the QR code's #pin=… link) joins
 // the table; the admin PIN may also change the PINs and reset a fault. The session is an HttpOnly cookie: the page
 // only learns its role.
-"use strict";
+import { request, refusal } from "./api.js";
+import { renderFault } from "./app.js";
+import { $, ui, t, toast } from "./core.js";
+import { showError } from "./gamestate.js";
 
 const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` makes them up
 
-const access = {
+export const access = {
   role: null, // "none" | "table" | "admin" once known
   joining: false, // a PIN is being checked
 };
@@ -25,8 +28,11 @@ function renderAccess() {
 }
 
 async function readRole() {
-  const response = await fetch("/api/session");
-  if (response.ok) access.role = (await response.json()).role;
+  try {
+    access.role = (await request("GET", "/api/session")).role;
+  } catch (error) {
+    if (error.status === 0) throw error; // offline: nothing known, nothing shown
+  }
   renderAccess();
 }
 
@@ -37,12 +43,10 @@ async function join(pin, errorId) {
   showError(errorId, "");
   renderAccess();
   try {
-    const { response, body } = await sendJson("POST", "/api/session", { pin });
-    if (response.ok) access.role = body.role;
-    else showError(errorId, refusal(response, body));
-    return response.ok;
-  } catch {
-    showError(errorId, t("toast.offline"));
+    access.role = (await request("POST", "/api/session", { pin })).role;
+    return true;
+  } catch (error) {
+    showError(errorId, refusal(error));
     return false;
   } finally {
     access.joining = false;
@@ -65,13 +69,11 @@ function joinFromLink() {
 }
 
 // A call whose answer goes to `done`, and whose refusal to `tell` (a toast unless a form has its own box).
-async function act(method, path, payload, done, tell = toast) {
+export async function act(method, path, payload, done, tell = toast) {
   try {
-    const { response, body } = await sendJson(method, path, payload);
-    if (response.ok) done(body);
-    else tell(refusal(response, body));
-  } catch {
-    tell(t("toast.offline"));
+    done(await request(method, path, payload));
+  } catch (error) {
+    tell(refusal(error));
   }
 }
 
@@ -114,12 +116,7 @@ function onRefused(code) {
   $("join-pin").focus();
 }
 
-hooks.render.push(renderAccess);
-hooks.refused.push(onRefused);
-// Another phone changed a PIN: this one may have been signed out (its own answer only comes on its next action).
-hooks.event.push((event, fresh) => fresh && event.type === "pins.changed" && readRole().catch(() => {}));
-hooks.describe.push(describePinsChanged);
-hooks.start.push(() => {
+function startAccess() {
   for (const form of [$("join"), $("admin-join")]) form.addEventListener("submit", submitPin);
   $("pins").addEventListener("submit", changePins);
   for (const button of document.querySelectorAll("[data-pin]")) {
@@ -143,4 +140,14 @@ hooks.start.push(() => {
     $("access").scrollIntoView({ block: "start" });
   });
   joinFromLink().catch(() => {});
-});
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  render: renderAccess,
+  refused: onRefused,
+  // Another phone changed a PIN: this one may have been signed out (its own answer only comes on its next action).
+  event: (event, fresh) => fresh && event.type === "pins.changed" && readRole().catch(() => {}),
+  describe: describePinsChanged,
+  start: startAccess,
+};

@@ -1,59 +1,36 @@
 // The phone page of the UNO launcher: one big button, the shuffle and its sealed seed, a live feed, the hopper's count,
 // a new-shuffle control, the rules of each profile and a language switch. The game at the table (game.js, score.js,
-// setup.js) joins in through `hooks`.
-// Vanilla JS with no build step. Every visible text comes from the catalogues in static/i18n/.
-"use strict";
+// setup.js) and the other modules join in through `hooks` (core.js), which main.js fills before start().
+// A native ES module with no build step. Every visible text comes from the catalogues in static/i18n/.
+import { request, refusal } from "./api.js";
+import {
+  $,
+  hooks,
+  ui,
+  t,
+  stored,
+  remember,
+  span,
+  vibrate,
+  toast,
+  percent,
+  decimal,
+  profileName,
+  profileAbout,
+  PROFILE_NAMES,
+} from "./core.js";
+import { phonePlayer } from "./game.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
 const FEED_MAX = 30;
 const HISTORY_EVENTS = 60; // replayed when the page opens: about two events per feed line
-const TOAST_MS = 3000;
 const JACKPOT_MS = 2400; // how long the stage celebrates a jackpot
 const SUSPENSE_GRACE_MS = 15000; // a suspense the outcome never followed (lost stream) ends after pause + this
 const SHORT_HASH = 12; // hex characters of the commitment shown before "…"
 const VIBRATE_FIRE = 120;
 const VIBRATE_JACKPOT = [90, 60, 90, 60, 240];
 
-const $ = (id) => document.getElementById(id);
-
-// The other scripts add to these lists while they load; the page starts once all of them have (DOMContentLoaded).
-const hooks = {
-  render: [], // () => void: redraw in the language just chosen
-  describe: [], // (event) => [symbol, text] | null: feed lines for their events
-  event: [], // (event, fresh) => void: every event from the stream
-  connected: [], // () => void: the stream (re)connected, re-read what might have been missed
-  start: [], // () => void: once, after the catalogue is loaded
-  refused: [], // (code) => void: a call was refused for want of a session (join_required, admin_required)
-  state: [], // (state) => void: each /api/state read, on every (re)connection
-};
-
-const ui = {
-  lang: "en",
-  strings: {},
-  conn: "connecting", // connecting | live | reconnecting
-  busy: false, // a press from this phone is in flight
-  hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
-  fault: null, // message of the latched hardware fault, if any
-  feed: [], // events shown in the feed, newest first
-  lastId: 0, // id of the newest event received
-  snapshotId: 0, // last_event_id of the newest /api/state: older events are already in the state we show
-  shuffle: null, // {number, profile, commitment, presses} of the shuffle being played
-  profiles: null, // [{name, fire_rate, ...}] from /api/profiles
-  picked: false, // the host chose a profile in the select since the last shuffle started
-  starting: false, // a new shuffle is being requested from this phone
-  suspense: null, // timer that ends a suspense the outcome did not follow
-};
-
-// ---- Translation ----
-
-// t("feed.fired", {press: 13, dispensed: 4}) fills the {press} and {dispensed} placeholders.
-function t(key, params = {}) {
-  const text = ui.strings[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (placeholder, name) => (name in params ? String(params[name]) : placeholder));
-}
-
-// The first Chinese or English entry of the browser's preferred languages decides; English otherwise.
 function guessLang() {
   for (const tag of navigator.languages || [navigator.language]) {
     const lower = tag.toLowerCase();
@@ -67,25 +44,6 @@ function guessLang() {
   return "en";
 }
 
-// localStorage can be switched off (private modes, strict settings): then a choice is just not remembered, and
-// holds until the page is reloaded. An empty value forgets the key.
-function stored(key) {
-  try {
-    return localStorage.getItem(key);
-  } catch {
-    return null;
-  }
-}
-
-function remember(key, value) {
-  try {
-    if (value) localStorage.setItem(key, value);
-    else localStorage.removeItem(key);
-  } catch {
-    // Nothing to do: see above.
-  }
-}
-
 async function setLang(code) {
   const response = await fetch(document.body.dataset.i18nBase + code + ".json");
   if (!response.ok) throw new Error(`catalogue ${code}: HTTP ${response.status}`);
@@ -95,34 +53,6 @@ async function setLang(code) {
   $("lang").value = code;
   for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   render();
-}
-
-// Each profile's name and one-line description. The keys are literal so that tests/test_i18n.py can check them.
-const PROFILE_TEXTS = {
-  classic: () => [t("profile.classic"), t("profile.classic_about")],
-  gentle: () => [t("profile.gentle"), t("profile.gentle_about")],
-  brutal: () => [t("profile.brutal"), t("profile.brutal_about")],
-  pattern: () => [t("profile.pattern"), t("profile.pattern_about")],
-  extreme: () => [t("profile.extreme"), t("profile.extreme_about")],
-  custom: () => [t("profile.custom"), t("profile.custom_about")],
-};
-const PROFILE_NAMES = Object.keys(PROFILE_TEXTS);
-
-function profileName(name) {
-  return PROFILE_TEXTS[name]?.()[0] ?? name;
-}
-
-function profileAbout(name) {
-  return PROFILE_TEXTS[name]?.()[1] ?? "";
-}
-
-// Numbers in the reader's language: 34.9%, 1.16, 0.5%.
-function percent(value) {
-  return new Intl.NumberFormat(ui.lang, { style: "percent", maximumFractionDigits: 1 }).format(value);
-}
-
-function decimal(value, digits = 2) {
-  return new Intl.NumberFormat(ui.lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
 }
 
 // ---- Rendering ----
@@ -243,7 +173,7 @@ function renderHopper() {
   bar.value = hopper?.remaining ?? 0;
 }
 
-function renderFault() {
+export function renderFault() {
   $("fault").hidden = !ui.fault;
   $("fault-text").textContent = ui.fault ? t("fault.banner", { message: ui.fault }) : "";
 }
@@ -335,13 +265,6 @@ function revealed({ shuffle, seed }) {
   return extra;
 }
 
-function span(className, text) {
-  const el = document.createElement("span");
-  el.className = className;
-  el.textContent = text;
-  return el;
-}
-
 // The ring pulses faster as the tension (0..1) rises: 2.4 s per pulse when calm, 0.4 s at the edge.
 function setTension(value) {
   const tension = Math.min(1, Math.max(0, Number(value) || 0));
@@ -377,56 +300,7 @@ function celebrateJackpot() {
   }, JACKPOT_MS);
 }
 
-function vibrate(pattern) {
-  try {
-    navigator.vibrate?.(pattern);
-  } catch {
-    // Not every browser may vibrate (or at all times): the feed and the sounds still tell.
-  }
-}
-
-let toastTimer;
-function toast(text) {
-  const box = $("toast");
-  box.textContent = text;
-  box.hidden = false;
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => (box.hidden = true), TOAST_MS);
-}
-
 // ---- Talking to the daemon ----
-
-// A JSON request with any method; the answer's body is {} when it is not JSON. Rejects only when the daemon is
-// unreachable. A refusal for want of a session goes to hooks.refused too (access.js asks the phone to join).
-async function sendJson(method, path, payload) {
-  const init = { method, headers: {} };
-  if (payload !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(payload);
-  }
-  const response = await fetch(path, init);
-  const body = await response.json().catch(() => ({}));
-  const code = body.error?.code;
-  if (code === "join_required" || code === "admin_required") for (const hook of hooks.refused) hook(code);
-  return { response, body };
-}
-
-// Refusals about PINs and sessions in the reader's language (with the daemon's numbers). Literal keys for
-// tests/test_i18n.py.
-const REFUSALS = {
-  join_required: () => t("refused.join_required"),
-  admin_required: () => t("refused.admin_required"),
-  wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
-  too_many_tries: (error) => t("refused.too_many_tries", error),
-  bad_pin: () => t("refused.bad_pin"),
-  attacks_open: (error) => t("refused.attacks_open", error),
-};
-
-// Otherwise the daemon's own message (it names the player, card or setting), else the status.
-function refusal(response, body) {
-  const error = body.error;
-  return REFUSALS[error?.code]?.(error) ?? error?.message ?? t("game.failed", { status: response.status });
-}
 
 // A press for the player this phone belongs to (game.js: phonePlayer), else for whoever the table asks, as the
 // launcher's own button does. When the table asks someone else, the phone asks first: "Press for Dee?".
@@ -436,17 +310,15 @@ async function press(forPlayer = phonePlayer()) {
   askPressFor(null);
   renderButton();
   try {
-    const { response, body } = await sendJson("POST", "/api/press", forPlayer ? { player: forPlayer } : {});
-    const code = response.status === 409 ? body.error?.code : undefined;
-    if (response.ok) {
-      setTension(body.tension);
-      if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
-    } else if (code === "busy") toast(t("toast.busy"));
+    const body = await request("POST", "/api/press", forPlayer ? { player: forPlayer } : {});
+    setTension(body.tension);
+    if (body.dispensed > 0) vibrate(body.jackpot ? VIBRATE_JACKPOT : VIBRATE_FIRE); // this phone's own fire
+  } catch (error) {
+    const code = error.status === 409 ? error.code : undefined;
+    if (code === "busy") toast(t("toast.busy"));
     else if (code === "lid_open") toast(t("feed.ignored_lid"));
-    else if (code === "not_your_press" && body.error.asked) askPressFor(body.error.asked);
-    else toast(refusal(response, body));
-  } catch {
-    toast(t("toast.offline"));
+    else if (code === "not_your_press" && error.asked) askPressFor(error.asked);
+    else toast(refusal(error));
   } finally {
     ui.busy = false;
     renderButton();
@@ -466,10 +338,9 @@ function askPressFor(player) {
 // Someone refilled the hopper: it is full again, at the size it was loaded with.
 async function reload() {
   try {
-    const { response, body } = await sendJson("POST", "/api/hopper", { cards: ui.hopper?.loaded ?? 112 });
-    if (!response.ok) toast(refusal(response, body));
-  } catch {
-    toast(t("toast.offline"));
+    await request("POST", "/api/hopper", { cards: ui.hopper?.loaded ?? 112 });
+  } catch (error) {
+    toast(refusal(error));
   }
 }
 
@@ -479,16 +350,12 @@ async function newShuffle() {
   ui.starting = true;
   renderProfileChoice();
   try {
-    const { response, body } = await sendJson("POST", "/api/shuffles", { profile: $("profile").value });
-    if (response.ok && body.shuffle) {
-      ui.picked = false;
-      showShuffle(body.shuffle);
-      toast(t("toast.shuffle_started", { shuffle: body.shuffle.number, profile: profileName(body.shuffle.profile) }));
-    } else {
-      toast(refusal(response, body));
-    }
-  } catch {
-    toast(t("toast.offline"));
+    const { shuffle } = await request("POST", "/api/shuffles", { profile: $("profile").value });
+    ui.picked = false;
+    showShuffle(shuffle);
+    toast(t("toast.shuffle_started", { shuffle: shuffle.number, profile: profileName(shuffle.profile) }));
+  } catch (error) {
+    toast(refusal(error));
   } finally {
     ui.starting = false;
     renderProfileChoice();
@@ -523,9 +390,7 @@ async function copyCommitment() {
 
 // Called on every (re)connection of the stream, so a restarted daemon's state replaces what we showed.
 async function refreshState() {
-  const response = await fetch("/api/state");
-  if (!response.ok) throw new Error(`state: HTTP ${response.status}`);
-  const state = await response.json();
+  const state = await request("GET", "/api/state");
   ui.snapshotId = state.last_event_id ?? ui.snapshotId;
   ui.hopper = state.hopper;
   ui.fault = state.fault;
@@ -539,9 +404,7 @@ async function refreshState() {
 
 // The profiles and their long-run figures, for the select and the rules page.
 async function loadProfiles() {
-  const response = await fetch("/api/profiles");
-  if (!response.ok) throw new Error(`profiles: HTTP ${response.status}`);
-  const body = await response.json();
+  const body = await request("GET", "/api/profiles");
   ui.profiles = body.profiles;
   renderProfileChoice();
   renderRules();
@@ -629,7 +492,7 @@ function connect() {
 
 // ---- Start ----
 
-async function start() {
+export async function start() {
   $("press").addEventListener("click", () => press());
   $("press-for-yes").addEventListener("click", () => press($("press-for").dataset.player));
   $("press-for-no").addEventListener("click", () => askPressFor(null));
@@ -656,4 +519,3 @@ async function start() {
   loadProfiles().catch(() => {}); // without them the select still offers the built-in names
 }
 
-document.addEventListener("DOMContentLoaded", start);

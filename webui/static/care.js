@@ -1,7 +1,9 @@
 // Launcher care, for the admin only: how the launcher wears over its life and since its roller was last cleaned
 // (GET /api/care), the hint when the jams ask for a cleaning, and the cleaning done (POST /api/care/cleaned), with
 // a confirmation first. The panel sits in the admin's part of the page, which access.js shows to an admin session.
-"use strict";
+import { access, act } from "./access.js";
+import { request } from "./api.js";
+import { $, ui, t, span, toast, decimal } from "./core.js";
 
 const care = {
   report: null, // the last answer of /api/care
@@ -81,10 +83,10 @@ async function loadCare() {
   if (care.loading || !careShown()) return;
   care.loading = true;
   try {
-    const { response, body } = await sendJson("GET", "/api/care");
-    care.report = response.ok ? body : null;
-  } catch {
+    care.report = await request("GET", "/api/care");
+  } catch (error) {
     // Offline: the stream's own banner says so; the last numbers stay.
+    if (error.status !== 0) care.report = null;
   } finally {
     care.loading = false;
     renderCare();
@@ -107,9 +109,7 @@ function cleaned() {
   renderCare();
 }
 
-hooks.render.push(renderCare);
-hooks.event.push((event, fresh) => fresh && FIRE_ENDS.has(event.type) && loadCare());
-hooks.start.push(() => {
+function startCare() {
   $("access").addEventListener("toggle", loadCare);
   // Signing in as the admin shows the admin's part (access.js): the counters come with it.
   new MutationObserver(() => (isAdmin() ? loadCare() : renderCare())).observe($("pins"), {
@@ -119,4 +119,11 @@ hooks.start.push(() => {
   $("care-clean").addEventListener("click", () => askCleaned(true));
   $("care-confirm-no").addEventListener("click", () => askCleaned(false));
   $("care-confirm-yes").addEventListener("click", cleaned);
-});
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  render: renderCare,
+  event: (event, fresh) => fresh && FIRE_ENDS.has(event.type) && loadCare(),
+  start: startCare,
+};

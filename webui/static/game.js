@@ -2,131 +2,27 @@
 // first screen (who must press, how often, who comes next), the tabs, the table panel with its declarations and
 // the feed lines of game events. score.js has round entry and the scoreboard, setup.js the new game and the rules.
 // Player and team names are data: they only ever reach the page through textContent.
-"use strict";
+import { request, refusal } from "./api.js";
+import { $, t, stored, remember, vibrate } from "./core.js";
+import {
+  game,
+  view,
+  CARD,
+  el,
+  option,
+  names,
+  showError,
+  kindName,
+  causeName,
+  rulesetName,
+} from "./gamestate.js";
+import { resetEntry, renderEntry, renderScores } from "./score.js";
+import { renderSetup, renderGameRules } from "./setup.js";
 
 const ME_KEY = "uno-launcher.me";
 const VIBRATE_ME = [200, 100, 200];
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
-const CONFIRM_MS = 4000; // a second tap within this time confirms (undo, a new game over one in play)
 const MAX_COUNT = 4; // identical cards at once (house rule): 1 to this
-const CARD = "🃏\uFE0F"; // the playing card as an emoji, not as a text glyph
-
-const game = {
-  data: null, // GET /api/game's "game": the current game, or null
-  rules: null, // GET /api/game's "rules": rulesets, modes, decks, house rules, declarations
-  tab: null, // the tab shown
-  me: null, // the player this phone belongs to ("I am …") in the current game, or null
-  mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
-  alerted: null, // the demand this phone last vibrated for
-  loading: null, // the GET /api/game in flight
-  again: false, // read once more when it answers: something changed meanwhile
-  shape: "", // the players and rules the table controls were built for
-  current: undefined, // whose turn the "who" picker last followed
-  sending: false, // a declaration is in flight
-};
-
-// ---- Small helpers shared by game.js, score.js and setup.js ----
-
-function el(tag, className = "", text = "") {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== "") node.textContent = text;
-  return node;
-}
-
-function option(value, text) {
-  const node = el("option", "", text);
-  node.value = value;
-  return node;
-}
-
-// "Ann, Bob and Cy" in the reader's language.
-function names(list) {
-  try {
-    return new Intl.ListFormat(ui.lang, { type: "conjunction" }).format(list);
-  } catch {
-    return list.join(", ");
-  }
-}
-
-function number(value) {
-  return new Intl.NumberFormat(ui.lang).format(value);
-}
-
-function showError(id, text) {
-  $(id).textContent = text || "";
-  $(id).hidden = !text;
-}
-
-// A button that asks for a second tap before it acts: the first tap turns it into its confirm text.
-function confirmTap(button, confirmText, action) {
-  if (button.dataset.confirm === "true") {
-    delete button.dataset.confirm;
-    clearTimeout(button.confirmTimer);
-    action();
-    return;
-  }
-  button.dataset.confirm = "true";
-  button.textContent = confirmText;
-  button.confirmTimer = setTimeout(() => {
-    delete button.dataset.confirm;
-    renderGame();
-  }, CONFIRM_MS);
-}
-
-// ---- Names of rules things. Literal keys, so that tests/test_i18n.py can check them ----
-
-const KIND_TEXTS = {
-  skip: () => t("kind.skip"),
-  reverse: () => t("kind.reverse"),
-  draw_two: () => t("kind.draw_two"),
-  wild: () => t("kind.wild"),
-  wild_draw_four: () => t("kind.wild_draw_four"),
-  hit_2: () => t("kind.hit_2"),
-  discard_all: () => t("kind.discard_all"),
-  trade_hands: () => t("kind.trade_hands"),
-  wild_all_hit: () => t("kind.wild_all_hit"),
-  wild_hit_fire: () => t("kind.wild_hit_fire"),
-};
-
-// Number cards are their digit in every language.
-function kindName(id) {
-  return KIND_TEXTS[id]?.() ?? id;
-}
-
-const CAUSE_TEXTS = {
-  plain: () => t("cause.plain"),
-  declined: () => t("cause.declined"),
-  hit_2: () => t("kind.hit_2"),
-  wild_all_hit: () => t("kind.wild_all_hit"),
-  wild_hit_fire: () => t("kind.wild_hit_fire"),
-  uno_penalty: () => t("cause.uno_penalty"),
-  suggestion_penalty: () => t("cause.suggestion_penalty"),
-  party_penalty: () => t("cause.party_penalty"),
-  deal: () => t("cause.deal"),
-  draw_two: () => t("kind.draw_two"),
-  wild_draw_four: () => t("kind.wild_draw_four"),
-  challenge_failed: () => t("cause.challenge_failed"),
-  illegal_wild_draw_four: () => t("cause.illegal_wild_draw_four"),
-  forgot_uno: () => t("cause.forgot_uno"),
-  false_uno: () => t("cause.false_uno"),
-  wrong_accusation: () => t("cause.wrong_accusation"),
-  wrong_card: () => t("cause.wrong_card"),
-};
-
-function causeName(cause) {
-  return CAUSE_TEXTS[cause]?.() ?? cause;
-}
-
-const RULESET_TEXTS = {
-  uno_attack: () => [t("ruleset.uno_attack"), t("ruleset.uno_attack_about")],
-  classic: () => [t("ruleset.classic"), t("ruleset.classic_about")],
-};
-
-function rulesetName(id) {
-  return RULESET_TEXTS[id]?.()[0] ?? id;
-}
-
 // What each declaration sends besides its kind ("by": who played the card; "player": who takes the penalty),
 // where its button goes, its symbol (never colour alone) and its words.
 const DECLARATIONS = {
@@ -181,9 +77,7 @@ async function loadGame() {
   }
   game.loading = (async () => {
     try {
-      const response = await fetch("/api/game");
-      if (!response.ok) throw new Error(`game: HTTP ${response.status}`);
-      const body = await response.json();
+      const body = await request("GET", "/api/game");
       game.rules = body.rules;
       showGame(body.game);
     } finally {
@@ -395,7 +289,7 @@ function alertMe(pending) {
 }
 
 // Who this phone presses for: the player it belongs to, while a game is in play; null: whoever the table asks.
-function phonePlayer() {
+export function phonePlayer() {
   return game.me && game.data && !game.data.scoreboard.over ? game.me : null;
 }
 
@@ -505,11 +399,10 @@ async function declare(kind) {
   showError("declare-error", "");
   renderTablePanel();
   try {
-    const { response, body: answer } = await sendJson("POST", "/api/attacks", body);
-    if (response.ok && answer.game) showGame(answer.game);
-    else showError("declare-error", refusal(response, answer));
-  } catch {
-    showError("declare-error", t("toast.offline"));
+    const answer = await request("POST", "/api/attacks", body);
+    if (answer.game) showGame(answer.game);
+  } catch (error) {
+    showError("declare-error", refusal(error));
   } finally {
     game.sending = false;
     renderTablePanel();
@@ -625,11 +518,18 @@ function startGame() {
   loadGame().catch(() => renderGame());
 }
 
-hooks.start.push(startGame);
-hooks.render.push(() => {
-  buildTableControls(); // option texts in the new language
-  renderGame();
-});
-hooks.describe.push(describeGame);
-hooks.event.push(onGameEvent);
-hooks.connected.push(() => loadGame().catch(() => {}));
+view.show = showGame;
+view.tab = showTab;
+view.render = renderGame;
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  start: startGame,
+  render: () => {
+    buildTableControls(); // option texts in the new language
+    renderGame();
+  },
+  describe: describeGame,
+  event: onGameEvent,
+  connected: () => loadGame().catch(() => {}),
+};

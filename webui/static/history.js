@@ -1,7 +1,10 @@
 // Past games (docs/HISTORY.md): the list of ended games, newest first, a page at a time; one game's rounds and final
 // scores; the leaderboard over a period and mode; the players known across games, also offered when a game is set
 // up; and, for a joined phone, the downloads.
-"use strict";
+import { request } from "./api.js";
+import { $, ui, t, toast } from "./core.js";
+import { el, option, modeName } from "./gamestate.js";
+import { setup, buildSeats, mostSeats, renderSeatsAround } from "./setup.js";
 
 const past = {
   games: [], // summaries shown, newest first
@@ -20,15 +23,9 @@ const PERIODS = {
 const BOARD_MODES = ["", "winner_collects", "lowest_total", "elimination", "knock_out", "chips"];
 const DAY = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
 
-async function readJson(path) {
-  const response = await fetch(path);
-  if (!response.ok) throw new Error(`${path}: ${response.status}`);
-  return response.json();
-}
-
 async function loadPast(more = false) {
   const query = more && past.next !== null ? `&before=${past.next}` : "";
-  const page = await readJson(`/api/history/games?limit=10${query}`);
+  const page = await request("GET", `/api/history/games?limit=10${query}`);
   past.games = more ? [...past.games, ...page.games] : page.games;
   past.next = page.next_before;
   renderPastList();
@@ -36,18 +33,18 @@ async function loadPast(more = false) {
 
 async function loadBoard() {
   const mode = past.mode ? `&mode=${past.mode}` : "";
-  past.board = await readJson(`/api/history/leaderboard?period=${past.period}${mode}`);
+  past.board = await request("GET", `/api/history/leaderboard?period=${past.period}${mode}`);
   renderBoard();
 }
 
 async function loadPlayers() {
-  past.players = (await readJson("/api/history/players")).players;
+  past.players = (await request("GET", "/api/history/players")).players;
   renderPlayers();
   renderKnown();
 }
 
 async function openPast(id) {
-  past.open = await readJson(`/api/history/games/${id}`);
+  past.open = await request("GET", `/api/history/games/${id}`);
   renderPastGame();
 }
 
@@ -172,7 +169,7 @@ function refreshPast() {
   Promise.all([loadPast(), loadBoard(), loadPlayers()]).catch(() => {});
 }
 
-hooks.start.push(() => {
+function startPast() {
   $("past-more").addEventListener("click", () => loadPast(true).catch(() => toast(t("past.failed"))));
   $("past-back").addEventListener("click", () => {
     past.open = null;
@@ -190,10 +187,15 @@ hooks.start.push(() => {
   new MutationObserver(renderExport).observe($("role"), { attributes: true, attributeFilter: ["hidden"] });
   renderPast();
   refreshPast();
-});
-hooks.render.push(renderPast);
-hooks.connected.push(refreshPast);
-// A game that ends (or is replaced, or undone after its end) changes the history.
-hooks.event.push(({ type }, fresh) => {
-  if (fresh && ["game.finished", "game.started", "round.undone", "round.edited"].includes(type)) refreshPast();
-});
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  start: startPast,
+  render: renderPast,
+  connected: refreshPast,
+  // A game that ends (or is replaced, or undone after its end) changes the history.
+  event: ({ type }, fresh) => {
+    if (fresh && ["game.finished", "game.started", "round.undone", "round.edited"].includes(type)) refreshPast();
+  },
+};

@@ -1,7 +1,7 @@
 // The Pi's power warnings and its switching off, as a banner on every phone while they last. The daemon reads the
 // firmware's under-voltage and throttling flags (launcher/power.py): /api/state holds the current ones, and
 // power.changed follows them; daemon.powering_off says the big button was held and the Pi is switching off.
-"use strict";
+import { $, t } from "./core.js";
 
 const power = {
   warnings: [], // the firmware's current flags: under_voltage, frequency_capped, throttled, soft_temperature_limit
@@ -23,16 +23,19 @@ function renderPower() {
   $("power-text").textContent = shown.join(" ");
 }
 
-hooks.state.push((state) => {
-  power.warnings = state.power?.warnings ?? [];
-  power.off = false; // a daemon that answers is not switching off (any more)
-  renderPower();
-});
-hooks.event.push(({ type, data }, fresh) => {
-  if (!fresh) return; // older than the state read: already in it
-  if (type === "power.changed") power.warnings = data.warnings;
-  else if (type === "daemon.powering_off") power.off = true;
-  else return;
-  renderPower();
-});
-hooks.render.push(renderPower);
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  state: (state) => {
+    power.warnings = state.power?.warnings ?? [];
+    power.off = false; // a daemon that answers is not switching off (any more)
+    renderPower();
+  },
+  event: ({ type, data }, fresh) => {
+    if (!fresh) return; // older than the state read: already in it
+    if (type === "power.changed") power.warnings = data.warnings;
+    else if (type === "daemon.powering_off") power.off = true;
+    else return;
+    renderPower();
+  },
+  render: renderPower,
+};

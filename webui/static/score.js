@@ -1,8 +1,24 @@
 // Round entry (a card calculator or a typed total per player; in knock-out play the finishing order and the loser's
 // hand; the winner's last card where a house rule asks for it) and the scoreboard: totals, the game-over banner
 // with the winners and losers, the rounds with undo and edit, statistics, and a cumulative chart drawn as inline SVG.
-// Needs game.js (loaded before it). Player and team names only ever go into the page through textContent.
-"use strict";
+// game.js imports it and calls its redraws; it shows a game through gamestate.js's `view`. Player and team names
+// only ever go into the page through textContent.
+import { request, refusal } from "./api.js";
+import { $, t, toast } from "./core.js";
+import {
+  game,
+  view,
+  CARD,
+  FINAL_TEXTS,
+  el,
+  option,
+  names,
+  number,
+  showError,
+  confirmTap,
+  kindName,
+  modeName,
+} from "./gamestate.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 // One marker per side, the same in the chart, its legend and the totals: a shape, never colour alone.
@@ -117,7 +133,7 @@ function entryPlayers() {
   return data.players.filter((p) => !out.has(sideOf(p, scoreboard)));
 }
 
-function resetEntry(edit = null) {
+export function resetEntry(edit = null) {
   entry.edit = edit;
   entry.rounds = game.data?.scoreboard.rounds.length ?? -1;
   entry.winner = "";
@@ -159,7 +175,7 @@ function offerLastCard() {
   entry.lastCard = card && deck().kinds.some((kind) => kind.id === card) ? card : "";
 }
 
-function buildEntry() {
+export function buildEntry() {
   const players = entryPlayers();
   const knock = knockOut();
   $("winner-row").hidden = knock;
@@ -348,7 +364,7 @@ function updateEntry() {
 
 // Called whenever the game changed: a round scored, undone or edited elsewhere starts the form afresh. In
 // knock-out play the finishing order follows the players going out, until the scorer reorders it.
-function renderEntry() {
+export function renderEntry() {
   const data = game.data;
   if (!data) return;
   const rounds = data.scoreboard.rounds.length;
@@ -407,26 +423,22 @@ async function saveRound(carry = false) {
   showError("entry-error", "");
   updateEntry();
   try {
-    const { response, body: answer } =
+    const answer =
       editing === null
-        ? await sendJson("POST", "/api/games/current/rounds", body)
-        : await sendJson("PUT", `/api/games/current/rounds/${editing}`, body);
-    if (response.ok && answer.game) {
-      entry.sending = false;
-      showGame(answer.game);
-      resetEntry();
-      showTab("scores");
-      toast(
-        editing === null
-          ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner })
-          : t("feed.round_edited", { round: editing + 1 }),
-      );
-    } else {
-      showError("entry-error", refusal(response, answer));
-      $("entry-carry").hidden = answer.error?.code !== "attacks_open" || editing !== null;
-    }
-  } catch {
-    showError("entry-error", t("toast.offline"));
+        ? await request("POST", "/api/games/current/rounds", body)
+        : await request("PUT", `/api/games/current/rounds/${editing}`, body);
+    entry.sending = false;
+    view.show(answer.game);
+    resetEntry();
+    view.tab("scores");
+    toast(
+      editing === null
+        ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner })
+        : t("feed.round_edited", { round: editing + 1 }),
+    );
+  } catch (error) {
+    showError("entry-error", refusal(error));
+    $("entry-carry").hidden = error.code !== "attacks_open" || editing !== null;
   } finally {
     entry.sending = false;
     updateEntry();
@@ -435,7 +447,7 @@ async function saveRound(carry = false) {
 
 function editRound(index) {
   resetEntry(index);
-  showTab("round");
+  view.tab("round");
   $("panel-round").scrollIntoView({ block: "start" });
 }
 
@@ -443,11 +455,10 @@ async function undoRound() {
   if (entry.undoing) return;
   entry.undoing = true;
   try {
-    const { response, body } = await sendJson("DELETE", "/api/games/current/rounds/last");
-    if (response.ok && body.game) showGame(body.game);
-    else toast(refusal(response, body));
-  } catch {
-    toast(t("toast.offline"));
+    const body = await request("DELETE", "/api/games/current/rounds/last");
+    if (body.game) view.show(body.game);
+  } catch (error) {
+    toast(refusal(error));
   } finally {
     entry.undoing = false;
     renderScores();
@@ -455,24 +466,6 @@ async function undoRound() {
 }
 
 // ---- Scoreboard ----
-
-const MODE_TEXTS = {
-  winner_collects: () => [t("mode.winner_collects"), t("mode.winner_collects_about")],
-  lowest_total: () => [t("mode.lowest_total"), t("mode.lowest_total_about")],
-  elimination: () => [t("mode.elimination"), t("mode.elimination_about")],
-  knock_out: () => [t("mode.knock_out"), t("mode.knock_out_about")],
-  chips: () => [t("mode.chips"), t("mode.chips_about")],
-};
-
-// Elimination: how it ends with two left.
-const FINAL_TEXTS = {
-  next_round: () => [t("final.next_round"), t("final.next_round_about")],
-  last_standing: () => [t("final.last_standing"), t("final.last_standing_about")],
-};
-
-function modeName(mode) {
-  return MODE_TEXTS[mode]?.()[0] ?? mode;
-}
 
 // "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
 function modeLine(sb) {
@@ -482,7 +475,7 @@ function modeLine(sb) {
   return final ? `${line} · ${final}` : line;
 }
 
-function renderScores() {
+export function renderScores() {
   const data = game.data;
   if (!data) return;
   const sb = data.scoreboard;
@@ -732,7 +725,7 @@ function drawChart(sb) {
 
 // ---- Start ----
 
-hooks.start.push(() => {
+function startScore() {
   $("winner").addEventListener("change", (e) => {
     entry.winner = e.target.value;
     if (entry.redZero === entry.winner) entry.redZero = "";
@@ -756,18 +749,16 @@ hooks.start.push(() => {
   $("entry-carry").addEventListener("click", () => saveRound(true));
   $("entry-cancel").addEventListener("click", () => {
     resetEntry();
-    showTab("scores");
+    view.tab("scores");
   });
   $("undo").addEventListener("click", (e) => {
     const count = game.data?.scoreboard.rounds.length ?? 0;
     confirmTap(e.currentTarget, `↶ ${t("scores.undo_confirm", { round: count })}`, undoRound);
   });
-});
-hooks.render.push(() => {
-  if (game.data) buildEntry(); // the calculator's card names in the new language
-});
+}
+
 // Remember what each player played, for the last card; a new round (or a new game) starts afresh.
-hooks.event.push(({ type, data }, fresh) => {
+function rememberPlayed({ type, data }, fresh) {
   if (!fresh) return;
   if (type === "attack.started" && data.by) lastPlayed.set(data.by, DECLARED_CARDS[data.kind] ?? null);
   else if (type === "round.scored" || type === "game.started") lastPlayed.clear();
@@ -776,4 +767,13 @@ hooks.event.push(({ type, data }, fresh) => {
     offerLastCard();
     $("last-card").value = entry.lastCard;
   }
-});
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  start: startScore,
+  render: () => {
+    if (game.data) buildEntry(); // the calculator's card names in the new language
+  },
+  event: rememberPlayed,
+};

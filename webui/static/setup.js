@@ -1,11 +1,28 @@
 // The new-game form (players and seats, teams, ruleset, house rules, scoring, firing profile) and the rules
-// reference for the chosen ruleset and house rules. Needs game.js and score.js (loaded before it).
-"use strict";
+// reference for the chosen ruleset and house rules. game.js imports it and calls its redraws; it shows a game
+// through gamestate.js's `view`.
+import { request, refusal } from "./api.js";
+import { $, ui, t, toast, profileName, profileAbout, PROFILE_NAMES } from "./core.js";
+import {
+  game,
+  view,
+  RULESET_TEXTS,
+  MODE_TEXTS,
+  FINAL_TEXTS,
+  el,
+  option,
+  names,
+  number,
+  showError,
+  confirmTap,
+  kindName,
+  rulesetName,
+} from "./gamestate.js";
 
 const TARGETS = ["100", "250", "500"];
 const TEAM_LETTERS = "ABCDE";
 
-const setup = {
+export const setup = {
   seats: ["", "", ""],
   ruleset: "uno_attack",
   house: {}, // house rule key → on
@@ -178,7 +195,7 @@ function houseRules() {
   return rules;
 }
 
-function buildSeats() {
+export function buildSeats() {
   const count = setup.seats.length;
   $("seats").replaceChildren(
     ...setup.seats.map((name, i) => {
@@ -233,7 +250,7 @@ function removeSeat(i) {
 }
 
 // As many players as the chosen ruleset seats (from the daemon's rules).
-function mostSeats() {
+export function mostSeats() {
   return game.rules?.players?.[setup.ruleset]?.max ?? 10;
 }
 
@@ -245,7 +262,7 @@ function addSeat() {
 }
 
 // What depends on the names and the number of seats: the hint, teams, the dealer.
-function renderSeatsAround() {
+export function renderSeatsAround() {
   const count = setup.seats.length;
   $("seats-hint").textContent = t("setup.seats_hint", { count });
   const choices = teamChoices();
@@ -276,7 +293,7 @@ function renderSeatsAround() {
   }
 }
 
-function renderSetup() {
+export function renderSetup() {
   if (!game.rules) return;
   if (setup.built !== ui.lang) buildSetup();
   const button = $("setup-start");
@@ -325,17 +342,13 @@ async function startNewGame() {
   setup.sending = true;
   renderSetup();
   try {
-    const { response, body } = await sendJson("POST", "/api/games", setupBody());
-    if (response.ok && body.game) {
-      game.tab = "table";
-      showGame(body.game);
-      toast(t("toast.game_started"));
-      $("game").scrollIntoView({ block: "start" });
-    } else {
-      showError("setup-error", refusal(response, body));
-    }
-  } catch {
-    showError("setup-error", t("toast.offline"));
+    const body = await request("POST", "/api/games", setupBody());
+    game.tab = "table";
+    view.show(body.game);
+    toast(t("toast.game_started"));
+    $("game").scrollIntoView({ block: "start" });
+  } catch (error) {
+    showError("setup-error", refusal(error));
   } finally {
     setup.sending = false;
     renderSetup();
@@ -418,7 +431,7 @@ function rulesTable(rows, cardHead, effectHead) {
 }
 
 // For the game in play, else for what the new-game form has chosen.
-function renderGameRules() {
+export function renderGameRules() {
   if (!game.rules) return;
   const data = game.data;
   const ruleset = data?.ruleset ?? setup.ruleset;
@@ -495,7 +508,7 @@ function renderGameRules() {
 
 // ---- Start ----
 
-hooks.start.push(() => {
+function startSetup() {
   $("setup").addEventListener("submit", submitSetup);
   $("seat-add").addEventListener("click", addSeat);
   $("teams").addEventListener("change", (e) => {
@@ -505,4 +518,7 @@ hooks.start.push(() => {
   $("setup-dealer").addEventListener("change", (e) => (setup.dealer = Number(e.target.value)));
   $("target-other").addEventListener("input", () => renderGameRules());
   $("party-penalty").addEventListener("input", () => renderGameRules());
-});
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = { start: startSetup };

@@ -4,7 +4,10 @@
 // It keeps what it was shown and what it added in localStorage, and goes on showing the commitment after the reveal.
 // Plain browser JavaScript: crypto.subtle exists only on secure pages (https, localhost), and the phones open the
 // launcher over plain http on the home network, so the hashing is done here; crypto.getRandomValues works anywhere.
-"use strict";
+// What it exports besides `plug` is its verifier, which tests/test_browser_fairness.py imports to check.
+import { access } from "./access.js";
+import { request } from "./api.js";
+import { $, ui, t, stored, remember, span } from "./core.js";
 
 const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that shuffle}, newest last
 const FAIR_KEEP = 20; // shuffles remembered
@@ -44,7 +47,7 @@ function fairRotr(x, n) {
   return (x >>> n) | (x << (32 - n));
 }
 
-function fairSha256(data) {
+export function fairSha256(data) {
   const length = data.length;
   const padded = new Uint8Array((((length + 8) >> 6) + 1) << 6); // the message, 0x80, zeros, its bit length
   padded.set(data);
@@ -82,7 +85,7 @@ function fairSha256(data) {
   return out;
 }
 
-function fairHmac(key, message) {
+export function fairHmac(key, message) {
   const block = key.length > 64 ? fairSha256(key) : key;
   const inner = new Uint8Array(64 + message.length);
   const outer = new Uint8Array(64 + 32);
@@ -109,18 +112,18 @@ function fairBe32(n) {
   return Uint8Array.of(n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255);
 }
 
-function fairHex(bytes) {
+export function fairHex(bytes) {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function fairUtf8(text) {
+export function fairUtf8(text) {
   return new TextEncoder().encode(text);
 }
 
 // ---- The derivation of docs/FAIRNESS.md ----
 
 // The shuffle's key: SHA-256 of the label, a zero byte, the framed seed, the count, the framed contributions in order.
-function fairShuffleKey(seed, contributions) {
+export function fairShuffleKey(seed, contributions) {
   const frame = (text) => {
     const bytes = fairUtf8(text);
     return fairBytes(fairBe32(bytes.length), bytes);
@@ -130,7 +133,7 @@ function fairShuffleKey(seed, contributions) {
 }
 
 // Draw k: the top 53 bits of the (k mod 4)-th 64-bit word of HMAC-SHA256(key, k div 4 as 8 bytes big-endian).
-function fairDraws(key) {
+export function fairDraws(key) {
   let k = 0;
   let block = null;
   return () => {
@@ -148,7 +151,7 @@ function fairDraws(key) {
 }
 
 // The outcomes of a shuffle's first n presses, each press drawing as docs/FAIRNESS.md lists (a port of the schedule).
-function fairReplay(profile, key, n, restarts = []) {
+export function fairReplay(profile, key, n, restarts = []) {
   const draw = fairDraws(key);
   const p = profile;
   const sums = [];
@@ -239,7 +242,7 @@ function fairProfile(p) {
 // Check a record against its own commitment and a replay, and against what this phone saw (`seen`, all optional):
 // {commitment: shown before the first press, mine: this phone's contribution, index: its place when taken,
 //  contributions: those this phone saw published, in order, profile: the name the shuffle was announced with}.
-function fairVerify(record, seen = {}) {
+export function fairVerify(record, seen = {}) {
   const result = { error: null, format: record?.format, presses: 0, contributions: 0, mismatch: null, shortfalls: [] };
   try {
     if (typeof record !== "object" || record === null || Array.isArray(record)) {
@@ -327,11 +330,11 @@ function fairNote(commitment, changes) {
 }
 
 function fairJoined() {
-  return typeof access !== "undefined" && (access.role === "table" || access.role === "admin");
+  return access.role === "table" || access.role === "admin";
 }
 
 // A shuffle as the state or an event shows it: remembered with the commitment, and this phone's bytes added.
-function fairFollow(shuffle) {
+export function fairFollow(shuffle) {
   if (!shuffle?.commitment) return;
   const watched = fair.watched.get(shuffle.number);
   if (watched && watched !== shuffle.commitment) fair.swapped = { shuffle: shuffle.number, before: watched };
@@ -355,9 +358,13 @@ function fairFollow(shuffle) {
 }
 
 async function fairRefresh() {
-  const response = await fetch("/api/state");
-  if (!response.ok) return;
-  const state = await response.json();
+  let state;
+  try {
+    state = await request("GET", "/api/state");
+  } catch (error) {
+    if (error.status === 0) throw error;
+    return;
+  }
   fair.seenId = Math.max(fair.seenId, state.last_event_id ?? 0);
   fairFollow(state.shuffle);
 }
@@ -378,29 +385,26 @@ async function fairContribute() {
   fair.sending = true;
   fairRender();
   try {
-    const response = await fetch(FAIR_CONTRIBUTE, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ shuffle: shuffle.number, value }),
-    });
-    const body = await response.json().catch(() => ({}));
-    // join_required: tried again once this phone joins; shuffle_over, not_found: a newer shuffle is coming.
-    const refused = {
-      contributions_closed: { late: true },
-      contributions_full: { full: true },
-      already_contributed: { other: true },
-    }[body.error?.code];
-    if (response.ok) {
-      fairNote(shuffle.commitment, { index: body.index });
-      if (shuffle.contributions.length === body.index) shuffle.contributions = [...shuffle.contributions, value];
-    } else if (refused?.other && entry.index != null) {
+    // The phone is not asked to join: it tries again once it does.
+    const body = await request("POST", FAIR_CONTRIBUTE, { shuffle: shuffle.number, value }, { refused: false });
+    fairNote(shuffle.commitment, { index: body.index });
+    if (shuffle.contributions.length === body.index) shuffle.contributions = [...shuffle.contributions, value];
+  } catch (error) {
+    // Offline (status 0): tried again when the stream reconnects. join_required: tried again once this phone
+    // joins; shuffle_over, not_found: a newer shuffle is coming.
+    const refused = error.status
+      ? {
+          contributions_closed: { late: true },
+          contributions_full: { full: true },
+          already_contributed: { other: true },
+        }[error.code]
+      : undefined;
+    if (refused?.other && entry.index != null) {
       // This phone's own bytes, taken already (the answer came before the list showed them): nothing to change.
     } else if (refused) {
       fairNote(shuffle.commitment, refused);
     }
     if (refused?.late) shuffle.open = false;
-  } catch {
-    // Offline: tried again when the stream reconnects.
   } finally {
     fair.sending = false;
     fairRender();
@@ -413,9 +417,7 @@ async function fairCheck(number, announced) {
   fairRender();
   let result;
   try {
-    const response = await fetch(`/api/shuffles/${encodeURIComponent(number)}`);
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const record = await response.json();
+    const record = await request("GET", `/api/shuffles/${encodeURIComponent(number)}`);
     const key = fair.watched.get(number) ?? record.commitment;
     const entry = fairMemory()[key] ?? {};
     const mine = entry.mine && !entry.late && !entry.full && !entry.other ? entry.mine : null;
@@ -430,7 +432,7 @@ async function fairCheck(number, announced) {
     result.seed = record.seed;
     fair.checked.commitment = entry.before ? key : record.commitment;
   } catch (error) {
-    result = { error: String(error.message || error) };
+    result = { error: error.status ? `HTTP ${error.status}` : String(error.message || error) };
   }
   if (fair.checked?.shuffle !== number) return; // a newer shuffle ended meanwhile
   fair.checked.result = result;
@@ -574,12 +576,17 @@ function fairEvent({ id, type, data }) {
   }
 }
 
-hooks.event.push(fairEvent);
-hooks.render.push(fairRender);
-hooks.connected.push(() => fairRefresh().catch(() => {}));
-hooks.start.push(() => {
+function fairStart() {
   fair.seenId = ui.snapshotId;
   if (ui.shuffle) fairFollow(ui.shuffle);
   // Joining (access.js shows the role) lets this phone add its bytes to a shuffle that still takes them.
   new MutationObserver(() => fairContribute()).observe($("role"), { attributes: true, childList: true });
-});
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  event: fairEvent,
+  render: fairRender,
+  connected: () => fairRefresh().catch(() => {}),
+  start: fairStart,
+};

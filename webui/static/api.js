@@ -1,0 +1,59 @@
+// The one way the page calls the daemon's API: request(method, path, body) answers the parsed JSON, or throws an
+// ApiError carrying the answer's status, code, message and other fields (tries_left, asked, …). A refusal for want
+// of a session goes to hooks.refused too (access.js asks the phone to join). refusal(error) says it in the
+// reader's language.
+import { hooks, t } from "./core.js";
+
+export class ApiError extends Error {
+  // status 0: the daemon was not reached (`cause`: the browser's own error); body: the answer, {} if not JSON.
+  constructor(status, body, cause) {
+    const error = body.error ?? {};
+    super(error.message ?? (status ? `HTTP ${status}` : String(cause?.message || cause)));
+    this.name = "ApiError";
+    this.status = status;
+    this.body = body;
+    this.cause = cause;
+    Object.assign(this, error); // code, message and the daemon's other fields
+  }
+}
+
+// The answer's body is {} when it is not JSON. `refused: false`: a refusal for want of a session is this caller's
+// own business, not told to hooks.refused.
+export async function request(method, path, payload, { refused = true } = {}) {
+  const init = { method, headers: {} };
+  if (payload !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(payload);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    throw new ApiError(0, {}, error);
+  }
+  const body = await response.json().catch(() => ({}));
+  if (response.ok) return body;
+  const code = body.error?.code;
+  if (refused && (code === "join_required" || code === "admin_required")) for (const hook of hooks.refused) hook(code);
+  throw new ApiError(response.status, body);
+}
+
+// Refusals about PINs and sessions in the reader's language (with the daemon's numbers). Literal keys for
+// tests/test_i18n.py.
+const REFUSALS = {
+  join_required: () => t("refused.join_required"),
+  admin_required: () => t("refused.admin_required"),
+  wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
+  too_many_tries: (error) => t("refused.too_many_tries", error),
+  bad_pin: () => t("refused.bad_pin"),
+  attacks_open: (error) => t("refused.attacks_open", error),
+};
+
+// What to tell of a failed call: offline when the daemon was not reached (or anything else went wrong); a refusal
+// in the reader's language; otherwise the daemon's own message (it names the player, card or setting), else the
+// status.
+export function refusal(error) {
+  if (!(error instanceof ApiError) || error.status === 0) return t("toast.offline");
+  const said = error.body.error;
+  return REFUSALS[said?.code]?.(said) ?? said?.message ?? t("game.failed", { status: error.status });
+}

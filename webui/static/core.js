@@ -1,0 +1,118 @@
+// What every module of the page shares: the element lookup, the page's state (`ui`), the hooks through which the
+// other modules join in, translation, remembered choices and a few small helpers. Imports nothing of the page.
+// Every visible text comes from the catalogues in static/i18n/.
+
+const TOAST_MS = 3000;
+
+export const $ = (id) => document.getElementById(id);
+
+// main.js adds each module's hooks to these lists before the page starts (DOMContentLoaded).
+export const hooks = {
+  render: [], // () => void: redraw in the language just chosen
+  describe: [], // (event) => [symbol, text] | null: feed lines for their events
+  event: [], // (event, fresh) => void: every event from the stream
+  connected: [], // () => void: the stream (re)connected, re-read what might have been missed
+  start: [], // () => void: once, after the catalogue is loaded
+  refused: [], // (code) => void: a call was refused for want of a session (join_required, admin_required)
+  state: [], // (state) => void: each /api/state read, on every (re)connection
+};
+
+export const ui = {
+  lang: "en",
+  strings: {},
+  conn: "connecting", // connecting | live | reconnecting
+  busy: false, // a press from this phone is in flight
+  hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
+  fault: null, // message of the latched hardware fault, if any
+  feed: [], // events shown in the feed, newest first
+  lastId: 0, // id of the newest event received
+  snapshotId: 0, // last_event_id of the newest /api/state: older events are already in the state we show
+  shuffle: null, // {number, profile, commitment, presses} of the shuffle being played
+  profiles: null, // [{name, fire_rate, ...}] from /api/profiles
+  picked: false, // the host chose a profile in the select since the last shuffle started
+  starting: false, // a new shuffle is being requested from this phone
+  suspense: null, // timer that ends a suspense the outcome did not follow
+};
+
+// ---- Translation ----
+
+// t("feed.fired", {press: 13, dispensed: 4}) fills the {press} and {dispensed} placeholders.
+export function t(key, params = {}) {
+  const text = ui.strings[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (placeholder, name) => (name in params ? String(params[name]) : placeholder));
+}
+
+// Each profile's name and one-line description. The keys are literal so that tests/test_i18n.py can check them.
+const PROFILE_TEXTS = {
+  classic: () => [t("profile.classic"), t("profile.classic_about")],
+  gentle: () => [t("profile.gentle"), t("profile.gentle_about")],
+  brutal: () => [t("profile.brutal"), t("profile.brutal_about")],
+  pattern: () => [t("profile.pattern"), t("profile.pattern_about")],
+  extreme: () => [t("profile.extreme"), t("profile.extreme_about")],
+  custom: () => [t("profile.custom"), t("profile.custom_about")],
+};
+export const PROFILE_NAMES = Object.keys(PROFILE_TEXTS);
+
+export function profileName(name) {
+  return PROFILE_TEXTS[name]?.()[0] ?? name;
+}
+
+export function profileAbout(name) {
+  return PROFILE_TEXTS[name]?.()[1] ?? "";
+}
+
+// Numbers in the reader's language: 34.9%, 1.16, 0.5%.
+export function percent(value) {
+  return new Intl.NumberFormat(ui.lang, { style: "percent", maximumFractionDigits: 1 }).format(value);
+}
+
+export function decimal(value, digits = 2) {
+  return new Intl.NumberFormat(ui.lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+}
+
+// ---- Remembered choices ----
+
+// localStorage can be switched off (private modes, strict settings): then a choice is just not remembered, and
+// holds until the page is reloaded. An empty value forgets the key.
+export function stored(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+export function remember(key, value) {
+  try {
+    if (value) localStorage.setItem(key, value);
+    else localStorage.removeItem(key);
+  } catch {
+    // Nothing to do: see above.
+  }
+}
+
+// ---- Small helpers ----
+
+export function span(className, text) {
+  const el = document.createElement("span");
+  el.className = className;
+  el.textContent = text;
+  return el;
+}
+
+export function vibrate(pattern) {
+  try {
+    navigator.vibrate?.(pattern);
+  } catch {
+    // Not every browser may vibrate (or at all times): the feed and the sounds still tell.
+  }
+}
+
+let toastTimer;
+export function toast(text) {
+  const box = $("toast");
+  box.textContent = text;
+  box.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (box.hidden = true), TOAST_MS);
+}

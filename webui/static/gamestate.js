@@ -1,0 +1,148 @@
+// What the game's modules (game.js, score.js, setup.js, history.js) share: the game from the daemon, small DOM
+// helpers and the names of rules things. game.js imports score.js and setup.js, so they reach its redraws through
+// `view`, which game.js fills when it loads: no module imports one that imports it.
+import { $, ui, t } from "./core.js";
+
+const CONFIRM_MS = 4000; // a second tap within this time confirms (undo, a new game over one in play)
+export const CARD = "🃏\uFE0F"; // the playing card as an emoji, not as a text glyph
+
+export const game = {
+  data: null, // GET /api/game's "game": the current game, or null
+  rules: null, // GET /api/game's "rules": rulesets, modes, decks, house rules, declarations
+  tab: null, // the tab shown
+  me: null, // the player this phone belongs to ("I am …") in the current game, or null
+  mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
+  alerted: null, // the demand this phone last vibrated for
+  loading: null, // the GET /api/game in flight
+  again: false, // read once more when it answers: something changed meanwhile
+  shape: "", // the players and rules the table controls were built for
+  current: undefined, // whose turn the "who" picker last followed
+  sending: false, // a declaration is in flight
+};
+
+// game.js's own: show a whole game (GET /api/game or an answer), show a tab, redraw the game.
+export const view = {
+  show: () => {},
+  tab: () => {},
+  render: () => {},
+};
+
+// ---- Small helpers ----
+
+export function el(tag, className = "", text = "") {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== "") node.textContent = text;
+  return node;
+}
+
+export function option(value, text) {
+  const node = el("option", "", text);
+  node.value = value;
+  return node;
+}
+
+// "Ann, Bob and Cy" in the reader's language.
+export function names(list) {
+  try {
+    return new Intl.ListFormat(ui.lang, { type: "conjunction" }).format(list);
+  } catch {
+    return list.join(", ");
+  }
+}
+
+export function number(value) {
+  return new Intl.NumberFormat(ui.lang).format(value);
+}
+
+export function showError(id, text) {
+  $(id).textContent = text || "";
+  $(id).hidden = !text;
+}
+
+// A button that asks for a second tap before it acts: the first tap turns it into its confirm text.
+export function confirmTap(button, confirmText, action) {
+  if (button.dataset.confirm === "true") {
+    delete button.dataset.confirm;
+    clearTimeout(button.confirmTimer);
+    action();
+    return;
+  }
+  button.dataset.confirm = "true";
+  button.textContent = confirmText;
+  button.confirmTimer = setTimeout(() => {
+    delete button.dataset.confirm;
+    view.render();
+  }, CONFIRM_MS);
+}
+
+// ---- Names of rules things. Literal keys, so that tests/test_i18n.py can check them ----
+
+const KIND_TEXTS = {
+  skip: () => t("kind.skip"),
+  reverse: () => t("kind.reverse"),
+  draw_two: () => t("kind.draw_two"),
+  wild: () => t("kind.wild"),
+  wild_draw_four: () => t("kind.wild_draw_four"),
+  hit_2: () => t("kind.hit_2"),
+  discard_all: () => t("kind.discard_all"),
+  trade_hands: () => t("kind.trade_hands"),
+  wild_all_hit: () => t("kind.wild_all_hit"),
+  wild_hit_fire: () => t("kind.wild_hit_fire"),
+};
+
+// Number cards are their digit in every language.
+export function kindName(id) {
+  return KIND_TEXTS[id]?.() ?? id;
+}
+
+const CAUSE_TEXTS = {
+  plain: () => t("cause.plain"),
+  declined: () => t("cause.declined"),
+  hit_2: () => t("kind.hit_2"),
+  wild_all_hit: () => t("kind.wild_all_hit"),
+  wild_hit_fire: () => t("kind.wild_hit_fire"),
+  uno_penalty: () => t("cause.uno_penalty"),
+  suggestion_penalty: () => t("cause.suggestion_penalty"),
+  party_penalty: () => t("cause.party_penalty"),
+  deal: () => t("cause.deal"),
+  draw_two: () => t("kind.draw_two"),
+  wild_draw_four: () => t("kind.wild_draw_four"),
+  challenge_failed: () => t("cause.challenge_failed"),
+  illegal_wild_draw_four: () => t("cause.illegal_wild_draw_four"),
+  forgot_uno: () => t("cause.forgot_uno"),
+  false_uno: () => t("cause.false_uno"),
+  wrong_accusation: () => t("cause.wrong_accusation"),
+  wrong_card: () => t("cause.wrong_card"),
+};
+
+export function causeName(cause) {
+  return CAUSE_TEXTS[cause]?.() ?? cause;
+}
+
+export const RULESET_TEXTS = {
+  uno_attack: () => [t("ruleset.uno_attack"), t("ruleset.uno_attack_about")],
+  classic: () => [t("ruleset.classic"), t("ruleset.classic_about")],
+};
+
+export function rulesetName(id) {
+  return RULESET_TEXTS[id]?.()[0] ?? id;
+}
+
+export const MODE_TEXTS = {
+  winner_collects: () => [t("mode.winner_collects"), t("mode.winner_collects_about")],
+  lowest_total: () => [t("mode.lowest_total"), t("mode.lowest_total_about")],
+  elimination: () => [t("mode.elimination"), t("mode.elimination_about")],
+  knock_out: () => [t("mode.knock_out"), t("mode.knock_out_about")],
+  chips: () => [t("mode.chips"), t("mode.chips_about")],
+};
+
+// Elimination: how it ends with two left.
+export const FINAL_TEXTS = {
+  next_round: () => [t("final.next_round"), t("final.next_round_about")],
+  last_standing: () => [t("final.last_standing"), t("final.last_standing_about")],
+};
+
+export function modeName(mode) {
+  return MODE_TEXTS[mode]?.()[0] ?? mode;
+}
