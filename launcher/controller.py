@@ -136,6 +136,7 @@ class Controller:
         self._dispenser = hardware.dispenser
         self._cues = hardware.cues
         self._inputs = hardware.inputs
+        self._describe_hardware = hardware.describe
         self._shuffles = shuffles
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
@@ -280,10 +281,11 @@ class Controller:
         return self._shuffle.profile
 
     def snapshot(self) -> dict[str, Any]:
+        """The launcher's state, and the hardware's own description of itself (read outside the lock)."""
         with self._lock:
             last = self._last
             schedule = self._shuffle.schedule
-            return {
+            state = {
                 "presses": schedule.presses,
                 "busy": self._busy,
                 "fault": self._fault.message,
@@ -293,6 +295,7 @@ class Controller:
                 "shuffle": self._shuffle.summary(),
                 "last_outcome": last.as_dict() if last else None,
             }
+        return {**state, "hardware": self._describe_hardware()}
 
     # --- internals -------------------------------------------------------------------------------------
 

@@ -222,7 +222,6 @@ class Daemon:
         self.app = app = create_app(
             controller=self.controller,
             bus=self.bus,
-            hardware=self.hardware,
             shuffles=self.shuffles,
             games=self.games,
             access=self.access,

@@ -11,7 +11,6 @@ from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refus
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
-from launcher.hardware.base import Hardware
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
 from webui import access as gate
@@ -42,7 +41,6 @@ def create_app(
     *,
     controller: Controller,
     bus: EventBus,
-    hardware: Hardware,
     shuffles: ShuffleBook,
     games: GameDesk,
     access: AccessBook,
@@ -63,7 +61,6 @@ def create_app(
     app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.extensions["launcher.controller"] = controller
     app.extensions["launcher.bus"] = bus
-    app.extensions["launcher.hardware"] = hardware
     app.extensions["launcher.shuffles"] = shuffles
     app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles

@@ -54,7 +54,6 @@ def openapi() -> Response:
 @bp.get("/state")
 def state() -> Response:
     snapshot = _snapshot_with_contributions()
-    snapshot["hardware"] = current_app.extensions["launcher.hardware"].describe()
     snapshot["connection"] = {
         "urls": current_app.config["PUBLIC_URLS"],
         "sse_clients": current_app.extensions["launcher.streams"].count,
