@@ -8,6 +8,7 @@ import base64
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -484,15 +485,20 @@ def test_a_start_that_fails_while_the_pins_are_hashed_saves_none_of_them(
 def test_hashing_a_pin_lets_the_other_threads_run() -> None:
     """hashlib's PBKDF2 releases the interpreter's lock while it hashes: a press is not held up by a join."""
     previous = sys.getswitchinterval()
-    sys.setswitchinterval(100)  # no thread is made to let go of the lock: only a C call that releases it does
+    # No thread is made to let go of the lock: only a C call that releases it does, or this thread's sleep(0)
+    # after each chunk of work (so that the hashing thread can start, and end, without waiting 100 s for a switch).
+    sys.setswitchinterval(100)
     try:
-        done = threading.Event()
-        hashing = threading.Thread(target=lambda: (access._hash("123456", b"s" * 16), done.set()))
+        started, done = threading.Event(), threading.Event()
+        hashing = threading.Thread(target=lambda: (started.set(), access._hash("123456", b"s" * 16), done.set()))
         hashing.start()
-        ran = 0
+        chunks = 0  # chunks of work this thread finished while the PIN was being hashed
         while not done.is_set():
-            ran += 1
+            for _ in range(1 << 16):  # about 1 ms
+                pass
+            chunks += started.is_set() and not done.is_set()
+            time.sleep(0)
         hashing.join()
     finally:
         sys.setswitchinterval(previous)
-    assert ran > 0, "this thread did not run once while the PIN was hashed"
+    assert chunks > 0, "this thread did not run once while the PIN was hashed"

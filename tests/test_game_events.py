@@ -20,7 +20,7 @@ from tests.conftest import joined_client
 
 THREE = ["Ann", "Bob", "Cy"]
 ROUNDS = "/api/games/current/rounds"
-LONG_EVENING = 150  # rounds; each gives Ann one point, so that the default target of 500 is never reached
+LONG_EVENING = 60  # rounds; each gives Ann one point, so that the default target of 500 is never reached
 EVENT_BYTES = 4096  # the promise: an event of a game stays under 4 KB however many rounds it has had
 
 
