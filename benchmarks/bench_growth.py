@@ -30,6 +30,12 @@ large/small. The machine's load moves the times; the sizes do not.
 
 `--rounds SMALL LARGE` and `--presses SMALL LARGE` set both sizes, e.g. `--rounds 10 20 --presses 1000 2000` for a
 quick look. Exit code 0.
+
+The default run is long: each press answers once the game's state is on the disk (`synchronous=FULL`), and presses
+cannot overlap. On this 2-core machine `--rounds 10 500 --presses 1000 5000` took 50 s (code of 8bbd05e, load 2),
+so the default should take roughly 10 to 15 minutes on a quiet machine (an estimate); the one default run recorded
+took 114 minutes beside a test series, on code whose press still rebuilt the game from its rounds
+(docs/BENCHMARKS.md, History growth).
 """
 
 from __future__ import annotations
