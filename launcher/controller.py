@@ -136,7 +136,7 @@ class Controller:
         self._dispenser = hardware.dispenser
         self._cues = hardware.cues
         self._inputs = hardware.inputs
-        self._describe_hardware = hardware.describe
+        self.describe_hardware = hardware.describe  # for the phones: the web layer holds no hardware
         self._shuffles = shuffles
         self._bus = bus
         self._rest_s = min_rest_ms / 1000
@@ -281,11 +281,10 @@ class Controller:
         return self._shuffle.profile
 
     def snapshot(self) -> dict[str, Any]:
-        """The launcher's state, and the hardware's own description of itself (read outside the lock)."""
         with self._lock:
             last = self._last
             schedule = self._shuffle.schedule
-            state = {
+            return {
                 "presses": schedule.presses,
                 "busy": self._busy,
                 "fault": self._fault.message,
@@ -295,7 +294,6 @@ class Controller:
                 "shuffle": self._shuffle.summary(),
                 "last_outcome": last.as_dict() if last else None,
             }
-        return {**state, "hardware": self._describe_hardware()}
 
     # --- internals -------------------------------------------------------------------------------------
 

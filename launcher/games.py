@@ -53,11 +53,7 @@ class GameDesk:
         self._id: int | None = None
         self._game: Game | None = None
         self._table: Table | None = None
-        # The last view made, and of what: (id, game, table) compared by identity (see `_view`).
-        self._view_made: tuple[tuple[int | None, Game | None, Table | None], dict[str, Any] | None] = (
-            (None, None, None),
-            None,
-        )
+        self._shown: tuple[Game, Table, dict[str, Any]] | None = None  # the last view made, and of what (`_view`)
         with store.connect() as conn:
             row = game_table.current(conn)
         if row is not None:
@@ -215,11 +211,9 @@ class GameDesk:
         if self._game is None or self._table is None:
             return None
         assert self._id is not None
-        (game_id, game, table), view = self._view_made
-        if view is None or game_id != self._id or game is not self._game or table is not self._table:
-            view = game_view(self._id, self._game, self._table)
-            self._view_made = ((self._id, self._game, self._table), view)
-        return view
+        if self._shown is None or self._shown[0] is not self._game or self._shown[1] is not self._table:
+            self._shown = (self._game, self._table, game_view(self._id, self._game, self._table))
+        return self._shown[2]
 
 
 def _still_on(game: Game) -> None:

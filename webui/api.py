@@ -54,6 +54,7 @@ def openapi() -> Response:
 @bp.get("/state")
 def state() -> Response:
     snapshot = _snapshot_with_contributions()
+    snapshot["hardware"] = _controller().describe_hardware()
     snapshot["connection"] = {
         "urls": current_app.config["PUBLIC_URLS"],
         "sse_clients": current_app.extensions["launcher.streams"].count,

@@ -26,7 +26,10 @@ class Standings:
 
 
 class RoundHistory:
-    """The rounds entered so far and their standings. `doubles`: a reshuffled round counts double."""
+    """The rounds entered so far and their standings. `doubles`: a reshuffled round counts double.
+
+    Every change replaces `entries` and `standings`, never changes them in place: a shallow copy is a copy to change.
+    """
 
     def __init__(self, sides: Sides, rules: ModeRules, value: HandValue, *, doubles: bool) -> None:
         self._sides = sides
@@ -35,13 +38,6 @@ class RoundHistory:
         self._factor = 2 if doubles else 1
         self.entries: tuple[RoundEntry, ...] = ()
         self.standings = self._play(())
-
-    def copy(self) -> RoundHistory:
-        """A copy to change. Entries and standings are replaced by every change, never changed in place: shared."""
-        twin = object.__new__(RoundHistory)
-        twin._sides, twin._rules, twin._value, twin._factor = self._sides, self._rules, self._value, self._factor
-        twin.entries, twin.standings = self.entries, self.standings
-        return twin
 
     def add(self, entry: RoundEntry) -> RoundResult:
         self._commit((*self.entries, entry))

@@ -68,7 +68,7 @@ class Game:
         """A copy to change, as cheap at the 500th round as at the first: the settings are shared (nothing changes
         them), the rounds and standings too (every change replaces them); the launcher's counts are copied."""
         twin = copy.copy(self)
-        twin._history = self._history.copy()
+        twin._history = copy.copy(self._history)
         twin._launcher = self._launcher.copy()
         return twin
 
