@@ -22,6 +22,7 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.aiming import SeatAimer
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.controller import Controller
 from launcher.errors import LauncherError
@@ -72,11 +73,11 @@ class StartupError(LauncherError, RuntimeError):
     """The daemon cannot start; the message says why, for the console."""
 
 
-def build_hardware(config: Config) -> Hardware:
+def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
     if config.hardware.backend == "sim":
         from launcher.hardware.sim import SimulatedHardware
 
-        return SimulatedHardware(config)
+        return SimulatedHardware(config, clock=clock)
     if config.hardware.backend == "gpio":
         from launcher.hardware.factories import NoPinFactory, pin_factory
         from launcher.hardware.gpio import GpioHardware
@@ -86,16 +87,33 @@ def build_hardware(config: Config) -> Hardware:
         except NoPinFactory as e:
             raise StartupError(str(e)) from None
         return GpioHardware(
-            pins=config.pins, dispense=config.dispense, pin_factory=factory, seat_angles=config.aim.seat_angles
+            pins=config.pins,
+            dispense=config.dispense,
+            pin_factory=factory,
+            clock=clock,
+            seat_angles=config.aim.seat_angles,
         )
     from launcher.hardware.serial_link import SerialHardware
 
-    return SerialHardware(port=config.serial.port, baudrate=config.serial.baudrate, dispense=config.dispense)
+    return SerialHardware(
+        port=config.serial.port, baudrate=config.serial.baudrate, dispense=config.dispense, clock=clock
+    )
 
 
 class Daemon:
-    def __init__(self, config: Config, *, hardware: Hardware | None = None, sysfs: Path = Path("/")) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        hardware: Hardware | None = None,
+        sysfs: Path = Path("/"),
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        """`clock` times the launcher (fires, cues, rests, the button's hold, the hopper's and the wear's saves);
+        the web server, the event log and the power monitor keep real time. Tests pass a virtual clock to make
+        fires exact."""
         self.config = config
+        self.clock = clock
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
             self.store = Store(config.state_dir / STORE_FILE)  # first: it names what is wrong with the directory
             try:
@@ -107,7 +125,7 @@ class Daemon:
             undo.callback(self._hopper_writer.close)
             self.bus = EventBus(self.store, keep_days=config.state.keep_events_days)
             undo.callback(self.bus.close)
-            self.hardware = hardware or build_hardware(config)
+            self.hardware = hardware or build_hardware(config, clock=clock)
             undo.callback(self.hardware.close)
             self.profiles = {**PROFILES, "custom": config.schedule.custom}
             self.access = AccessBook(self.store)
@@ -119,7 +137,7 @@ class Daemon:
             self.history = History(self.store)
             self.history.catch_up()  # games kept before the history existed
             self.games = GameDesk(self.store, self.bus, history=self.history, on_change=aimer.face if aimer else None)
-            self.wear = Wear.kept_in(self.store)  # the launcher's lifetime counters, for the admin
+            self.wear = Wear.kept_in(self.store, clock=clock)  # the launcher's lifetime counters, for the admin
             undo.callback(self.wear.close)
             self.controller = Controller(
                 hardware=self.hardware,
@@ -131,10 +149,12 @@ class Daemon:
                     self._saved_hopper(),
                     on_changed=self._save_hopper,
                     on_reload=self.hardware.refill if isinstance(self.hardware, Refills) else None,
+                    clock=clock,
                 ),
                 min_rest_ms=config.dispense.min_rest_ms,
                 game=self.games,
                 wear=self.wear,
+                clock=clock,
             )
             undo.callback(self.controller.close)
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
@@ -192,6 +212,7 @@ class Daemon:
             bus=self.bus,
             stop_motor=self.controller.emergency_stop,
             shut_down=self._shut_down_from_a_thread,
+            clock=self.clock,
         )
 
     def _attack_open(self) -> bool:

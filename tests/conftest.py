@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 
@@ -199,13 +200,16 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
 
 @contextmanager
 def local_daemon(tmp_path: Path) -> Iterator[Daemon]:
-    """The daemon in this process, whose app Flask's test client reaches, on fast simulated hardware."""
+    """The daemon in this process, whose app Flask's test client reaches, on fast simulated hardware timed by a
+    virtual clock (fires exact, whatever else the machine is doing)."""
     config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    running = Daemon(config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0))
+    clock = VirtualClock()
+    running = Daemon(config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0), clock=clock)
     try:
         yield running
     finally:
         running.close()
+        clock.close()
 
 
 def joined_client(daemon: Daemon, *, admin: bool = False) -> FlaskClient:

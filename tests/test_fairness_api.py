@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 from launcher import fairness
 from launcher.access import Role
 from launcher.cli import main
+from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.conftest import joined_client
@@ -29,9 +30,12 @@ def fast(tmp_path: Path) -> Config:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(fast(tmp_path))
+    # Fires on a virtual clock: exact, and no starved thread can leave a card "stuck" at the exit.
+    clock = VirtualClock()
+    running = Daemon(fast(tmp_path), clock=clock)
     yield running
     running.close()
+    clock.close()
 
 
 def phone(daemon: Daemon) -> FlaskClient:
@@ -181,7 +185,8 @@ def test_a_contribution_for_another_shuffle_is_refused(daemon: Daemon) -> None:
 
 
 def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> None:
-    first = Daemon(fast(tmp_path))
+    clock = VirtualClock()
+    first = Daemon(fast(tmp_path), clock=clock)
     values = [value(), value()]
     try:
         number = current(first.app.test_client())["number"]
@@ -193,7 +198,7 @@ def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> 
     finally:
         first.close()
 
-    second = Daemon(fast(tmp_path))
+    second = Daemon(fast(tmp_path), clock=clock)
     try:
         assert current(second.app.test_client()) == before  # contributions, closed, presses: as they were
         late = phone(second).post(URL, json={"shuffle": number, "value": value()})
@@ -202,6 +207,7 @@ def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> 
         record, _ = second.controller.new_shuffle()
     finally:
         second.close()
+        clock.close()
     assert record["contributions"] == values
     assert [(o["press"], o["cards"]) for o in record["outcomes"][:12]] == live
     assert all(o["dispensed"] == o["cards"] and o["stop"] in ("miss", "count") for o in record["outcomes"])

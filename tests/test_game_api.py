@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.game_requests import DECLARATIONS
@@ -20,11 +21,14 @@ from tests.conftest import joined_client, start_daemon
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
     config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    clock = VirtualClock()  # fires exact, whatever else the machine is doing
     running = Daemon(
-        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
+        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0),
+        clock=clock,
     )
     yield running
     running.close()
+    clock.close()
 
 
 @pytest.fixture

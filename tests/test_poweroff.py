@@ -8,7 +8,6 @@ import logging
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -183,18 +182,18 @@ def test_the_controller_is_quiet_after_a_miss_or_a_refusal_and_not_after_a_fire(
         controller = daemon.controller
         fired = None
         for _ in range(60):  # the schedule decides; classic fires about every third press
-            began = time.monotonic()
+            began = daemon.clock.now()
             ticket = controller.press("button")
             ticket.wait(10)
             if ticket.outcome.fired:
                 fired = began
                 break
-            assert controller.quiet_since(time.monotonic())  # a miss ends at once: quiet from then on
+            assert controller.quiet_since(daemon.clock.now())  # a miss ends at once: quiet from then on
         assert fired is not None
         assert not controller.quiet_since(fired)  # busy firing after the hold began
-        assert controller.quiet_since(time.monotonic())
+        assert controller.quiet_since(daemon.clock.now())
         daemon.hardware.world.open_lid()
-        since = time.monotonic()
+        since = daemon.clock.now()
         with pytest.raises(PressRefused):
             controller.press("button")
         assert controller.quiet_since(since)  # a refused press never made it busy
