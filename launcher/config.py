@@ -88,10 +88,16 @@ def _custom_profile(table: Any) -> Profile:
         raise ConfigError(str(e)) from None
 
 
+# A shuffle ends by itself after this many presses and the next begins, going on from the same run of misses or
+# fires: what a restart replays, what the daemon holds in memory and what the event log must keep stay bounded.
+SHUFFLE_PRESSES = 500
+
+
 @dataclass(frozen=True)
 class ScheduleConfig:
     profile: str = _opt("classic")
     custom: Profile = field(default=PROFILES["custom"], metadata={"parse": _custom_profile})
+    shuffle_presses: int = _opt(SHUFFLE_PRESSES, lo=20, hi=100_000)
 
     @property
     def active_profile(self) -> Profile:

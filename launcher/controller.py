@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.config import SHUFFLE_PRESSES
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
@@ -130,9 +131,11 @@ class Controller:
         min_rest_ms: int,
         game: Attribution | None = None,
         wear: Wear | None = None,
+        shuffle_presses: int = SHUFFLE_PRESSES,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._clock = clock
+        self._shuffle_presses = shuffle_presses
         self._dispenser = hardware.dispenser
         self._cues = hardware.cues
         self._inputs = hardware.inputs
@@ -208,10 +211,17 @@ class Controller:
         with self._lock:
             if self._busy:
                 raise PressRefused("busy", "the launcher is still firing; start the shuffle when it has finished")
-            record = self._shuffles.end(self._shuffle)
-            self._shuffle = self._shuffles.start(profile or self._shuffle.profile)
+            record = self._next_shuffle(profile or self._shuffle.profile)
             self._cues.idle()
             return record, self._shuffle.summary()
+
+    def _next_shuffle(self, profile: Profile) -> dict[str, Any]:
+        """With the lock held, between presses: end the shuffle (its record) and start the next, which goes on
+        from the run of misses or fires this one ended with if it plays the same profile."""
+        ended = self._shuffle
+        record = self._shuffles.end(ended)
+        self._shuffle = self._shuffles.start(profile, carried=ended.run if profile == ended.profile else (0, 0))
+        return record
 
     def reload_hopper(self, cards: int) -> None:
         """The hopper was refilled with `cards` cards."""
@@ -347,6 +357,9 @@ class Controller:
         the motor is off, FAULT latches and names it, and the launcher is never left busy for ever."""
         try:
             yield
+            with self._lock:
+                if self._shuffle.schedule.presses >= self._shuffle_presses:  # a full shuffle: the next begins
+                    self._next_shuffle(self._shuffle.profile)
         except Exception as e:  # a full disk, a locked store, a bug: the launcher must stop safe and say why
             self._dispenser.stop()
             log.exception("recording a press failed")

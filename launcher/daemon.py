@@ -154,6 +154,7 @@ class Daemon:
                 min_rest_ms=config.dispense.min_rest_ms,
                 game=self.games,
                 wear=self.wear,
+                shuffle_presses=config.schedule.shuffle_presses,
                 clock=clock,
             )
             undo.callback(self.controller.close)

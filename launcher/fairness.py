@@ -28,7 +28,8 @@ from typing import Any, Protocol, TypeGuard
 from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
 
-FORMAT = "uno-launcher-shuffle/3"
+FORMAT = "uno-launcher-shuffle/4"
+FORMAT_V3 = "uno-launcher-shuffle/3"  # FORMAT before `carried`: every shuffle started afresh; read, replayed the same
 FORMAT_V2 = "uno-launcher-round/2"  # FORMAT before the rename: `round` for `shuffle`; read, and replayed the same
 FORMAT_V1 = "uno-launcher-round/1"  # seed only, Python's random; read for shuffles played by older versions
 SEED_BYTES = 16  # 128 bits: nobody can find the seed from its commitment
@@ -86,10 +87,14 @@ def replay(
     n_presses: int,
     restarts: Iterable[int] = (),
     contributions: Sequence[str] = (),
+    carried: tuple[int, int] = (0, 0),
 ) -> list[Outcome]:
     """The outcomes of a shuffle's first `n_presses` presses, keyed by the seed and the contributions. `restarts`
-    holds, for each lid opening, how many presses had been made when it happened (only a pattern profile cares)."""
-    return replay_presses(Schedule(profile, shuffle_key(seed, contributions)), n_presses, restarts)
+    holds, for each lid opening, how many presses had been made when it happened (only a pattern profile cares);
+    `carried` the run (misses, fires in a row) the shuffle went on from (Schedule.go_on_from)."""
+    schedule = Schedule(profile, shuffle_key(seed, contributions))
+    schedule.go_on_from(*carried)
+    return replay_presses(schedule, n_presses, restarts)
 
 
 def replay_v1(profile: Profile, seed: str, n_presses: int, restarts: Iterable[int] = ()) -> list[Outcome]:
@@ -141,9 +146,10 @@ def shuffle_record(
     restarts: Sequence[int] = (),
     contributions: Sequence[str] = (),
     came_out: Mapping[int, CameOut] | None = None,
+    carried: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
     """The record of a finished shuffle, seed revealed, ready for json.dump (docs/FAIRNESS.md). `came_out` holds
-    what each press (by number) dispensed."""
+    what each press (by number) dispensed; `carried` the run of misses or fires it went on from."""
     came_out = came_out or {}
     unknown = CameOut(None, None)
     return {
@@ -153,6 +159,7 @@ def shuffle_record(
         "seed": seed,
         "contributions": list(contributions),
         "restarts": list(restarts),
+        "carried": {"misses_in_row": carried[0], "fires_in_row": carried[1]},
         "outcomes": [
             {
                 "press": o.press,
@@ -249,8 +256,10 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
     if not isinstance(record, Mapping):
         raise RecordError("a shuffle record must be a JSON object")
     form = record.get("format", FORMAT_V1)  # records of the first format could leave it out
-    if form not in (FORMAT, FORMAT_V2, FORMAT_V1):
-        raise RecordError(f"format = {form!r} is not accepted: expected {FORMAT!r} (or {FORMAT_V2!r}, {FORMAT_V1!r})")
+    if form not in (FORMAT, FORMAT_V3, FORMAT_V2, FORMAT_V1):
+        raise RecordError(
+            f"format = {form!r} is not accepted: expected {FORMAT!r} (or {FORMAT_V3!r}, {FORMAT_V2!r}, {FORMAT_V1!r})"
+        )
     profile = _profile(_field(record, "profile", dict))
     seed = _seed(record)
     published = _field(record, "commitment", str)
@@ -261,7 +270,8 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
         replayed = replay_v1(profile, seed, len(outcomes), restarts)
     else:
         contributions = _contributions(_field(record, "contributions", list))
-        replayed = replay(profile, seed, len(outcomes), restarts, contributions)
+        carried = _carried(profile, _field(record, "carried", dict)) if form == FORMAT else (0, 0)
+        replayed = replay(profile, seed, len(outcomes), restarts, contributions, carried)
     strict = form != FORMAT_V1
     mine = list(mine)
     return VerifyReport(
@@ -339,7 +349,19 @@ def _restarts(value: Any) -> list[int]:
     return value
 
 
-def _is_whole(value: Any) -> bool:
+def _carried(profile: Profile, value: dict[str, Any]) -> tuple[int, int]:
+    """The record's run of misses or fires that the shuffle went on from, checked against its profile."""
+    misses, fires = value.get("misses_in_row"), value.get("fires_in_row")
+    if set(value) != {"misses_in_row", "fires_in_row"} or not (_is_whole(misses) and _is_whole(fires)):
+        raise RecordError(f"carried = {value!r} is not accepted: expected misses_in_row and fires_in_row, counts")
+    try:
+        Schedule(profile, b"").go_on_from(misses, fires)
+    except ValueError as e:
+        raise RecordError(f"carried = {value!r} is not accepted: {e}") from None
+    return misses, fires
+
+
+def _is_whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

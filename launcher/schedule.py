@@ -506,6 +506,25 @@ class Schedule:
         self._random = draw if draw is not None else draw_stream(key_of(seed))
         self.next_outcome = self._outcomes().__next__
 
+    def go_on_from(self, misses_in_row: int, fires_in_row: int) -> None:
+        """Before the first press: go on from the run of misses or fires an earlier shuffle of this profile ended
+        with, so that the profile's promises (the longest drought, the most fires in a row) hold across the two.
+        A pattern starts over instead, as at a lid opening. ValueError for a run the profile cannot have."""
+        if self.presses:
+            raise RuntimeError("a schedule goes on from a run only before its first press")
+        if self.profile.pattern:
+            if misses_in_row or fires_in_row:
+                raise ValueError(f"profile {self.profile.name!r} is a pattern: it starts over, from no run")
+            return
+        cap, drought = self.profile.max_fires_in_row, self.profile.longest_drought
+        if (misses_in_row and fires_in_row) or not (0 <= misses_in_row <= drought and 0 <= fires_in_row <= cap):
+            raise ValueError(
+                f"a run of {misses_in_row} misses and {fires_in_row} fires is not one of profile "
+                f"{self.profile.name!r} (at most {drought} misses or {cap} fires in a row, not both)"
+            )
+        self._state = cap + misses_in_row if misses_in_row else fires_in_row  # the states' order: _hazard_machine
+        self.next_outcome = self._outcomes().__next__
+
     @property
     def misses_in_row(self) -> int:
         """Misses since the last fire (or a pattern's restart)."""

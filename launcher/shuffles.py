@@ -45,7 +45,12 @@ class DrawsOutcomes(Replayable, Protocol):
     def misses_in_row(self) -> int: ...
 
     @property
+    def fires_in_row(self) -> int: ...
+
+    @property
     def tension(self) -> float: ...
+
+    def go_on_from(self, misses_in_row: int, fires_in_row: int) -> None: ...
 
 
 ScheduleFactory = Callable[[Profile, bytes], DrawsOutcomes]  # (profile, the shuffle's key)
@@ -78,6 +83,7 @@ class Shuffle:
     schedule_factory: ScheduleFactory = field(default=Schedule, repr=False)
     outcomes: list[Outcome] = field(default_factory=list)
     restarts: list[int] = field(default_factory=list)
+    carried: tuple[int, int] = (0, 0)  # the run (misses, fires in a row) the shuffle before it ended with
     contributions: list[str] = field(default_factory=list)  # in the order received
     came_out: dict[int, CameOut] = field(default_factory=dict)  # by press number
     closed: bool = False  # no more contributions: the first press was drawn, or the shuffle ended
@@ -124,12 +130,23 @@ class Shuffle:
     def record(self) -> dict[str, Any]:
         return {
             "shuffle": self.number,
-            **shuffle_record(self.profile, self.seed, self.outcomes, self.restarts, self.contributions, self.came_out),
+            **shuffle_record(
+                self.profile, self.seed, self.outcomes, self.restarts, self.contributions, self.came_out, self.carried
+            ),
         }
+
+    @property
+    def run(self) -> tuple[int, int]:
+        """The run of misses or fires the schedule is in: what a next shuffle of this profile goes on from (a
+        pattern starts over instead)."""
+        if self.profile.pattern:
+            return 0, 0
+        return self.schedule.misses_in_row, self.schedule.fires_in_row
 
     def _rekey(self) -> None:
         """With the lock held, before any press: the schedule keyed by the seed and the contributions so far."""
         self.schedule = self.schedule_factory(self.profile, shuffle_key(self.seed, self.contributions))
+        self.schedule.go_on_from(*self.carried)
 
 
 class ShuffleBook:
@@ -155,7 +172,9 @@ class ShuffleBook:
             number, profile_json, seed, started_event, restarts = row
             log = _ShuffleLog.read(self._store, conn, number, started_event)
         saved = json.loads(profile_json)
-        resumed = self._new_shuffle(number, profile_from_mapping(saved["name"], saved["parameters"]), seed)
+        profile = profile_from_mapping(saved["name"], saved["parameters"])
+        misses, fires = saved.get("carried", (0, 0))  # shuffles started before runs were carried: none
+        resumed = self._new_shuffle(number, profile, seed, (misses, fires))
         resumed.contributions = log.contributions[:MAX_CONTRIBUTIONS]
         resumed._rekey()
         resumed.closed = log.presses > 0
@@ -173,15 +192,19 @@ class ShuffleBook:
         with self._store.connect() as conn:
             shuffle_table.set_restarts(conn, played.number, json.dumps(played.restarts))
 
-    def start(self, profile: Profile) -> Shuffle:
+    def start(self, profile: Profile, *, carried: tuple[int, int] = (0, 0)) -> Shuffle:
+        """A new shuffle, going on from the run `carried` (misses, fires in a row) if it is of the same profile."""
         before = self._current
         with self._store.connect() as conn:
             number = shuffle_table.last_number(conn) + 1
-            started = self._new_shuffle(number, profile, new_seed())
+            started = self._new_shuffle(number, profile, new_seed(), carried)
             self._current = started  # first: a phone that hears of the shuffle may contribute at once
             try:
                 event = self._bus.publish(EventType.SHUFFLE_STARTED, self._announcement(started))
-                profile_json = json.dumps({"name": profile.name, "parameters": profile_to_mapping(profile)})
+                # The profile and the run it went on from: all a restart needs to resume it.
+                profile_json = json.dumps(
+                    {"name": profile.name, "parameters": profile_to_mapping(profile), "carried": list(carried)}
+                )
                 shuffle_table.start(conn, number, profile_json, started.seed, started.commitment, event.id, event.ts)
             except BaseException:  # re-raised: the shuffle in play stays the one before
                 self._current = before
@@ -251,9 +274,11 @@ class ShuffleBook:
         record: dict[str, Any] = json.loads(record_json)
         return record
 
-    def _new_shuffle(self, number: int, profile: Profile, seed: str) -> Shuffle:
+    def _new_shuffle(self, number: int, profile: Profile, seed: str, carried: tuple[int, int]) -> Shuffle:
         factory = self._schedule_factory
-        return Shuffle(number, profile, seed, commitment(seed), factory(profile, shuffle_key(seed, [])), factory)
+        schedule = factory(profile, shuffle_key(seed, []))
+        schedule.go_on_from(*carried)
+        return Shuffle(number, profile, seed, commitment(seed), schedule, factory, carried=carried)
 
     @staticmethod
     def _announcement(played: Shuffle) -> dict[str, Any]:

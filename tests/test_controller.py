@@ -34,10 +34,14 @@ class ScriptedSchedule:
         self._cards = iter(cards)
         self.presses = 0
         self.misses_in_row = 0
+        self.fires_in_row = 0
         self.tension = 0.0
 
     def restart(self) -> None:
         pass
+
+    def go_on_from(self, misses_in_row: int, fires_in_row: int) -> None:
+        pass  # the script says every press
 
     def next_outcome(self) -> Outcome:
         self.presses += 1

@@ -21,6 +21,7 @@ from launcher.fairness import (
     FORMAT,
     FORMAT_V1,
     FORMAT_V2,
+    FORMAT_V3,
     CameOut,
     RecordError,
     commitment,
@@ -63,12 +64,15 @@ def play_shuffle(
     n: int,
     restarts: tuple[int, ...] = (),
     contributions: list[str] = CONTRIBUTIONS,
+    carried: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
-    """A shuffle as the daemon plays it: a live schedule under the shuffle's key, the lid opened after the presses
-    listed in restarts, every card drawn counted at the exit."""
-    outcomes = replay_presses(Schedule(profile, shuffle_key(seed, contributions)), n, restarts)
+    """A shuffle as the daemon plays it: a live schedule under the shuffle's key, going on from the run `carried`,
+    the lid opened after the presses listed in restarts, every card drawn counted at the exit."""
+    schedule = Schedule(profile, shuffle_key(seed, contributions))
+    schedule.go_on_from(*carried)
+    outcomes = replay_presses(schedule, n, restarts)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
-    return shuffle_record(profile, seed, outcomes, restarts, contributions, came_out)
+    return shuffle_record(profile, seed, outcomes, restarts, contributions, came_out, carried)
 
 
 def play_shuffle_v1(profile: Profile, seed: str, n: int, restarts: tuple[int, ...] = ()) -> dict[str, Any]:
@@ -179,7 +183,7 @@ def test_the_record_survives_a_json_file(tmp_path: Path) -> None:
     record = play_shuffle(PROFILES["classic"], SEED, 80)
     path.write_text(json.dumps(record), encoding="utf-8")
     assert verify_file(path).ok
-    assert record["format"] == FORMAT == "uno-launcher-shuffle/3"
+    assert record["format"] == FORMAT == "uno-launcher-shuffle/4"
     assert record["commitment"] == commitment(SEED) and record["contributions"] == CONTRIBUTIONS
     first = record["outcomes"][0]
     assert set(first) == {"press", "cards", "jackpot", "pause_ms", "dispensed", "stop"}
@@ -337,6 +341,76 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         verify_file(bad)
 
 
+# --- one shuffle after another: the run of misses or fires goes on ----------------------------------------------
+
+
+def runs(cards: list[int]) -> tuple[int, int]:
+    """The longest run of misses and of fires in a row."""
+    longest = [0, 0]
+    current = [0, 0]
+    for n in cards:
+        fired = int(n > 0)
+        current[fired] += 1
+        current[1 - fired] = 0
+        longest[fired] = max(longest[fired], current[fired])
+    return longest[0], longest[1]
+
+
+HAZARDS = [name for name, profile in PROFILES.items() if not profile.pattern]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(HAZARDS), st.integers(1, 60), st.integers(0, 2**32))
+def test_shuffles_one_after_another_keep_the_profiles_promises_across_the_change(
+    name: str, ends: int, key: int
+) -> None:
+    """A shuffle that ends in a drought (or a run of fires) hands it on: the next never adds a whole drought of its
+    own, so no more misses (or fires) in a row come out than the profile promises, across any number of shuffles."""
+    profile = PROFILES[name]
+    cards: list[int] = []
+    carried = (0, 0)
+    for shuffle in range(4):
+        schedule = Schedule(profile, f"{key}-{shuffle}")
+        schedule.go_on_from(*carried)
+        cards += [schedule.next_outcome().cards for _ in range(ends)]
+        carried = (schedule.misses_in_row, schedule.fires_in_row)
+    misses, fires = runs(cards)
+    assert misses <= profile.longest_drought and fires <= profile.max_fires_in_row
+
+
+def test_a_carried_run_is_part_of_the_record_and_of_its_check() -> None:
+    profile = PROFILES["classic"]
+    record = play_shuffle(profile, SEED, 60, carried=(2, 0))
+    assert record["carried"] == {"misses_in_row": 2, "fires_in_row": 0}
+    assert verify(record).ok
+    fresh = play_shuffle(profile, SEED, 60)
+    assert [o["cards"] for o in fresh["outcomes"]] != [o["cards"] for o in record["outcomes"]]
+    assert not verify({**record, "carried": {"misses_in_row": 0, "fires_in_row": 0}}).ok  # the run changed
+    for bad in ({"misses_in_row": 2, "fires_in_row": 1}, {"misses_in_row": profile.longest_drought + 1,
+                "fires_in_row": 0}, {"misses_in_row": -1, "fires_in_row": 0}, {"misses_in_row": 2}, []):  # fmt: skip
+        with pytest.raises(RecordError, match=r"^carried"):
+            verify({**record, "carried": bad})
+    with pytest.raises(RecordError, match="carried is missing"):
+        verify({k: v for k, v in record.items() if k != "carried"})
+
+
+def test_a_pattern_starts_over_at_each_shuffle_and_its_record_says_no_run() -> None:
+    pattern = Schedule(PROFILES["pattern"], SEED)
+    with pytest.raises(ValueError, match="pattern"):
+        pattern.go_on_from(1, 0)
+    record = play_shuffle(PROFILES["pattern"], SEED, 30)
+    assert record["carried"] == {"misses_in_row": 0, "fires_in_row": 0} and verify(record).ok
+    with pytest.raises(RecordError, match=r"^carried .* pattern"):
+        verify({**record, "carried": {"misses_in_row": 1, "fires_in_row": 0}})
+
+
+def test_a_record_from_before_runs_were_carried_still_verifies() -> None:
+    record = play_shuffle(PROFILES["brutal"], SEED, 90)
+    older = {**{k: v for k, v in record.items() if k != "carried"}, "format": FORMAT_V3}
+    report = verify(older)
+    assert report.ok and report.format == FORMAT_V3
+
+
 # --- records of the formats before ------------------------------------------------------------------------------
 
 
@@ -344,7 +418,7 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
 def test_a_record_from_before_the_rename_still_verifies(name: str) -> None:
     """The second format is today's with two other names: the format's, and `round` for the number."""
     record = {
-        **play_shuffle(PROFILES[name], SEED, 120, restarts=(30, 31)),
+        **{k: v for k, v in play_shuffle(PROFILES[name], SEED, 120, restarts=(30, 31)).items() if k != "carried"},
         "format": "uno-launcher-round/2",
         "round": 3,
     }

@@ -81,7 +81,7 @@ def test_each_phone_adds_randomness_every_phone_sees_it_and_the_record_lists_it_
     press(daemon, 30)
     assert current(watcher)["contributions_open"] is False
     record, _ = daemon.controller.new_shuffle()
-    assert record["format"] == "uno-launcher-shuffle/3"
+    assert record["format"] == "uno-launcher-shuffle/4"
     assert record["contributions"] == values
     report = fairness.verify(record, seen_commitment=record["commitment"], mine=[values[1]])
     assert report.ok and report.contributions == 3
@@ -249,3 +249,43 @@ def test_a_jam_is_in_the_record_and_verify_names_it_rather_than_call_the_shuffle
     out = capsys.readouterr().out
     cards = record["outcomes"][0]["cards"]
     assert f"NOTE: press 1: the seed gives {cards} cards, 0 came out (jam)" in out
+
+
+def run_at_the_end(record: dict[str, Any]) -> tuple[int, int]:
+    """The misses (or fires) in a row a record's last presses made."""
+    fired = [o["cards"] > 0 for o in record["outcomes"]]
+    last = fired[-1]
+    length = next((i for i, f in enumerate(reversed(fired)) if f != last), len(fired))
+    return (0, length) if last else (length, 0)
+
+
+def test_a_shuffle_ends_by_itself_after_its_presses_and_the_next_goes_on_from_its_run(tmp_path: Path) -> None:
+    """[schedule] shuffle_presses: the launcher ends a full shuffle itself (its record revealed, as if started by
+    hand) and begins the next at once, open to the phones' randomness; a restart resumes the one in play."""
+    config = fast(tmp_path).replace("schedule", shuffle_presses=20)
+    clock = VirtualClock()
+    first = Daemon(config, clock=clock)
+    try:
+        press(first, 45)
+        state = current(first.app.test_client())
+        ended = [e.data for e in first.bus.events_after(0) if e.type == "shuffle.ended"]
+        records = [first.shuffles.record(n) for n in (1, 2)]
+        carried = first.controller._shuffle.carried
+    finally:
+        first.close()
+    assert (state["number"], state["presses"], state["contributions_open"]) == (3, 5, False)
+    assert [(e["shuffle"], e["presses"]) for e in ended] == [(1, 20), (2, 20)]
+    assert all(r is not None and fairness.verify(r).ok and len(r["outcomes"]) == 20 for r in records)
+    assert records[0] is not None and records[1] is not None
+    carried_in_records = [(r["carried"]["misses_in_row"], r["carried"]["fires_in_row"]) for r in records]
+    assert carried_in_records == [(0, 0), run_at_the_end(records[0])]
+    assert carried == run_at_the_end(records[1])
+    second = Daemon(config, clock=clock)
+    try:
+        assert second.controller._shuffle.carried == carried  # the shuffle in play resumes going on from its run
+        press(second, 15)
+        third = second.shuffles.record(3)
+    finally:
+        second.close()
+        clock.close()
+    assert third is not None and fairness.verify(third).ok and len(third["outcomes"]) == 20

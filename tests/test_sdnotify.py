@@ -302,6 +302,7 @@ class AlwaysOneCard:
 
     presses = 0
     misses_in_row = 0
+    fires_in_row = 0
     tension = 0.0
 
     def next_outcome(self) -> Outcome:
@@ -309,6 +310,9 @@ class AlwaysOneCard:
         return Outcome(press=self.presses, cards=1, tension=0.0)
 
     def restart(self) -> None:
+        pass
+
+    def go_on_from(self, misses_in_row: int, fires_in_row: int) -> None:
         pass
 
 

@@ -11,7 +11,8 @@ import { $, ui, t, stored, remember, span } from "./core.js";
 
 const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that shuffle}, newest last
 const FAIR_KEEP = 20; // shuffles remembered
-const FAIR_FORMATS = ["uno-launcher-shuffle/3", "uno-launcher-round/2"]; // today's, and the same before the rename
+// Today's; the one before runs were carried (no `carried`: every shuffle started afresh); the same before the rename.
+const FAIR_FORMATS = ["uno-launcher-shuffle/4", "uno-launcher-shuffle/3", "uno-launcher-round/2"];
 // The first bytes of a shuffle's key material: the format's name when the key was made, kept through the rename.
 const FAIR_LABEL = "uno-launcher-round/2";
 const FAIR_MAX = 32; // contributions a shuffle takes at most
@@ -151,7 +152,8 @@ export function fairDraws(key) {
 }
 
 // The outcomes of a shuffle's first n presses, each press drawing as docs/FAIRNESS.md lists (a port of the schedule).
-export function fairReplay(profile, key, n, restarts = []) {
+// `carried`: the run of misses or fires the shuffle went on from (a pattern starts over instead).
+export function fairReplay(profile, key, n, restarts = [], carried = { misses_in_row: 0, fires_in_row: 0 }) {
   const draw = fairDraws(key);
   const p = profile;
   const sums = [];
@@ -161,8 +163,8 @@ export function fairReplay(profile, key, n, restarts = []) {
   p.card_weights.forEach((weight, i) => weight > 0 && (last = i));
   const cycle = p.pattern.length ? p.pattern[p.pattern.length - 1] : 0;
   const lid = new Set(restarts);
-  let misses = 0;
-  let fires = 0;
+  let misses = cycle ? 0 : carried.misses_in_row;
+  let fires = cycle ? 0 : carried.fires_in_row;
   let place = 0;
   const outcomes = [];
   for (let done = 0; done < n; done++) {
@@ -239,6 +241,22 @@ function fairProfile(p) {
   return p;
 }
 
+// The run of misses or fires the shuffle went on from: one the profile can have (none for a pattern: it starts over).
+function fairCarried(profile, record) {
+  const drought = profile.pattern.length ? 0 : profile.hazard.length - 1;
+  const cap = profile.pattern.length ? 0 : profile.max_fires_in_row;
+  const run = (v) =>
+    typeof v === "object" &&
+    v !== null &&
+    Object.keys(v).length === 2 &&
+    fairWhole(v.misses_in_row) &&
+    fairWhole(v.fires_in_row) &&
+    !(v.misses_in_row && v.fires_in_row) &&
+    v.misses_in_row <= drought &&
+    v.fires_in_row <= cap;
+  return fairField(record, "carried", run, "a run the profile can have: {misses_in_row, fires_in_row}");
+}
+
 // Check a record against its own commitment and a replay, and against what this phone saw (`seen`, all optional):
 // {commitment: shown before the first press, mine: this phone's contribution, index: its place when taken,
 //  contributions: those this phone saw published, in order, profile: the name the shuffle was announced with}.
@@ -257,6 +275,7 @@ export function fairVerify(record, seen = {}) {
     const contributions = fairField(record, "contributions", hex, "up to 32 values of 32 lowercase hex characters");
     const restarts = record.restarts ?? [];
     if (!Array.isArray(restarts) || !restarts.every(fairWhole)) fairRefuse("restarts", restarts, "press counts");
+    const carried = record.format === FAIR_FORMATS[0] ? fairCarried(profile, record) : undefined;
     const outcomes = fairField(record, "outcomes", Array.isArray, "an array");
     outcomes.forEach((o, i) => {
       const fields = ["press", "cards", "jackpot", "pause_ms", "dispensed", "stop"];
@@ -279,7 +298,7 @@ export function fairVerify(record, seen = {}) {
     if (seen.profile) {
       result.profile = { ok: seen.profile === profile.name, recorded: profile.name, shown: seen.profile };
     }
-    const replayed = fairReplay(profile, fairShuffleKey(seed, contributions), outcomes.length, restarts);
+    const replayed = fairReplay(profile, fairShuffleKey(seed, contributions), outcomes.length, restarts, carried);
     for (let i = 0; i < outcomes.length && !result.mismatch; i++) {
       const recorded = outcomes[i];
       const expected = replayed[i];
