@@ -153,6 +153,8 @@ class Controller:
         self._fault = FaultLatch(stop_motor=self._dispenser.stop, cues=self._cues, bus=bus)
         self._last: PressTicket | None = None
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
+        if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
+            self._next_shuffle(self._shuffle.profile)
         self._jobs = Jobs(clock)
         self._worker = StoppableThread(self._work, "controller", clock=clock, wake=lambda: self._jobs.put(None))
         self._worker.start()

@@ -289,3 +289,23 @@ def test_a_shuffle_ends_by_itself_after_its_presses_and_the_next_goes_on_from_it
         second.close()
         clock.close()
     assert third is not None and fairness.verify(third).ok and len(third["outcomes"]) == 20
+
+
+def test_a_shuffle_already_full_at_a_start_ends_there(tmp_path: Path) -> None:
+    """A store whose open shuffle has as many presses as a shuffle takes (a lower setting, or a stop between the
+    last press and the change) ends it at the start, not one press later."""
+    clock = VirtualClock()
+    first = Daemon(fast(tmp_path), clock=clock)
+    try:
+        press(first, 25)
+    finally:
+        first.close()
+    second = Daemon(fast(tmp_path).replace("schedule", shuffle_presses=20), clock=clock)
+    try:
+        state = current(second.app.test_client())
+        record = second.shuffles.record(1)
+    finally:
+        second.close()
+        clock.close()
+    assert (state["number"], state["presses"], state["contributions_open"]) == (2, 0, True)
+    assert record is not None and len(record["outcomes"]) == 25 and fairness.verify(record).ok
