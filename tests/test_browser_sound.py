@@ -247,3 +247,25 @@ def test_the_stream_is_opened_again_from_the_last_event_when_the_page_is_shown(s
     context.close()
     assert foreign_requests == []
     assert console_errors == []
+
+
+def test_a_stream_that_looks_open_is_opened_again_after_longer_away_than_the_heartbeat(
+    sound_daemon, playwright_chromium
+):
+    playwright, browser = playwright_chromium
+    context, page, foreign_requests, console_errors = new_phone(browser, playwright, sound_daemon, RECORD_STREAMS)
+    page.clock.install()  # the page's own clock, moved on below instead of waiting
+    open_joined(page, sound_daemon)
+
+    page.evaluate(SHOW_AGAIN, "hidden")
+    page.clock.fast_forward("00:20")  # longer than the daemon's default heartbeat (15 s): the stream may be dead
+    page.evaluate(SHOW_AGAIN, "visible")
+    assert page.evaluate("__streams.length") == 2
+    assert page.evaluate("__streams[0].readyState === EventSource.CLOSED")  # the old one is let go
+
+    assert sound_daemon.post("/api/press")[0] == 200
+    expect(page.locator('#feed li[data-type="button.pressed"][data-press="1"]')).to_be_attached(timeout=WAIT_MS)
+    expect(page.locator("#feed li[data-type='button.pressed']")).to_have_count(1)  # told once, not twice
+    context.close()
+    assert foreign_requests == []
+    assert console_errors == []

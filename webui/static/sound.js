@@ -12,7 +12,11 @@ const MUTE_KEY = "uno-launcher.sound"; // "off": this phone is muted
 const SPEECH_KEY = "uno-launcher.speech"; // "on": call-outs are spoken
 const CATCH_UP_MS = 1500; // after the stream (re)connects, what it replays is not sounded
 // The voices that speak each language of the page, by their language tag's start.
-const VOICE_LANGS = { en: ["en"], "zh-Hans": ["zh-cn", "zh-sg", "cmn-hans"], "zh-Hant": ["zh-tw", "zh-hk", "cmn-hant"] };
+const VOICE_LANGS = {
+  en: ["en"],
+  "zh-Hans": ["zh-cn", "zh-sg", "cmn-hans"],
+  "zh-Hant": ["zh-tw", "zh-hk", "cmn-hant"],
+};
 
 const sound = {
   context: null, // the AudioContext, made on the first tap (browsers start audio only after a gesture)
