@@ -26,6 +26,7 @@ const sound = {
   connections: 0, // how often the stream connected
   quietUntil: 0, // performance.now() until which what a reconnected stream replays makes no sound
   said: null, // the demand last called out
+  primed: false, // something was said from a tap: iOS speaks only after that
   lock: null, // the screen's wake lock held now
   locking: false, // a wake lock is being asked for
 };
@@ -40,6 +41,7 @@ function unlock() {
   }
   // iOS also suspends it when the page was in the background: the next tap starts it again.
   if (sound.context.state !== "running") sound.context.resume().catch(() => {});
+  primeSpeech();
 }
 
 // One tone through `out`: `type` wave at `hz` (sliding to `slide`), `at` seconds from now, fading over `length`.
@@ -197,6 +199,14 @@ function say(text) {
   speechSynthesis.speak(utterance);
 }
 
+// Safari on iOS speaks for a page only once it has said something from a tap: nothing, then, on the first tap
+// with call-outs on.
+function primeSpeech() {
+  if (!sound.speaking || sound.primed) return;
+  sound.primed = true;
+  say("");
+}
+
 // ---- The screen kept on ----
 
 // While a game is in play and the page is shown. The browser ends a lock when the page is hidden, so it is asked
@@ -248,7 +258,8 @@ function start() {
   $("speech").addEventListener("change", (e) => {
     sound.speaking = e.target.checked;
     remember(SPEECH_KEY, sound.speaking ? "on" : null);
-    if (!sound.speaking) window.speechSynthesis?.cancel();
+    if (sound.speaking) primeSpeech();
+    else window.speechSynthesis?.cancel();
   });
   document.addEventListener("visibilitychange", keepAwake);
   renderSwitches();
