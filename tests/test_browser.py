@@ -215,7 +215,8 @@ def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, pl
     expect(phone_b.locator("#profile")).to_have_value("gentle")  # B's select follows the shuffle in play
 
     # The ended shuffle's line reveals the seed, which hashes to the commitment shown at its start.
-    ended = phone_b.locator(f'#feed li[data-type="shuffle.ended"][data-shuffle="{first["number"]}"]')
+    # The quiet feed's line, as players see it (the whole history, folded, has it too).
+    ended = phone_b.locator(f'#feed-lines li[data-type="shuffle.ended"][data-shuffle="{first["number"]}"]')
     expect(ended.locator(".feed-text")).to_have_text(fill(english["feed.shuffle_ended"], shuffle=first["number"]))
     seed = ended.locator(".seed").inner_text()
     assert hashlib.sha256(seed.encode("utf-8")).hexdigest() == shown_at_start

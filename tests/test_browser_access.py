@@ -48,13 +48,6 @@ def press_outcome(page: Page, strings: dict[str, str], press: int):
     expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
 
 
-def expect_asked_to_join(page: Page, strings: dict[str, str]) -> None:
-    expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#join-error")).to_have_text(strings["refused.join_required"])
-    expect(page.locator("#join-pin")).to_be_focused()
-    expect(page.locator("#role")).to_be_hidden()
-
-
 def join_with(page: Page, pin: str) -> None:
     page.locator("#join-pin").fill(pin)
     page.locator("#join button").tap()
@@ -92,10 +85,9 @@ def test_a_phone_not_joined_is_asked_to_join_and_its_press_is_not_made(daemon, p
     expect(page.get_by_label(english["join.label"], exact=True)).to_be_editable()
     before = daemon.get("/api/state")
 
-    page.locator("#press").tap()
-
-    expect_asked_to_join(page, english)
-    expect(page.locator("#toast")).to_have_text(english["refused.join_required"])
+    # Its press would be refused: the button is off and says to join first.
+    expect(page.locator("#press")).to_be_disabled()
+    expect(page.locator("#press-caption")).to_have_text(english["button.join_first"])
     after = daemon.get("/api/state")
     assert (after["presses"], after["last_event_id"]) == (before["presses"], before["last_event_id"])
     expect(page.locator('#feed li[data-type="button.pressed"]')).to_have_count(0)
@@ -188,11 +180,10 @@ def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemo
     expect(player.locator('#feed li[data-type="pins.changed"] .feed-text')).to_have_text(english["feed.pins_table"])
     expect(player.locator("#join")).to_be_visible(timeout=WAIT_MS)
     expect(player.locator("#role")).to_be_hidden()
-    # Its press is not made, and it is asked to join.
+    # It cannot press until it joins again.
     presses = daemon.get("/api/state")["presses"]
-    player.locator("#press").tap()
-    expect_asked_to_join(player, english)
-    assert daemon.get("/api/state")["presses"] == presses
+    expect(player.locator("#press")).to_be_disabled()
+    expect(player.locator("#press-caption")).to_have_text(english["button.join_first"])
     join_with(player, new_pin)
     expect(player.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
     press_outcome(player, english, presses + 1)

@@ -121,7 +121,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     )
     # Phone B is Cy's: marked with a symbol and words, and it vibrated; phone A is nobody's.
     expect(phone_b.locator("#prompt")).to_have_attribute("data-me", "true")
-    expect(phone_b.locator("#prompt-me")).to_have_text(en["prompt.you"])
+    expect(phone_b.locator("#prompt-me-text")).to_have_text(en["mine.once"])
     expect(phone_a.locator("#prompt-me")).to_be_hidden()
     assert phone_b.evaluate("window.__vibrations") == [[200, 100, 200]]
     assert phone_a.evaluate("window.__vibrations") == []

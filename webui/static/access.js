@@ -2,8 +2,8 @@
 // the table; the admin PIN may also change the PINs and reset a fault. The session is an HttpOnly cookie: the page
 // only learns its role.
 import { request, refusal } from "./api.js";
-import { renderFault } from "./app.js";
-import { $, ui, t, toast } from "./core.js";
+import { renderButton, renderFault } from "./app.js";
+import { $, hooks, ui, t, toast } from "./core.js";
 import { showError } from "./gamestate.js";
 
 const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` makes them up
@@ -25,6 +25,9 @@ function renderAccess() {
   $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
   $("join-qr").alt = t("admin.qr");
   for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
+  ui.joined = role ? joined : null; // unknown while offline: the button stays as it was
+  renderButton();
+  for (const hook of hooks.seated) hook();
 }
 
 async function readRole() {

@@ -23,10 +23,12 @@ import { phonePlayer } from "./game.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
-const FEED_MAX = 30;
+const FEED_MAX = 60; // events kept for the whole history
+const FEED_LINES = 6; // lines of the quiet feed
 const HISTORY_EVENTS = 60; // replayed when the page opens: about two events per feed line
 const JACKPOT_MS = 2400; // how long the stage celebrates a jackpot
 const SUSPENSE_GRACE_MS = 15000; // a suspense the outcome never followed (lost stream) ends after pause + this
+const HEARTBEAT_MS = 15000; // the daemon's default [web] heartbeat_s: a stream quiet for longer may be dead
 const SHORT_HASH = 12; // hex characters of the commitment shown before "…"
 const VIBRATE_FIRE = 120;
 const VIBRATE_JACKPOT = [90, 60, 90, 60, 240];
@@ -80,11 +82,13 @@ function renderConn() {
   $("conn-text").textContent = text;
 }
 
-function renderButton() {
+// A phone that has not joined may not press: its press would only be refused, so it is told to join first.
+export function renderButton() {
   const button = $("press");
-  button.disabled = ui.busy;
+  const outsider = ui.joined === false;
+  button.disabled = ui.busy || outsider;
   button.setAttribute("aria-busy", String(ui.busy));
-  $("press-caption").textContent = ui.busy ? t("button.busy") : t("button.caption");
+  $("press-caption").textContent = ui.busy ? t("button.busy") : outsider ? t("button.join_first") : t("button.caption");
 }
 
 function renderShuffle() {
@@ -228,10 +232,99 @@ function describe({ type, data }) {
 
 function renderFeed() {
   $("feed").replaceChildren(...ui.feed.map(feedItem));
+  $("feed-lines").replaceChildren(...quietItems());
   $("feed-none").hidden = ui.feed.length > 0;
+  $("feed-all").hidden = ui.feed.length === 0;
+}
+
+// ---- The quiet feed: one line per press, who pressed and what came out ----
+
+// What a press's line takes in after its button.pressed: the suspense, the outcome, whom the game gave it to.
+const PRESS_PARTS = new Set(["launcher.suspense", "launcher.missed", "launcher.fired", "launcher.dealt", "attack.progress"]);
+// Outcomes that also keep their own line: they ask the table to do something (clear a jam, refill).
+const PRESS_TROUBLES = new Set(["launcher.jammed", "launcher.empty", "launcher.stopped"]);
+
+// The feed's events as lines, newest first: {key, press: [its events]} for a press, {key, event} for the others.
+function quietLines(events) {
+  const lines = [];
+  let press = null; // the newest press's events: what follows it belongs to it
+  for (const event of [...events].reverse()) {
+    if (event.type === "button.pressed") {
+      press = [event];
+      lines.unshift({ key: `p${event.id}`, press });
+      continue;
+    }
+    const part = press !== null && PRESS_PARTS.has(event.type);
+    if (part || (press !== null && PRESS_TROUBLES.has(event.type))) press.push(event);
+    if (!part) lines.unshift({ key: `e${event.id}`, event });
+  }
+  return lines;
+}
+
+function quietItems() {
+  return quietLines(ui.feed)
+    .slice(0, FEED_LINES)
+    .map((line) => {
+      const li = line.press ? pressItem(line.press) : feedItem(line.event);
+      li.dataset.key = line.key;
+      return li;
+    });
+}
+
+// A new event adds a line or changes the newest press's: only those nodes change, so that screen readers announce
+// just them.
+function updateQuietFeed() {
+  const list = $("feed-lines");
+  const shown = new Map([...list.children].map((li) => [li.dataset.key, li]));
+  const items = quietItems().map((li) => {
+    const same = shown.get(li.dataset.key);
+    return same?.textContent === li.textContent ? same : li;
+  });
+  const kept = new Set(items);
+  for (const li of [...list.children]) if (!kept.has(li)) li.remove();
+  items.forEach((li, i) => list.children[i] !== li && list.insertBefore(li, list.children[i] ?? null));
+}
+
+// "Ben pressed — 3 cards": the player the game gave the press to, else where it was pressed; "…" until it ends.
+function pressItem(events) {
+  const [pressed] = events;
+  let player = null;
+  let dispensed = null;
+  let jackpot = false;
+  for (const { type, data } of events) {
+    player = data.player ?? player;
+    if (type === "launcher.missed") dispensed = 0;
+    else if (data.dispensed !== undefined) dispensed = data.dispensed;
+    jackpot ||= Boolean(data.jackpot);
+  }
+  const who = player ?? (pressed.data.source === "button" ? t("line.button") : t("line.phone"));
+  const values = { n: dispensed };
+  const [symbol, what] =
+    dispensed === null
+      ? ["…", t("line.waiting")]
+      : jackpot
+        ? ["★", t("line.jackpot", values)]
+        : dispensed === 0
+          ? ["○", t("line.nothing")]
+          : [`🃏\uFE0F×${dispensed}`, dispensed === 1 ? t("line.card_one") : t("line.cards", values)];
+  const li = document.createElement("li");
+  li.dataset.type = "press";
+  if (pressed.data.press) li.dataset.press = pressed.data.press;
+  if (player) li.dataset.player = player;
+  if (jackpot) li.dataset.jackpot = "true";
+  li.append(span("feed-symbol", symbol), span("feed-text", t("line.pressed", { who, what })), clockTime(pressed.ts));
+  return li;
 }
 
 const CLOCK = { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" };
+
+function clockTime(ts) {
+  const when = document.createElement("time");
+  const date = new Date(ts * 1000);
+  when.dateTime = date.toISOString();
+  when.textContent = date.toLocaleTimeString(ui.lang, CLOCK);
+  return when;
+}
 
 function feedItem(event) {
   const [symbol, text] = describe(event);
@@ -241,11 +334,7 @@ function feedItem(event) {
   if (event.data.round !== undefined) li.dataset.round = event.data.round; // the game's
   if (event.data.shuffle !== undefined) li.dataset.shuffle = event.data.shuffle;
   if (event.data.jackpot) li.dataset.jackpot = "true";
-  const when = document.createElement("time");
-  const date = new Date(event.ts * 1000);
-  when.dateTime = date.toISOString();
-  when.textContent = date.toLocaleTimeString(ui.lang, CLOCK);
-  li.append(span("feed-symbol", symbol), span("feed-text", text), when);
+  li.append(span("feed-symbol", symbol), span("feed-text", text), clockTime(event.ts));
   if (event.type === "shuffle.ended") li.append(revealed(event.data));
   return li;
 }
@@ -463,17 +552,23 @@ function onEvent(event) {
   if (describe(event)) {
     ui.feed.unshift(event);
     ui.feed.length = Math.min(ui.feed.length, FEED_MAX);
-    // Add one line rather than redraw the list, so screen readers announce only the new line.
     const list = $("feed");
     list.prepend(feedItem(event));
     while (list.children.length > FEED_MAX) list.lastElementChild.remove();
+    updateQuietFeed();
     $("feed-none").hidden = true;
+    $("feed-all").hidden = false;
   }
 }
 
+let stream = null; // the event stream this page follows now
+let hiddenSince = null; // performance.now() when the page was hidden
+
 // The browser itself sends Last-Event-ID when it reconnects; the query only matters for a new stream.
 function connect() {
+  stream?.close();
   const source = new EventSource(`/api/events?last_event_id=${ui.lastId}`);
+  stream = source;
   source.onopen = () => {
     ui.conn = "live";
     renderConn();
@@ -485,9 +580,22 @@ function connect() {
     renderConn();
     // The browser retries after network errors by itself (sending Last-Event-ID), but gives up for good
     // after an HTTP error status, e.g. from a proxy while the daemon restarts: then start a new stream.
-    if (source.readyState === EventSource.CLOSED) setTimeout(connect, 5000);
+    if (source.readyState === EventSource.CLOSED) setTimeout(() => source === stream && connect(), 5000);
   };
   source.onmessage = (message) => onEvent(JSON.parse(message.data));
+}
+
+// iOS ends a hidden page's stream without a word, and may leave it looking open. Shown again, the page opens a
+// new stream from the last event it received (the daemon replays what it missed) when the old one is not open,
+// or was hidden longer than the daemon's heartbeat (a dead stream cannot be told from a quiet one sooner).
+function resumeStream() {
+  if (document.visibilityState === "hidden") {
+    hiddenSince = performance.now();
+    return;
+  }
+  const away = hiddenSince === null ? 0 : performance.now() - hiddenSince;
+  hiddenSince = null;
+  if (stream && (stream.readyState !== EventSource.OPEN || away > HEARTBEAT_MS)) connect();
 }
 
 // ---- Start ----
@@ -516,6 +624,7 @@ export async function start() {
   ui.lastId = Math.max(0, (state?.last_event_id ?? 0) - HISTORY_EVENTS);
   for (const hook of hooks.start) hook();
   connect();
+  document.addEventListener("visibilitychange", resumeStream);
   loadProfiles().catch(() => {}); // without them the select still offers the built-in names
 }
 

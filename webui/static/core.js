@@ -15,6 +15,7 @@ export const hooks = {
   start: [], // () => void: once, after the catalogue is loaded
   refused: [], // (code) => void: a call was refused for want of a session (join_required, admin_required)
   state: [], // (state) => void: each /api/state read, on every (re)connection
+  seated: [], // () => void: the game shown, this phone's role or who it is changed (game.js, access.js)
 };
 
 export const ui = {
@@ -22,6 +23,7 @@ export const ui = {
   strings: {},
   conn: "connecting", // connecting | live | reconnecting
   busy: false, // a press from this phone is in flight
+  joined: null, // this phone has joined the table (true / false) once its role is known (access.js)
   hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
   fault: null, // message of the latched hardware fault, if any
   feed: [], // events shown in the feed, newest first

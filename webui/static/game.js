@@ -3,7 +3,7 @@
 // the feed lines of game events. score.js has round entry and the scoreboard, setup.js the new game and the rules.
 // Player and team names are data: they only ever reach the page through textContent.
 import { request, refusal } from "./api.js";
-import { $, t, stored, remember, vibrate } from "./core.js";
+import { $, hooks, t, stored, remember, vibrate } from "./core.js";
 import {
   game,
   view,
@@ -20,6 +20,7 @@ import { resetEntry, renderEntry, renderScores } from "./score.js";
 import { renderSetup, renderGameRules } from "./setup.js";
 
 const ME_KEY = "uno-launcher.me";
+const WATCH_KEY = "uno-launcher.watching"; // "yes": this phone chose to watch, so nobody asks it who it is
 const VIBRATE_ME = [200, 100, 200];
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
 const MAX_COUNT = 4; // identical cards at once (house rule): 1 to this
@@ -186,6 +187,7 @@ function renderGame() {
   renderScores();
   renderSetup();
   renderGameRules();
+  for (const hook of hooks.seated) hook();
 }
 
 const TABS = ["table", "round", "scores", "new", "rules"];
@@ -209,7 +211,7 @@ function showTab(name) {
 }
 
 // "Bob: press 2 more times", built from the demand's numbers (never from its English text).
-function demandText(demand) {
+export function demandText(demand) {
   const values = { player: demand.player, n: demand.presses || demand.cards };
   if (demand.until_fire) return t("prompt.until_fire", values);
   if (demand.presses) {
@@ -250,15 +252,17 @@ function renderPrompt() {
     symbol = "▶";
     text = t("prompt.free");
   }
-  const mine = Boolean(game.me && pending && !scoreboard.over && pending.player === game.me);
+  // This phone's player must press: an open demand on them, else their plain turn.
+  const mine = Boolean(game.me && !scoreboard.over && (pending ? pending.player : table.current) === game.me);
   const box = $("prompt");
   box.dataset.state = scoreboard.over ? "over" : pending ? "demand" : "turn";
   if (mine) box.dataset.me = "true";
   else delete box.dataset.me;
   $("prompt-symbol").textContent = symbol;
   $("prompt-text").textContent = text;
-  $("prompt-me").textContent = t("prompt.you");
   $("prompt-me").hidden = !mine;
+  $("prompt-me-symbol").textContent = "👉";
+  $("prompt-me-text").textContent = mine ? mineText(pending) : "";
   $("prompt-cause").textContent = cause;
   $("prompt-cause").hidden = !cause;
   const waiting = scoreboard.over ? [] : table.demands.slice(1);
@@ -276,6 +280,17 @@ function renderPrompt() {
   alertMe(mine ? pending : null);
 }
 
+// What this phone's own banner says: "Your turn", or what it owes in the words of "you".
+function mineText(demand) {
+  if (!demand) return t("mine.turn");
+  const values = { n: demand.presses || demand.cards };
+  if (demand.until_fire) return t("mine.until_fire", values);
+  if (demand.presses) {
+    return { 1: t("mine.once", values), 2: t("mine.twice", values) }[demand.presses] ?? t("mine.times", values);
+  }
+  return demand.cards === 1 ? t("mine.card_one", values) : t("mine.cards", values);
+}
+
 // The phone of the player being hit vibrates once per demand (where the phone can).
 function alertMe(pending) {
   if (!pending) {
@@ -291,6 +306,18 @@ function alertMe(pending) {
 // Who this phone presses for: the player it belongs to, while a game is in play; null: whoever the table asks.
 export function phonePlayer() {
   return game.me && game.data && !game.data.scoreboard.over ? game.me : null;
+}
+
+// This phone belongs to `player`, or (null) is just watching: remembered by the phone, across games.
+export function choosePlayer(player) {
+  game.me = game.mePicked = player;
+  game.watching = !player;
+  remember(ME_KEY, player);
+  remember(WATCH_KEY, player ? null : "yes");
+  $("me").value = player ?? "";
+  game.alerted = null;
+  renderPrompt();
+  for (const hook of hooks.seated) hook();
 }
 
 // ---- The table panel ----
@@ -508,12 +535,8 @@ function startGame() {
     next.focus();
     e.preventDefault();
   });
-  $("me").addEventListener("change", (e) => {
-    game.me = game.mePicked = e.target.value || null;
-    remember(ME_KEY, game.me);
-    game.alerted = null;
-    renderPrompt();
-  });
+  $("me").addEventListener("change", (e) => choosePlayer(e.target.value || null));
+  game.watching = stored(WATCH_KEY) === "yes";
   $("first-card-go").addEventListener("click", () => declare("first_card"));
   loadGame().catch(() => renderGame());
 }

@@ -12,6 +12,7 @@ export const game = {
   tab: null, // the tab shown
   me: null, // the player this phone belongs to ("I am …") in the current game, or null
   mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
+  watching: false, // this phone chose "Just watching": it is not asked who it is
   alerted: null, // the demand this phone last vibrated for
   loading: null, // the GET /api/game in flight
   again: false, // read once more when it answers: something changed meanwhile

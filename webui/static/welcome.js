@@ -1,0 +1,59 @@
+// The first steps of a phone that has just joined the table, at the top of the page until it has chosen: who it is
+// among the players of the game in play (or just watching); with no game in play, a new game in one tap. The
+// choice is game.js's "I am", remembered by the phone and changeable there.
+import { $, ui, t } from "./core.js";
+import { choosePlayer } from "./game.js";
+import { game, el, view } from "./gamestate.js";
+
+const welcome = {
+  starting: false, // "Start a game" was tapped on this page: the new game's form is open, ask no more
+  players: "", // the players the buttons were made for
+};
+
+// "who": a game is in play and this phone has not said who it is; "start": no game in play; null: nothing to ask.
+function step() {
+  if (!ui.joined || !game.rules || game.watching) return null;
+  if (game.data && !game.data.scoreboard.over) return game.me ? null : "who";
+  return welcome.starting ? null : "start";
+}
+
+function renderWelcome() {
+  const now = step();
+  $("welcome").hidden = !now;
+  if (!now) return;
+  const asking = now === "who";
+  $("welcome-title").textContent = asking ? t("welcome.who") : t("welcome.no_game");
+  $("welcome-hint").textContent = asking ? t("welcome.who_hint") : t("welcome.no_game_hint");
+  $("welcome-start").hidden = asking;
+  // Made again only when the players change, so that a button is never replaced under a finger.
+  const players = asking ? game.data.players : [];
+  if (JSON.stringify(players) === welcome.players) return;
+  welcome.players = JSON.stringify(players);
+  $("welcome-players").replaceChildren(
+    ...players.map((player) => {
+      const button = el("button", "pill", player);
+      button.type = "button";
+      button.dataset.player = player;
+      button.addEventListener("click", () => choosePlayer(player));
+      return button;
+    }),
+  );
+}
+
+// Straight to the new game's form, its first name ready to type.
+function startGame() {
+  welcome.starting = true;
+  renderWelcome();
+  view.tab("new");
+  $("seats").querySelector("input")?.focus();
+}
+
+// What this module adds to the page's hooks (core.js; main.js adds them).
+export const plug = {
+  start: () => {
+    $("welcome-start").addEventListener("click", startGame);
+    $("welcome-watch").addEventListener("click", () => choosePlayer(null));
+  },
+  render: renderWelcome,
+  seated: renderWelcome,
+};
