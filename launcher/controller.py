@@ -25,6 +25,7 @@ from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
 from launcher.hopper import Hopper
 from launcher.outcomes import FaultLatch, announce, announce_no_fire
+from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile
 from launcher.shuffles import Shuffle, ShuffleBook
 from launcher.threads import StoppableThread
@@ -34,9 +35,9 @@ log = logging.getLogger(__name__)
 
 
 class PressRefused(LauncherError, RuntimeError):
-    """A press or command that the launcher did not take; `code` is "busy" or "fault"."""
+    """A press or command that the launcher did not take; `code` is Refusal.BUSY, FAULT or LID_OPEN."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Refusal, message: str) -> None:
         super().__init__(message)
         self.code = code
 
@@ -212,7 +213,7 @@ class Controller:
         summary)."""
         with self._lock:
             if self._busy:
-                raise PressRefused("busy", "the launcher is still firing; start the shuffle when it has finished")
+                raise PressRefused(Refusal.BUSY, "the launcher is still firing; start the shuffle when it has finished")
             record = self._next_shuffle(profile or self._shuffle.profile)
             self._cues.idle()
             return record, self._shuffle.summary()
@@ -311,11 +312,11 @@ class Controller:
 
     def _refusal(self) -> PressRefused | None:
         if self._fault.message is not None:
-            return PressRefused("fault", f"the launcher is in FAULT ({self._fault.message}); reset it first")
+            return PressRefused(Refusal.FAULT, f"the launcher is in FAULT ({self._fault.message}); reset it first")
         if self._inputs.lid_open:
-            return PressRefused("lid_open", "the lid is open; close it to play")
+            return PressRefused(Refusal.LID_OPEN, "the lid is open; close it to play")
         if self._busy:
-            return PressRefused("busy", "the launcher is still firing; press again in a moment")
+            return PressRefused(Refusal.BUSY, "the launcher is still firing; press again in a moment")
         return None
 
     def _start_motor(self, ticket: PressTicket) -> tuple[FireJob | None, str | None]:

@@ -13,6 +13,7 @@ from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, NotYourPress
 from launcher.games import GameDesk, GameOver, NoGame
 from launcher.hopper import MAX_HOPPER_CARDS
+from launcher.refusals import Refusal
 from launcher.schedule import Profile, ProfileError, custom_profile
 from launcher.shuffles import ShuffleBook, ShuffleOpen
 from webui.access import needs
@@ -96,11 +97,11 @@ def _check_press_for(player: str) -> None:
     except NotYourPress as e:
         raise ApiError(409, "not_your_press", str(e), asked=e.asked) from None
     except GameError as e:
-        raise ApiError(400, "bad_press", str(e)) from None
+        raise ApiError(400, "bad_press", str(e), **e.details()) from None
     except NoGame as e:
-        raise ApiError(409, "no_game", str(e)) from None
+        raise ApiError(409, Refusal.NO_GAME, str(e)) from None
     except GameOver as e:
-        raise ApiError(409, "game_over", str(e)) from None
+        raise ApiError(409, Refusal.GAME_OVER, str(e)) from None
 
 
 @bp.post("/hopper")

@@ -14,6 +14,7 @@ from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, OpenAttacks
 from launcher.game_view import rules
 from launcher.games import GameDesk, GameOver, NoGame
+from launcher.refusals import Refusal
 from launcher.schedule import Profile
 from webui.api import json_object
 from webui.errors import ApiError
@@ -43,11 +44,11 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
             owed=str(e),  # for the page, which words the rest in the reader's language
         ) from None
     except GameError as e:
-        raise ApiError(400, code, str(e)) from None
+        raise ApiError(400, code, str(e), **e.details()) from None
     except NoGame as e:
-        raise ApiError(404, "no_game", str(e)) from None
+        raise ApiError(404, Refusal.NO_GAME, str(e)) from None
     except GameOver as e:
-        raise ApiError(409, "game_over", str(e)) from None
+        raise ApiError(409, Refusal.GAME_OVER, str(e)) from None
 
 
 @bp.get("/game")

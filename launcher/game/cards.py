@@ -11,12 +11,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher.errors import LauncherError
+from launcher.refusals import Refusal
 
 RED_ZERO_POINTS = 100  # house rule: a red 0 left in a hand
 
 
 class GameError(LauncherError, ValueError):
-    """A game input is not accepted; the message names the player, card or setting and what is accepted."""
+    """A game input is not accepted; the message names the player, card or setting and what is accepted.
+
+    `refusal` and `params`: a refusal a player can meet, for the page to word (launcher/refusals.py); None for an
+    input only a faulty client sends, told by the message alone."""
+
+    def __init__(self, message: str, refusal: Refusal | None = None, **params: Any) -> None:
+        super().__init__(message)
+        self.refusal = refusal
+        self.params = params
+
+    def details(self) -> dict[str, Any]:
+        """The API error's fields beside code and message: the refusal's reason and its parameters."""
+        return {} if self.refusal is None else {"reason": self.refusal.value, **self.params}
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,17 @@ class Demand:
         more = " more" if self.started else ""
         return f"take {self.cards}{more} card{'s' if self.cards != 1 else ''}"
 
+    def owed(self) -> dict[str, Any]:
+        """The parameters of a refusal naming this demand (Refusal.OWES): who, for which card, and what is left."""
+        return {
+            "player": self.player,
+            "card": self.cause.value,
+            "presses": self.presses,
+            "cards": self.cards,
+            "until_fire": self.until_fire,
+            "started": self.started,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {**{f.name: getattr(self, f.name) for f in fields(self)}, "cause": self.cause.value}
 

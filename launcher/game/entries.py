@@ -11,6 +11,7 @@ from launcher.game.cards import RED_ZERO_POINTS, GameError, flag, hand_value, va
 from launcher.game.modes import Mode
 from launcher.game.rulesets import HouseRules, Ruleset
 from launcher.game.teams import known
+from launcher.refusals import Refusal
 
 Hand = Mapping[str, int] | int  # card counts by kind, or a total typed in
 
@@ -109,7 +110,9 @@ class RoundChecker:
                 cards[player] = cast(Mapping[str, int], hand)
         counted = validate_round_hands(deck, cards)
         if counted.get(winner) or typed.get(winner):
-            raise GameError(f"{winner} won the round, so {winner}'s hand must be empty")
+            raise GameError(
+                f"{winner} won the round, so {winner}'s hand must be empty", Refusal.WINNER_HOLDS_CARDS, player=winner
+            )
         if red_zero is not None:
             known(self.players, red_zero)
             if deck.red_zeros == 0:

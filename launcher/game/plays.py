@@ -14,6 +14,7 @@ from launcher.game.cards import GameError, flag, whole_number
 from launcher.game.demands import Cause, Demand, OpenAttacks
 from launcher.game.rulesets import Ruleset
 from launcher.game.table_core import TableCore, play
+from launcher.refusals import Refusal
 
 
 class CommonPlays(TableCore):
@@ -104,9 +105,15 @@ class CommonPlays(TableCore):
         self._known(player)
         owed = self.owed_by(player)
         if owed is not None:
-            raise GameError(f"{player} must first {owed.describe()} for the {owed.cause.label}")
+            raise GameError(
+                f"{player} must first {owed.describe()} for the {owed.cause.label}", Refusal.OWES, **owed.owed()
+            )
         if len(self.in_play) <= 2:
-            raise GameError(f"{' and '.join(self.in_play)} are the last two: score the round, {player} first out")
+            raise GameError(
+                f"{' and '.join(self.in_play)} are the last two: score the round, {player} first out",
+                Refusal.LAST_TWO,
+                player=player,
+            )
         if self._current == player:
             self._turn_to(self._after(player))
         self._out.append(player)
@@ -255,7 +262,11 @@ class ClassicPlays(TableCore):
         if demand.by is None:  # only a stored state could hold one: a Wild Draw Four turned up goes back
             raise GameError("this Wild Draw Four was played by nobody: there is nothing to challenge")
         if demand.started:
-            raise GameError(f"{challenger} already took cards for the Wild Draw Four: too late to challenge")
+            raise GameError(
+                f"{challenger} already took cards for the Wild Draw Four: too late to challenge",
+                Refusal.CHALLENGE_TOO_LATE,
+                player=challenger,
+            )
         if demand.carried:
             raise GameError("the round was scored: too late to challenge")
         if demand.stacked:

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from launcher.game.cards import CLASSIC, UNO_ATTACK, Deck, GameError, whole_number
+from launcher.refusals import Refusal
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10  # the most any ruleset seats: classic UNO
@@ -246,7 +247,9 @@ def _check_name(what: str, name: object) -> str:
     if name != name.strip() or len(name) > MAX_NAME_LENGTH:
         raise GameError(
             f"{what} name {name!r:.50} is not accepted; expected 1 to {MAX_NAME_LENGTH} characters "
-            "without spaces at either end"
+            "without spaces at either end",
+            Refusal.NAME_TOO_LONG,
+            max=MAX_NAME_LENGTH,
         )
     # Control characters would garble messages, logs and the page.
     if any(unicodedata.category(ch) == "Cc" for ch in name):
@@ -261,12 +264,19 @@ def validate_names(what: str, names: Sequence[str], low: int, high: int, *, game
         raise GameError(f"the {what}s must be a list of names; got {names!r:.60}")
     if not low <= len(names) <= high:
         limit = f"{game} is for" if game else "expected"
-        raise GameError(f"{len(names)} {what}s; {limit} {low} to {high}")
+        raise GameError(
+            f"{len(names)} {what}s; {limit} {low} to {high}", Refusal.PLAYER_COUNT, count=len(names), low=low, high=high
+        )
     checked = tuple(_check_name(what, name) for name in names)
     seen: dict[str, str] = {}
     for name in checked:
         if name.casefold() in seen:
-            raise GameError(f"{what} names must differ: {seen[name.casefold()]!r} and {name!r}")
+            raise GameError(
+                f"{what} names must differ: {seen[name.casefold()]!r} and {name!r}",
+                Refusal.NAMES_DIFFER,
+                first=seen[name.casefold()],
+                second=name,
+            )
         seen[name.casefold()] = name
     return checked
 

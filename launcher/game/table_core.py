@@ -14,6 +14,7 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 from launcher.game.cards import GameError, exact_keys, flag, whole_number
 from launcher.game.demands import HOLDS_PLAY, Cause, Demand, NotYourPress, Press
 from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
+from launcher.refusals import Refusal
 
 _Args = ParamSpec("_Args")
 _Table = TypeVar("_Table", bound="TableCore")
@@ -207,7 +208,9 @@ class TableCore:
         if player not in self.players:
             raise GameError(f"unknown player {player!r:.40}; the players are {', '.join(self.players)}")
         if player in self._out:
-            raise GameError(f"{player} went out this round and plays no more until the next")
+            raise GameError(
+                f"{player} went out this round and plays no more until the next", Refusal.WENT_OUT, player=player
+            )
         return player
 
     def _after(self, player: str, steps: int = 1) -> str:
@@ -252,7 +255,11 @@ class TableCore:
         holding = self._holding_play()
         if holding:
             first = holding[0]
-            raise GameError(f"{first.player} must first {first.describe()} for the {first.cause.label}")
+            raise GameError(
+                f"{first.player} must first {first.describe()} for the {first.cause.label}",
+                Refusal.OWES,
+                **first.owed(),
+            )
 
     def _check_turn(self, by: str, *, stacked: bool = False) -> None:
         """Note a play out of turn: not by the player whose turn it is, nor by the player whose press just ended
@@ -290,9 +297,17 @@ class TableCore:
                 return attack.presses + attack.cards
             owed = f"{attack.player} must first {attack.describe()} for the {attack.cause.label}"
             if attack.player != by and attack.by is not None and not attack.carried:
-                raise GameError(f"only {attack.player}, who is hit, may stack on the {attack.cause.label}: {owed}")
+                raise GameError(
+                    f"only {attack.player}, who is hit, may stack on the {attack.cause.label}: {owed}",
+                    Refusal.STACK_NOT_HIT,
+                    player=attack.player,
+                )
             if attack.started:
-                raise GameError(f"too late to stack: {attack.player} has started pressing; {owed}")
+                raise GameError(
+                    f"too late to stack: {attack.player} has started pressing; {owed}",
+                    Refusal.STACK_TOO_LATE,
+                    player=attack.player,
+                )
         self._check_free()
         return 0
 

@@ -3,6 +3,8 @@
 // of a session goes to hooks.refused too (access.js asks the phone to join). refusal(error) says it in the
 // reader's language.
 import { hooks, t } from "./core.js";
+import { demandText } from "./game.js";
+import { causeName } from "./gamestate.js";
 
 export class ApiError extends Error {
   // status 0: the daemon was not reached (`cause`: the browser's own error); body: the answer, {} if not JSON.
@@ -38,9 +40,25 @@ export async function request(method, path, payload, { refused = true } = {}) {
   throw new ApiError(response.status, body);
 }
 
-// Refusals about PINs and sessions in the reader's language (with the daemon's numbers). Literal keys for
-// tests/test_i18n.py.
+// Refusals in the reader's language, by the daemon's `reason` (launcher/refusals.py) or else its `code`, with the
+// daemon's names and numbers. Literal keys for tests/test_i18n.py.
 const REFUSALS = {
+  owes: (said) => t("refused.owes", { demand: demandText(said), card: causeName(said.card) }),
+  went_out: (said) => t("refused.went_out", said),
+  last_two: (said) => t("refused.last_two", said),
+  no_game: () => t("refused.no_game"),
+  game_over: () => t("refused.game_over"),
+  no_round_to_undo: () => t("refused.no_round_to_undo"),
+  winner_holds_cards: (said) => t("refused.winner_holds_cards", said),
+  stack_not_hit: (said) => t("refused.stack_not_hit", said),
+  stack_too_late: (said) => t("refused.stack_too_late", said),
+  challenge_too_late: (said) => t("refused.challenge_too_late", said),
+  name_too_long: (said) => t("refused.name_too_long", said),
+  names_differ: (said) => t("refused.names_differ", said),
+  player_count: (said) => t("refused.player_count", said),
+  fault: () => t("refused.fault"),
+  lid_open: () => t("refused.lid_open"),
+  busy: () => t("refused.busy"),
   join_required: () => t("refused.join_required"),
   admin_required: () => t("refused.admin_required"),
   wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
@@ -50,10 +68,11 @@ const REFUSALS = {
 };
 
 // What to tell of a failed call: offline when the daemon was not reached (or anything else went wrong); a refusal
-// in the reader's language; otherwise the daemon's own message (it names the player, card or setting), else the
+// in the reader's language; otherwise the daemon's own English message (it names the player, card or setting), else the
 // status.
 export function refusal(error) {
   if (!(error instanceof ApiError) || error.status === 0) return t("toast.offline");
   const said = error.body.error;
-  return REFUSALS[said?.code]?.(said) ?? said?.message ?? t("game.failed", { status: error.status });
+  const words = REFUSALS[said?.reason] ?? REFUSALS[said?.code];
+  return words?.(said) ?? said?.message ?? t("game.failed", { status: error.status });
 }

@@ -1,0 +1,154 @@
+"""Every refusal a player can meet carries a stable reason (or code) and its parameters, which the page words in
+the player's language; the English message stays for logs. Expected values come from the rules in docs/GAME.md."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.clock import VirtualClock
+from launcher.config import Config
+from launcher.daemon import Daemon
+from launcher.refusals import Refusal
+from tests.conftest import joined_client
+
+STATIC = Path(__file__).resolve().parent.parent / "webui" / "static"
+LANGS = ["en", "zh-Hans", "zh-Hant"]
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    clock = VirtualClock()
+    running = Daemon(config.replace("dispense", min_rest_ms=0), clock=clock)
+    yield running
+    running.close()
+    clock.close()
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> FlaskClient:
+    return joined_client(daemon)
+
+
+def new_game(client: FlaskClient, **body: Any) -> None:
+    reply = client.post("/api/games", json=body)
+    assert reply.status_code == 201, reply.get_json()
+
+
+def refused(client: FlaskClient, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    reply = client.open(path, method=method, json=body)
+    assert 400 <= reply.status_code < 500, reply.get_json()
+    error: dict[str, Any] = reply.get_json()["error"]
+    assert error["message"]  # the English words stay, for logs and the CLI
+    return error
+
+
+def declare(client: FlaskClient, body: dict[str, Any]) -> dict[str, Any]:
+    reply = client.post("/api/attacks", json=body)
+    assert reply.status_code == 200, reply.get_json()
+    return reply.get_json()["game"]
+
+
+def press_for(client: FlaskClient, player: str) -> None:
+    reply = client.post("/api/press", json={"player": player})
+    assert reply.status_code == 200, reply.get_json()
+
+
+def test_a_card_declared_while_someone_owes_names_who_owes_what_for_which_card(client: FlaskClient) -> None:
+    """Attacks hold play: after Ann's Hit 2, Bob must press twice before any card is declared."""
+    new_game(client, players=["Ann", "Bob", "Cy", "Dee"], dealer="Dee")
+    declare(client, {"kind": "hit2", "by": "Ann"})
+    error = refused(client, "POST", "/api/attacks", {"kind": "skip", "by": "Bob"})
+    assert error["code"] == "bad_declaration"  # the code clients already know stays
+    owed = {"reason": "owes", "player": "Bob", "card": "hit_2", "presses": 2, "cards": 0, "until_fire": False}
+    assert error | owed == error
+    assert error["started"] is False
+    press_for(client, "Bob")
+    error = refused(client, "POST", "/api/attacks", {"kind": "skip", "by": "Bob"})
+    assert (error["presses"], error["started"]) == (1, True)
+
+
+def test_stacking_refusals_name_the_player_who_was_hit(client: FlaskClient) -> None:
+    """Stacking: only the player hit may answer, and only before their first press."""
+    new_game(client, players=["Ann", "Bob", "Cy"], house_rules={"stacking": True})
+    declare(client, {"kind": "hit2", "by": "Ann"})  # Bob is hit
+    error = refused(client, "POST", "/api/attacks", {"kind": "hit2", "by": "Cy"})
+    assert (error["reason"], error["player"]) == ("stack_not_hit", "Bob")
+    press_for(client, "Bob")
+    error = refused(client, "POST", "/api/attacks", {"kind": "hit2", "by": "Bob"})
+    assert (error["reason"], error["player"]) == ("stack_too_late", "Bob")
+
+
+def test_knock_out_refuses_a_player_already_out_and_the_last_two(client: FlaskClient) -> None:
+    new_game(client, players=["Ann", "Bob", "Cy"], mode="knock_out")
+    declare(client, {"kind": "went_out", "player": "Ann"})
+    error = refused(client, "POST", "/api/attacks", {"kind": "went_out", "player": "Ann"})
+    assert (error["reason"], error["player"]) == ("went_out", "Ann")
+    error = refused(client, "POST", "/api/attacks", {"kind": "went_out", "player": "Bob"})
+    assert (error["reason"], error["player"]) == ("last_two", "Bob")
+
+
+def test_round_refusals(client: FlaskClient) -> None:
+    new_game(client, players=["Ann", "Bob"])
+    error = refused(client, "DELETE", "/api/games/current/rounds/last")
+    assert (error["code"], error["reason"]) == ("bad_round", "no_round_to_undo")
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": {"Ann": {"7": 1}}})
+    assert (error["reason"], error["player"]) == ("winner_holds_cards", "Ann")
+
+
+def test_a_game_won_refuses_more_rounds(client: FlaskClient) -> None:
+    """Winner collects, to 500 by default: one round worth 500 ends it."""
+    new_game(client, players=["Ann", "Bob"])
+    reply = client.post("/api/games/current/rounds", json={"winner": "Ann", "hands": {"Bob": 500}})
+    assert reply.status_code == 201, reply.get_json()
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Bob", "hands": {"Ann": 5}})
+    assert error["code"] == "game_over"
+
+
+@pytest.mark.parametrize(
+    ("players", "expected"),
+    [
+        (["Ann", "ann"], {"reason": "names_differ", "first": "Ann", "second": "ann"}),  # distinct ignoring case
+        (["A" * 41, "Bob"], {"reason": "name_too_long", "max": 40}),  # each 1–40 characters
+        ([f"P{i}" for i in range(10)], {"reason": "player_count", "count": 10, "low": 2, "high": 9}),  # UNO Attack
+    ],
+)
+def test_player_names_are_refused_with_their_rule(
+    client: FlaskClient, players: list[str], expected: dict[str, Any]
+) -> None:
+    error = refused(client, "POST", "/api/games", {"players": players})
+    assert error["code"] == "bad_game"
+    assert error | expected == error
+
+
+def test_a_press_with_the_lid_open_is_refused_by_code(daemon: Daemon, client: FlaskClient) -> None:
+    daemon.hardware.world.open_lid()  # type: ignore[attr-defined]
+    error = refused(client, "POST", "/api/press", {})
+    assert error["code"] == "lid_open"
+
+
+# --- words for every code ------------------------------------------------------------------------------------------
+
+
+def catalogue(lang: str) -> dict[str, str]:
+    return json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_refusal_the_daemon_can_send_has_words_in_every_language(lang: str) -> None:
+    words = catalogue(lang)
+    assert sorted(r.value for r in Refusal if f"refused.{r.value}" not in words) == []
+
+
+def test_the_page_words_every_refusal_from_its_table() -> None:
+    """api.js's REFUSALS table has an entry for each code, so a new code without words fails here."""
+    table = (STATIC / "api.js").read_text(encoding="utf-8").split("const REFUSALS = {", 1)[1].split("\n};", 1)[0]
+    worded = set(re.findall(r"^  (\w+): ", table, re.M))
+    assert sorted(r.value for r in Refusal if r.value not in worded) == []
