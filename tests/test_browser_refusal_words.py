@@ -1,0 +1,34 @@
+"""A refusal from the daemon shows in the reader's language, with the player's name: the page words it from the
+refusal's reason and parameters, not from the daemon's English message."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests import test_browser
+from tests.test_browser import WAIT_MS, catalogue, open_joined, origin
+from tests.test_browser_game import phone
+
+playwright_chromium = test_browser.playwright_chromium  # one Chromium per module
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_card_declared_while_someone_owes_is_refused_in_chinese_with_their_name(daemon, playwright_chromium):
+    """Ann deals, Bob plays a Hit 2: Cy must press twice before anyone declares a card (docs/GAME.md)."""
+    playwright, browser = playwright_chromium
+    zh = catalogue("zh-Hans")
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    errors: list[str] = []
+    page = phone(browser, playwright, origin(daemon.url), [], errors)
+    open_joined(page, daemon)
+    page.locator("#lang").select_option("zh-Hans")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-Hans")
+    page.locator("#tab-table").tap()
+    page.get_by_role("button", name=zh["kind.hit_2"], exact=True).tap()
+    expect(page.locator("#who input:checked")).to_have_value("Cy", timeout=WAIT_MS)
+    page.get_by_role("button", name=zh["kind.skip"], exact=True).tap()
+    demand = zh["prompt.times"].format(player="Cy", n=2)
+    words = zh["refused.owes"].format(demand=demand, card=zh["kind.hit_2"])
+    expect(page.locator("#declare-error")).to_have_text(words, timeout=WAIT_MS)
+    assert [e for e in errors if "/api/attacks" not in e] == []  # the refused call itself is logged by Chromium
+    page.context.close()
