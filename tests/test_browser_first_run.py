@@ -95,6 +95,10 @@ def test_with_no_game_the_first_step_leads_to_the_new_game_in_one_tap(daemon, pl
     expect(page.locator("#seats input").first).to_be_focused()
     expect(page.locator("#seats input").first).to_be_in_viewport()
     expect(page.locator("#welcome")).to_be_hidden()
+    # The essentials first (the players, how to score); the rest folded under "More rules".
+    expect(page.locator("#mode-choices")).to_be_visible()
+    expect(page.locator("#ruleset-choices")).to_be_hidden()
+    expect(page.locator("#setup-more summary")).to_have_text(EN["setup.more"])
 
     # The game started from here: the phone is asked who it is among its players.
     for seat, name in zip(page.locator("#seats input").all(), PLAYERS, strict=True):

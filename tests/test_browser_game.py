@@ -56,8 +56,15 @@ def new_game(page: Page, players: list[str], ruleset: str | None = None) -> None
     for seat, name in zip(page.locator("#seats input").all(), players, strict=True):
         seat.fill(name)
     if ruleset is not None:
+        more_rules(page)
         page.locator(f'input[name="ruleset"][value="{ruleset}"]').check()
     page.locator("#setup-start").tap()
+
+
+def more_rules(page: Page) -> None:
+    """Unfold the new-game form's "More rules" (the players and the scoring come first)."""
+    if page.locator("#setup-more").get_attribute("open") is None:
+        page.locator("#setup-more summary").tap()
 
 
 def press_and_wait(page: Page) -> None:
@@ -390,6 +397,7 @@ def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chro
                 page.locator("#seats li").last.locator("button").last.tap()
             while page.locator("#seats li").count() < 4:
                 page.locator("#seat-add").tap()
+            more_rules(page)
             page.locator("#teams").select_option(index=1)
         page.locator("#game").screenshot(path=ARTIFACTS / f"{name}-{tab}.png")
         assert page.evaluate("document.documentElement.scrollWidth") <= width, tab
@@ -456,6 +464,7 @@ def test_the_new_game_form_seats_nine_for_uno_attack_and_ten_for_classic(daemon,
     while add.is_enabled() and page.locator("#seats li").count() < 12:
         add.tap()
     expect(page.locator("#seats li")).to_have_count(9)  # UNO Attack is for 2 to 9
+    more_rules(page)
     page.locator('input[name="ruleset"][value="classic"]').check()
     expect(add).to_be_enabled()
     add.tap()
@@ -532,6 +541,7 @@ def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_c
     page = phone(browser, playwright, origin(daemon.url), [], [])
     open_joined(page, daemon)
     page.locator("#tab-new").tap()
+    more_rules(page)
     expect(page.locator("#forgot-uno")).to_have_value("2")  # the official rules
     page.locator("#forgot-uno").fill("3")
     new_game(page, ["Ann", "Bob", "Cy"])
@@ -659,6 +669,7 @@ def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon
     page.locator("#tab-new").tap()
     while page.locator("#seats li").count() < 4:
         page.locator("#seat-add").tap()
+    more_rules(page)
     page.locator("#teams").select_option(index=1)
     page.locator('input[name="mode"][value="knock_out"]').check()
     expect(page.locator("#teams")).to_be_disabled()
