@@ -1,8 +1,9 @@
 """Who may act at the table: the table PIN, the admin PIN, the phones' sessions and a limit on PIN guesses.
 
 Reading the table is open; acting needs a session joined with the table PIN, and hardware and admin settings need
-one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the first run and kept only as
-salted PBKDF2 hashes, so the console shows them that once; a first start hashes them on a thread of its own while
+one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the first run and kept as
+salted PBKDF2 hashes (the table PIN also as it is, for the invite any joined phone shows), so the console shows them
+that once; a first start hashes them on a thread of its own while
 the daemon already answers (PBKDF2 is slow on purpose: 1.4 billion instructions for the two, see
 docs/BENCHMARKS.md), and a join meanwhile is checked against the PIN in memory. Sessions are random tokens kept by
 their SHA-256: the phones hold the token in a cookie, the store holds the digest, and this book holds the live ones
@@ -15,6 +16,7 @@ import enum
 import hashlib
 import hmac
 import secrets
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -168,7 +170,7 @@ class AccessBook:
                 stored = {role for role, _, _ in access_tables.pin_hashes(conn)}  # `new-pins` from another process
                 for role, (salt, digest) in hashed.items():
                     if role in self._made and role.label not in stored:
-                        access_tables.save_pin_hash(conn, role.label, salt, digest, self._clock())
+                        self._save_hashed(conn, role, made[role], salt, digest)
             self._made.clear()
 
     def close(self) -> None:
@@ -191,6 +193,8 @@ class AccessBook:
                 self._made.pop(role, None)
         with self._store.connect() as conn:
             access_tables.forget_pin_hashes(conn, [role.label for role in roles])
+            if Role.TABLE in roles:
+                access_tables.forget_table_pin(conn)
 
     def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
         """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""
@@ -211,7 +215,22 @@ class AccessBook:
     def _save_pin(self, role: Role, pin: str) -> None:
         salt = secrets.token_bytes(16)
         with self._store.connect() as conn:
-            access_tables.save_pin_hash(conn, role.label, salt, _hash(pin, salt), self._clock())
+            self._save_hashed(conn, role, pin, salt, _hash(pin, salt))
+
+    def _save_hashed(self, conn: sqlite3.Connection, role: Role, pin: str, salt: bytes, digest: bytes) -> None:
+        access_tables.save_pin_hash(conn, role.label, salt, digest, self._clock())
+        if role is Role.TABLE:
+            access_tables.save_table_pin(conn, pin)
+
+    def table_pin(self) -> str | None:
+        """The table PIN, for the invite any joined phone may show; None while it is not known (a store upgraded
+        from before the invite, until a phone joins with the PIN or the admin changes it)."""
+        with self._made_lock:
+            made = self._made.get(Role.TABLE)
+        if made is not None:
+            return made
+        with self._store.connect() as conn:
+            return access_tables.table_pin(conn)
 
     def role_for_pin(self, pin: str) -> Role:
         """The role a PIN opens (admin first), or NONE. Costs one hash per PIN set: limit guesses before."""
@@ -226,8 +245,16 @@ class AccessBook:
             if role.label in stored:
                 salt, digest = stored[role.label]
                 if hmac.compare_digest(_hash(pin, salt), digest):
+                    if role is Role.TABLE:
+                        self._learn_table_pin(pin)
                     return role
         return Role.NONE
+
+    def _learn_table_pin(self, pin: str) -> None:
+        """A store from before the invite knows the table PIN only by its hash: keep it once a phone proves it."""
+        with self._store.connect() as conn:
+            if access_tables.table_pin(conn) != pin:
+                access_tables.save_table_pin(conn, pin)
 
     def open_session(self, role: Role, *, replacing: str | None = None) -> str:
         """A new session token for `role`; the session `replacing` (the phone's old one) ends, and the longest

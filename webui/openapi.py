@@ -298,6 +298,22 @@ SPEC: dict[str, Any] = {
             ),
             "delete": _operation("leave: the session ends and its cookie is cleared", {"200": _ROLE}),
         },
+        "/api/invite": {
+            "get": _operation(
+                "the invite a joined phone shows: the table PIN, the link that joins with it and its QR code (SVG)",
+                {
+                    "200": _ok(
+                        "the table PIN, the join link and its QR code as a data: URL",
+                        {
+                            "type": "object",
+                            "required": ["pin", "join_url", "join_qr"],
+                            "properties": {"pin": _PIN, "join_url": {"type": "string"}, "join_qr": {"type": "string"}},
+                        },
+                    )
+                },
+                role="table",
+            )
+        },
         "/api/pins": {
             "put": _operation(
                 "change the table PIN and/or the admin PIN; the sessions the old one opened end",

@@ -1,4 +1,4 @@
-"""Joining the table: sessions opened with a PIN, and the admin changing the PINs."""
+"""Joining the table: sessions opened with a PIN, the invite a joined phone shows, and the admin changing the PINs."""
 
 from __future__ import annotations
 
@@ -94,10 +94,24 @@ def change_pins() -> Response:
     bus: EventBus = current_app.extensions["launcher.bus"]
     bus.publish(EventType.PINS_CHANGED, {"changed": answer["changed"]})  # phones signed out learn it at once
     if Role.TABLE in pins:
-        # Imported here, not at start-up: the QR code maker costs about 65 million instructions to import (0.13 s
-        # on a Pi Zero 2 W, benchmarks/bench_instructions.py), and only a PIN change draws a code.
-        from launcher.qr import join_url, qr_svg_data_url
-
-        url = join_url(current_app.config["PUBLIC_URLS"][-1], pins[Role.TABLE])
-        answer.update(join_url=url, join_qr=qr_svg_data_url(url))
+        answer.update(_join_link(pins[Role.TABLE]))
     return jsonify(answer)
+
+
+@bp.get("/invite")
+@needs(Role.TABLE)
+def invite() -> Response:
+    """What a joined phone shows to invite another: the link that joins with the table PIN, and its QR code."""
+    pin = access.book().table_pin()
+    if pin is None:
+        raise ApiError(409, "invite_unknown", "the launcher learns its table PIN again when a phone next joins with it")
+    return jsonify(pin=pin, **_join_link(pin))
+
+
+def _join_link(table_pin: str) -> dict[str, str]:
+    # Imported here, not at start-up: the QR code maker costs about 65 million instructions to import (0.13 s
+    # on a Pi Zero 2 W, benchmarks/bench_instructions.py), and only an invite or a PIN change draws a code.
+    from launcher.qr import join_url, qr_svg_data_url
+
+    url = join_url(current_app.config["PUBLIC_URLS"][-1], table_pin)
+    return {"join_url": url, "join_qr": qr_svg_data_url(url)}

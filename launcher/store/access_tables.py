@@ -1,4 +1,5 @@
-"""The `pins` and `sessions` tables: the PINs' salted hashes and the signed-in phones (launcher/access.py)."""
+"""The `pins`, `invite` and `sessions` tables: the PINs' salted hashes, the table PIN for the invite, and the
+signed-in phones (launcher/access.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,26 @@ def save_pin_hash(conn: sqlite3.Connection, role: str, salt: bytes, digest: byte
 def forget_pin_hashes(conn: sqlite3.Connection, roles: Iterable[str]) -> None:
     with transaction(conn):
         conn.executemany("DELETE FROM pins WHERE role = ?", [(role,) for role in roles])
+
+
+def table_pin(conn: sqlite3.Connection) -> str | None:
+    """The table PIN as set, for the invite; None until it is known (an upgraded store)."""
+    row = conn.execute("SELECT table_pin FROM invite").fetchone()
+    return None if row is None else str(row[0])
+
+
+def save_table_pin(conn: sqlite3.Connection, pin: str) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO invite (id, table_pin) VALUES (1, ?) "
+            "ON CONFLICT (id) DO UPDATE SET table_pin = excluded.table_pin",
+            (pin,),
+        )
+
+
+def forget_table_pin(conn: sqlite3.Connection) -> None:
+    with transaction(conn):
+        conn.execute("DELETE FROM invite")
 
 
 def sessions(conn: sqlite3.Connection) -> list[tuple[str, int, float]]:

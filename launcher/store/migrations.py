@@ -162,6 +162,14 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO wear (period, since) VALUES
         ('lifetime', CAST(strftime('%s', 'now') AS REAL)), ('cleaning', CAST(strftime('%s', 'now') AS REAL));
     """,
+    # The table PIN itself, so that any joined phone can show the invite (its QR code carries the PIN anyway); the
+    # admin PIN is only ever kept hashed. A store upgraded learns it at the next join with it or change of it.
+    """
+    CREATE TABLE invite (
+        id        INTEGER PRIMARY KEY CHECK (id = 1),
+        table_pin TEXT NOT NULL
+    );
+    """,
 )
 
 
