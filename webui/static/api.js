@@ -64,6 +64,7 @@ const REFUSALS = {
   wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
   too_many_tries: (error) => t("refused.too_many_tries", error),
   bad_pin: () => t("refused.bad_pin"),
+  invite_unknown: () => t("refused.invite_unknown"),
   attacks_open: (error) => t("refused.attacks_open", error),
 };
 

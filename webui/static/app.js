@@ -177,9 +177,21 @@ function renderHopper() {
   bar.value = hopper?.remaining ?? 0;
 }
 
+// Why the launcher stopped, in plain words (the daemon's message is for the log). Literal keys for tests/test_i18n.py.
+const FAULT_CAUSES = {
+  board: () => t("fault.cause_board"),
+  motor: () => t("fault.cause_motor"),
+  dispenser: () => t("fault.cause_dispenser"),
+  record: () => t("fault.cause_record"),
+};
+
+function faultReason(cause) {
+  return FAULT_CAUSES[cause]?.() ?? t("fault.cause_other");
+}
+
 export function renderFault() {
   $("fault").hidden = !ui.fault;
-  $("fault-text").textContent = ui.fault ? t("fault.banner", { message: ui.fault }) : "";
+  $("fault-text").textContent = ui.fault ? t("fault.banner", { reason: faultReason(ui.faultCause) }) : "";
 }
 
 // One feed line: [symbol, text], or null for events that have no line of their own.
@@ -216,7 +228,7 @@ function describe({ type, data }) {
       if (data.reason === "lid_open") return ["⊓", t("feed.ignored_lid")];
       return ["⏳", t("feed.ignored_busy")];
     case "hardware.fault":
-      return ["⚠", t("feed.fault", data)];
+      return ["⚠", t("feed.fault", { reason: faultReason(data.cause) })];
     case "hardware.ok":
       return ["✓", t("feed.ok")];
     case "hopper.reloaded":
@@ -464,15 +476,14 @@ function showShuffle(shuffle, latest = false) {
   }
 }
 
-// The whole commitment to the clipboard; where the page may not use the clipboard (plain http on the home
-// network is not a secure context), the text is selected for the phone's own Copy.
-async function copyCommitment() {
-  const full = $("seal-full");
+// An element's whole text to the clipboard, and `copied` said; where the page may not use the clipboard (plain
+// http on the home network is not a secure context), the text is selected for the phone's own Copy.
+export async function copyText(element, copied) {
   try {
-    await navigator.clipboard.writeText(full.textContent);
-    toast(t("toast.copied"));
+    await navigator.clipboard.writeText(element.textContent);
+    toast(copied);
   } catch {
-    getSelection().selectAllChildren(full);
+    getSelection().selectAllChildren(element);
     toast(t("toast.selected"));
   }
 }
@@ -483,6 +494,7 @@ async function refreshState() {
   ui.snapshotId = state.last_event_id ?? ui.snapshotId;
   ui.hopper = state.hopper;
   ui.fault = state.fault;
+  ui.faultCause = state.fault_cause;
   setTension(state.tension);
   if (state.shuffle) showShuffle(state.shuffle, true);
   renderHopper();
@@ -541,6 +553,7 @@ function onEvent(event) {
     case "hardware.fault":
       setSuspense(null);
       ui.fault = data.message;
+      ui.faultCause = data.cause;
       renderFault();
       break;
     case "hardware.ok":
@@ -606,7 +619,7 @@ export async function start() {
   $("press-for-no").addEventListener("click", () => askPressFor(null));
   $("reload").addEventListener("click", reload);
   $("new-shuffle").addEventListener("click", newShuffle);
-  $("seal-copy").addEventListener("click", copyCommitment);
+  $("seal-copy").addEventListener("click", () => copyText($("seal-full"), t("toast.copied")));
   $("profile").addEventListener("change", () => {
     ui.picked = true;
     $("profile-about").textContent = profileAbout($("profile").value);

@@ -7,6 +7,7 @@ import * as care from "./care.js";
 import { hooks } from "./core.js";
 import * as game from "./game.js";
 import * as history from "./history.js";
+import * as invite from "./invite.js";
 import * as motion from "./motion.js";
 import * as power from "./power.js";
 import * as score from "./score.js";
@@ -15,7 +16,7 @@ import * as sound from "./sound.js";
 import * as verify from "./verify.js";
 import * as welcome from "./welcome.js";
 
-for (const { plug } of [game, score, setup, access, verify, power, history, care, welcome, sound, motion]) {
+for (const { plug } of [game, score, setup, access, verify, power, history, care, invite, welcome, sound, motion]) {
   for (const [name, hook] of Object.entries(plug)) hooks[name].push(hook);
 }
 

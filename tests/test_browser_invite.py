@@ -1,0 +1,58 @@
+"""The invite on the phone page, in Debian's Chromium as a Pixel 5, against the real daemon on simulated hardware: a
+joined phone taps Invite and sees, in a labelled dialog, the QR code (most of the screen wide) and the link that
+joins with the table PIN, which a new phone opens to join; a phone not joined has no Invite button."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests import test_browser
+from tests.test_browser import WAIT_MS, catalogue, open_joined, origin, watch
+from tests.test_browser_access import open_not_joined, phone
+
+playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    english = catalogue("en")
+    foreign_requests, console_errors = [], []
+    host = phone(browser, playwright)
+    watch(host, origin(daemon.url), foreign_requests, console_errors)
+    open_joined(host, daemon)
+    invite = host.locator("#invite")
+    expect(invite).to_have_text(english["invite.open"], timeout=WAIT_MS)
+    invite.tap()
+    dialog = host.get_by_role("dialog", name=english["invite.title"])
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    qr = dialog.get_by_role("img", name=english["invite.qr"])
+    expect(qr).to_have_attribute("src", re.compile(r"^data:image/svg\+xml;base64,"), timeout=WAIT_MS)
+    expect(qr).to_have_js_property("complete", True, timeout=WAIT_MS)
+    assert qr.evaluate("img => img.naturalWidth") > 0  # the policy let it draw
+    assert qr.bounding_box()["width"] >= 0.7 * host.viewport_size["width"]  # big enough to scan across a table
+    link = dialog.locator("#invite-link")
+    expect(link).to_have_text(re.compile(rf"/#pin={daemon.table_pin}$"), timeout=WAIT_MS)
+    expect(dialog.get_by_role("button", name=english["invite.copy"])).to_be_enabled()
+    join_url = link.text_content()
+    host.keyboard.press("Escape")  # a dialog of the browser's own: the keyboard closes it too
+    expect(dialog).to_be_hidden(timeout=WAIT_MS)
+    invite.tap()
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    dialog.get_by_role("button", name=english["invite.close"]).tap()
+    expect(dialog).to_be_hidden(timeout=WAIT_MS)
+
+    guest = phone(browser, playwright)
+    watch(guest, origin(daemon.url), foreign_requests, console_errors)
+    guest.goto(join_url)
+    expect(guest.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
+    assert foreign_requests == [] and console_errors == []
+
+
+def test_a_phone_not_joined_has_no_invite(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    stranger = phone(browser, playwright)
+    open_not_joined(stranger, daemon.url)
+    expect(stranger.locator("#invite")).to_be_hidden()
