@@ -24,7 +24,7 @@ from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, StopReason
 from launcher.hopper import Hopper
-from launcher.outcomes import FaultLatch, announce, announce_no_fire
+from launcher.outcomes import FaultCause, FaultLatch, announce, announce_no_fire
 from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile
 from launcher.shuffles import Shuffle, ShuffleBook
@@ -246,7 +246,7 @@ class Controller:
         """A backend that can lose its hardware (a board on USB) lost or regained it: FAULT while it is gone."""
         with self._lock:
             if not ok:
-                self._fault.latch(f"launcher board: {message}", from_link=True)
+                self._fault.latch(FaultCause.BOARD, f"launcher board: {message}", from_link=True)
                 return
             cleared = self._fault.link_back()
         if cleared:
@@ -301,6 +301,7 @@ class Controller:
                 "presses": schedule.presses,
                 "busy": self._busy,
                 "fault": self._fault.message,
+                "fault_cause": self._fault.cause,
                 "hopper": self._hopper.count.as_dict(),
                 "tension": schedule.tension,
                 "profile": self._shuffle.profile.name,
@@ -347,7 +348,7 @@ class Controller:
         outcome = ticket.outcome
         if error is not None:
             with self._lock:
-                self._fault.latch(error)
+                self._fault.latch(FaultCause.DISPENSER, error)
         else:
             announce_no_fire(self._bus, outcome, self._shuffle.schedule.misses_in_row)
         self._shuffle.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")
@@ -367,7 +368,7 @@ class Controller:
             self._dispenser.stop()
             log.exception("recording a press failed")
             with self._lock:
-                self._fault.latch(f"could not record the press: {e}")
+                self._fault.latch(FaultCause.RECORD, f"could not record the press: {e}")
         finally:
             with self._lock:
                 self._busy = False
@@ -404,7 +405,7 @@ class Controller:
                 self._shuffle.came_out_of(ticket.outcome, ticket.counted, "fault")
                 with self._lock:
                     self._firing = None
-                    self._fault.latch(f"dispense failed: {e}")
+                    self._fault.latch(FaultCause.DISPENSER, f"dispense failed: {e}")
                     self._busy = False
                     self._free_since = self._clock.now()
                 ticket.finish(None)
@@ -428,7 +429,7 @@ class Controller:
         fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal)
         if fault is not None:
             with self._lock:
-                self._fault.latch(fault)
+                self._fault.latch(*fault)
         if result.dispensed:
             self._hopper.save()
             self._bus.publish(EventType.HOPPER_CHANGED, count.as_dict())

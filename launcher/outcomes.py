@@ -4,6 +4,7 @@ latch that a failure sets."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
@@ -12,10 +13,20 @@ from launcher.hopper import HopperCount
 from launcher.schedule import Outcome
 
 
+class FaultCause(StrEnum):
+    """Why the launcher stopped to be safe, for the page to say in plain words (docs/API.md)."""
+
+    BOARD = "board"  # the launcher's board stopped answering
+    MOTOR = "motor"  # the motor ran too long without finishing
+    DISPENSER = "dispenser"  # the dispenser reported an error or could not run
+    RECORD = "record"  # the press could not be saved
+
+
 def announce(
     bus: EventBus, cues: Cues, outcome: Outcome, result: DispenseResult, hopper: HopperCount, deal: Demand | None
-) -> str | None:
-    """Publish the fire's end and play its cue. Returns the FAULT to latch, if the fire ended in one."""
+) -> tuple[FaultCause, str] | None:
+    """Publish the fire's end and play its cue. Returns the FAULT to latch (its cause and message), if the fire ended
+    in one."""
     data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
     if deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
         # Exact cards: what was owed and what came out; a short deal stays owed on the table.
@@ -37,9 +48,9 @@ def announce(
     elif result.stop in (StopReason.LID, StopReason.ABORTED):
         bus.publish(EventType.LAUNCHER_STOPPED, {**data, "reason": str(result.stop)})
     elif result.stop is StopReason.TIMEOUT:
-        return f"the motor ran {result.ms} ms without finishing; watchdog stopped it"
+        return FaultCause.MOTOR, f"the motor ran {result.ms} ms without finishing; watchdog stopped it"
     elif result.stop is StopReason.ERROR:
-        return "the dispenser reported an error"
+        return FaultCause.DISPENSER, "the dispenser reported an error"
     return None
 
 
@@ -61,20 +72,21 @@ class FaultLatch:
         self._cues = cues
         self._bus = bus
         self.message: str | None = None
+        self.cause: FaultCause | None = None
         self._from_link = False  # cleared by itself when the board is back
 
-    def latch(self, message: str, *, from_link: bool = False) -> None:
-        """Motor off, FAULT latched (the first message stays), everyone told."""
+    def latch(self, cause: FaultCause, message: str, *, from_link: bool = False) -> None:
+        """Motor off, FAULT latched (the first cause and message stay), everyone told."""
         self._stop_motor()
         if self.message is None:
-            self.message = message
+            self.message, self.cause = message, cause
             self._from_link = from_link
             self._cues.fault()
-            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message})
+            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message, "cause": cause.value})
 
     def clear(self) -> str | None:
         """Leave FAULT; returns what it was."""
-        was, self.message, self._from_link = self.message, None, False
+        was, self.message, self.cause, self._from_link = self.message, None, None, False
         return was
 
     def link_back(self) -> bool:

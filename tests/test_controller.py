@@ -217,7 +217,8 @@ def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(
     assert ticket.wait(5)
     assert rig.motor_duty() == 0
     assert rig.controller.snapshot()["fault"] == "dispense failed: beam sensor vanished"
-    assert ("hardware.fault", {"message": "dispense failed: beam sensor vanished"}) in rig.events()
+    fault = {"message": "dispense failed: beam sensor vanished", "cause": "dispenser"}
+    assert ("hardware.fault", fault) in rig.events()
 
     with pytest.raises(PressRefused) as refused:
         rig.controller.press("web")

@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
+from launcher.outcomes import FaultCause
 from launcher.refusals import Refusal
 from tests.conftest import joined_client
 
@@ -134,6 +135,16 @@ def test_a_press_with_the_lid_open_is_refused_by_code(daemon: Daemon, client: Fl
     assert error["code"] == "lid_open"
 
 
+def test_a_fault_carries_its_cause_and_refuses_presses_by_code(daemon: Daemon, client: FlaskClient) -> None:
+    """The launcher's board lost: the launcher stops to be safe, says why, and takes no press until reset."""
+    daemon.controller.link_changed(False, "unplugged")
+    state = client.get("/api/state").get_json()
+    assert state["fault"] and state["fault_cause"] == "board"
+    faults = [e.data for e in daemon.bus.events_after(0) if e.type == "hardware.fault"]
+    assert faults == [{"message": state["fault"], "cause": "board"}]
+    assert refused(client, "POST", "/api/press", {})["code"] == "fault"
+
+
 # --- words for every code ------------------------------------------------------------------------------------------
 
 
@@ -147,8 +158,19 @@ def test_every_refusal_the_daemon_can_send_has_words_in_every_language(lang: str
     assert sorted(r.value for r in Refusal if f"refused.{r.value}" not in words) == []
 
 
-def test_the_page_words_every_refusal_from_its_table() -> None:
-    """api.js's REFUSALS table has an entry for each code, so a new code without words fails here."""
-    table = (STATIC / "api.js").read_text(encoding="utf-8").split("const REFUSALS = {", 1)[1].split("\n};", 1)[0]
-    worded = set(re.findall(r"^  (\w+): ", table, re.M))
-    assert sorted(r.value for r in Refusal if r.value not in worded) == []
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_fault_cause_has_words_in_every_language(lang: str) -> None:
+    words = catalogue(lang)
+    assert sorted(c.value for c in FaultCause if f"fault.cause_{c.value}" not in words) == []
+
+
+def table_entries(script: str, table: str) -> set[str]:
+    """The keys of a script's `const TABLE = { key: ... }` wording table."""
+    text = (STATIC / script).read_text(encoding="utf-8").split(f"const {table} = {{", 1)[1].split("\n};", 1)[0]
+    return set(re.findall(r"^  (\w+): ", text, re.M))
+
+
+def test_the_page_words_every_refusal_and_fault_cause_from_its_tables() -> None:
+    """api.js's REFUSALS and app.js's FAULT_CAUSES have an entry for each, so a new one without words fails here."""
+    assert sorted(r.value for r in Refusal if r.value not in table_entries("api.js", "REFUSALS")) == []
+    assert sorted(c.value for c in FaultCause if c.value not in table_entries("app.js", "FAULT_CAUSES")) == []

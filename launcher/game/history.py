@@ -10,6 +10,7 @@ from launcher.game.cards import GameError
 from launcher.game.entries import RoundEntry, RoundResult
 from launcher.game.modes import ModeRules
 from launcher.game.teams import Sides
+from launcher.refusals import Refusal
 
 HandValue = Callable[[dict[str, int] | int, bool], int]  # (hand, holds the red 0) → points
 
@@ -45,7 +46,7 @@ class RoundHistory:
 
     def undo_last(self) -> RoundEntry:
         if not self.entries:
-            raise GameError("there is no round to undo")
+            raise GameError("there is no round to undo", Refusal.NO_ROUND_TO_UNDO)
         removed = self.entries[-1]
         self._commit(self.entries[:-1])
         return removed

@@ -26,6 +26,7 @@ export const ui = {
   joined: null, // this phone has joined the table (true / false) once its role is known (access.js)
   hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
   fault: null, // message of the latched hardware fault, if any
+  faultCause: null, // why it latched (launcher/outcomes.py FaultCause), worded by app.js
   feed: [], // events shown in the feed, newest first
   lastId: 0, // id of the newest event received
   snapshotId: 0, // last_event_id of the newest /api/state: older events are already in the state we show
