@@ -145,6 +145,39 @@ def test_a_fault_carries_its_cause_and_refuses_presses_by_code(daemon: Daemon, c
     assert refused(client, "POST", "/api/press", {})["code"] == "fault"
 
 
+# --- words a player can read ----------------------------------------------------------------------------------------
+
+COLOUR = re.compile(r"--(bg|surface|ring|warn|gold|muted): (#[0-9a-f]{6})")
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two #rrggbb colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_coloured_small_text_reads_at_4_5_to_1_on_the_page_in_both_themes(theme: str) -> None:
+    css = (STATIC / "app.css").read_text(encoding="utf-8")
+    dark, light = css.split("@media (prefers-color-scheme: light)", 1)
+    colours = dict(COLOUR.findall(dark))
+    if theme == "light":
+        colours |= dict(COLOUR.findall(light.split("\n}", 1)[0]))
+    weak = {
+        (text, ground): round(contrast(colours[text], colours[ground]), 2)
+        for text in ("ring", "warn", "gold", "muted")
+        for ground in ("bg", "surface")
+        if contrast(colours[text], colours[ground]) < 4.5
+    }
+    assert weak == {}
+
+
 # --- words for every code ------------------------------------------------------------------------------------------
 
 
