@@ -45,6 +45,7 @@ class EventType(enum.StrEnum):
     ATTACK_STARTED = "attack.started"
     ATTACK_PROGRESS = "attack.progress"
     ATTACK_FINISHED = "attack.finished"
+    ATTACK_UNDONE = "attack.undone"  # the last declaration was undone: the table is as it was before it
     ROUND_SCORED = "round.scored"
     ROUND_UNDONE = "round.undone"
     ROUND_EDITED = "round.edited"

@@ -36,6 +36,16 @@ class GameOver(LauncherError, RuntimeError):
     """The current game is over: start a new one."""
 
 
+class CannotUndo(LauncherError, RuntimeError):
+    """The last declaration cannot be undone; `code` says why: "undo_too_late" (a press came after it, so the table
+    before it is no longer the table's past) or "nothing_to_undo" (no declaration since the round began, or it was
+    undone already)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class GameDesk:
     def __init__(
         self,
@@ -54,12 +64,16 @@ class GameDesk:
         self._game: Game | None = None
         self._table: Table | None = None
         self._shown: tuple[Game, Table, dict[str, Any]] | None = None  # the last view made, and of what (`_view`)
+        # The last declaration and the table just before it, kept (and saved) so it can be undone exactly:
+        # {"kind", "table", "pressed"}; `pressed` once a press came after it. None: nothing to undo.
+        self._undo: dict[str, Any] | None = None
         with store.connect() as conn:
             row = game_table.current(conn)
         if row is not None:
             self._id, state = row[0], scrubbed(json.loads(row[1]))  # an older version may have stored bad text
             self._game = Game.from_dict(state["game"])
             self._table = Table.from_dict(state["table"])
+            self._undo = state.get("undo")  # games saved before undo was kept have none
             history.settle(self._id, self._game)  # a power cut may have come between its save and its summary
 
     # --- what the controller asks --------------------------------------------------------------------------------
@@ -95,7 +109,7 @@ class GameDesk:
             press = table.on_press(fired, cards, player)
             if press.player is not None:
                 game.record_press(press.player, cards)
-            self._commit(game, table)
+            self._commit(game, table, None if self._undo is None else {**self._undo, "pressed": True})
             view = table_view(table)
         data = {"player": press.player, "cause": press.cause.value, "fired": fired, "cards": cards}
         self._bus.publish(EventType.ATTACK_PROGRESS, {**data, "closed": press.closed, "table": view})
@@ -118,8 +132,8 @@ class GameDesk:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._store.connect() as conn:
-                self._id = game_table.new(conn, json.dumps(_state(game, table)), time.time())
-            self._game, self._table = game, table
+                self._id = game_table.new(conn, json.dumps(_state(game, table, None)), time.time())
+            self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
                 self._on_change(game, table)
             view = self._view()
@@ -135,7 +149,8 @@ class GameDesk:
             game, table = self._copies()
             kind, declared = game_requests.declaration(body, game.ruleset, game.mode)
             declared.apply(table, body)
-            self._commit(game, table)
+            assert self._table is not None  # _copies() checked it
+            self._commit(game, table, {"kind": kind, "table": self._table.to_dict(), "pressed": False})
             view = table_view(table)
             pending = view["pending"]
         self._bus.publish(
@@ -143,6 +158,25 @@ class GameDesk:
             {"kind": kind, "by": body.get("by"), "player": body.get("player") or (pending or {}).get("player"),
              "out_of_turn": table.out_of_turn, "jump_in": game.house_rules.jump_in, "table": view},
         )  # fmt: skip
+        return self.view()  # type: ignore[return-value]
+
+    def undo_declaration(self) -> dict[str, Any]:
+        """Put the table back exactly as it was before the last declaration (what is owed, whose turn), while no
+        press came after it: a press changes what the table owes, so undoing past it would lose or repeat it."""
+        with self._lock:
+            game, _ = self._copies()
+            _still_on(game)
+            if self._undo is None:
+                raise CannotUndo("nothing_to_undo", "nothing to undo: no card or penalty was declared since")
+            if self._undo["pressed"]:
+                raise CannotUndo(
+                    "undo_too_late", "too late to undo: the launcher was pressed after it; use Cancel or correct it"
+                )
+            kind = self._undo["kind"]
+            table = Table.from_dict(self._undo["table"])
+            self._commit(game, table, None)
+            view = table_view(table)
+        self._bus.publish(EventType.ATTACK_UNDONE, {"kind": kind, "table": view})
         return self.view()  # type: ignore[return-value]
 
     def score_round(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,14 +228,15 @@ class GameDesk:
             raise NoGame("there is no game yet: start one")
         return self._game.copy(), Table.from_dict(self._table.to_dict())
 
-    def _commit(self, game: Game, table: Table) -> None:
-        """With the lock held: save the changed game and table durably, then make them current."""
+    def _commit(self, game: Game, table: Table, undo: dict[str, Any] | None = None) -> None:
+        """With the lock held: save the changed game and table durably, then make them current. `undo`: what
+        undo_declaration would put back after this change (None: nothing, e.g. after a round is scored)."""
         assert self._id is not None
         with self._store.connect() as conn:
-            game_table.save(conn, self._id, json.dumps(_state(game, table)))
+            game_table.save(conn, self._id, json.dumps(_state(game, table, undo)))
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)
-        self._game, self._table = game, table
+        self._game, self._table, self._undo = game, table, undo
         if self._on_change is not None:
             self._on_change(game, table)
 
@@ -235,5 +270,5 @@ def _reseated(game: Game, table: Table) -> Table:
     return table.next_round(game.dealer, game.active_players)
 
 
-def _state(game: Game, table: Table) -> dict[str, Any]:
-    return {"game": game.to_dict(), "table": table.to_dict()}
+def _state(game: Game, table: Table, undo: dict[str, Any] | None) -> dict[str, Any]:
+    return {"game": game.to_dict(), "table": table.to_dict(), "undo": undo}

@@ -10,10 +10,11 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
 
+from launcher.bodies import Shape
 from launcher.controller import Controller, PressRefused
 from launcher.game import GameError, OpenAttacks
 from launcher.game_view import rules
-from launcher.games import GameDesk, GameOver, NoGame
+from launcher.games import CannotUndo, GameDesk, GameOver, NoGame
 from launcher.refusals import Refusal
 from launcher.schedule import Profile
 from webui.api import json_object
@@ -49,6 +50,8 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
         raise ApiError(404, Refusal.NO_GAME, str(e)) from None
     except GameOver as e:
         raise ApiError(409, Refusal.GAME_OVER, str(e)) from None
+    except CannotUndo as e:
+        raise ApiError(409, e.code, str(e)) from None
 
 
 @bp.get("/game")
@@ -81,6 +84,15 @@ def _profile(name: object) -> Profile | None:
 @bp.post("/attacks")
 def declare() -> tuple[Response, int]:
     return _answer(200, _call("bad_declaration", _desk().declare, json_object()))
+
+
+_UNDO = Shape("an undo", {}, code="bad_declaration")
+
+
+@bp.post("/game/undo-declaration")
+def undo_declaration() -> tuple[Response, int]:
+    _UNDO.read(json_object())
+    return _answer(200, _call("bad_declaration", _desk().undo_declaration))
 
 
 @bp.post("/games/current/rounds")

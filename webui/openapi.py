@@ -279,6 +279,12 @@ SPEC: dict[str, Any] = {
             )
         },
         "/api/games/current/rounds/last": {"delete": _change("undo the last round", {"200": _GAME})},
+        "/api/game/undo-declaration": {
+            "post": _change(
+                "undo the last declaration while nothing was pressed since (409 undo_too_late, nothing_to_undo)",
+                {"200": _GAME},
+            )
+        },
         "/api/games/current/rounds/{index}": {
             "put": {
                 **_change(
