@@ -318,8 +318,10 @@ def test_without_turn_tracking_a_plain_press_is_unassigned_but_attacks_still_nam
 def test_set_turn_and_cancel_correct_mistakes():
     table = attack_table()
     table.wild_all_hit("Ann")
-    dropped = table.cancel()
-    assert [d.player for d in dropped] == ["Bob", "Cy", "Dee"] and table.pending() is None
+    table.uno_penalty("Ann")
+    dropped = table.cancel()  # the newest only: the Wild All Hit stays
+    assert dropped is not None and (dropped.player, dropped.cause) == ("Ann", Cause.UNO_PENALTY)
+    assert [d.player for d in table.demands] == ["Bob", "Cy", "Dee"]
     table.set_turn("Dee")
     assert table.current == "Dee"
 

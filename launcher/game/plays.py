@@ -126,10 +126,10 @@ class CommonPlays(TableCore):
         self._current = player
         self._drew = None
 
-    def cancel(self) -> tuple[Demand, ...]:
-        """Drop every open demand (declared by mistake); returns them."""
-        dropped, self._demands = tuple(self._demands), []
-        return dropped
+    def cancel(self) -> Demand | None:
+        """Drop the newest open demand (declared by mistake) and return it; None when nothing is owed. Only the
+        newest: one slip must not wipe out what others still owe, such as a Wild All Hit under way."""
+        return self._demands.pop() if self._demands else None
 
     def close_round(self, carry: bool = False) -> tuple[Demand, ...]:
         """The round is being scored. Refused while anyone still owes the launcher (a winner's last Hit 2, Wild
