@@ -46,6 +46,18 @@ def page_weight(requests: list[Request]) -> int:
     return total
 
 
+def hand_total(en: dict[str, str], points: int, cards: int | None = None) -> str:
+    """A hand's total as the score sheet shows it: its points, and its cards when they were counted."""
+    worth = en["entry.point_one"] if points == 1 else fill(en["entry.points"], points=points)
+    if cards is None:
+        return worth
+    return fill(
+        en["entry.hand"],
+        points=worth,
+        cards=en["entry.card_one"] if cards == 1 else fill(en["entry.cards"], cards=cards),
+    )
+
+
 def new_game(page: Page, players: list[str], ruleset: str | None = None) -> None:
     """Fill the new-game form with these players (seat order) and start the game."""
     page.locator("#tab-new").tap()
@@ -175,9 +187,9 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     tap(zed, "7", 1, "card-minus")
     tap(zed, "wild_all_hit", 2)
     tap(cy, "wild_all_hit")
-    expect(zed.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=114, cards=4))
-    expect(cy.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=50, cards=1))
-    expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=164))
+    expect(zed.locator(".hand-total")).to_have_text(hand_total(en, 114, 4))
+    expect(cy.locator(".hand-total")).to_have_text(hand_total(en, 50, 1))
+    expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=hand_total(en, 164)))
     phone_a.locator("#entry-save").tap()
     # The daemon's message, as it returned it (nothing stored: the same round is refused again).
     status, refused = daemon.post(
@@ -190,8 +202,8 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
 
     tap(cy, "wild_all_hit", 1, "card-minus")
     tap(cy, "skip")
-    expect(cy.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=20, cards=1))
-    expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=134))
+    expect(cy.locator(".hand-total")).to_have_text(hand_total(en, 20, 1))
+    expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=hand_total(en, 134)))
     phone_a.locator("#entry-save").tap()
     expect(phone_a.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     expect(phone_a.locator("#entry-error")).to_be_hidden()
@@ -301,8 +313,8 @@ def test_a_round_is_corrected_and_the_last_one_taken_back_from_a_phone(daemon, p
     expect(page.locator("#entry-title")).to_have_text(fill(en["entry.edit_title"], round=1))
     expect(page.locator("#winner")).to_have_value("Ann")
     bob, cy = (page.locator("#hands .hand").filter(has_text=name) for name in ("Bob", "Cy"))
-    expect(bob.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=7, cards=1))
-    expect(cy.locator(".hand-total")).to_have_text(fill(en["entry.hand_typed"], points=20))
+    expect(bob.locator(".hand-total")).to_have_text(hand_total(en, 7, 1))
+    expect(cy.locator(".hand-total")).to_have_text(hand_total(en, 20))
     cy.locator("summary").tap()
     cy.locator("input[type=number]").fill("30")
     save = page.locator("#entry-save")
@@ -610,7 +622,7 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     hands.locator("summary").tap()
     for kind in ("wild", "7"):
         hands.locator(f'.cell[data-kind="{kind}"] .card-add').tap()
-    expect(page.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=57))
+    expect(page.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=hand_total(en, 57)))
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#game").screenshot(path=ARTIFACTS / "browser-game-knock-out-round.png")
     page.locator("#entry-save").tap()
@@ -623,7 +635,7 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     # The correction form comes back with the round's own order and the loser's hand.
     page.get_by_role("button", name=fill(en["scores.edit_round"], round=1)).tap()
     expect(places).to_have_text([re.compile("^Bob"), re.compile("^Cy"), re.compile("^Ann"), re.compile("^Dee")])
-    expect(hands.locator(".hand-total")).to_have_text(fill(en["entry.hand"], points=57, cards=2))
+    expect(hands.locator(".hand-total")).to_have_text(hand_total(en, 57, 2))
     page.locator("#entry-cancel").tap()
 
     for order, loser, points in [(["Bob", "Dee", "Cy", "Ann"], "Ann", 30), (["Bob", "Ann", "Dee", "Cy"], "Cy", 20),

@@ -3,6 +3,7 @@
 // the feed lines of game events. score.js has round entry and the scoreboard, setup.js the new game and the rules.
 // Player and team names are data: they only ever reach the page through textContent.
 import { request, refusal } from "./api.js";
+import { confirmed } from "./confirm.js";
 import { $, hooks, t, stored, remember, vibrate } from "./core.js";
 import {
   game,
@@ -148,6 +149,7 @@ const GAME_EVENTS = new Set([
   "attack.started",
   "attack.progress",
   "attack.finished",
+  "attack.undone",
   "round.scored",
   "round.undone",
   "round.edited",
@@ -165,6 +167,7 @@ const PRESS_ENDS = new Set([
 
 function onGameEvent({ type, data }, fresh) {
   if (!fresh) return; // the history replayed when the page opens: GET /api/game already holds it
+  if (type === "attack.progress" || type === "attack.undone") hideUndo(); // a press came, or it was undone
   if (GAME_EVENTS.has(type)) {
     // Show the event's own state at once, then read the whole game to be exact.
     if (game.data && data.table && type.startsWith("attack.")) showTable(data.table);
@@ -365,7 +368,7 @@ function buildTableControls() {
     button.dataset.kind = kind;
     button.append(el("span", "decl-symbol", spec.symbol), el("span", "decl-text"));
     button.firstChild.setAttribute("aria-hidden", "true");
-    button.addEventListener("click", () => declare(kind));
+    button.addEventListener("click", () => (kind === "cancel" ? cancelNewest() : declare(kind)));
     groups[spec.group].push(button);
   }
   for (const [group, buttons] of Object.entries(groups)) $(`decl-${group}`).replaceChildren(...buttons);
@@ -428,8 +431,48 @@ async function declare(kind) {
   try {
     const answer = await request("POST", "/api/attacks", body);
     if (answer.game) showGame(answer.game);
+    offerUndo();
   } catch (error) {
     showError("declare-error", refusal(error));
+  } finally {
+    game.sending = false;
+    renderTablePanel();
+  }
+}
+
+// ---- Safety nets: cancel asks first, a declaration can be undone ----
+
+// "Cancel what is owed" drops the newest demand only (the daemon's rule); the question names it.
+async function cancelNewest() {
+  const newest = game.data?.table.demands.at(-1);
+  if (newest && (await confirmed(t("confirm.cancel", { owed: demandText(newest) })))) declare("cancel");
+}
+
+// After a declaration, "Undo" is offered for a few seconds, or until the next press makes it too late.
+const UNDO_SHOWN_MS = 8000;
+let undoTimer;
+function offerUndo() {
+  $("undo").hidden = false;
+  clearTimeout(undoTimer);
+  undoTimer = setTimeout(hideUndo, UNDO_SHOWN_MS);
+}
+
+function hideUndo() {
+  clearTimeout(undoTimer);
+  $("undo").hidden = true;
+}
+
+async function undoDeclaration() {
+  if (game.sending) return;
+  hideUndo();
+  game.sending = true;
+  showError("declare-error", "");
+  try {
+    const answer = await request("POST", "/api/game/undo-declaration", {});
+    if (answer.game) showGame(answer.game);
+  } catch (error) {
+    const late = ["undo_too_late", "nothing_to_undo"].includes(error.body?.error?.code);
+    showError("declare-error", late ? t("undo.too_late") : refusal(error));
   } finally {
     game.sending = false;
     renderTablePanel();
@@ -457,6 +500,8 @@ function describeGame({ type, data }) {
       return ["🎲", t("feed.game_started", { players: names(data.players), ruleset: rulesetName(data.ruleset) })];
     case "attack.started":
       return declaredLine(data);
+    case "attack.undone":
+      return ["↶", t("feed.declaration_undone")];
     case "attack.progress": {
       if (!data.player) return null; // a press nobody owed, with turns not tracked: the press lines say it all
       if (EXACT_CAUSES.has(data.cause)) return null; // classic UNO: the launcher.dealt line says who got what
@@ -479,6 +524,7 @@ function describeGame({ type, data }) {
       return ["🏆", t("feed.game_finished", { winners: names(data.winners) })];
     case "launcher.dealt":
       if (data.dispensed !== data.requested) return ["⚠", t("feed.dealt_short", data)];
+      if (data.dispensed === 1) return [CARD, t("feed.dealt_one", { player: data.player })];
       return [CARD, t("feed.dealt", { player: data.player, cards: data.dispensed })];
     default:
       return null;
@@ -538,6 +584,7 @@ function startGame() {
   $("me").addEventListener("change", (e) => choosePlayer(e.target.value || null));
   game.watching = stored(WATCH_KEY) === "yes";
   $("first-card-go").addEventListener("click", () => declare("first_card"));
+  $("undo").addEventListener("click", undoDeclaration);
   loadGame().catch(() => renderGame());
 }
 

@@ -56,6 +56,15 @@ const lastPlayed = new Map(); // player → card kind, or null
 
 // ---- Sides, eliminations, values ----
 
+// "1 point" and "7 points", "1 card" and "4 cards": the singular has its own key (Chinese words need none).
+function pointsText(points) {
+  return points === 1 ? t("entry.point_one") : t("entry.points", { points: number(points) });
+}
+
+function cardsText(cards) {
+  return cards === 1 ? t("entry.card_one") : t("entry.cards", { cards: number(cards) });
+}
+
 function eliminatedSides(scoreboard) {
   const out = scoreboard.eliminated ?? [];
   return new Set(Array.isArray(out) ? out : Object.keys(out));
@@ -276,7 +285,7 @@ function handBox(player, index) {
     add.type = "button";
     add.append(
       el("span", "card-name", kindName(kind.id)),
-      el("span", "card-points", t("entry.points_each", { points: kind.points })),
+      el("span", "card-points", pointsText(kind.points)),
       el("span", "card-count"),
     );
     add.addEventListener("click", () => {
@@ -332,9 +341,7 @@ function updateEntry() {
     const cards = handCards(player);
     sum += value;
     box.querySelector(".hand-total").textContent =
-      cards === null
-        ? t("entry.hand_typed", { points: number(value) })
-        : t("entry.hand", { points: number(value), cards: number(cards) });
+      cards === null ? pointsText(value) : t("entry.hand", { points: pointsText(value), cards: cardsText(cards) });
     box.querySelector(".calc").hidden = hand.mode !== "cards";
     box.querySelector(".typed").hidden = hand.mode !== "total";
     for (const cell of box.querySelectorAll(".cell")) {
@@ -349,7 +356,7 @@ function updateEntry() {
   }
   $("entry-sum").textContent = doubled
     ? t("entry.sum_double", { points: number(sum), doubled: number(2 * sum) })
-    : t("entry.sum", { points: number(sum) });
+    : t("entry.sum", { points: pointsText(sum) });
   const save = $("entry-save");
   const over = data.scoreboard.over && !editing;
   save.textContent = over
