@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests import test_browser
-from tests.test_browser import WAIT_MS, catalogue, open_joined, origin, watch
+from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue, open_joined, origin, watch
 from tests.test_browser_access import open_not_joined, phone
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
@@ -37,6 +37,8 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     expect(link).to_have_text(re.compile(rf"/#pin={daemon.table_pin}$"), timeout=WAIT_MS)
     expect(dialog.get_by_role("button", name=english["invite.copy"])).to_be_enabled()
     join_url = link.text_content()
+    ARTIFACTS.mkdir(exist_ok=True)
+    host.screenshot(path=ARTIFACTS / "browser-invite.png")
     host.keyboard.press("Escape")  # a dialog of the browser's own: the keyboard closes it too
     expect(dialog).to_be_hidden(timeout=WAIT_MS)
     invite.tap()
