@@ -104,6 +104,15 @@ def test_round_refusals(client: FlaskClient) -> None:
     assert (error["reason"], error["player"]) == ("winner_holds_cards", "Ann")
 
 
+def test_a_round_scored_while_someone_owes_names_the_first_demand(client: FlaskClient) -> None:
+    """close_round: refused while anyone still owes the launcher (docs/GAME.md, End of a round)."""
+    new_game(client, players=["Ann", "Bob", "Cy"])
+    declare(client, {"kind": "hit2", "by": "Ann"})  # Bob owes 2 presses
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5}})
+    assert error["code"] == "attacks_open" and "Bob" in error["owed"]  # the English words stay too
+    assert (error["player"], error["card"], error["presses"], error["started"]) == ("Bob", "hit_2", 2, False)
+
+
 def test_a_game_won_refuses_more_rounds(client: FlaskClient) -> None:
     """Winner collects, to 500 by default: one round worth 500 ends it."""
     new_game(client, players=["Ann", "Bob"])

@@ -42,7 +42,8 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
             "attacks_open",
             f"{e}: press first, so the cards count in the hands, or score with carry_open_attacks: true "
             "to have them pressed first in the next round",
-            owed=str(e),  # for the page, which words the rest in the reader's language
+            owed=str(e),  # the English words, for clients from before the first demand's fields
+            **e.params,  # the first demand, for the page to word in the reader's language
         ) from None
     except GameError as e:
         raise ApiError(400, code, str(e), **e.details()) from None

@@ -66,7 +66,8 @@ HOLDS_PLAY = frozenset(
 
 
 class OpenAttacks(GameError):
-    """A round cannot be scored yet: someone still owes the launcher. The message names who owes what."""
+    """A round cannot be scored yet: someone still owes the launcher. The message names who owes what; the params
+    are the first demand's (Demand.owed)."""
 
 
 class NotYourPress(GameError):

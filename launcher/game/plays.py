@@ -138,7 +138,9 @@ class CommonPlays(TableCore):
         flag("carry", carry)
         if self._demands and not carry:
             raise OpenAttacks(
-                "; ".join(f"{d.player} must still {d.describe()} for the {d.cause.label}" for d in self._demands)
+                "; ".join(f"{d.player} must still {d.describe()} for the {d.cause.label}" for d in self._demands),
+                Refusal.OWES,
+                **self._demands[0].owed(),
             )
         return tuple(replace(d, carried=True) for d in self._demands)
 

@@ -65,7 +65,7 @@ const REFUSALS = {
   too_many_tries: (error) => t("refused.too_many_tries", error),
   bad_pin: () => t("refused.bad_pin"),
   invite_unknown: () => t("refused.invite_unknown"),
-  attacks_open: (error) => t("refused.attacks_open", error),
+  attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
 
 // What to tell of a failed call: offline when the daemon was not reached (or anything else went wrong); a refusal
