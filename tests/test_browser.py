@@ -134,6 +134,7 @@ def test_refilling_the_hopper_from_a_phone_shows_on_every_phone(daemon, playwrig
     loaded = daemon.get("/api/state")["hopper"]["loaded"]
 
     phones[0].locator("#reload").tap()
+    phones[0].locator("#confirm-yes").tap()  # it asks first: the count of cards left starts again
 
     refilled = english["feed.reloaded"].replace("{loaded}", str(loaded))
     for page in phones:  # the other phone learns it over the event stream
@@ -196,6 +197,7 @@ def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, pl
     phone_a.locator("#profile").select_option("gentle")
     expect(phone_a.locator("#profile-about")).to_have_text(english["profile.gentle_about"])
     phone_a.locator("#new-shuffle").tap()
+    phone_a.locator("#confirm-yes").tap()  # it asks first
 
     second = first["number"] + 1
     gentle = english["profile.gentle"]

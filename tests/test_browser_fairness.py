@@ -326,6 +326,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     assert daemon.get("/api/state")["shuffle"]["contributions"] == mixed
 
     phones["a"].locator("#new-shuffle").tap()
+    phones["a"].locator("#confirm-yes").tap()  # it asks first
 
     # Every phone checks the shuffle by itself and says so in its language, the fingerprint it saw still shown.
     for name, page in phones.items():
@@ -419,6 +420,7 @@ def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_chec
             page.locator("#press").tap()
             expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
         page.locator("#new-shuffle").tap()
+        page.locator("#confirm-yes").tap()  # it asks first
         expect(page.locator("#fair-verdict")).to_have_text(
             fill(english["fair.verdict_ok"], shuffle=first["number"]), timeout=WAIT_MS
         )

@@ -19,6 +19,7 @@ import {
   profileAbout,
   PROFILE_NAMES,
 } from "./core.js";
+import { confirmed } from "./confirm.js";
 import { phonePlayer } from "./game.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
@@ -438,6 +439,7 @@ function askPressFor(player) {
 
 // Someone refilled the hopper: it is full again, at the size it was loaded with.
 async function reload() {
+  if (!(await confirmed(t("confirm.reload")))) return; // the count of cards left starts again
   try {
     await request("POST", "/api/hopper", { cards: ui.hopper?.loaded ?? 112 });
   } catch (error) {
@@ -447,7 +449,7 @@ async function reload() {
 
 // End the shuffle being played (its seed is revealed) and start a new one with the chosen profile.
 async function newShuffle() {
-  if (ui.starting) return;
+  if (ui.starting || !(await confirmed(t("confirm.new_shuffle")))) return;
   ui.starting = true;
   renderProfileChoice();
   try {

@@ -16,6 +16,7 @@ import {
   kindName,
   causeName,
   rulesetName,
+  demandText,
 } from "./gamestate.js";
 import { resetEntry, renderEntry, renderScores } from "./score.js";
 import { renderSetup, renderGameRules } from "./setup.js";
@@ -211,18 +212,6 @@ function renderTabs() {
 function showTab(name) {
   game.tab = name;
   renderTabs();
-}
-
-// "Bob: press 2 more times", built from the demand's numbers (never from its English text).
-export function demandText(demand) {
-  const values = { player: demand.player, n: demand.presses || demand.cards };
-  if (demand.until_fire) return t("prompt.until_fire", values);
-  if (demand.presses) {
-    if (demand.started) return demand.presses === 1 ? t("prompt.more_one", values) : t("prompt.more", values);
-    return demand.presses === 1 ? t("prompt.once", values) : t("prompt.times", values);
-  }
-  if (demand.cards === 1) return t("prompt.card_one", values);
-  return demand.started ? t("prompt.cards_more", values) : t("prompt.cards", values);
 }
 
 // The short form in the queue: "×2", "🔥", "🃏7"; nothing for a single press.
@@ -452,14 +441,14 @@ async function cancelNewest() {
 const UNDO_SHOWN_MS = 8000;
 let undoTimer;
 function offerUndo() {
-  $("undo").hidden = false;
+  $("undo-declaration").hidden = false;
   clearTimeout(undoTimer);
   undoTimer = setTimeout(hideUndo, UNDO_SHOWN_MS);
 }
 
 function hideUndo() {
   clearTimeout(undoTimer);
-  $("undo").hidden = true;
+  $("undo-declaration").hidden = true;
 }
 
 async function undoDeclaration() {
@@ -584,7 +573,7 @@ function startGame() {
   $("me").addEventListener("change", (e) => choosePlayer(e.target.value || null));
   game.watching = stored(WATCH_KEY) === "yes";
   $("first-card-go").addEventListener("click", () => declare("first_card"));
-  $("undo").addEventListener("click", undoDeclaration);
+  $("undo-declaration").addEventListener("click", undoDeclaration);
   loadGame().catch(() => renderGame());
 }
 

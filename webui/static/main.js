@@ -4,6 +4,7 @@
 import * as access from "./access.js";
 import { start } from "./app.js";
 import * as care from "./care.js";
+import * as confirm from "./confirm.js";
 import { hooks } from "./core.js";
 import * as game from "./game.js";
 import * as history from "./history.js";
@@ -16,7 +17,7 @@ import * as sound from "./sound.js";
 import * as verify from "./verify.js";
 import * as welcome from "./welcome.js";
 
-for (const { plug } of [game, score, setup, access, verify, power, history, care, invite, welcome, sound, motion]) {
+for (const { plug } of [game, score, setup, access, verify, power, history, care, invite, welcome, sound, motion, confirm]) {
   for (const [name, hook] of Object.entries(plug)) hooks[name].push(hook);
 }
 

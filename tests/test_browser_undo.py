@@ -1,0 +1,79 @@
+"""Safety nets on the page: an action that loses what the table has asks first, and a declaration can be undone."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests import test_browser
+from tests.test_browser import WAIT_MS, catalogue, open_joined, origin
+from tests.test_browser_game import phone
+
+playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_stray_tap_on_start_a_new_shuffle_does_nothing_until_confirmed(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    first = daemon.get("/api/state")["shuffle"]["number"]
+    started = page.locator("#feed li[data-type='shuffle.started']")
+    expect(started).to_have_count(1)  # the shuffle the daemon started with, replayed
+
+    page.locator("#new-shuffle").tap()
+    expect(page.locator("#confirm-question")).to_have_text(en["confirm.new_shuffle"])
+    page.get_by_role("button", name=en["confirm.no"]).tap()
+    expect(page.locator("#confirm-dialog")).to_be_hidden()
+    assert daemon.get("/api/state")["shuffle"]["number"] == first  # nothing was sent
+
+    page.locator("#new-shuffle").tap()
+    page.get_by_role("button", name=en["confirm.yes"]).tap()
+    expect(page.locator("#confirm-dialog")).to_be_hidden()
+    expect(started).to_have_count(2, timeout=WAIT_MS)
+    assert daemon.get("/api/state")["shuffle"]["number"] == first + 1
+    page.context.close()
+
+
+def test_the_undo_button_undoes_a_declaration(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    errors: list[str] = []
+    page = phone(browser, playwright, origin(daemon.url), [], errors)
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+    undo = page.get_by_role("button", name=en["undo.button"])
+    expect(undo).to_be_hidden()
+
+    page.get_by_role("button", name=en["kind.hit_2"], exact=True).tap()  # Bob's Hit 2: Cy must press twice
+    expect(page.locator("#who input:checked")).to_have_value("Cy", timeout=WAIT_MS)
+    assert errors == []
+    expect(undo).to_be_visible(timeout=WAIT_MS)
+    undo.tap()
+    expect(undo).to_be_hidden()
+    expect(page.locator("#feed li[data-type='attack.undone']")).to_have_count(1, timeout=WAIT_MS)
+    table = daemon.get("/api/game")["game"]["table"]
+    assert (table["demands"], table["current"]) == ([], "Bob")
+    page.context.close()
+
+
+def test_cancel_asks_first_naming_what_is_dropped(daemon, playwright_chromium):
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    assert daemon.post("/api/attacks", {"kind": "wild_all_hit", "by": "Bob"})[0] == 200
+    assert daemon.post("/api/attacks", {"kind": "uno_penalty", "player": "Bob"})[0] == 200
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-table").tap()
+
+    page.get_by_role("button", name=en["decl.cancel"]).tap()
+    expect(page.locator("#confirm-question")).to_contain_text("Bob")
+    page.get_by_role("button", name=en["confirm.yes"]).tap()
+    expect(page.locator("#feed .feed-text", has_text=en["feed.cancelled"])).to_have_count(1, timeout=WAIT_MS)
+    demands = daemon.get("/api/game")["game"]["table"]["demands"]
+    assert [(d["player"], d["cause"]) for d in demands] == [("Cy", "wild_all_hit"), ("Ann", "wild_all_hit")]
+    page.context.close()
