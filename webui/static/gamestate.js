@@ -147,3 +147,15 @@ export const FINAL_TEXTS = {
 export function modeName(mode) {
   return MODE_TEXTS[mode]?.()[0] ?? mode;
 }
+
+// "Bob: press 2 more times", built from the demand's numbers (never from its English text).
+export function demandText(demand) {
+  const values = { player: demand.player, n: demand.presses || demand.cards };
+  if (demand.until_fire) return t("prompt.until_fire", values);
+  if (demand.presses) {
+    if (demand.started) return demand.presses === 1 ? t("prompt.more_one", values) : t("prompt.more", values);
+    return demand.presses === 1 ? t("prompt.once", values) : t("prompt.times", values);
+  }
+  if (demand.cards === 1) return t("prompt.card_one", values);
+  return demand.started ? t("prompt.cards_more", values) : t("prompt.cards", values);
+}
