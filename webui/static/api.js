@@ -3,8 +3,7 @@
 // of a session goes to hooks.refused too (access.js asks the phone to join). refusal(error) says it in the
 // reader's language.
 import { hooks, t } from "./core.js";
-import { demandText } from "./game.js";
-import { causeName } from "./gamestate.js";
+import { causeName, demandText } from "./gamestate.js";
 
 export class ApiError extends Error {
   // status 0: the daemon was not reached (`cause`: the browser's own error); body: the answer, {} if not JSON.

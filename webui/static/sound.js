@@ -5,7 +5,7 @@
 // itself: over plain http://<launcher>:8080 phones have none, and the page says how to keep the screen on).
 // The mute switch (sound on by default) and the call-outs switch (off by default) are remembered by the phone.
 import { $, t, stored, remember } from "./core.js";
-import { demandText } from "./game.js";
+import { demandText } from "./gamestate.js";
 import { game } from "./gamestate.js";
 
 const MUTE_KEY = "uno-launcher.sound"; // "off": this phone is muted
