@@ -437,6 +437,21 @@ SPEC: dict[str, Any] = {
                                 "type": ["string", "null"],
                                 "description": "not_your_press: the player the table asks to press",
                             },
+                            # A refusal a player can meet: its reason and parameters, which the page words in the
+                            # reader's language (docs/API.md, "Refusals in the player's language").
+                            "reason": {"type": "string", "description": "the refusal, by a stable name"},
+                            "player": {"type": "string", "description": "the player the refusal is about"},
+                            "card": {"type": ["string", "null"], "description": "owes: the card that asked"},
+                            "presses": {"type": "integer", "description": "owes: presses still owed"},
+                            "cards": {"type": "integer", "description": "owes: cards still owed"},
+                            "until_fire": {"type": "boolean", "description": "owes: until the launcher fires"},
+                            "started": {"type": "boolean", "description": "owes: the player has begun"},
+                            "max": {"type": "integer", "description": "name_too_long: the most characters"},
+                            "first": {"type": "string", "description": "names_differ: the first name"},
+                            "second": {"type": "string", "description": "names_differ: the name like it"},
+                            "count": {"type": "integer", "description": "player_count: the players given"},
+                            "low": {"type": "integer", "description": "player_count: the fewest the game takes"},
+                            "high": {"type": "integer", "description": "player_count: the most the game takes"},
                         },
                     }
                 },
