@@ -163,12 +163,13 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
     assert status == 200, answer
     penalty = fill(en["feed.declared"], player=IMG, what=en["decl.uno_penalty"])
     expect(page.locator('#feed li[data-type="attack.started"] .feed-text').first).to_have_text(penalty, timeout=WAIT_MS)
-    for path, body in [
-        ("/api/attacks", {"kind": "cancel"}),
-        ("/api/games/current/rounds", {"winner": IMG, "hands": {SCRIPT: 1, SVG: 2, LEE: 3}}),
-    ]:
-        status, answer = daemon.post(path, body)
-        assert status in (200, 201), answer
+    for _ in range(len(PLAYERS) + 1):  # a cancel drops the newest of what is owed: the penalty, the Wild All Hit
+        if not daemon.get("/api/game")["game"]["table"]["demands"]:
+            break
+        status, answer = daemon.post("/api/attacks", {"kind": "cancel"})
+        assert status == 200, answer
+    status, answer = daemon.post("/api/games/current/rounds", {"winner": IMG, "hands": {SCRIPT: 1, SVG: 2, LEE: 3}})
+    assert status == 201, answer
     expect(page.locator('#feed li[data-type="round.scored"] .feed-text').first).to_have_text(
         fill(en["feed.round_scored"], round=2, winner=IMG), timeout=WAIT_MS
     )
