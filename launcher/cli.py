@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print_pins(table: str | None, admin: str | None) -> None:
-    """PINs just made, shown this once (only their hashes are kept)."""
+    """PINs just made, shown this once (the admin PIN is kept only hashed; the table PIN as it is, for the invite)."""
     if table is not None:
         print(f"Table PIN: {table}  (players join with it; the QR code below joins at once)")
     else:
@@ -168,7 +168,10 @@ def _print_pins(table: str | None, admin: str | None) -> None:
     if admin is not None:
         print(f"Admin PIN: {admin}  (for the launcher's settings: keep it to yourself)")
     if table is not None or admin is not None:
-        print("Shown only now: they are stored hashed. Change them on the page under Admin, or: uno-launcher new-pins")
+        print(
+            "Shown only now (any joined phone can show the table's invite). Change them on the page under Admin, or: "
+            "uno-launcher new-pins"
+        )
 
 
 def _print_qr(table: str | None, page_url: str) -> None:
