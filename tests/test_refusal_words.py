@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.clock import VirtualClock
-from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.outcomes import FaultCause
 from launcher.refusals import Refusal
-from tests.conftest import joined_client
+from tests.conftest import joined_client, local_daemon
 
 STATIC = Path(__file__).resolve().parent.parent / "webui" / "static"
 LANGS = ["en", "zh-Hans", "zh-Hant"]
@@ -25,12 +23,8 @@ LANGS = ["en", "zh-Hans", "zh-Hant"]
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    clock = VirtualClock()
-    running = Daemon(config.replace("dispense", min_rest_ms=0), clock=clock)
-    yield running
-    running.close()
-    clock.close()
+    with local_daemon(tmp_path) as running:
+        yield running
 
 
 @pytest.fixture
