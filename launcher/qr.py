@@ -7,6 +7,7 @@ it, joins, and removes it from the address bar.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 
 import qrcode
@@ -25,6 +26,7 @@ def qr_text(url: str) -> str:
     return out.getvalue()
 
 
+@functools.lru_cache(maxsize=8)  # about 10 ms of interpreter time each: drawn once per link, however often asked
 def qr_svg_data_url(url: str) -> str:
     """An SVG QR code on white (readable in the dark theme too) as a data: URL, for an <img>: the page's policy
     allows data: images, never inline markup."""
