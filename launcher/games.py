@@ -24,6 +24,7 @@ from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game_view import game_view, table_view
 from launcher.history import History
+from launcher.refusals import Refusal
 from launcher.store import Store, game_table
 from launcher.text import scrubbed
 
@@ -37,11 +38,11 @@ class GameOver(LauncherError, RuntimeError):
 
 
 class CannotUndo(LauncherError, RuntimeError):
-    """The last declaration cannot be undone; `code` says why: "undo_too_late" (a press came after it, so the table
-    before it is no longer the table's past) or "nothing_to_undo" (no declaration since the round began, or it was
+    """The last declaration cannot be undone; `code` says why: UNDO_TOO_LATE (a press came after it, so the table
+    before it is no longer the table's past) or NOTHING_TO_UNDO (no declaration since the round began, or it was
     undone already)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: Refusal, message: str) -> None:
         super().__init__(message)
         self.code = code
 
@@ -167,10 +168,11 @@ class GameDesk:
             game, _ = self._copies()
             _still_on(game)
             if self._undo is None:
-                raise CannotUndo("nothing_to_undo", "nothing to undo: no card or penalty was declared since")
+                raise CannotUndo(Refusal.NOTHING_TO_UNDO, "nothing to undo: no card or penalty was declared since")
             if self._undo["pressed"]:
                 raise CannotUndo(
-                    "undo_too_late", "too late to undo: the launcher was pressed after it; use Cancel or correct it"
+                    Refusal.UNDO_TOO_LATE,
+                    "too late to undo: the launcher was pressed after it; use Cancel or correct it",
                 )
             kind = self._undo["kind"]
             table = Table.from_dict(self._undo["table"])

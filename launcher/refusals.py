@@ -24,3 +24,11 @@ class Refusal(StrEnum):
     FAULT = "fault"  # the launcher stopped to be safe; the admin resets it
     LID_OPEN = "lid_open"
     BUSY = "busy"  # the launcher is still firing
+    UNDO_TOO_LATE = "undo_too_late"  # a press came after the declaration: cancel or correct instead
+    NOTHING_TO_UNDO = "nothing_to_undo"  # no declaration since the round began, or it was undone already
+    # A phone's contribution to a shuffle (launcher/shuffles.py), each with `shuffle`, the number it was sent for.
+    CONTRIBUTIONS_CLOSED = "contributions_closed"  # its first press fixed it
+    CONTRIBUTIONS_FULL = "contributions_full"  # max: it has the most it takes
+    ALREADY_CONTRIBUTED = "already_contributed"  # from this session
+    SHUFFLE_OVER = "shuffle_over"  # playing: the number of the shuffle in play
+    SHUFFLE_NOT_STARTED = "shuffle_not_started"  # sent as `reason` beside the code `not_found`

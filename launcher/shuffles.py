@@ -31,6 +31,7 @@ from launcher.fairness import (
     shuffle_key,
     shuffle_record,
 )
+from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile, Schedule, profile_from_mapping, profile_to_mapping
 from launcher.store import Store, event_table, shuffle_table
 
@@ -61,11 +62,13 @@ class ShuffleOpen(LauncherError, RuntimeError):
 
 
 class ContributionRefused(LauncherError, RuntimeError):
-    """A contribution the shuffle does not take; `code` names why (docs/API.md)."""
+    """A contribution the shuffle does not take: `reason` says why, `details` its parameters, for the page to word
+    (docs/API.md); the message is the English words, for logs."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, reason: Refusal, message: str, **details: int) -> None:
         super().__init__(message)
-        self.code = code
+        self.reason = reason
+        self.details = details
 
 
 # What ended a press as a record says it (fairness.STOPS), from what the controller says: "miss", "empty", "fault"
@@ -217,27 +220,36 @@ class ShuffleBook:
         ContributionRefused naming why not."""
         played = self._current
         if played is None or number > played.number:
-            raise ContributionRefused("not_found", f"there is no shuffle {number} being played")
+            raise ContributionRefused(
+                Refusal.SHUFFLE_NOT_STARTED, f"there is no shuffle {number} being played", shuffle=number
+            )
         if number < played.number:
             raise ContributionRefused(
-                "shuffle_over",
+                Refusal.SHUFFLE_OVER,
                 f"shuffle {number} has ended (shuffle {played.number} is being played); it takes no more",
+                shuffle=number,
+                playing=played.number,
             )
         with played._lock:
             if played.closed:
                 raise ContributionRefused(
-                    "contributions_closed",
+                    Refusal.CONTRIBUTIONS_CLOSED,
                     f"shuffle {number}'s contributions closed at its first press: the shuffle was fixed without yours "
                     "(you can still check it when it ends)",
+                    shuffle=number,
                 )
             if sender in played._senders:
                 raise ContributionRefused(
-                    "already_contributed", f"this phone has already added its randomness to shuffle {number}"
+                    Refusal.ALREADY_CONTRIBUTED,
+                    f"this phone has already added its randomness to shuffle {number}",
+                    shuffle=number,
                 )
             if len(played.contributions) >= MAX_CONTRIBUTIONS:
                 raise ContributionRefused(
-                    "contributions_full",
+                    Refusal.CONTRIBUTIONS_FULL,
                     f"shuffle {number} already has {MAX_CONTRIBUTIONS} contributions, the most a shuffle takes",
+                    shuffle=number,
+                    max=MAX_CONTRIBUTIONS,
                 )
             played.contributions.append(value)
             played._senders.add(sender)

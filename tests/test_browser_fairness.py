@@ -322,7 +322,8 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
     open_live(phones["late"], daemon, joined=True)
-    expect(phones["late"].locator("#fair-mine")).to_have_text(strings["en"]["fair.mine_late"], timeout=WAIT_MS)
+    late = fill(strings["en"]["refused.contributions_closed"], shuffle=first["number"])
+    expect(phones["late"].locator("#fair-mine")).to_have_text(late, timeout=WAIT_MS)
     assert daemon.get("/api/state")["shuffle"]["contributions"] == mixed
 
     phones["a"].locator("#new-shuffle").tap()
@@ -379,7 +380,8 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
     first = daemon.get("/api/state")["shuffle"]
     assert daemon.post("/api/press", {})[0] == 200  # another phone presses first
     held[0].continue_()
-    expect(page.locator("#fair-mine")).to_have_text(english["fair.mine_late"], timeout=WAIT_MS)
+    late = fill(english["refused.contributions_closed"], shuffle=first["number"])
+    expect(page.locator("#fair-mine")).to_have_text(late, timeout=WAIT_MS)
     expect(page.locator("#fair-mix-text")).to_have_text(mix_text(english, 0, closed=True))
     assert daemon.get("/api/state")["shuffle"]["contributions"] == []
     page.unroute("**/api/shuffles/current/contributions")

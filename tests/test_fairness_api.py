@@ -120,6 +120,8 @@ def test_one_contribution_per_phone_and_at_most_32_a_shuffle(daemon: Daemon) -> 
     assert full.get_json()["error"] == {
         "code": "contributions_full",
         "message": f"shuffle {number} already has 32 contributions, the most a shuffle takes",
+        "shuffle": number,  # the parameters the page words it with (docs/API.md)
+        "max": 32,
     }
     assert len(current(first)["contributions"]) == 32
 

@@ -16,6 +16,7 @@ from launcher.daemon import Daemon
 from launcher.outcomes import FaultCause
 from launcher.refusals import Refusal
 from tests.conftest import joined_client, local_daemon
+from tests.test_fairness_api import value
 
 STATIC = Path(__file__).resolve().parent.parent / "webui" / "static"
 LANGS = ["en", "zh-Hans", "zh-Hant"]
@@ -146,6 +147,35 @@ def test_a_fault_carries_its_cause_and_refuses_presses_by_code(daemon: Daemon, c
     faults = [e.data for e in daemon.bus.events_after(0) if e.type == "hardware.fault"]
     assert faults == [{"message": state["fault"], "cause": "board"}]
     assert refused(client, "POST", "/api/press", {})["code"] == "fault"
+
+
+CONTRIBUTE = "/api/shuffles/current/contributions"
+
+
+def test_contribution_refusals_name_the_shuffle_they_were_sent_for(daemon: Daemon, client: FlaskClient) -> None:
+    """docs/FAIRNESS.md: one contribution a phone, before the shuffle's first press, to the shuffle in play."""
+    number = client.get("/api/state").get_json()["shuffle"]["number"]
+    assert client.post(CONTRIBUTE, json={"shuffle": number, "value": value()}).status_code == 201
+    error = refused(client, "POST", CONTRIBUTE, {"shuffle": number, "value": value()})
+    assert (error["code"], error["shuffle"]) == ("already_contributed", number)
+    error = refused(client, "POST", CONTRIBUTE, {"shuffle": number + 1, "value": value()})
+    assert error | {"code": "not_found", "reason": "shuffle_not_started", "shuffle": number + 1} == error
+    assert daemon.controller.press("web").wait(10)
+    late = joined_client(daemon)
+    error = refused(late, "POST", CONTRIBUTE, {"shuffle": number, "value": value()})
+    assert (error["code"], error["shuffle"]) == ("contributions_closed", number)
+    daemon.controller.new_shuffle()
+    error = refused(late, "POST", CONTRIBUTE, {"shuffle": number, "value": value()})
+    assert error | {"code": "shuffle_over", "shuffle": number, "playing": number + 1} == error
+
+
+def test_undo_refusals_say_why_by_code(client: FlaskClient) -> None:
+    """docs/GAME.md, Undo: nothing declared leaves nothing to undo; a press after the declaration makes it too late."""
+    new_game(client, players=["Ann", "Bob", "Cy"])
+    assert refused(client, "POST", "/api/game/undo-declaration", {})["code"] == "nothing_to_undo"
+    declare(client, {"kind": "hit2", "by": "Ann"})
+    press_for(client, "Bob")
+    assert refused(client, "POST", "/api/game/undo-declaration", {})["code"] == "undo_too_late"
 
 
 # --- words a player can read ----------------------------------------------------------------------------------------

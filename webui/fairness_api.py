@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.bodies import Field, Shape, expect, whole
 from launcher.fairness import MAX_CONTRIBUTIONS, is_contribution
+from launcher.refusals import Refusal
 from launcher.shuffles import ContributionRefused, ShuffleBook
 from webui.access import session_token
 from webui.api import json_object
@@ -42,5 +43,7 @@ def contribute() -> tuple[Response, int]:
     try:
         index, count = shuffles.contribute(number, value, sender)
     except ContributionRefused as refused:
-        raise ApiError(404 if refused.code == "not_found" else 409, refused.code, str(refused)) from None
+        if refused.reason is Refusal.SHUFFLE_NOT_STARTED:  # the code clients know, its reason beside it
+            raise ApiError(404, "not_found", str(refused), reason=refused.reason, **refused.details) from None
+        raise ApiError(409, refused.reason, str(refused), **refused.details) from None
     return jsonify(shuffle=number, index=index, count=count, max=MAX_CONTRIBUTIONS), 201

@@ -460,8 +460,7 @@ async function undoDeclaration() {
     const answer = await request("POST", "/api/game/undo-declaration", {});
     if (answer.game) showGame(answer.game);
   } catch (error) {
-    const late = ["undo_too_late", "nothing_to_undo"].includes(error.body?.error?.code);
-    showError("declare-error", late ? t("undo.too_late") : refusal(error));
+    showError("declare-error", refusal(error));
   } finally {
     game.sending = false;
     renderTablePanel();

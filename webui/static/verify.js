@@ -6,7 +6,7 @@
 // launcher over plain http on the home network, so the hashing is done here; crypto.getRandomValues works anywhere.
 // What it exports besides `plug` is its verifier, which tests/test_browser_fairness.py imports to check.
 import { access } from "./access.js";
-import { request } from "./api.js";
+import { request, refusal } from "./api.js";
 import { $, ui, t, stored, remember, span } from "./core.js";
 
 const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that shuffle}, newest last
@@ -25,6 +25,7 @@ const fair = {
   watched: new Map(), // shuffle number -> the commitment this page was first shown for it
   swapped: null, // {shuffle, before}: the commitment of the shuffle in play changed while this page watched
   sending: false, // a contribution is on its way
+  refused: null, // {commitment, error}: this phone's contribution refused for a reason its memory does not keep
   checked: null, // the last ended shuffle: {shuffle, commitment, result} (result null while it is checked)
   newestEnded: 0, // the highest shuffle.ended number seen, so older ones in the history are not checked
   seenId: 0, // the newest event the last state read holds: the stream's older events are in it already
@@ -402,6 +403,7 @@ async function fairContribute() {
   const value = entry.mine ?? fairHex(crypto.getRandomValues(new Uint8Array(16)));
   fairNote(shuffle.commitment, { mine: value }); // kept first: a try that is lost sends the same bytes again
   fair.sending = true;
+  fair.refused = null;
   fairRender();
   try {
     // The phone is not asked to join: it tries again once it does.
@@ -410,7 +412,7 @@ async function fairContribute() {
     if (shuffle.contributions.length === body.index) shuffle.contributions = [...shuffle.contributions, value];
   } catch (error) {
     // Offline (status 0): tried again when the stream reconnects. join_required: tried again once this phone
-    // joins; shuffle_over, not_found: a newer shuffle is coming.
+    // joins; shuffle_over, shuffle_not_started: a newer shuffle is coming. Each is told while this shuffle shows.
     const refused = error.status
       ? {
           contributions_closed: { late: true },
@@ -422,6 +424,8 @@ async function fairContribute() {
       // This phone's own bytes, taken already (the answer came before the list showed them): nothing to change.
     } else if (refused) {
       fairNote(shuffle.commitment, refused);
+    } else if (error.status) {
+      fair.refused = { commitment: shuffle.commitment, error };
     }
     if (refused?.late) shuffle.open = false;
   } finally {
@@ -492,9 +496,11 @@ function fairMineText(shuffle) {
   const entry = fairMemory()[shuffle.commitment] ?? {};
   const place = entry.mine ? shuffle.contributions.indexOf(entry.mine) + 1 : 0;
   if (place) return t("fair.mine_in", { place });
-  if (entry.late) return t("fair.mine_late");
-  if (entry.full) return t("fair.mine_full");
-  if (entry.other) return t("fair.mine_other");
+  // Worded as the daemon's refusals are: the page may know it before it sends (late), or after a reload.
+  if (entry.late) return t("refused.contributions_closed", { shuffle: shuffle.number });
+  if (entry.full) return t("refused.contributions_full", { shuffle: shuffle.number, max: FAIR_MAX });
+  if (entry.other) return t("refused.already_contributed", { shuffle: shuffle.number });
+  if (fair.refused?.commitment === shuffle.commitment) return refusal(fair.refused.error);
   if (fair.sending) return t("fair.mine_adding");
   if (shuffle.open && !fairJoined()) return t("fair.mine_join");
   return "";
