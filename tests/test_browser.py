@@ -125,6 +125,37 @@ def test_first_visit_picks_the_language_from_the_browser(daemon, playwright_chro
     context.close()
 
 
+def test_the_words_come_with_the_page_before_any_script_and_the_picked_language_with_the_next(
+    daemon, playwright_chromium
+):
+    playwright, browser = playwright_chromium
+    traditional, english = catalogue("zh-Hant"), catalogue("en")
+    # A slow Wi-Fi, as good as: no script has run yet. The words are there already.
+    still = browser.new_context(**playwright.devices["Pixel 5"], locale="zh-TW", java_script_enabled=False)
+    page = still.new_page()
+    page.goto(daemon.url + "/")
+    expect(page.locator("h1")).to_have_text(traditional["app.title"])
+    expect(page.locator("#lang-label")).to_have_text(traditional["lang.label"])
+    still.close()
+
+    # With the scripts, no catalogue is fetched for the page's own language: it came inside the page.
+    context = browser.new_context(**playwright.devices["Pixel 5"], locale="zh-TW")
+    page = context.new_page()
+    fetched: list[str] = []
+    page.route("**/i18n/*.json", lambda route: (fetched.append(route.request.url), route.continue_()))
+    open_joined(page, daemon)
+    expect(page.locator("#press-caption")).to_have_text(traditional["button.caption"])
+    assert fetched == []
+
+    # Another language, picked on the phone, is fetched once and the daemon sends the next page in it.
+    page.locator("#lang").select_option("en")
+    expect(page.locator("#lang-label")).to_have_text(english["lang.label"])
+    assert [url.rsplit("/", 1)[-1] for url in fetched] == ["en.json"]
+    again = context.request.get(daemon.url + "/")
+    assert '<html lang="en">' in again.text()
+    context.close()
+
+
 def test_refilling_the_hopper_from_a_phone_shows_on_every_phone(daemon, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")

@@ -12,7 +12,7 @@ LANGS = ["en", "zh-Hans", "zh-Hant"]
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # data-i18n="key" in the template, t("key" in the script (keys are always literal so they can be checked here).
-TEMPLATE_KEY = re.compile(r'data-i18n="([^"]+)"')
+TEMPLATE_KEY = re.compile(r'data-i18n="([^"]+)"|strings\["([^"]+)"\]')  # the page's elements, the manifest's fields
 SCRIPT_KEY = re.compile(r'(?<![\w.$])t\("([^"]+)"')
 
 
@@ -21,7 +21,10 @@ def catalogue(lang: str) -> dict[str, str]:
 
 
 def template_keys() -> set[str]:
-    return set(TEMPLATE_KEY.findall((WEBUI / "templates" / "index.html").read_text(encoding="utf-8")))
+    found = set()
+    for template in (WEBUI / "templates").iterdir():
+        found.update(a or b for a, b in TEMPLATE_KEY.findall(template.read_text(encoding="utf-8")))
+    return found
 
 
 def scripts() -> list[Path]:

@@ -16,7 +16,7 @@ from waitress.channel import HTTPChannel
 import webui
 from launcher.daemon import Daemon
 from tests.conftest import joined_client, local_daemon, wait_until
-from webui import guess_language
+from webui.page import guess_language
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from flask import Flask, render_template, request
+from flask import Flask
 
 from launcher.access import AccessBook
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
@@ -14,27 +12,13 @@ from launcher.games import GameDesk
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
 from webui import access as gate
-from webui import api, care_api, compress, errors, fairness_api, game_api, history_api, session_api, stream
+from webui import api, care_api, compress, errors, fairness_api, game_api, history_api, page, session_api, stream
 
-LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
-_TRADITIONAL = ("zh-hant", "zh-tw", "zh-hk", "zh-mo")
-
-
-def guess_language(preferred: Iterable[str]) -> str:
-    """The page's language from the browser's list, as the page's own script decides it."""
-    for tag in (t.lower() for t in preferred):
-        if tag.startswith(_TRADITIONAL):
-            return "zh-Hant"
-        if tag == "zh" or tag.startswith("zh-"):
-            return "zh-Hans"
-        if tag == "en" or tag.startswith("en-"):
-            return "en"
-    return "en"
 
 
 def create_app(
@@ -73,11 +57,8 @@ def create_app(
     app.register_blueprint(fairness_api.bp)
     app.register_blueprint(history_api.bp)
     app.register_blueprint(care_api.bp)
+    page.install(app)
     errors.register_errors(app)
-
-    @app.get("/")
-    def index() -> str:
-        return render_template("index.html", lang=guess_language(request.accept_languages.values()))
 
     compress.install(app)
 

@@ -24,6 +24,8 @@ import { phonePlayer } from "./game.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
+const LANG_COOKIE = "uno-launcher.lang"; // webui/page.py LANG_COOKIE
+const LANG_COOKIE_S = 365 * 24 * 3600;
 const FEED_MAX = 60; // events kept for the whole history
 const FEED_LINES = 6; // lines of the quiet feed
 const HISTORY_EVENTS = 60; // replayed when the page opens: about two events per feed line
@@ -47,10 +49,24 @@ function guessLang() {
   return "en";
 }
 
-async function setLang(code) {
+// The page comes with its own language's words in place and its catalogue inside (webui/page.py): only another
+// language's catalogue is fetched.
+async function catalogueOf(code) {
+  const sent = $("strings");
+  if (sent.dataset.lang === code) return JSON.parse(sent.textContent);
   const response = await fetch(document.body.dataset.i18nBase + code + ".json");
   if (!response.ok) throw new Error(`catalogue ${code}: HTTP ${response.status}`);
-  ui.strings = await response.json();
+  return response.json();
+}
+
+// The language picked on this phone, told to the daemon too, so that the next page comes in it.
+function pickLang(code) {
+  remember(LANG_KEY, code);
+  document.cookie = `${LANG_COOKIE}=${code}; path=/; max-age=${LANG_COOKIE_S}; samesite=strict`;
+}
+
+async function setLang(code) {
+  ui.strings = await catalogueOf(code);
   ui.lang = code;
   document.documentElement.lang = code;
   $("lang").value = code;
@@ -627,10 +643,11 @@ export async function start() {
     $("profile-about").textContent = profileAbout($("profile").value);
   });
   $("lang").addEventListener("change", (e) => {
-    remember(LANG_KEY, e.target.value);
+    pickLang(e.target.value);
     setLang(e.target.value).catch(() => toast(t("toast.offline")));
   });
   const wanted = stored(LANG_KEY);
+  if (LANGS.includes(wanted)) pickLang(wanted); // a phone that picked before the daemon kept the choice
   await setLang(LANGS.includes(wanted) ? wanted : guessLang())
     .catch(() => setLang("en"))
     .catch(() => render()); // without any catalogue the page shows the keys, but still works
