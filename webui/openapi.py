@@ -446,12 +446,21 @@ SPEC: dict[str, Any] = {
                             "cards": {"type": "integer", "description": "owes: cards still owed"},
                             "until_fire": {"type": "boolean", "description": "owes: until the launcher fires"},
                             "started": {"type": "boolean", "description": "owes: the player has begun"},
-                            "max": {"type": "integer", "description": "name_too_long: the most characters"},
+                            "max": {
+                                "type": "integer",
+                                "description": "name_too_long: the most characters; contributions_full: the most "
+                                "contributions a shuffle takes",
+                            },
                             "first": {"type": "string", "description": "names_differ: the first name"},
                             "second": {"type": "string", "description": "names_differ: the name like it"},
                             "count": {"type": "integer", "description": "player_count: the players given"},
                             "low": {"type": "integer", "description": "player_count: the fewest the game takes"},
                             "high": {"type": "integer", "description": "player_count: the most the game takes"},
+                            "shuffle": {
+                                "type": "integer",
+                                "description": "a contribution's refusal: the shuffle it was sent for",
+                            },
+                            "playing": {"type": "integer", "description": "shuffle_over: the shuffle in play"},
                         },
                     }
                 },
