@@ -43,10 +43,10 @@ SHOWN_TEXT = """() => [
     .flatMap((e) => ["alt", "aria-label", "placeholder", "title"].map((name) => e.getAttribute(name) ?? "")),
 ].join("\\n")"""
 KEY_LIKE = re.compile(r"\b([a-z][a-z0-9_]*)\.[a-z0-9_]+\b")
-# Labels that must not break inside a word: table headings without a space (a Chinese word: 局数, not 局/数), and
-# the refill button's words.
+# Labels that must not break inside a word: the past games' table headings without a space (a Chinese word: 局数,
+# not 局 over 数; those tables scroll in their own box), and the refill button's words.
 BROKEN_LABELS = """() => [
-  ...document.querySelectorAll(".grid-table thead th, .grid-table > tr:first-child > th, .reload"),
+  ...document.querySelectorAll(".past .grid-table > tr:first-child > th, .reload"),
 ]
   .filter((e) => e.getClientRects().length && e.textContent.trim())
   .filter((e) => e.matches(".reload") || !/\\s/.test(e.textContent.trim()))
@@ -105,7 +105,7 @@ class Journey:
     def shoot(self, page: Page, step: str) -> None:
         """Check the page as it is now, then save it whole."""
         path = self.folder / f"{self.name}-{self.lang}-{self.width}-{step}.png"
-        page.screenshot(path=path, full_page=True)
+        page.screenshot(path=path, full_page=True, animations="disabled")  # as settled, not half popped in
         text = page.evaluate(SHOWN_TEXT)
         prefixes = {key.split(".", 1)[0] for key in self.strings}
         raw = [m.group(0) for m in KEY_LIKE.finditer(text) if m.group(1) in prefixes]
