@@ -9,7 +9,9 @@ The board's pins are driven and read by the test over two file descriptors named
   every WDT.feed(), once per pass of the firmware's loop, where edges call the pin's interrupt handler: like a
   soft IRQ that runs between two steps of the loop.
 - UNO_PINS_OUT (the board -> the test): `pwm <pin> <duty_u16> <ticks_ms>` when a duty changes, `out <pin> <0|1>`
-  when an output pin changes, `wdt <timeout_ms>` when the watchdog is made, `fed` at its first feed.
+  when an output pin changes, `wdt <timeout_ms>` when the watchdog is made, `fed` at its first feed, and
+  `pass <ticks_ms>` at a feed PASS_MS or more after the last: the loop has run every step since the one before, so
+  the world outside may move on (the test's roller runs on these, never ahead of a board the OS keeps waiting).
 """
 
 import os
@@ -32,6 +34,8 @@ _poll = select.poll()
 _poll.register(_in, select.POLLIN)
 _pending = b""
 _lines = {}  # pin id -> _Line; lines outlive Pin objects, as on the chip
+PASS_MS = 2
+_passed_ms = None
 
 
 def _say(text):
@@ -159,9 +163,14 @@ class WDT:
         _say("wdt " + str(timeout))
 
     def feed(self):
+        global _passed_ms
         if not self._fed:
             self._fed = True
             _say("fed")
+        now = time.ticks_ms()
+        if _passed_ms is None or time.ticks_diff(now, _passed_ms) >= PASS_MS:
+            _passed_ms = now
+            _say("pass " + str(now))
         _service()
 
 

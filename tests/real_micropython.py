@@ -29,7 +29,6 @@ from typing import Any
 
 import pytest
 
-from launcher.clock import REAL_CLOCK
 from launcher.hardware import framing
 from launcher.hardware.framing import Frame, Parser
 from tests.fake_machine import FIRMWARE, FakeClock, Mechanics, board, wait_until
@@ -37,6 +36,8 @@ from tests.fake_machine import FIRMWARE, FakeClock, Mechanics, board, wait_until
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 # The stand-in replaces the port's own `machine` before the firmware imports it; then the firmware's own loop runs.
+# The most the outside world moves on in one pass of the board's loop, which takes about 1 ms on a real board.
+PASS_STEP_MS = 10
 BOOT = "import sys\nimport micropython_machine\nsys.modules['machine'] = micropython_machine\nimport main\nmain.run()\n"
 
 
@@ -126,7 +127,7 @@ class RemoteMachine:
 
     def __init__(self, board: MicroPythonBoard) -> None:
         self._board = board
-        self.clock = FakeClock(source=REAL_CLOCK)
+        self.clock = FakeClock()  # the world's time, moved on by the board's passes (MicroPythonBoard._passed)
         self.lock = threading.RLock()
         self.lines: dict[str, RemoteLine] = {}
         self.pwms: dict[str, RemotePWM] = {}
@@ -166,7 +167,6 @@ class MicroPythonBoard:
         self.text = b""  # and the raw bytes
         self._parser = Parser()
         self._pins_lock = threading.Lock()
-        self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by unplug)
         pins_in_r, self._pins_in = os.pipe()
@@ -212,9 +212,9 @@ class MicroPythonBoard:
             os.close(stdin)
             os.close(stdout)
             self._start(self._read_output, "micropython-stdout")
-        self._start(self._read_pins, "micropython-pins")
         self.mechanics = Mechanics(self.machine, board, hopper=hopper, card_ms=card_ms)
-        self._start(self._run_mechanics, "micropython-mechanics")
+        self._last_pass_ms: int | None = None
+        self._start(self._read_pins, "micropython-pins")
 
     # --- the outside world ---
 
@@ -308,6 +308,9 @@ class MicroPythonBoard:
                 line = raw.decode()
                 now = time.monotonic()
                 words = line.split(" ")
+                if words[0] == "pass":
+                    self._passed(int(words[1]))
+                    continue
                 if words[0] == "pwm":
                     pwm = self.machine.pwm(words[1])
                     duty = int(words[2])
@@ -320,23 +323,26 @@ class MicroPythonBoard:
                     self.machine.outputs[words[1]] = int(words[2])
                 self.events.append((now, line))
 
-    def _run_mechanics(self) -> None:
-        while not self._stop.wait(0.001):
-            with self.machine.lock:
-                self.mechanics.step(self.machine.clock.now_ms())
+    def _passed(self, ticks_ms: int) -> None:
+        """The board's loop has run up to `ticks_ms`: the roller runs on, by at most PASS_STEP_MS. A board the OS
+        kept waiting has not watched its beam meanwhile, and a real one is never kept waiting: so the roller waits
+        with it, and a card count never overruns for want of CPU on the test machine."""
+        moved = 0 if self._last_pass_ms is None else FakeClock.ticks_diff(ticks_ms, self._last_pass_ms)
+        self._last_pass_ms = ticks_ms
+        with self.machine.lock:
+            self.machine.clock.advance(min(max(moved, 0), PASS_STEP_MS))
+            self.mechanics.step(self.machine.clock.now_ms())
 
     # --- the cable ---
 
     def wait_exit(self, timeout: float = 10.0) -> int:
         code = self.process.wait(timeout)
         for thread in self._threads:
-            if thread.name != "micropython-mechanics":
-                thread.join(5)
+            thread.join(5)
         return code
 
     def unplug(self) -> None:
         """Pull the USB cable: the board loses power and the port disappears. Safe to call twice."""
-        self._stop.set()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
         self.process.wait(10)
