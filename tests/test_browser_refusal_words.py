@@ -5,7 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests import test_browser
-from tests.test_browser import WAIT_MS, catalogue, open_joined, origin
+from tests.test_browser import WAIT_MS, catalogue, fill, open_joined, origin
+from tests.test_browser_fairness import joined_phone, open_live
 from tests.test_browser_game import phone
 
 playwright_chromium = test_browser.playwright_chromium  # one Chromium per module
@@ -31,4 +32,45 @@ def test_a_card_declared_while_someone_owes_is_refused_in_chinese_with_their_nam
     words = zh["refused.owes"].format(demand=demand, card=zh["kind.hit_2"])
     expect(page.locator("#declare-error")).to_have_text(words, timeout=WAIT_MS)
     assert [e for e in errors if "/api/attacks" not in e] == []  # the refused call itself is logged by Chromium
+    page.context.close()
+
+
+def test_an_undo_that_reaches_the_daemon_after_a_press_is_refused_in_chinese(daemon, playwright_chromium):
+    """docs/GAME.md, Undo: a press after the declaration makes the undo too late (another phone pressed first)."""
+    playwright, browser = playwright_chromium
+    zh = catalogue("zh-Hans")
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    page.clock.install()
+    open_joined(page, daemon)
+    page.clock.pause_at(page.evaluate("Date.now()") + 1000)  # the Undo button stays however slow the machine
+    page.locator("#lang").select_option("zh-Hans")
+    page.locator("#tab-table").tap()
+    page.get_by_role("button", name=zh["kind.hit_2"], exact=True).tap()  # Bob's Hit 2: Cy must press twice
+    expect(page.locator("#who input:checked")).to_have_value("Cy", timeout=WAIT_MS)
+
+    def press_first(route):  # Cy's press on another phone reaches the daemon just before this undo
+        assert daemon.post("/api/press", {"player": "Cy"})[0] == 200
+        route.continue_()
+
+    page.route("**/api/game/undo-declaration", press_first)
+    page.get_by_role("button", name=zh["undo.button"]).tap()
+    expect(page.locator("#declare-error")).to_have_text(zh["refused.undo_too_late"], timeout=WAIT_MS)
+    page.context.close()
+
+
+def test_a_contribution_this_phone_made_from_another_page_is_told_in_chinese(daemon, playwright_chromium):
+    """docs/FAIRNESS.md: one contribution a phone (its session) a shuffle."""
+    playwright, browser = playwright_chromium
+    zh = catalogue("zh-Hans")
+    page = joined_phone(browser, playwright, daemon, "zh-CN")
+    number = daemon.get("/api/state")["shuffle"]["number"]
+    other_page = page.request.post(
+        f"{daemon.url}/api/shuffles/current/contributions", data={"shuffle": number, "value": "ab" * 16}
+    )
+    assert other_page.status == 201
+    open_live(page, daemon, joined=True)
+    expect(page.locator("html")).to_have_attribute("lang", "zh-Hans")
+    words = fill(zh["refused.already_contributed"], shuffle=number)
+    expect(page.locator("#fair-mine")).to_have_text(words, timeout=WAIT_MS)
     page.context.close()

@@ -60,6 +60,44 @@ def test_the_undo_button_undoes_a_declaration(daemon, playwright_chromium):
     page.context.close()
 
 
+def test_the_undo_button_shows_for_8_seconds_after_each_declaration(daemon, playwright_chromium):
+    """docs/GAME.md, Undo and confirmations: "Undo that" shows for 8 seconds after a declaration; each declaration
+    shows it for 8 seconds again."""
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    errors: list[str] = []
+    page = phone(browser, playwright, origin(daemon.url), [], errors)
+    page.clock.install()  # the page's timers on the test's clock (fetch and the event stream are not timers)
+    open_joined(page, daemon)
+    page.clock.pause_at(page.evaluate("Date.now()") + 1000)  # from here the page's time moves only when told
+    page.locator("#tab-table").tap()
+    undo = page.get_by_role("button", name=en["undo.button"])
+    played = page.get_by_role("button", name=en["decl.played"], exact=True)
+    turn = page.locator("#who input:checked")
+
+    played.tap()  # Bob plays another card: Cy's turn
+    expect(turn).to_have_value("Cy", timeout=WAIT_MS)
+    expect(undo).to_be_visible()
+    page.clock.run_for(7900)
+    expect(undo).to_be_visible()
+    page.clock.run_for(100)
+    expect(undo).to_be_hidden()
+
+    played.tap()  # Cy plays
+    expect(turn).to_have_value("Ann", timeout=WAIT_MS)
+    expect(undo).to_be_visible()
+    page.clock.run_for(5000)
+    played.tap()  # Ann plays 5 s later: her declaration has its own 8 s
+    expect(turn).to_have_value("Bob", timeout=WAIT_MS)
+    page.clock.run_for(7900)
+    expect(undo).to_be_visible()
+    page.clock.run_for(100)
+    expect(undo).to_be_hidden()
+    assert errors == []
+    page.context.close()
+
+
 def test_cancel_asks_first_naming_what_is_dropped(daemon, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
