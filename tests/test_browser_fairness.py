@@ -392,6 +392,28 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
     page.context.close()
 
 
+def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_the_next_one(
+    daemon: Any, playwright_chromium: Any
+) -> None:
+    """The words of shuffle_over promise it: this phone adds its randomness to the shuffle in play."""
+    playwright, browser = playwright_chromium
+    page = joined_phone(browser, playwright, daemon, "en-US")
+    held: list[Route] = []
+    # The first bytes held, any after them let through.
+    page.route("**/api/shuffles/current/contributions", lambda r: r.continue_() if held else held.append(r))
+    open_live(page, daemon, joined=True)
+    while not held:
+        page.wait_for_timeout(50)
+    assert daemon.post("/api/shuffles", {})[0] == 201  # another phone starts the next shuffle
+    second = daemon.get("/api/state")["shuffle"]
+    expect(page.locator("#seal-full")).to_have_text(second["commitment"], timeout=WAIT_MS)  # the page heard of it
+    held[0].continue_()  # refused: shuffle_over
+    # Waited for on the page: the route that lets the next bytes through is served while Playwright waits.
+    expect(page.locator("#fair-mine")).to_have_text(fill(catalogue("en")["fair.mine_in"], place=1), timeout=WAIT_MS)
+    assert len(daemon.get("/api/state")["shuffle"]["contributions"]) == 1
+    page.context.close()
+
+
 def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_checks(
     daemon: Any, playwright_chromium: Any
 ) -> None:

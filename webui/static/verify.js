@@ -432,6 +432,8 @@ async function fairContribute() {
     fair.sending = false;
     fairRender();
   }
+  // A newer shuffle was heard of while these bytes were on their way: it was not tried then.
+  if (fair.shuffle !== shuffle) fairContribute();
 }
 
 // The record of an ended shuffle, checked against what this phone saw of it.
