@@ -5,9 +5,10 @@ phones must join again; the admin resets a fault.
 """
 
 import re
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests import test_browser
 from tests.conftest import start_daemon
@@ -249,3 +250,39 @@ def test_the_admin_resets_a_fault_from_its_banner(tmp_path, playwright_chromium)
         running.stop()
         if running.process.stdout:
             running.process.stdout.close()
+
+
+def holder(held: list[Route]) -> Callable[[Route], None]:
+    """A route handler that keeps each POST waiting in `held` until the test lets it go."""
+
+    def hold(route: Route) -> None:  # one parameter: Playwright passes the route alone
+        if route.request.method == "POST":
+            held.append(route)
+        else:
+            route.continue_()
+
+    return hold
+
+
+def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon, playwright_chromium):
+    # The daemon admits only two streams per address from phones that have not joined (a home router's NAT puts
+    # a whole family behind one; here all are 127.0.0.1). A phone opened by the link opens its stream before its
+    # join is answered: once joined, it must follow as a joined phone, or it keeps a stranger's place all evening
+    # and the next phone, whose owner is about to type the PIN, is left reconnecting.
+    playwright, browser = playwright_chromium
+    joined = []
+    for _ in range(2):
+        page = phone(browser, playwright)
+        held: list[Route] = []
+        page.route("**/api/session", holder(held))  # the join is answered late
+        page.goto(f"{daemon.url}/#pin={daemon.table_pin}")
+        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)  # as a stranger
+        assert held, "the page did not ask to join"
+        held[0].continue_()
+        expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+        joined.append(page)
+    newcomer = phone(browser, playwright)
+    open_not_joined(newcomer, daemon.url)  # live: a stranger's place is free
+    for page in [*joined, newcomer]:
+        expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+        page.context.close()

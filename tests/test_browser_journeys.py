@@ -43,10 +43,10 @@ SHOWN_TEXT = """() => [
     .flatMap((e) => ["alt", "aria-label", "placeholder", "title"].map((name) => e.getAttribute(name) ?? "")),
 ].join("\\n")"""
 KEY_LIKE = re.compile(r"\b([a-z][a-z0-9_]*)\.[a-z0-9_]+\b")
-# Labels that must not break inside a word: the past games' table headings without a space (a Chinese word: 局数,
-# not 局 over 数; those tables scroll in their own box), and the refill button's words.
+# Labels that must not break inside a word: the past games' and the game's statistics' table headings without a
+# space (a Chinese word: 局数, not 局 over 数; those tables scroll in their own box), and the refill button's words.
 BROKEN_LABELS = """() => [
-  ...document.querySelectorAll(".past .grid-table > tr:first-child > th, .reload"),
+  ...document.querySelectorAll(".past .grid-table > tr:first-child > th, #stats tr:first-child > th, .reload"),
 ]
   .filter((e) => e.getClientRects().length && e.textContent.trim())
   .filter((e) => e.matches(".reload") || !/\\s/.test(e.textContent.trim()))
@@ -93,13 +93,14 @@ class Journey:
         return phone(browser, playwright, self.home, self.foreign_requests, self.console_errors, **self.options)
 
     def joined_phone(self, daemon: RunningDaemon, pin: str | None = None) -> Page:
-        """A phone joined by the QR code's link, set up for a journey about something else. The page opens its
-        stream before its join is answered, and the daemon admits two streams of phones not joined per address:
-        here every phone is 127.0.0.1, so it is opened again, as a joined phone's."""
+        """A phone joined by the QR code's link, set up for a journey about something else. Its randomness is
+        taken before anyone presses, as at a table where everyone joins first (a press before it would close the
+        shuffle to it, and the daemon's refusal would be a console error)."""
         page = self.phone()
         open_joined(page, daemon, pin)
-        page.reload()
-        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        if daemon.get("/api/state")["shuffle"]["contributions_open"]:
+            taken = re.escape(self.strings["fair.mine_in"]).replace(re.escape("{place}"), r"\d+")
+            expect(page.locator("#fair-mine")).to_have_text(re.compile(taken), timeout=WAIT_MS)
         return page
 
     def shoot(self, page: Page, step: str) -> None:
@@ -249,6 +250,8 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
     cause = fill(s["prompt.by"], cause=s["kind.wild_all_hit"], by="Bob")
     for step, (asked, after) in enumerate([("Cy", ["Dee", "Ann"]), ("Dee", ["Ann"]), ("Ann", [])], start=2):
         told(asked, "mine.once", "prompt.once")
+        # The game's own turn waits for the attack: "then Cy", not "Cy's turn" beside "Dee: press once".
+        expect(bob.locator("#table-status")).to_contain_text(fill(s["table.turn_after"], player="Cy"))
         for player, page in phones.items():
             expect(page.locator("#prompt-cause")).to_have_text(cause)
             if after:
@@ -317,6 +320,9 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         for page in (player, admin):
             expect(page.locator("#fault-text")).to_have_text(banner, timeout=WAIT_MS)
         expect(player.locator("#fault-reset")).to_be_hidden()  # only the admin may reset
+        # The press the fault stopped says so, not "…" for ever.
+        stopped = fill(s["line.pressed"], who=s["line.phone"], what=s["line.stopped"])
+        expect(player.locator("#feed-lines li[data-type='press'] .feed-text").first).to_have_text(stopped)
         j.shoot(player, "1-fault")
         expect(admin.locator("#fault-reset")).to_have_text(s["fault.reset"])
         j.shoot(admin, "2-fault-on-the-admins-phone")

@@ -2,7 +2,7 @@
 // the table; the admin PIN may also change the PINs and reset a fault. The session is an HttpOnly cookie: the page
 // only learns its role.
 import { request, refusal } from "./api.js";
-import { renderButton, renderFault } from "./app.js";
+import { renderButton, renderFault, reopenStream } from "./app.js";
 import { $, hooks, ui, t, toast } from "./core.js";
 import { showError } from "./gamestate.js";
 
@@ -47,6 +47,7 @@ async function join(pin, errorId) {
   renderAccess();
   try {
     access.role = (await request("POST", "/api/session", { pin })).role;
+    reopenStream();
     return true;
   } catch (error) {
     showError(errorId, refusal(error));

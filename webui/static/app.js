@@ -270,8 +270,8 @@ function renderFeed() {
 
 // What a press's line takes in after its button.pressed: the suspense, the outcome, whom the game gave it to.
 const PRESS_PARTS = new Set(["launcher.suspense", "launcher.missed", "launcher.fired", "launcher.dealt", "attack.progress"]);
-// Outcomes that also keep their own line: they ask the table to do something (clear a jam, refill).
-const PRESS_TROUBLES = new Set(["launcher.jammed", "launcher.empty", "launcher.stopped"]);
+// Outcomes that also keep their own line: they ask the table to do something (clear a jam, refill, reset).
+const PRESS_TROUBLES = new Set(["launcher.jammed", "launcher.empty", "launcher.stopped", "hardware.fault"]);
 
 // The feed's events as lines, newest first: {key, press: [its events]} for a press, {key, event} for the others.
 function quietLines(events) {
@@ -320,17 +320,21 @@ function pressItem(events) {
   let player = null;
   let dispensed = null;
   let jackpot = false;
+  let stopped = false; // a FAULT ended it: no outcome comes
   for (const { type, data } of events) {
     player = data.player ?? player;
     if (type === "launcher.missed") dispensed = 0;
     else if (data.dispensed !== undefined) dispensed = data.dispensed;
     jackpot ||= Boolean(data.jackpot);
+    stopped ||= type === "hardware.fault";
   }
   const who = player ?? (pressed.data.source === "button" ? t("line.button") : t("line.phone"));
   const values = { n: dispensed };
   const [symbol, what] =
     dispensed === null
-      ? ["…", t("line.waiting")]
+      ? stopped
+        ? ["⚠", t("line.stopped")]
+        : ["…", t("line.waiting")]
       : jackpot
         ? ["★", t("line.jackpot", values)]
         : dispensed === 0
@@ -614,6 +618,12 @@ function connect() {
     if (source.readyState === EventSource.CLOSED) setTimeout(() => source === stream && connect(), 5000);
   };
   source.onmessage = (message) => onEvent(JSON.parse(message.data));
+}
+
+// A phone that has just joined follows as a joined phone from now on: the daemon admits a stream by what the phone
+// was when it opened it, and has few places for phones that have not joined (a whole family may share one address).
+export function reopenStream() {
+  if (stream) connect();
 }
 
 // iOS ends a hidden page's stream without a word, and may leave it looking open. Shown again, the page opens a

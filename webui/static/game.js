@@ -370,8 +370,12 @@ function renderTablePanel() {
   const data = game.data;
   if (!data) return;
   const { table } = data;
-  const parts = table.pending && !data.scoreboard.over ? [demandText(table.pending)] : [];
-  parts.push(table.current ? t("table.turn", { player: table.current }) : t("table.no_turns"));
+  const owed = table.pending && !data.scoreboard.over;
+  const parts = owed ? [demandText(table.pending)] : [];
+  const player = { player: table.current };
+  // While a press is owed, the game's own turn comes after it.
+  const turn = owed ? t("table.turn_after", player) : t("table.turn", player);
+  parts.push(table.current ? turn : t("table.no_turns"));
   if (table.out?.length) parts.push(t("table.out", { players: names(table.out) })); // knock-out play
   parts.push(table.direction === 1 ? t("table.clockwise") : t("table.counter_clockwise"));
   parts.push(t("table.dealer", { player: table.dealer }));

@@ -394,7 +394,8 @@ async function fairContribute() {
   const shuffle = fair.shuffle;
   if (!shuffle || fair.sending || !fairJoined()) return;
   const entry = fairMemory()[shuffle.commitment] ?? {};
-  if (entry.late || entry.full || entry.other || (entry.mine && shuffle.contributions.includes(entry.mine))) return;
+  const taken = entry.index != null || (entry.mine && shuffle.contributions.includes(entry.mine));
+  if (entry.late || entry.full || entry.other || taken) return;
   if (!shuffle.open || shuffle.presses > 0) {
     fairNote(shuffle.commitment, { late: true }); // joined, and the first press came before this phone's bytes
     fairRender();
@@ -432,8 +433,9 @@ async function fairContribute() {
     fair.sending = false;
     fairRender();
   }
-  // A newer shuffle was heard of while these bytes were on their way: it was not tried then.
-  if (fair.shuffle !== shuffle) fairContribute();
+  // A newer shuffle was heard of while these bytes were on their way: it was not tried then. (The same shuffle,
+  // read again meanwhile, is not newer: its list may not show these bytes yet, and they are not sent twice.)
+  if (fair.shuffle && fair.shuffle.commitment !== shuffle.commitment) fairContribute();
 }
 
 // The record of an ended shuffle, checked against what this phone saw of it.
