@@ -251,6 +251,7 @@ class Mechanics:
         self.block_ms = block_ms
         self.jammed = False
         self.stuck = False
+        self.paused = False  # the roller holds (tests/real_micropython.py: while the board's loop is kept waiting)
         self.cards_out = 0
         self._run_ms = 0
         self._last_ms: int | None = None
@@ -267,7 +268,7 @@ class Mechanics:
             forward = machine.pwm(self._pins.MOTOR_IN1).duty > 0 and machine.pwm(self._pins.MOTOR_IN2).duty == 0
             elapsed = 0 if self._last_ms is None else now_ms - self._last_ms
             self._last_ms = now_ms
-            if forward and not self.jammed and self.hopper > 0:
+            if forward and not self.jammed and not self.paused and self.hopper > 0:
                 self._run_ms += elapsed
                 if self._run_ms >= self.card_ms:
                     self._run_ms = 0

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from launcher.clock import REAL_CLOCK
 from launcher.hardware import framing
 from launcher.hardware.framing import Frame, Parser
 from tests.fake_machine import FIRMWARE, FakeClock, Mechanics, board, wait_until
@@ -36,8 +37,9 @@ from tests.fake_machine import FIRMWARE, FakeClock, Mechanics, board, wait_until
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 # The stand-in replaces the port's own `machine` before the firmware imports it; then the firmware's own loop runs.
-# The most the outside world moves on in one pass of the board's loop, which takes about 1 ms on a real board.
-PASS_STEP_MS = 10
+# A board whose loop has not been seen to pass for this long is kept waiting by the OS (a real board's loop passes
+# every millisecond or so): the simulated roller waits for it.
+STALLED_S = 0.01
 BOOT = "import sys\nimport micropython_machine\nsys.modules['machine'] = micropython_machine\nimport main\nmain.run()\n"
 
 
@@ -127,7 +129,7 @@ class RemoteMachine:
 
     def __init__(self, board: MicroPythonBoard) -> None:
         self._board = board
-        self.clock = FakeClock()  # the world's time, moved on by the board's passes (MicroPythonBoard._passed)
+        self.clock = FakeClock(source=REAL_CLOCK)
         self.lock = threading.RLock()
         self.lines: dict[str, RemoteLine] = {}
         self.pwms: dict[str, RemotePWM] = {}
@@ -213,8 +215,10 @@ class MicroPythonBoard:
             os.close(stdout)
             self._start(self._read_output, "micropython-stdout")
         self.mechanics = Mechanics(self.machine, board, hopper=hopper, card_ms=card_ms)
-        self._last_pass_ms: int | None = None
+        self._passed_at = 0.0  # time.monotonic() of the board loop's last pass seen
         self._start(self._read_pins, "micropython-pins")
+        self._stop = threading.Event()
+        self._start(self._run_mechanics, "micropython-mechanics")
 
     # --- the outside world ---
 
@@ -309,7 +313,7 @@ class MicroPythonBoard:
                 now = time.monotonic()
                 words = line.split(" ")
                 if words[0] == "pass":
-                    self._passed(int(words[1]))
+                    self._passed_at = now
                     continue
                 if words[0] == "pwm":
                     pwm = self.machine.pwm(words[1])
@@ -323,26 +327,27 @@ class MicroPythonBoard:
                     self.machine.outputs[words[1]] = int(words[2])
                 self.events.append((now, line))
 
-    def _passed(self, ticks_ms: int) -> None:
-        """The board's loop has run up to `ticks_ms`: the roller runs on, by at most PASS_STEP_MS. A board the OS
-        kept waiting has not watched its beam meanwhile, and a real one is never kept waiting: so the roller waits
-        with it, and a card count never overruns for want of CPU on the test machine."""
-        moved = 0 if self._last_pass_ms is None else FakeClock.ticks_diff(ticks_ms, self._last_pass_ms)
-        self._last_pass_ms = ticks_ms
-        with self.machine.lock:
-            self.machine.clock.advance(min(max(moved, 0), PASS_STEP_MS))
-            self.mechanics.step(self.machine.clock.now_ms())
+    def _run_mechanics(self) -> None:
+        """The world outside the board, in real time; but the roller holds while the board's loop is not seen to
+        pass. A board the OS keeps waiting does not watch its beam, and a real one is never kept waiting: so a
+        loaded test machine cannot make a card count overrun (the beam still clears in real time)."""
+        while not self._stop.wait(0.001):
+            with self.machine.lock:
+                self.mechanics.paused = time.monotonic() - self._passed_at > STALLED_S
+                self.mechanics.step(self.machine.clock.now_ms())
 
     # --- the cable ---
 
     def wait_exit(self, timeout: float = 10.0) -> int:
         code = self.process.wait(timeout)
         for thread in self._threads:
-            thread.join(5)
+            if thread.name != "micropython-mechanics":
+                thread.join(5)
         return code
 
     def unplug(self) -> None:
         """Pull the USB cable: the board loses power and the port disappears. Safe to call twice."""
+        self._stop.set()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
         self.process.wait(10)
