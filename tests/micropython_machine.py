@@ -34,7 +34,7 @@ _poll = select.poll()
 _poll.register(_in, select.POLLIN)
 _pending = b""
 _lines = {}  # pin id -> _Line; lines outlive Pin objects, as on the chip
-PASS_MS = 2
+PASS_MS = 4
 _passed_ms = None
 
 

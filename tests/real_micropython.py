@@ -39,7 +39,7 @@ ROOT = TESTS.parent
 # The stand-in replaces the port's own `machine` before the firmware imports it; then the firmware's own loop runs.
 # A board whose loop has not been seen to pass for this long is kept waiting by the OS (a real board's loop passes
 # every millisecond or so): the simulated roller waits for it.
-STALLED_S = 0.01
+STALLED_S = 0.02
 BOOT = "import sys\nimport micropython_machine\nsys.modules['machine'] = micropython_machine\nimport main\nmain.run()\n"
 
 
