@@ -34,9 +34,13 @@ INJECTED = """() => ({
   pwned: typeof window.__pwned,
   handlers: [...document.querySelectorAll("*")].flatMap((e) =>
     [...e.attributes].filter((a) => a.name.startsWith("on")).map((a) => `${e.tagName} ${a.name}`)),
-  scripts: [...document.scripts].map((s) => s.getAttribute("src")),
-  planted: document.querySelectorAll('img[src="x"], svg[onload], script:not([src])').length,
+  scripts: [...document.scripts].filter((s) => s.type !== "application/json").map((s) => s.getAttribute("src")),
+  planted: document.querySelectorAll('img[src="x"], svg[onload], script:not([src]):not(#strings)').length,
 })"""
+
+
+# The page's catalogue comes inside it as a data block (webui/page.py): a script of a type no browser runs.
+DATA_BLOCK = "application/json"
 
 
 class Markup(HTMLParser):
@@ -46,6 +50,7 @@ class Markup(HTMLParser):
         super().__init__()
         self.scripts: list[str | None] = []
         self.inline: list[str] = []
+        self.data_blocks = 0
         self._in = ""
         self.feed(html)
         self.close()
@@ -54,6 +59,10 @@ class Markup(HTMLParser):
         for name, value in attrs:
             if name.startswith("on") or name == "style" or (value or "").strip().lower().startswith("javascript:"):
                 self.inline.append(f"<{tag} {name}={value!r}>")
+        if tag == "script" and dict(attrs).get("type") == DATA_BLOCK:
+            self.data_blocks += 1  # data, never run: its text is no code
+            self._in = "data"
+            return
         if tag == "script":
             self.scripts.append(dict(attrs).get("src"))
         self._in = tag
@@ -189,6 +198,7 @@ def test_the_policy_allows_no_inline_script_and_the_page_has_none(daemon):
     assert rules.get("base-uri") in (["'none'"], ["'self'"]), headers[0]
     markup = Markup(html)
     assert markup.inline == []
+    assert markup.data_blocks == 1  # the catalogue, and nothing else without a src
     assert markup.scripts and all(src and src.startswith("/static/") for src in markup.scripts), markup.scripts
 
 

@@ -600,7 +600,8 @@ let stream = null; // the event stream this page follows now
 let hiddenSince = null; // performance.now() when the page was hidden
 
 // The browser itself sends Last-Event-ID when it reconnects; the query only matters for a new stream.
-function connect() {
+// `joined`: opened again only because this phone joined (nothing was lost: no catch-up to keep quiet).
+function connect(joined = false) {
   stream?.close();
   const source = new EventSource(`/api/events?last_event_id=${ui.lastId}`);
   stream = source;
@@ -608,7 +609,7 @@ function connect() {
     ui.conn = "live";
     renderConn();
     refreshState().catch(() => {}); // the stream's own error handler reports a lost connection
-    for (const hook of hooks.connected) hook();
+    for (const hook of hooks.connected) hook({ joined });
   };
   source.onerror = () => {
     ui.conn = "reconnecting";
@@ -623,7 +624,7 @@ function connect() {
 // A phone that has just joined follows as a joined phone from now on: the daemon admits a stream by what the phone
 // was when it opened it, and has few places for phones that have not joined (a whole family may share one address).
 export function reopenStream() {
-  if (stream) connect();
+  if (stream) connect(true);
 }
 
 // iOS ends a hidden page's stream without a word, and may leave it looking open. Shown again, the page opens a

@@ -270,9 +270,10 @@ export const plug = {
   start,
   render: renderSwitches,
   event: onEvent,
-  connected: () => {
-    // The first stream replays only what is not fresh; a reconnected one may catch up on many fresh events.
-    if (sound.connections++) sound.quietUntil = performance.now() + CATCH_UP_MS;
+  connected: ({ joined }) => {
+    // The first stream replays only what is not fresh; a reconnected one may catch up on many fresh events (not
+    // one opened again because the phone joined: it lost nothing, and the player's first press must sound).
+    if (sound.connections++ && !joined) sound.quietUntil = performance.now() + CATCH_UP_MS;
   },
   seated: keepAwake,
 };
