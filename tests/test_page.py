@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterator
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
 from launcher.daemon import Daemon
-from tests.conftest import local_daemon
+from tests import test_web
+from tests.test_browser import catalogue
 from webui.page import LANG_COOKIE, LANGUAGES, fill_words
-
-STATIC = Path(__file__).resolve().parent.parent / "webui" / "static"
-
-
-def catalogue(lang: str) -> dict[str, str]:
-    return json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
 class _Page(HTMLParser):
@@ -73,10 +66,7 @@ def read(client: FlaskClient, picked: str | None = None, **headers: str) -> _Pag
     return page
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+daemon = test_web.daemon  # the same in-process daemon fixture
 
 
 @pytest.fixture
