@@ -265,21 +265,29 @@ def holder(held: list[Route]) -> Callable[[Route], None]:
 
 
 def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon, playwright_chromium):
-    # The daemon admits only two streams per address from phones that have not joined (a home router's NAT puts
-    # a whole family behind one; here all are 127.0.0.1). A phone opened by the link opens its stream before its
-    # join is answered: once joined, it must follow as a joined phone, or it keeps a stranger's place all evening
-    # and the next phone, whose owner is about to type the PIN, is left reconnecting.
+    # The daemon admits only two streams per address from phones that have not joined (a guest network's NAT may put
+    # a whole family behind one; here all are 127.0.0.1). A phone opened by the link must follow as a joined phone
+    # from its first stream: a stranger's stream it left would keep a stranger's place until the daemon noticed,
+    # and the next phone, whose owner is about to type the PIN, would be refused (a 503) and left reconnecting.
     playwright, browser = playwright_chromium
     joined = []
-    for _ in range(2):
+    for _ in range(3):  # one more than the strangers' places at one address
         page = phone(browser, playwright)
+        console_errors: list[str] = []
+        watch(page, origin(daemon.url), [], console_errors)
+        streams: list[str] = []
+        page.on("request", lambda r, streams=streams: "/api/events" in r.url and streams.append(r.url))
         held: list[Route] = []
         page.route("**/api/session", holder(held))  # the join is answered late
         page.goto(f"{daemon.url}/#pin={daemon.table_pin}")
-        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)  # as a stranger
+        expect(page.locator("#conn")).to_have_attribute("data-state", "connecting")
         assert held, "the page did not ask to join"
+        assert streams == [], "the page followed the table before its join was answered"
         held[0].continue_()
         expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        assert len(streams) == 1, "the page opened a stranger's stream, then a joined phone's"
+        assert console_errors == []
         joined.append(page)
     newcomer = phone(browser, playwright)
     open_not_joined(newcomer, daemon.url)  # live: a stranger's place is free

@@ -143,7 +143,7 @@ function startAccess() {
     $("access").open = true;
     $("access").scrollIntoView({ block: "start" });
   });
-  joinFromLink().catch(() => {});
+  return joinFromLink().catch(() => {});
 }
 
 // What this module adds to the page's hooks (core.js; main.js adds them).

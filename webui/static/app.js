@@ -665,7 +665,9 @@ export async function start() {
   // Start the stream a little in the past, so a phone that joins sees what just happened.
   const state = await refreshState().catch(() => null);
   ui.lastId = Math.max(0, (state?.last_event_id ?? 0) - HISTORY_EVENTS);
-  for (const hook of hooks.start) hook();
+  // A phone opened by the QR link joins before it follows (access.js): its one stream is then a joined phone's,
+  // and it never holds one of the few places the daemon keeps for phones that have not joined.
+  await Promise.allSettled(hooks.start.map((hook) => hook()));
   connect();
   document.addEventListener("visibilitychange", resumeStream);
   loadProfiles().catch(() => {}); // without them the select still offers the built-in names
