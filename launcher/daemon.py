@@ -272,6 +272,9 @@ class Daemon:
             # waitress keeps what it sent on a connection until this many bytes, then starts a new buffer: an
             # event stream never ends, so the default (16 MiB) would hold up to 16 MiB per phone
             outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
+            # Reading on while a request is served is how waitress learns that a phone hung up its stream
+            # (webui/stream.py frees its place then); one request read ahead is all a phone pipelines.
+            channel_request_lookahead=1,
             asyncore_use_poll=True,
             ident="uno-launcher",
         )

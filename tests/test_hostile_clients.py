@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from launcher.access import PinGuard
-from tests.conftest import RunningDaemon, http_json_with_headers, start_daemon
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json_with_headers, start_daemon
 from tests.sse_client import SseClient
 
 pytestmark = pytest.mark.slow
@@ -158,3 +158,36 @@ def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on
     assert statuses.count(401) <= PinGuard.BUDGET + refilled
     assert statuses[-1] == 429
     _joined_phone_carries_on(daemon)
+
+
+def test_a_phone_that_hangs_up_frees_its_place_to_follow_at_once(tmp_path) -> None:
+    # Phones not joined get two streams per address. A phone that reloads, or closes the page, hangs up its stream:
+    # its place must be free again at once, not when the next heartbeat finds the connection dead (a minute here).
+    running = start_daemon(tmp_path, FAST_SIM_TOML.replace("heartbeat_s = 0.5", "heartbeat_s = 60"))
+    parts = urlsplit(running.url)
+    stream_request = b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+
+    def follow() -> tuple[socket.socket, bytes]:
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=5, source_address=("127.0.0.77", 0))
+        sock.sendall(stream_request)
+        return sock, _status_line(sock)
+
+    def following() -> int:
+        return running.get("/api/state")["connection"]["sse_clients"]
+
+    try:
+        streams = [follow() for _ in range(3)]
+        assert [status for _, status in streams] == [b"200", b"200", b"503"]
+        assert following() == 2
+        for sock, _ in streams:
+            sock.close()
+        began = time.monotonic()
+        while following() and time.monotonic() - began < ANSWER_WITHIN_S:
+            time.sleep(0.05)  # polls what the daemon says; the daemon's own checks run on their own
+        assert following() == 0, "the places of streams hung up are still held"
+        again = [follow() for _ in range(2)]
+        assert [status for _, status in again] == [b"200", b"200"]
+        for sock, _ in again:
+            sock.close()
+    finally:
+        running.close()

@@ -1,8 +1,9 @@
 """Server-Sent Events: every phone follows the table live.
 
 Each open stream holds one server thread, so the stream sends a comment at once (the browser then knows it is
-connected) and a heartbeat comment regularly (a phone that vanished is noticed on the next write and its thread
-freed). `Last-Event-ID` replays exactly what the phone missed.
+connected) and a heartbeat comment regularly (a phone that vanished without hanging up is noticed on the next write
+and its thread freed). A phone that hangs up (a reload, the page closed) is let go within `HANG_UP_CHECK_S`: waitress
+tells (see `channel_request_lookahead` in launcher/daemon.py). `Last-Event-ID` replays exactly what the phone missed.
 
 Streams are admitted by `StreamGate`, below what the server's threads can serve, so that presses and state reads
 always find a free thread: a few for clients not joined at the table (a watching phone, or anyone on the Wi-Fi),
@@ -12,8 +13,9 @@ at most two from one address; the rest for joined phones, at most four per sessi
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from flask import Blueprint, Response, current_app, request
 
@@ -25,6 +27,7 @@ from webui.errors import ApiError
 bp = Blueprint("stream", __name__)
 
 RETRY_AFTER_S = 10
+HANG_UP_CHECK_S = 1.0  # a stream's place is free again this soon after its phone hung up
 
 
 class StreamGate:
@@ -80,21 +83,38 @@ def _last_event_id(bus: EventBus) -> int:
 
 
 def _events(
-    bus: EventBus, gate: StreamGate, ticket: tuple[bool, str], last_id: int, heartbeat_s: float
+    bus: EventBus,
+    gate: StreamGate,
+    ticket: tuple[bool, str],
+    last_id: int,
+    heartbeat_s: float,
+    hung_up: Callable[[], bool],
 ) -> Iterator[str]:
+    # Quiet waits are cut into slices of at most HANG_UP_CHECK_S, and the heartbeat goes after as many quiet ones.
+    slices = math.ceil(heartbeat_s / HANG_UP_CHECK_S)
+    slice_s = heartbeat_s / slices
     try:
         yield ": connected\n\n"
         if last_id > bus.last_id:
             last_id = bus.last_id  # the phone remembers a newer log (the state was reset): follow from now
-        while not bus.streams_ended:
+        quiet = 0
+        while not bus.streams_ended and not hung_up():
             events = bus.events_after(last_id)
             if events:
                 last_id = events[-1].id
+                quiet = 0
                 yield "".join(format_event(e) for e in events)
-            elif not bus.wait(last_id, heartbeat_s):
-                yield ": heartbeat\n\n"
+            elif not bus.wait(last_id, slice_s):
+                quiet += 1
+                if quiet == slices:
+                    quiet = 0
+                    yield ": heartbeat\n\n"
     finally:
         gate.leave(ticket)
+
+
+def _never() -> bool:
+    return False
 
 
 @bp.get("/api/events")
@@ -108,7 +128,8 @@ def events() -> Response:
         raise ApiError(
             503, "too_many_streams", "too many phones follow the table right now", retry_after_s=RETRY_AFTER_S
         )
-    body = _events(bus, gate, ticket, _last_event_id(bus), heartbeat_s)
+    hung_up = request.environ.get("waitress.client_disconnected", _never)  # not under Flask's test client
+    body = _events(bus, gate, ticket, _last_event_id(bus), heartbeat_s, hung_up)
     return Response(
         body,
         mimetype="text/event-stream",
