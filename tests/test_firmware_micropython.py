@@ -155,6 +155,8 @@ def test_host_silence_stops_the_motor_after_1500_ms_of_the_boards_clock(micropyt
         pico.write(encode(3, "FIRE", (5, board.MAX_RUN_MS, 80)))  # the last the board hears
         assert pico.reply(3).cmd == "OK"
         wait_until(lambda: events(pico, "DONE"), 10, "the board to give up on the host")
+        # The motor's writes come on a pipe of their own, read by another thread: DONE may be read first.
+        wait_until(lambda: pico.motor.duty == 0, 5, "the motor off")
         [(_, on, on_ms), *_, (_, off, off_ms)] = pico.motor.history
         assert on > 0 and off == 0
         silent_ms = off_ms - on_ms  # MicroPython's ticks_ms, from the FIRE heard to the motor off
