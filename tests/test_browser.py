@@ -330,9 +330,14 @@ def test_suspense_then_jackpot_show_on_the_page_and_the_pressing_phone_vibrates(
         expect(page.locator('#feed li[data-type="launcher.suspense"] .feed-text')).to_have_text(
             fill(english["feed.suspense"], press=1), timeout=WAIT_MS
         )
-        expect(page.locator("#ring")).to_have_attribute("data-suspense", "true")
-        assert page.locator("#ring").evaluate("e => getComputedStyle(e).animationDuration") == (
-            "0s" if reduced_motion == "reduce" else "0.3s"
+        # Read together in the page: on a loaded machine the 1.5 s pause may be over by a second look.
+        fastest = "0s" if reduced_motion == "reduce" else "0.3s"
+        page.wait_for_function(
+            f"""() => {{
+                const ring = document.getElementById("ring");
+                return ring.dataset.suspense === "true" && getComputedStyle(ring).animationDuration === "{fastest}";
+            }}""",
+            timeout=WAIT_MS,
         )
         # Then the jackpot: its own symbol and words in the feed, the badge and the stage's celebration.
         jackpot = page.locator('#feed li[data-type="launcher.fired"][data-jackpot="true"]')
