@@ -163,7 +163,9 @@ def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on
 def test_a_phone_that_hangs_up_frees_its_place_to_follow_at_once(tmp_path) -> None:
     # Phones not joined get two streams per address. A phone that reloads, or closes the page, hangs up its stream:
     # its place must be free again at once, not when the next heartbeat finds the connection dead (a minute here).
-    running = start_daemon(tmp_path, FAST_SIM_TOML.replace("heartbeat_s = 0.5", "heartbeat_s = 60"))
+    config = FAST_SIM_TOML.replace("heartbeat_s = 0.5", "heartbeat_s = 60")
+    assert config != FAST_SIM_TOML  # a heartbeat this short would free the places by itself
+    running = start_daemon(tmp_path, config)
     parts = urlsplit(running.url)
     stream_request = b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
 
