@@ -137,6 +137,7 @@ class Daemon:
             self.history = History(self.store)
             self.history.catch_up()  # games kept before the history existed
             self.games = GameDesk(self.store, self.bus, history=self.history, on_change=aimer.face if aimer else None)
+            undo.callback(self.games.close)
             self.wear = Wear.kept_in(self.store, clock=clock)  # the launcher's lifetime counters, for the admin
             undo.callback(self.wear.close)
             self.controller = Controller(
@@ -326,5 +327,6 @@ class Daemon:
         self.hardware.close()
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)
+        self.games.close()  # after the server's threads: no request changes the game any more
         wasyncore.close_all(self._sockets)
         self._state_lock.close()  # last: the store is the next daemon's (or a restore's) only once all is written

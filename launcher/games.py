@@ -57,6 +57,7 @@ class GameDesk:
         on_change: Callable[[Game, Table], None] | None = None,
     ) -> None:
         self._store = store
+        self._saver = store.writer()  # every change is saved under the lock, one at a time, often (each press)
         self._bus = bus
         self._history = history  # told of every game that ends, is abandoned or is no longer finished
         self._on_change = on_change  # after every saved change, e.g. to turn the launcher to who must press
@@ -132,7 +133,7 @@ class GameDesk:
         with self._lock:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
-            with self._store.connect() as conn:
+            with self._saver.connect() as conn:
                 self._id = game_table.new(conn, json.dumps(_state(game, table, None)), time.time())
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
@@ -222,6 +223,11 @@ class GameDesk:
         self._bus.publish(EventType.ROUND_EDITED, {"round": index, "scores": scores})
         return self.view()  # type: ignore[return-value]
 
+    def close(self) -> None:
+        """Close the kept connection once nothing changes the game any more. Safe to call twice."""
+        with self._lock:
+            self._saver.close()
+
     # --- internals -----------------------------------------------------------------------------------------------
 
     def _copies(self) -> tuple[Game, Table]:
@@ -234,7 +240,7 @@ class GameDesk:
         """With the lock held: save the changed game and table durably, then make them current. `undo`: what
         undo_declaration would put back after this change (None: nothing, e.g. after a round is scored)."""
         assert self._id is not None
-        with self._store.connect() as conn:
+        with self._saver.connect() as conn:
             game_table.save(conn, self._id, json.dumps(_state(game, table, undo)))
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)

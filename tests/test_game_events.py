@@ -3,7 +3,9 @@ still carry enough for a phone to show the change at once (the round, the totals
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,3 +148,23 @@ def test_the_phones_reading_the_game_after_a_change_cost_one_view(
     daemon.games.pressed(False, 0, None)  # the next change is seen
     assert client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Cy"]["presses"] == 1
     assert len(built) == 2
+
+
+def test_presses_and_rounds_save_the_game_through_one_kept_connection(
+    daemon: Daemon, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every press and every round is saved before it is answered; opening an SQLite connection and reading the
+    schema for each save cost more than the save itself (a Pi Zero feels it at every press)."""
+    send(client, "POST", "/api/games", {"players": THREE})
+    send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    opened: list[str] = []
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: (opened.append(str(a[0])), real_connect(*a, **k))[1])
+    for _ in range(5):
+        daemon.games.pressed(False, 0, None)
+    send(client, "POST", ROUNDS, {"winner": "Bob", "hands": {"Ann": 2, "Cy": 1}})
+    assert opened == []
+    daemon.close()  # and the kept connection is closed with the daemon: the saves are in the store
+    with contextlib.closing(real_connect(daemon.store.path)) as conn:
+        (state,) = conn.execute("SELECT state FROM games ORDER BY id DESC LIMIT 1").fetchone()
+    assert len(json.loads(state)["game"]["rounds"]) == 2
