@@ -16,16 +16,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from launcher import __version__, simulate
-from launcher.config import Config, ConfigError, load
-from launcher.store import STORE_FILE, Store, StoreError, shuffle_table
+from launcher import __version__
+from launcher.schedule import PROFILES
 
-# Each command imports the rest of what it uses when it runs: `--help` and a quick command start in a fraction of
-# the time (gpiozero, the QR code maker and the web layer are the heavy ones), which on a Pi Zero is seconds.
+# Each command imports what it uses when it runs, the config's and the store's code included: `--help` and a quick
+# command start in a fraction of the time (gpiozero, the QR code maker and the web layer are the heavy ones; the
+# config's dataclasses are next), which on a Pi Zero is seconds.
 if TYPE_CHECKING:
+    from launcher.config import Config
     from launcher.hardware.gpio import GpioHardware
 
 EXIT_USAGE = 2
+MAX_PRESSES = 100_000_000  # for `simulate`: about a minute on a laptop
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,8 +55,12 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--config", type=Path, help="TOML config file (calibrate writes its results there)")
         command.add_argument("--sim", action="store_true", help="use simulated hardware, whatever the config says")
 
-    simulate_ = commands.add_parser("simulate", help="figures of a firing profile over many simulated presses")
-    simulate.add_arguments(simulate_)
+    simulate = commands.add_parser("simulate", help="figures of a firing profile over many simulated presses")
+    simulate.add_argument("--profile", required=True, choices=list(PROFILES), help="a built-in profile")
+    simulate.add_argument("--presses", required=True, type=_presses, help="how many presses to simulate")
+    simulate.add_argument("--seed", help="seed text, to repeat a run (default: a fresh random seed, printed)")
+    simulate.add_argument("--json", action="store_true", help="print the figures as JSON instead of text")
+    simulate.add_argument("--svg", type=Path, metavar="FILE", help="also write the two histograms as an SVG chart")
 
     new_pins = commands.add_parser("new-pins", help="set or make up new table and admin PINs (when forgotten)")
     new_pins.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
@@ -108,7 +114,25 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
 
 
+def _presses(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PRESSES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not accepted: expected a whole number from 1 to {MAX_PRESSES:,}")
+    return value
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from launcher import simulate
+
+    return simulate.run(args)
+
+
 def _effective_config(args: argparse.Namespace) -> Config:
+    from launcher.config import load
+
     config = load(args.config)
     if getattr(args, "sim", False):
         config = config.replace("hardware", backend="sim")
@@ -185,6 +209,7 @@ def _new_pins(args: argparse.Namespace) -> int:
     """Set or make up new PINs in the daemon's store; the phones they had joined must join again."""
     from launcher.access import AccessBook, PinError, Role, check_pin_shape, make_up_pin
     from launcher.netinfo import public_urls
+    from launcher.store import STORE_FILE, Store
 
     config = _effective_config(args)
     wanted = {Role.TABLE: args.table, Role.ADMIN: args.admin}
@@ -234,6 +259,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _stored_record(config: Config, number: int) -> dict[str, Any]:
     from launcher import fairness
     from launcher.shuffles import ShuffleOpen
+    from launcher.store import STORE_FILE, Store, shuffle_table
 
     path = config.state_dir / STORE_FILE
     if not path.exists():
@@ -255,6 +281,7 @@ def _export(args: argparse.Namespace) -> int:
 
     from launcher.export import NoSuchGame, export_chunks
     from launcher.history import History
+    from launcher.store import STORE_FILE, Store
 
     path = _effective_config(args).state_dir / STORE_FILE
     if not path.exists():
@@ -276,6 +303,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _backup(args: argparse.Namespace) -> int:
     from launcher import backup
+    from launcher.store import STORE_FILE
 
     if (args.file is None) == (args.into is None):
         print(
@@ -395,7 +423,7 @@ COMMANDS = {
     "pins": _pins,
     "selftest": _selftest,
     "calibrate": _calibrate,
-    "simulate": simulate.run,
+    "simulate": _simulate,
     "verify": _verify,
     "export": _export,
     "new-pins": _new_pins,
@@ -409,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as e:  # --help and --version (0), or a usage error already printed (2)
         return int(e.code or 0)
+    from launcher.config import ConfigError
+    from launcher.store import StoreError
+
     try:
         return COMMANDS[args.command](args)
     except ConfigError as e:

@@ -12,13 +12,10 @@ import json
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from launcher.fairness import new_seed
 from launcher.schedule import PROFILES, Profile, Schedule
-
-MAX_PRESSES = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -223,25 +220,6 @@ def _bar_chart(title: str, axis: str, counts: dict[int, int], total: int, colour
 
 
 # --- the command line ----------------------------------------------------------------------------------------------
-
-
-def _presses(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_PRESSES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not accepted: expected a whole number from 1 to {MAX_PRESSES:,}")
-    return value
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `simulate`, for a stand-alone parser or a subcommand of `uno-launcher`."""
-    parser.add_argument("--profile", required=True, choices=list(PROFILES), help="a built-in profile")
-    parser.add_argument("--presses", required=True, type=_presses, help="how many presses to simulate")
-    parser.add_argument("--seed", help="seed text, to repeat a run (default: a fresh random seed, printed)")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of text")
-    parser.add_argument("--svg", type=Path, metavar="FILE", help="also write the two histograms as an SVG chart")
 
 
 def run(args: argparse.Namespace) -> int:
