@@ -168,3 +168,26 @@ def test_presses_and_rounds_save_the_game_through_one_kept_connection(
     with contextlib.closing(real_connect(daemon.store.path)) as conn:
         (state,) = conn.execute("SELECT state FROM games ORDER BY id DESC LIMIT 1").fetchone()
     assert len(json.loads(state)["game"]["rounds"]) == 2
+
+
+def test_the_phones_reading_the_game_after_a_change_cost_one_encoding(
+    daemon: Daemon, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding a long game as JSON is the largest piece of work an answer does, in one call that keeps every other
+    thread waiting, a press included: it is done once per change, not once per phone."""
+    send(client, "POST", "/api/games", {"players": THREE})
+    send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    client.get("/api/game")
+    encoded: list[Any] = []
+    real = daemon.app.json.dumps
+    monkeypatch.setattr(daemon.app.json, "dumps", lambda obj, **kw: (encoded.append(obj), real(obj, **kw))[1])
+    daemon.games.pressed(False, 0, None)
+    answers = [client.get("/api/game") for _ in range(4)]  # four phones
+    assert [a.status_code for a in answers] == [200] * 4 and answers[0].mimetype == "application/json"
+    assert all(a.get_json() == answers[0].get_json() for a in answers)
+    assert answers[0].get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"] == 1
+    assert answers[0].get_json()["rules"]["rulesets"]  # the choices the page offers come with it, as before
+    assert len(encoded) == 1
+    daemon.games.pressed(False, 0, None)  # the next change is seen, and encoded once more
+    assert client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Cy"]["presses"] == 1
+    assert len(encoded) == 2

@@ -5,10 +5,13 @@ refusals to 4xx answers."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
+from flask.blueprints import BlueprintSetupState
+from flask.json.provider import JSONProvider
 
 from launcher.bodies import Shape
 from launcher.controller import Controller, PressRefused
@@ -21,6 +24,32 @@ from webui.api import json_object
 from webui.errors import ApiError
 
 bp = Blueprint("game", __name__, url_prefix="/api")
+
+
+class _GameText:
+    """GET /api/game's body, encoded once per change of the game: every phone reads the whole game after each
+    press, and encoding a long game is the largest piece of work an answer does, in one call that holds the
+    interpreter's lock (a press waits behind it). The desk hands out the same view until the next change."""
+
+    def __init__(self, json: JSONProvider) -> None:
+        self._json = json
+        self._lock = threading.Lock()
+        self._rules = ""  # the choices the page offers never change while the daemon runs
+        self._view: object = None  # the view last encoded, kept so that its identity stays its own
+        self._body = ""
+
+    def body(self, view: dict[str, Any] | None) -> str:
+        with self._lock:
+            if not self._rules:
+                self._rules = self._json.dumps(rules())
+            if not self._body or view is not self._view:
+                self._view, self._body = view, f'{{"game":{self._json.dumps(view)},"rules":{self._rules}}}'
+            return self._body
+
+
+@bp.record_once
+def _encode_once_per_change(state: BlueprintSetupState) -> None:
+    state.app.extensions["launcher.game_text"] = _GameText(state.app.json)
 
 
 def _desk() -> GameDesk:
@@ -57,7 +86,8 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
 
 @bp.get("/game")
 def game() -> Response:
-    return jsonify(game=_desk().view(), rules=rules())
+    text: _GameText = current_app.extensions["launcher.game_text"]
+    return Response(text.body(_desk().view()), mimetype="application/json")
 
 
 @bp.post("/games")
