@@ -131,6 +131,28 @@ def test_a_press_in_a_long_game_replays_none_of_its_rounds(
     assert after == before + 1
 
 
+def test_scoring_a_round_in_a_long_game_plays_that_round_alone(
+    daemon: Daemon, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scoring the next round must cost the same at the 30th round as at the first (it replayed and re-checked
+    every round before it, so a long evening's scoring held the daemon for longer and longer)."""
+    send(client, "POST", "/api/games", {"players": THREE})
+    for _ in range(30):
+        send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+    played: list[int] = []
+    play_round = RoundHistory._play_round
+
+    def counted(self: RoundHistory, state: Any, index: int, entry: Any) -> Any:
+        played.append(index)
+        return play_round(self, state, index, entry)
+
+    monkeypatch.setattr(RoundHistory, "_play_round", counted)
+    answer = send(client, "POST", ROUNDS, {"winner": "Bob", "hands": {"Ann": 2, "Cy": 3}})
+    assert played == [30]
+    totals = answer["scoreboard"]["totals"]
+    assert totals == {"Ann": 30 * (0 + 1), "Bob": 2 + 3, "Cy": 0}  # the winner collects the hands' points
+
+
 def test_the_phones_reading_the_game_after_a_change_cost_one_view(
     daemon: Daemon, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,5 +1,6 @@
-"""The rounds of a game as entered, and the standings that are their replay: adding, undoing or correcting any
-round replays them all, and a change that would leave a later round impossible is refused as a whole."""
+"""The rounds of a game as entered, and the standings that are their replay: adding a round plays that round on
+the standings so far; undoing or correcting one replays them all, and a change that would leave a later round
+impossible is refused as a whole."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ class Standings:
     winners: tuple[str, ...] = ()  # empty while the game goes on
     losers: tuple[str, ...] = ()  # the sides that busted in the round that ended the game (bust modes)
 
+    def copy(self) -> Standings:
+        """A copy to play the next round on (the results themselves never change)."""
+        return Standings(dict(self.totals), list(self.results), dict(self.eliminated), self.winners, self.losers)
+
 
 class RoundHistory:
     """The rounds entered so far and their standings. `doubles`: a reshuffled round counts double.
@@ -41,8 +46,12 @@ class RoundHistory:
         self.standings = self._play(())
 
     def add(self, entry: RoundEntry) -> RoundResult:
-        self._commit((*self.entries, entry))
-        return self.standings.results[-1]
+        """Play `entry` after the rounds so far: the same as replaying them all with it, at the cost of one round."""
+        state = self.standings.copy()
+        index = len(self.entries)
+        state.results.append(self._checked(state, index, entry))
+        self.standings, self.entries = state, (*self.entries, entry)
+        return state.results[-1]
 
     def undo_last(self) -> RoundEntry:
         if not self.entries:
@@ -68,11 +77,14 @@ class RoundHistory:
     def _play(self, entries: Sequence[RoundEntry]) -> Standings:
         state = Standings(totals={side: 0 for side in self._sides.names})
         for index, entry in enumerate(entries):
-            try:
-                state.results.append(self._play_round(state, index, entry))
-            except GameError as error:
-                raise GameError(f"round {index + 1}: {error}") from None
+            state.results.append(self._checked(state, index, entry))
         return state
+
+    def _checked(self, state: Standings, index: int, entry: RoundEntry) -> RoundResult:
+        try:
+            return self._play_round(state, index, entry)
+        except GameError as error:
+            raise GameError(f"round {index + 1}: {error}") from None
 
     def _play_round(self, state: Standings, index: int, entry: RoundEntry) -> RoundResult:
         if state.winners:
