@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Flask
+from typing import Any
 
+from flask import Flask
+from flask.json.provider import DefaultJSONProvider
+
+from launcher import jsontext
 from launcher.access import AccessBook
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
 from launcher.controller import Controller
@@ -19,6 +23,19 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
+
+
+class JSONProvider(DefaultJSONProvider):
+    """Flask's JSON, encoded in small steps so that a press is not held up by a long answer (launcher/jsontext.py),
+    and not escaped to ASCII (the page speaks Chinese)."""
+
+    ensure_ascii = False
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        kwargs.setdefault("default", self.default)
+        kwargs.setdefault("ensure_ascii", self.ensure_ascii)
+        kwargs.setdefault("sort_keys", self.sort_keys)
+        return jsontext.dumps(obj, **kwargs)
 
 
 def create_app(
@@ -39,10 +56,9 @@ def create_app(
         PUBLIC_URLS=public_urls,
         HEARTBEAT_S=heartbeat_s,
         PRESS_WAIT_S=press_wait_s,
-        JSON_AS_ASCII=False,
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
-    app.json.ensure_ascii = False  # type: ignore[attr-defined]
+    app.json = JSONProvider(app)
     app.extensions["launcher.controller"] = controller
     app.extensions["launcher.bus"] = bus
     app.extensions["launcher.shuffles"] = shuffles
