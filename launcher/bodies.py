@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher.errors import LauncherError
-from launcher.text import MAX_DEPTH, bad_text_at, depth
+from launcher.text import MAX_DEPTH, bad_text_at, nests_deeper
 
 MAX_BODY_BYTES = 64 * 1024  # the largest body any call needs is a few KB; the server refuses more unread
 
@@ -40,17 +40,17 @@ def decode(raw: bytes, *, is_json: bool) -> dict[str, Any]:
     if not is_json:
         raise BodyError("unsupported_media_type", "send the body as application/json", status=415)
     try:
-        body = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BodyError("bad_json", f"the body is not UTF-8 (byte {e.start})") from None
-    except RecursionError:
-        raise BodyError("bad_json", f"the body nests deeper than {MAX_DEPTH} levels") from None
+    if nests_deeper(text):
+        raise BodyError("bad_json", f"the body nests deeper than {MAX_DEPTH} levels")
+    try:
+        body = json.loads(text)
     except ValueError as e:
         raise BodyError("bad_json", f"the body is not JSON: {e}") from None
     if not isinstance(body, dict):
         raise BodyError("bad_json", "the body must be a JSON object")
-    if depth(body) > MAX_DEPTH:
-        raise BodyError("bad_json", f"the body nests deeper than {MAX_DEPTH} levels")
     where = bad_text_at(body)
     if where is not None:
         raise BodyError("bad_text", f"{where} holds a character that is not text (a lone surrogate)", field=where)

@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeGuard
 
 from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
+from launcher.text import MAX_DEPTH, nests_deeper
 
 FORMAT = "uno-launcher-shuffle/4"
 FORMAT_V3 = "uno-launcher-shuffle/3"  # FORMAT before `carried`: every shuffle started afresh; read, replayed the same
@@ -293,6 +294,8 @@ def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: I
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise RecordError(f"cannot read shuffle record {path}: {e}") from None
+    if nests_deeper(text):
+        raise RecordError(f"{path} is not a shuffle record: it nests deeper than {MAX_DEPTH} levels")
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:

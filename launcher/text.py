@@ -11,18 +11,23 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins pairs: any left are lone
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 MAX_DEPTH = 16  # the deepest body the API takes is 3 levels; the page never sends more
 
 
-def depth(value: Any) -> int:
-    """How deeply lists and objects nest in a parsed JSON value (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level + 1)
-            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
-    return deepest
+def nests_deeper(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether the lists and objects of JSON text nest deeper than `limit`, read before it is parsed: `json.loads`
+    recurses once per level, and at Python's recursion limit a clean-up that the collector runs meanwhile (a
+    `finally`, a `__del__`) fails for want of stack. Text that is not JSON gets an answer too; the parser refuses it."""
+    if text.count("[") + text.count("{") <= limit:  # every body the page sends
+        return False
+    level = 0
+    for bracket in _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        level += 1 if bracket in "[{" else -1
+        if level > limit:
+            return True
+    return False
 
 
 def bad_text_at(value: Any, path: str = "") -> str | None:

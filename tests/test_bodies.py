@@ -7,16 +7,22 @@ The codes below are written from docs/API.md (its error table, each endpoint's r
 from __future__ import annotations
 
 import ast
+import gc
+import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 from launcher.bodies import MAX_BODY_BYTES, BodyError, Field, Shape, decode, expect
 from launcher.config import Config
 from launcher.daemon import Daemon
+from launcher.text import MAX_DEPTH
 from tests.conftest import joined_client
 from webui.openapi import RENAMED
 
@@ -229,3 +235,68 @@ def test_the_game_requests_share_the_parser_without_the_web_layer(module: str) -
     imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     assert imported and not [name for name in imported if name.split(".")[0] in ("webui", "flask", "werkzeug")]
+
+
+def test_a_deeply_nested_body_is_refused_before_it_is_parsed() -> None:
+    """A body nested 30,000 deep must not send the JSON parser down to Python's recursion limit: the collector can
+    run there, and a clean-up it runs then (a stream's `finally` that frees its place, any `__del__`) fails for
+    want of stack and is lost."""
+    lost: list[BaseException | None] = []
+    stop = False
+
+    def nest(levels: int) -> int:
+        return 0 if levels == 0 else 1 + nest(levels - 1)
+
+    class CleanUp:
+        """Garbage that only the collector frees; its clean-up needs a few frames of stack, and leaves the next."""
+
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            nest(40)
+            if not stop:
+                CleanUp()
+
+    old_hook, old_threshold = sys.unraisablehook, gc.get_threshold()
+    sys.unraisablehook = lambda unraisable: lost.append(unraisable.exc_value)
+    try:
+        gc.set_threshold(1)
+        CleanUp()
+        with pytest.raises(BodyError, match="deeper than"):
+            decode(b"[" * 30_000 + b"]" * 30_000, is_json=True)
+        with pytest.raises(BodyError, match="deeper than"):
+            decode(b'{"a":' * 17 + b"1" + b"}" * 17, is_json=True)
+    finally:
+        stop = True
+        gc.set_threshold(*old_threshold)
+        gc.collect()
+        sys.unraisablehook = old_hook
+    assert lost == []
+
+
+def _levels(value: Any) -> int:
+    if isinstance(value, dict | list):
+        return 1 + max(map(_levels, value.values() if isinstance(value, dict) else value), default=0)
+    return 0
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='[]{}"\\ab\u00e9'),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[{"\\x', max_size=3), inner, max_size=3)
+    ),
+    max_leaves=40,
+)
+
+
+@given(_JSON)
+def test_how_deep_a_body_nests_is_read_right_before_parsing(value: Any) -> None:
+    """Brackets and quotes inside strings do not count; the verdict is the parsed value's own depth."""
+    text = json.dumps({"x": value}, ensure_ascii=False)
+    expected_too_deep = 1 + _levels(value) > MAX_DEPTH
+    if expected_too_deep:
+        with pytest.raises(BodyError, match="deeper than"):
+            decode(text.encode(), is_json=True)
+    else:
+        assert decode(text.encode(), is_json=True) == {"x": value}

@@ -56,3 +56,14 @@ def test_an_unreadable_record_exits_2_naming_the_field(tmp_path: Path, capsys: p
     record["contributions"][0] = "not hex"
     assert main(["verify", write(tmp_path, record)]) == 2
     assert "contributions[0] = 'not hex' is not accepted" in capsys.readouterr().err
+
+
+def test_a_file_nested_too_deep_to_be_a_record_exits_2_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} is not a shuffle record: it nests deeper than" in err
+    assert "Traceback" not in err
