@@ -62,6 +62,7 @@ class RunningDaemon:
     state_dir: Path
     output: list[str]
     joined: Joined
+    reader: threading.Thread  # appends to `output` until the process's stdout ends
 
     @property
     def table_pin(self) -> str:
@@ -86,7 +87,9 @@ class RunningDaemon:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        return self.process.wait(timeout)
+        code = self.process.wait(timeout)
+        self.reader.join(timeout)  # its last lines, read after it exited, are in `output` too
+        return code
 
     def close(self) -> None:
         """Stopped (if still running) and its output pipe closed."""
@@ -165,7 +168,8 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
         finally:
             url_seen.set()
 
-    threading.Thread(target=pump, daemon=True).start()
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
     if not url_seen.wait(30) or not found:
         _stop(process)
         raise RuntimeError("the daemon did not start within 30 s:\n" + "".join(output))
@@ -177,7 +181,7 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
         except BaseException:
             _stop(process)  # no daemon left running behind a failed start
             raise
-    return RunningDaemon(process=process, url=url, state_dir=state, output=output, joined=_JOINED[state])
+    return RunningDaemon(process=process, url=url, state_dir=state, output=output, joined=_JOINED[state], reader=reader)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
