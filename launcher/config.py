@@ -313,4 +313,6 @@ def load(path: Path | None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    except RecursionError:  # tomllib recurses once per level of arrays and inline tables
+        raise ConfigError(f"{path} is not valid TOML: it nests arrays or tables too deeply to be a config") from None
     return from_mapping(data)

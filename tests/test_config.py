@@ -94,6 +94,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["run", "--port", "eighty"], "", "'eighty' is not a port number"),
         (["run", "--port", "99999"], "", "web.port = 99999 is not accepted"),
         (["fly"], "", "invalid choice: 'fly'"),
+        (["run", "--config", "c.toml"], "x = " + "[" * 50_000 + "]" * 50_000, "c.toml is not valid TOML: it nests"),
     ],
 )
 def test_cli_mistakes_exit_2_with_one_line(tmp_path: Path, args: list[str], toml: str, expected: str) -> None:
