@@ -12,6 +12,7 @@ game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules th
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -23,10 +24,12 @@ from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game_view import game_view, table_view
-from launcher.history import History
+from launcher.history import UNREADABLE, History
 from launcher.refusals import Refusal
 from launcher.store import Store, game_table
 from launcher.text import scrubbed
+
+log = logging.getLogger(__name__)
 
 
 class NoGame(LauncherError, LookupError):
@@ -72,10 +75,14 @@ class GameDesk:
         with store.connect() as conn:
             row = game_table.current(conn)
         if row is not None:
-            self._id, state = row[0], scrubbed(json.loads(row[1]))  # an older version may have stored bad text
-            self._game = Game.from_dict(state["game"])
-            self._table = Table.from_dict(state["table"])
-            self._undo = state.get("undo")  # games saved before undo was kept have none
+            try:
+                state = scrubbed(json.loads(row[1]))  # an older version may have stored bad text
+                game, table, undo = Game.from_dict(state["game"]), Table.from_dict(state["table"]), state.get("undo")
+            except UNREADABLE as e:  # only an edited or damaged database: the row is kept as it is
+                log.warning("game %d is not in play: its stored state cannot be read (%s)", row[0], e)
+                return
+            self._id, self._game, self._table = row[0], game, table
+            self._undo = undo  # games saved before undo was kept have none
             history.settle(self._id, self._game)  # a power cut may have come between its save and its summary
 
     # --- what the controller asks --------------------------------------------------------------------------------

@@ -47,6 +47,11 @@ def month_of(ts: float) -> str:
     return time.strftime("%Y-%m", time.localtime(ts))
 
 
+# What reading a stored game's state can raise when an edited or damaged database holds it (RecursionError: JSON
+# nested past Python's limit).
+UNREADABLE = (GameError, ValueError, KeyError, TypeError, RecursionError)
+
+
 def load_game(state: str) -> Game:
     """The game of a stored state (an older version may have stored bad text)."""
     return Game.from_dict(scrubbed(json.loads(state))["game"])
@@ -121,7 +126,7 @@ class History:
         )
         try:
             game = load_game(state)
-        except (GameError, ValueError, KeyError, TypeError) as e:  # kept, but not readable as a game
+        except UNREADABLE as e:  # kept, but not readable as a game
             log.warning("game %d is left out of the history: its stored state cannot be read (%s)", game_id, e)
             return False
         outcome = Outcome.FINISHED if game.over else Outcome.ABANDONED

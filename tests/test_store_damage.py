@@ -21,6 +21,7 @@ import pytest
 
 from launcher.events import EventBus, EventType
 from launcher.store import MIGRATIONS, STORE_FILE, Store
+from tests.conftest import joined_client, local_daemon
 from tests.small_fs import fill, make_read_only, small_tmpfs
 
 COMMANDS = {
@@ -228,3 +229,33 @@ def test_a_store_of_an_older_version_is_taken_and_migrated(tmp_path: Path) -> No
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     conn.close()
+
+
+@pytest.mark.parametrize(
+    "states",
+    [
+        ["not json"],
+        ["[" * 100_000 + "]" * 100_000],
+        ['{"game": {"players": 7}}'],
+        ["not json"] * 2,
+        ["[" * 100_000] * 2,
+    ],
+    ids=["not JSON", "nested too deep", "not a game", "an older game too", "an older game nested too deep"],
+)
+def test_a_game_whose_stored_state_cannot_be_read_is_kept_and_left_out(
+    tmp_path: Path, states: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only an edited or damaged database holds such a row. The daemon starts all the same, with no game in play
+    (a new one can be started) and the row kept as it is, as the history does with an older game it cannot read."""
+    with local_daemon(tmp_path) as first, first.store.connect() as conn:
+        pins = first.new_pins
+        conn.executemany("INSERT INTO games (state, started_ts) VALUES (?, 0)", [(s,) for s in states])
+    with local_daemon(tmp_path) as second:
+        second.new_pins = pins
+        assert second.games.view() is None
+        phone = joined_client(second)
+        assert phone.post("/api/games", json={"players": ["Ann", "Bob", "Cy"]}).status_code == 201
+        with second.store.connect() as conn:
+            kept = [row[0] for row in conn.execute("SELECT state FROM games ORDER BY id")][: len(states)]
+    assert kept == states
+    assert f"game {len(states)} is not in play: its stored state cannot be read" in caplog.text
