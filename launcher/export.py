@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from launcher.game import Game, GameError
-from launcher.history import History, load_game
+from launcher.game import Game
+from launcher.history import UNREADABLE, History, load_game
 from launcher.store import Store, game_table, shuffle_table
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def stored_games(store: Store, history: History, only: int | None = None) -> Ite
         for game_id, started, state in rows:
             try:
                 game = load_game(state)
-            except (GameError, ValueError, KeyError, TypeError) as e:
+            except UNREADABLE as e:
                 log.warning("game %d is left out of the export: its stored state cannot be read (%s)", game_id, e)
                 continue
             ended, outcome = ends.get(game_id, (None, IN_PLAY))

@@ -59,3 +59,15 @@ def test_an_unknown_game_or_no_store_is_one_line_and_exit_2(tmp_path: Path, caps
     assert "no store at" in capsys.readouterr().err
     assert main(["export", "--format", "xlsx"]) == 2
     assert "invalid choice: 'xlsx'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["not json", "[" * 100_000 + "]" * 100_000], ids=["not JSON", "nested too deep"])
+def test_a_game_whose_stored_state_cannot_be_read_is_left_out_of_the_export(
+    tmp_path: Path, damage: str, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    config = store_with_games(tmp_path)
+    with Store(tmp_path / STORE_FILE).connect() as conn:
+        game_table.new(conn, damage, time.time())
+    assert main(["export", "--config", str(config), "--format", "json"]) == 0
+    document = json.loads(capsysbinary.readouterr().out)
+    assert [game["id"] for game in document["games"]] == [1, 2]
