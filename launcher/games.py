@@ -11,7 +11,6 @@ game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules th
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -24,10 +23,9 @@ from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game_view import game_view, table_view
-from launcher.history import UNREADABLE, History
+from launcher.history import UNREADABLE, History, read_state
 from launcher.refusals import Refusal
 from launcher.store import Store, game_table
-from launcher.text import scrubbed
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +74,7 @@ class GameDesk:
             row = game_table.current(conn)
         if row is not None:
             try:
-                state = scrubbed(json.loads(row[1]))  # an older version may have stored bad text
+                state = read_state(row[1])
                 game, table, undo = Game.from_dict(state["game"]), Table.from_dict(state["table"]), state.get("undo")
             except UNREADABLE as e:  # only an edited or damaged database: the row is kept as it is
                 log.warning("game %d is not in play: its stored state cannot be read (%s)", row[0], e)

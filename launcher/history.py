@@ -52,9 +52,15 @@ def month_of(ts: float) -> str:
 UNREADABLE = (GameError, ValueError, KeyError, TypeError, RecursionError)
 
 
+def read_state(text: str) -> dict[str, Any]:
+    """A game's stored state as a mapping (an older version may have stored bad text); raises one of UNREADABLE."""
+    state: dict[str, Any] = scrubbed(json.loads(text))
+    return state
+
+
 def load_game(state: str) -> Game:
-    """The game of a stored state (an older version may have stored bad text)."""
-    return Game.from_dict(scrubbed(json.loads(state))["game"])
+    """The game of a stored state."""
+    return Game.from_dict(read_state(state)["game"])
 
 
 _SUMMARY_FIELDS = ("game", "started_ts", "ended_ts", "outcome", "mode", "ruleset", "target", "rounds", "players",
