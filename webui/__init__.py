@@ -17,6 +17,7 @@ from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
 from webui import access as gate
 from webui import api, care_api, compress, errors, fairness_api, game_api, history_api, page, session_api, stream
+from webui.routing import App
 
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
@@ -51,7 +52,7 @@ def create_app(
     press_wait_s: float = 30.0,
     threads: int = 32,
 ) -> Flask:
-    app = Flask(__name__)
+    app = App(__name__)
     app.config.update(
         PUBLIC_URLS=public_urls,
         HEARTBEAT_S=heartbeat_s,
