@@ -12,7 +12,6 @@ from typing import TypeVar
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
-from launcher.export import FORMATS, NoSuchGame, detail, export_chunks
 from launcher.game import Mode
 from launcher.history import MAX_PAGE, History, Period, UnknownGame, load_game
 from webui.access import needs
@@ -82,6 +81,8 @@ def game(game_id: int) -> Response:
         summary, state = _history().ended_game(game_id)
     except UnknownGame as e:
         raise ApiError(404, "no_such_game", str(e)) from None
+    from launcher.export import detail  # imported at the first asking: it is no part of the start (see export())
+
     return jsonify({**summary, **detail(load_game(state))})
 
 
@@ -102,6 +103,9 @@ def leaderboard() -> Response:
 @bp.get("/export")
 @needs(Role.TABLE)  # every name and score of every game: for the table, not for whoever is on the Wi-Fi
 def export() -> Response:
+    # Imported here, at the first asking: the exports and their CSV are no part of the start (docs/BENCHMARKS.md).
+    from launcher.export import FORMATS, NoSuchGame, export_chunks
+
     query = _query(("format", "game"))
     kind = _choice(query, "format", str, list(FORMATS)) or "csv"
     only = _number(query, "game", 1, MAX_ID)
