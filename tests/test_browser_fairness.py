@@ -395,21 +395,47 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
 def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_the_next_one(
     daemon: Any, playwright_chromium: Any
 ) -> None:
-    """The words of shuffle_over promise it: this phone adds its randomness to the shuffle in play."""
+    """The words of shuffle_over promise it: this phone adds its randomness to the shuffle in play.
+
+    Forced here, the race that makes it hard: the state reads the page makes as its stream opens are answered
+    while shuffle 1 is still in play but reach the page only after it has heard of shuffle 2. Being older than
+    what the page knows, they must not take it back to shuffle 1.
+    """
     playwright, browser = playwright_chromium
     page = joined_phone(browser, playwright, daemon, "en-US")
     held: list[Route] = []
     # The first bytes held, any after them let through.
     page.route("**/api/shuffles/current/contributions", lambda r: r.continue_() if held else held.append(r))
+    reads: list[Any] = []  # the page's first state read let through; later ones answered now, delivered later
+    stale: list[tuple[Route, Any]] = []
+
+    def state_read(route: Route) -> None:
+        if not reads:
+            reads.append(route.request)
+            route.continue_()
+        elif reads[-1] is not None:
+            stale.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.route("**/api/state", state_read)
     open_live(page, daemon, joined=True)
-    while not held:
+    while not held or not stale:
         page.wait_for_timeout(50)
+    first = daemon.get("/api/state")["shuffle"]
     assert daemon.post("/api/shuffles", {})[0] == 201  # another phone starts the next shuffle
     second = daemon.get("/api/state")["shuffle"]
     expect(page.locator("#seal-full")).to_have_text(second["commitment"], timeout=WAIT_MS)  # the page heard of it
+    reads.append(None)  # reads from now on let through
+    for route, answer in stale:
+        assert json.loads(answer.body())["shuffle"]["commitment"] == first["commitment"]
+        with page.expect_response("**/api/state") as delivered:
+            route.fulfill(response=answer)
+        delivered.value.finished()
     held[0].continue_()  # refused: shuffle_over
     # Waited for on the page: the route that lets the next bytes through is served while Playwright waits.
     expect(page.locator("#fair-mine")).to_have_text(fill(catalogue("en")["fair.mine_in"], place=1), timeout=WAIT_MS)
+    expect(page.locator("#seal-full")).to_have_text(second["commitment"])
     assert len(daemon.get("/api/state")["shuffle"]["contributions"]) == 1
     page.context.close()
 

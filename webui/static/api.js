@@ -2,7 +2,7 @@
 // ApiError carrying the answer's status, code, message and other fields (tries_left, asked, …). A refusal for want
 // of a session goes to hooks.refused too (access.js asks the phone to join). refusal(error) says it in the
 // reader's language.
-import { hooks, t } from "./core.js";
+import { hooks, t, ui } from "./core.js";
 import { causeName, demandText } from "./gamestate.js";
 
 export class ApiError extends Error {
@@ -37,6 +37,15 @@ export async function request(method, path, payload, { refused = true } = {}) {
   const code = body.error?.code;
   if (refused && (code === "join_required" || code === "admin_required")) for (const hook of hooks.refused) hook(code);
   throw new ApiError(response.status, body);
+}
+
+// The daemon's state, or null when it is older than events that reached the page while it was on its way: shown,
+// it would take the page back (to a shuffle that has ended, say). The stream's ids only grow, across restarts too.
+export async function readState() {
+  const received = ui.received;
+  const state = await request("GET", "/api/state");
+  const older = ui.received > received && (state.last_event_id ?? 0) < ui.lastId;
+  return older ? null : state;
 }
 
 // Refusals in the reader's language, by the daemon's `reason` (launcher/refusals.py) or else its `code`, with the

@@ -2,7 +2,7 @@
 // a new-shuffle control, the rules of each profile and a language switch. The game at the table (game.js, score.js,
 // setup.js) and the other modules join in through `hooks` (core.js), which main.js fills before start().
 // A native ES module with no build step. Every visible text comes from the catalogues in static/i18n/.
-import { request, refusal } from "./api.js";
+import { readState, request, refusal } from "./api.js";
 import {
   $,
   hooks,
@@ -512,7 +512,8 @@ export async function copyText(element, copied) {
 
 // Called on every (re)connection of the stream, so a restarted daemon's state replaces what we showed.
 async function refreshState() {
-  const state = await request("GET", "/api/state");
+  const state = await readState();
+  if (!state) return null; // the events that came meanwhile are newer, and shown
   ui.snapshotId = state.last_event_id ?? ui.snapshotId;
   ui.hopper = state.hopper;
   ui.fault = state.fault;
@@ -535,6 +536,7 @@ async function loadProfiles() {
 
 function onEvent(event) {
   ui.lastId = event.id;
+  ui.received += 1;
   const data = event.data;
   // Events the last /api/state already holds (the history replayed when the page opens) only add feed lines.
   const fresh = event.id > ui.snapshotId;

@@ -29,6 +29,7 @@ export const ui = {
   faultCause: null, // why it latched (launcher/outcomes.py FaultCause), worded by app.js
   feed: [], // events shown in the feed, newest first
   lastId: 0, // id of the newest event received
+  received: 0, // events received so far: a state read asked for before the latest of them may be older
   snapshotId: 0, // last_event_id of the newest /api/state: older events are already in the state we show
   shuffle: null, // {number, profile, commitment, presses} of the shuffle being played
   profiles: null, // [{name, fire_rate, ...}] from /api/profiles

@@ -6,7 +6,7 @@
 // launcher over plain http on the home network, so the hashing is done here; crypto.getRandomValues works anywhere.
 // What it exports besides `plug` is its verifier, which tests/test_browser_fairness.py imports to check.
 import { access } from "./access.js";
-import { request, refusal } from "./api.js";
+import { readState, request, refusal } from "./api.js";
 import { $, ui, t, stored, remember, span } from "./core.js";
 
 const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that shuffle}, newest last
@@ -380,11 +380,12 @@ export function fairFollow(shuffle) {
 async function fairRefresh() {
   let state;
   try {
-    state = await request("GET", "/api/state");
+    state = await readState();
   } catch (error) {
     if (error.status === 0) throw error;
     return;
   }
+  if (!state) return; // older than events already followed
   fair.seenId = Math.max(fair.seenId, state.last_event_id ?? 0);
   fairFollow(state.shuffle);
 }
