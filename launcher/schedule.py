@@ -21,6 +21,7 @@ import hashlib
 import math
 import struct
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from functools import lru_cache
@@ -494,7 +495,7 @@ class Schedule:
     with Python's `random.Random(seed).random`, launcher/fairness.py).
     """
 
-    __slots__ = ("_machine", "_random", "_state", "next_outcome", "presses", "profile")
+    __slots__ = ("_ahead", "_machine", "_random", "_state", "_stream", "next_outcome", "presses", "profile")
 
     next_outcome: Callable[[], Outcome]
 
@@ -503,7 +504,9 @@ class Schedule:
         self.presses = 0
         self._machine = _machine(profile)
         self._state = 0
-        self._random = draw if draw is not None else draw_stream(key_of(seed))
+        self._stream = draw if draw is not None else draw_stream(key_of(seed))
+        self._random = self._stream
+        self._ahead: deque[float] = deque()  # draws taken by peek(), given again before the stream's next
         self.next_outcome = self._outcomes().__next__
 
     def go_on_from(self, misses_in_row: int, fires_in_row: int) -> None:
@@ -539,16 +542,39 @@ class Schedule:
         """0 right after a fire, 1 when the next press must fire."""
         return self._machine.tension[self._state]
 
+    def peek(self) -> Outcome:
+        """The next press's outcome, not drawn: `next_outcome()` returns an equal one, and whatever happens first
+        (a restart, another peek) every outcome to come is the same as without looking (the record replays)."""
+        ahead, stream = self._ahead, self._stream
+        used = 0
+
+        def look() -> float:
+            nonlocal used
+            if used == len(ahead):
+                ahead.append(stream())
+            used += 1
+            return ahead[used - 1]
+
+        presses, state = self.presses, self._state
+        outcome = next(self._outcomes(look))
+        self.presses, self._state = presses, state  # the look-ahead's generator moved them
+        self._random = self._given_again
+        self.next_outcome = self._outcomes().__next__
+        return outcome
+
+    def _given_again(self) -> float:
+        return self._ahead.popleft() if self._ahead else self._stream()
+
     def restart(self) -> None:
         """The lid opened or the power cycled: a pattern goes back to its first press. No-op for a hazard."""
         if self.profile.pattern:
             self._state = 0
             self.next_outcome = self._outcomes().__next__
 
-    def _outcomes(self) -> Iterator[Outcome]:
-        """Outcomes from the current state on, drawn as the module doc says."""
+    def _outcomes(self, draw: Callable[[], float] | None = None) -> Iterator[Outcome]:
+        """Outcomes from the current state on, drawn as the module doc says (from `draw` if given)."""
         p = self.profile
-        draw = self._random
+        draw = draw or self._random
         presses, state = self.presses, self._state
         m = self._machine
         threshold, after_fire, after_miss, tension = m.threshold, m.after_fire, m.after_miss, m.tension

@@ -53,6 +53,8 @@ class DrawsOutcomes(Replayable, Protocol):
 
     def go_on_from(self, misses_in_row: int, fires_in_row: int) -> None: ...
 
+    def peek(self) -> Outcome: ...
+
 
 ScheduleFactory = Callable[[Profile, bytes], DrawsOutcomes]  # (profile, the shuffle's key)
 
@@ -101,6 +103,10 @@ class Shuffle:
         outcome = self.schedule.next_outcome()
         self.outcomes.append(outcome)
         return outcome
+
+    def peek(self) -> Outcome:
+        """The next press's outcome, not drawn (the board's arm): `draw()` then returns an equal one."""
+        return self.schedule.peek()
 
     def came_out_of(self, outcome: Outcome, dispensed: int, stop: str, *, empty: bool = False) -> None:
         """What a press of this shuffle dispensed (the controller, once the press is over). `stop`: "miss", "empty",

@@ -281,6 +281,38 @@ def fired_presses(outcomes: list[Outcome]) -> list[int]:
     return [o.press for o in outcomes if o.fired]
 
 
+@PROPERTY_SETTINGS
+@given(
+    profile=any_profile,
+    seed=seeds,
+    steps=st.lists(st.sampled_from(["draw", "peek", "restart"]), max_size=120),
+)
+def test_looking_ahead_changes_no_outcome(profile: Profile, seed: int | str, steps: list[str]) -> None:
+    """A board armed in advance is told the next press's outcome: looking it up, any number of times, before or
+    after a restart, leaves every press to come exactly as it is without looking (so the record replays)."""
+    looked, plain = Schedule(profile, seed), Schedule(profile, seed)
+    for step in steps:
+        if step == "restart":
+            looked.restart()
+            plain.restart()
+        elif step == "peek":
+            before = (looked.presses, looked.misses_in_row, looked.fires_in_row, looked.tension)
+            ahead = looked.peek()
+            assert (looked.presses, looked.misses_in_row, looked.fires_in_row, looked.tension) == before
+            assert ahead == looked.peek()
+        else:
+            assert looked.next_outcome() == plain.next_outcome()
+    assert [looked.next_outcome() for _ in range(50)] == [plain.next_outcome() for _ in range(50)]
+
+
+def test_the_outcome_looked_ahead_is_the_next_press_s() -> None:
+    schedule = Schedule(PROFILES["classic"], 7)
+    for _ in range(30):
+        ahead = schedule.peek()
+        assert schedule.next_outcome() == ahead
+    assert [o.press for o in [schedule.peek(), schedule.next_outcome()]] == [31, 31]
+
+
 def test_pattern_fires_on_the_published_presses_and_cycles() -> None:
     outcomes = presses(PROFILES["pattern"], 7, 3 * 96)
     expected = [n + cycle * 96 for cycle in range(3) for n in MATTEL_PATTERN]
