@@ -11,6 +11,8 @@ or to the cable:
 - a board that has just booted is SAFE as well, so a FIRE retransmitted to a board that reset is refused;
 - a retransmitted command (same seq, same text, straight after the first copy) gets the same reply again and is
   not executed again; any other line in between makes it a new command;
+- the reflex: ARM holds the next press's fire, which the board starts itself in the pass of its loop that sees the
+  press, whatever the host is doing; HELLO, STOP, FIRE, DISARM, the lid, host silence and any press drop it;
 - machine.WDT resets a stalled loop, and a board in reset holds the motor off (pull-downs on IN1/IN2).
 
 The logic is the class Launcher, which is handed the `machine` module, a clock with MicroPython's ticks
@@ -21,7 +23,7 @@ the loop on the board. Protocol and wiring: docs/FIRMWARE.md.
 import board
 import framing
 
-VERSION = "2"  # 2: CONFIG speaks the host's [dispense] names; DONE may say stuck
+VERSION = "3"  # 3: ARM and DISARM, the board's reflex
 SILENCE_MS = 1500  # the host sends something every ~500 ms
 LID_SETTLE_MS = 20
 MAX_CARDS = 99
@@ -97,6 +99,7 @@ class Launcher:
         self._remembered = None  # ((seq, cmd, args), reply) of the last command that changed something
         self._heard_ms = now
         self._stopped_ms = None  # when the motor last stopped, for min_rest_ms
+        self._arm = None  # (cards, max_ms, pwm) of the fire the next press starts; None: the host decides
 
         # Written by the interrupt handlers, read by poll().
         self._btn_armed = self._button.value() == 1
@@ -180,6 +183,7 @@ class Launcher:
         if cmd == "STATUS":
             return self._status(True)
         if cmd == "HELLO":
+            self._arm = None  # a new host session decides its presses afresh
             if self.state == FIRING:
                 self._finish("stop")  # a new host session: whatever the old one started ends here
             self.state = IDLE
@@ -187,8 +191,15 @@ class Launcher:
             tokens.append("fw=" + VERSION)
             return tokens
         if cmd == "FIRE":
+            self._arm = None  # the host fires itself: a press must not fire a second time
             return self._fire(args)
+        if cmd == "ARM":
+            return self._arm_fire(args)
+        if cmd == "DISARM":
+            self._arm = None
+            return ["OK", f"fire={self.fires}"]
         if cmd == "STOP":
+            self._arm = None
             if self.state == FIRING:
                 self._finish("stop")
             return ["OK"]
@@ -207,6 +218,7 @@ class Launcher:
             tokens.append(f"cards={self.cards_total}")
             tokens.append(f"bad={self._parser.bad}")
             tokens.append(f"replays={self.replays}")
+            tokens.append("armed=" + ("none" if self._arm is None else str(self._arm[0])))
         return tokens
 
     def _configure(self, args):
@@ -229,7 +241,8 @@ class Launcher:
             tokens.append(f"{name}={self.settings[name]}")
         return tokens
 
-    def _fire(self, args):
+    def _fire_args(self, args):
+        """FIRE's and ARM's checks: (cards, max_ms, pwm), or the error reply."""
         if len(args) != 3:
             return ["ERR", "args"]
         cards = _int(args[0])
@@ -245,10 +258,32 @@ class Launcher:
             return ["ERR", "busy"]
         if self.lid_open:
             return ["ERR", "lid"]
+        return (cards, max_ms, pwm)
+
+    def _fire(self, args):
+        checked = self._fire_args(args)
+        if isinstance(checked, list):
+            return checked
         now = self._clock.ticks_ms()
-        rest_ms = self.settings["min_rest_ms"]
-        if self._stopped_ms is not None and self._clock.ticks_diff(now, self._stopped_ms) < rest_ms:
+        if self._resting(now):
             return ["ERR", "rest"]
+        self._start(checked, now)
+        return ["OK", f"fire={self.fires}"]
+
+    def _arm_fire(self, args):
+        checked = self._fire_args(args)
+        if isinstance(checked, list):
+            return checked
+        self._arm = checked  # no rest check: the press comes later, and is checked then
+        return ["OK", f"fire={self.fires}"]
+
+    def _resting(self, now):
+        rest_ms = self.settings["min_rest_ms"]
+        return self._stopped_ms is not None and self._clock.ticks_diff(now, self._stopped_ms) < rest_ms
+
+    def _start(self, fire, now):
+        """Motor on for a fire of (cards, max_ms, pwm), from FIRE or from the arm at a press."""
+        cards, max_ms, pwm = fire
         self.fires += 1
         self.state = FIRING
         self._target = cards
@@ -260,7 +295,6 @@ class Launcher:
         self._blocked_ms = None
         self._retried = False
         self._run_forward(now)
-        return ["OK", f"fire={self.fires}"]
 
     # --- the loop ---------------------------------------------------------------------------------------
 
@@ -272,8 +306,11 @@ class Launcher:
             if self.state == FIRING:
                 self._finish("safe")
             self.state = SAFE  # latched: only HELLO arms the board again
-        self._poll_button(now)
+            self._arm = None
+        # The lid before the button, so a press in the pass the lid opens does not blip the motor; the button
+        # before the fire, so a fire from the arm runs from the pass that sees its press.
         self._poll_lid(now)
+        self._poll_button(now)
         if self.state == FIRING:
             self._poll_fire(now)
         if self._led is not None:
@@ -282,7 +319,13 @@ class Launcher:
     def _poll_button(self, now):
         while self._presses_sent != self._presses:
             self._presses_sent += 1
-            self._event("BTN", self._press_ms)
+            arm = self._arm
+            self._arm = None  # any press uses the arm up, fired or not: the host decides the ones it did not fire
+            if arm is not None and self.state == IDLE and not self.lid_open and not self._resting(now):
+                self._start(arm, now)  # motor first, then the word: the reflex waits for nothing
+                self._event("BTN", self._press_ms, self.fires)
+            else:
+                self._event("BTN", self._press_ms)
         if self._button.value() == 0:
             self._btn_low_ms = now
         elif not self._btn_armed and self._clock.ticks_diff(now, self._btn_low_ms) >= self.settings["debounce_ms"]:
@@ -294,6 +337,8 @@ class Launcher:
         is_open = self._lid.value() == 1
         if is_open != self.lid_open and self._clock.ticks_diff(now, self._lid_edge_ms) >= LID_SETTLE_MS:
             self.lid_open = is_open
+            if is_open:
+                self._arm = None
             if is_open and self.state == FIRING:
                 self._finish("lid")
             self._event("LID", "open" if is_open else "closed")

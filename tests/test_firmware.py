@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,20 @@ class Rig:
     @property
     def reverse(self) -> Any:
         return self.machine.pwm(self.pins.MOTOR_IN2)
+
+    def press(self) -> int:
+        """The big button down, cleanly: the interrupt counts the press at once, the loop sees it at its next pass.
+        Returns the board's tick count at the press, as E BTN reports it."""
+        pressed_at = self.clock.ticks_ms()
+        self.machine.line(self.pins.BUTTON).drive(0)
+        return pressed_at
+
+    def release(self) -> None:
+        self.machine.line(self.pins.BUTTON).drive(None)
+
+    def index(self, name: str) -> int:
+        """Where the first event `name` is in the board's output."""
+        return next(i for i, f in enumerate(self.frames) if f.seq == EVENT and f.cmd == name)
 
     def armed(self, **config: int) -> Rig:
         assert self.send("HELLO").cmd == "OK"
@@ -321,6 +335,220 @@ def test_one_press_despite_contact_bounce(debounce_ms: int) -> None:
     button.drive(0)
     rig.run(5)
     assert len(rig.events("BTN")) == 2
+
+
+# --- the reflex: ARM holds the next press's fire, and the board starts it on its own button ---------------------
+
+
+def test_an_armed_press_starts_the_motor_within_one_pass_of_the_loop() -> None:
+    rig = Rig(card_ms=40).armed()
+    assert fields(rig.send("STATUS"))["armed"] == "none"
+    assert rig.send("ARM", 3, 4000, 80) == Frame(rig.seq, "OK", ("fire=0",))
+    assert fields(rig.send("STATUS"))["armed"] == "3"
+    rig.run(10)
+    assert rig.forward.starts == 0  # armed is not running
+    pressed_at = rig.press()
+    assert rig.forward.duty == 0  # the interrupt handler only counts
+    rig.run(1)
+    full = 80 * 65535 // 100
+    assert rig.forward.duty == full // 3 and rig.launcher.state == "FIRING"  # the soft start, in that very pass
+    assert rig.events("BTN") == [(str(pressed_at), "1")]
+    rig.release()
+    rig.run(500)
+    assert rig.events("CARD") == [("1",), ("2",), ("3",)] and rig.index("BTN") < rig.index("CARD")
+    [(dispensed, ms, reason, fire)] = rig.events("DONE")
+    assert (dispensed, reason, fire) == ("3", "count", "1") and int(ms) < 500
+    assert rig.mechanics.cards_out == 3 and rig.forward.starts == 1 and rig.reverse.starts == 1  # and the pull-back
+    status = fields(rig.send("STATUS"))
+    assert status["armed"] == "none" and status["fire"] == "1" and status["last"] == f"1:3:{ms}:count"
+    # Used: the next press, however long after, is the host's to decide.
+    pressed_at = rig.press()
+    rig.run(1)
+    assert rig.events("BTN")[-1] == (str(pressed_at),) and rig.forward.starts == 1
+
+
+def test_arm_is_checked_as_fire_is_then_refused_while_safe_busy_or_with_the_lid_open() -> None:
+    rig = Rig(card_ms=1000)
+    assert rig.send("ARM", 3, 4000).args == ("args",)  # the arguments first, as FIRE checks them
+    assert rig.send("ARM", 0, 4000, 80).args == ("range",)
+    assert rig.send("ARM", 3, 4000, 80).args == ("safe",)
+    rig.armed(min_rest_ms=0, jam_ms=10000)
+    assert rig.send("ARM", 3, board.MAX_RUN_MS + 1, 80).args == ("range",)
+    assert rig.send("ARM", 3, 0, 80).args == ("range",)
+    assert rig.send("ARM", firmware.MAX_CARDS + 1, 4000, 80).args == ("range",)
+    assert rig.send("ARM", 3, 4000, 0).args == ("range",)
+    assert rig.send("ARM", 3, 4000, 101).args == ("range",)
+    assert rig.send("ARM", 3, 4000, 80, 1).args == ("args",)
+    assert rig.send("ARM", "x", 4000, 80).args == ("args",)
+    assert rig.send("ARM", -1, 4000, 80).args == ("args",)
+    assert fields(rig.send("STATUS"))["armed"] == "none"
+    rig.send("FIRE", 3, 4000, 80)
+    rig.run(10)
+    assert rig.send("ARM", 3, 4000, 80).args == ("busy",)
+    rig.send("STOP")
+    lid = rig.machine.line(board.LID)
+    lid.drive(1)
+    rig.run(20)
+    assert rig.send("ARM", 3, 4000, 80).args == ("lid",)
+    lid.drive(0)
+    rig.run(20)
+    assert rig.send("ARM", 3, 4000, 80) == Frame(rig.seq, "OK", ("fire=1",))  # the fires so far, unchanged
+    assert rig.send("ARM", 1, 2000, 60).cmd == "OK"  # a new arm replaces the old one
+    assert fields(rig.send("STATUS"))["armed"] == "1"
+    assert rig.forward.starts == 1 and rig.launcher.fires == 1
+
+
+def test_disarm_drops_the_arm_in_any_state() -> None:
+    rig = Rig()
+    assert rig.send("DISARM") == Frame(1, "OK", ("fire=0",))  # even SAFE
+    rig.armed()
+    assert rig.send("ARM", 3, 4000, 80).cmd == "OK"
+    assert rig.send("DISARM") == Frame(rig.seq, "OK", ("fire=0",))
+    assert fields(rig.send("STATUS"))["armed"] == "none"
+    pressed_at = rig.press()
+    rig.run(1)
+    assert rig.events("BTN") == [(str(pressed_at),)]
+    assert rig.forward.duty == 0 and rig.forward.starts == 0 and rig.launcher.fires == 0
+
+
+def _hello(rig: Rig) -> None:
+    rig.send("HELLO")
+
+
+def _stop(rig: Rig) -> None:
+    assert rig.send("STOP").cmd == "OK"
+
+
+def _fire(rig: Rig) -> None:
+    assert rig.send("FIRE", 1, 4000, 80) == Frame(rig.seq, "OK", ("fire=1",))
+    rig.run(300)
+    assert rig.events("DONE")
+
+
+def _refused_fire(rig: Rig) -> None:
+    assert rig.send("FIRE", 1, 4000).args == ("args",)  # whatever its reply
+
+
+def _lid(rig: Rig) -> None:
+    lid = rig.machine.line(board.LID)
+    lid.drive(1)
+    rig.run(20)
+    lid.drive(0)
+    rig.run(20)
+    assert rig.events("LID") == [("open",), ("closed",)]  # closed again: only the drop keeps the press plain
+
+
+def _silence(rig: Rig) -> None:
+    rig.run(1500)
+    assert rig.launcher.state == "SAFE"
+
+
+@pytest.mark.parametrize(
+    "drop",
+    [_hello, _stop, _fire, _refused_fire, _lid, _silence],
+    ids=["hello", "stop", "fire", "refused-fire", "lid", "silence"],
+)
+def test_each_way_the_arm_is_dropped_leaves_the_next_press_to_the_host(drop: Callable[[Rig], None]) -> None:
+    rig = Rig(card_ms=40).armed(min_rest_ms=0)
+    assert rig.send("ARM", 2, 4000, 80).cmd == "OK"
+    drop(rig)
+    assert fields(rig.send("STATUS"))["armed"] == "none"
+    starts = rig.forward.starts
+    pressed_at = rig.press()
+    rig.run(1)
+    assert rig.events("BTN") == [(str(pressed_at),)]
+    assert rig.forward.duty == 0 and rig.forward.starts == starts
+
+
+def test_a_press_seen_in_the_pass_the_lid_opens_does_not_start_the_motor() -> None:
+    rig = Rig().armed()
+    assert rig.send("ARM", 2, 4000, 80).cmd == "OK"
+    rig.machine.line(board.LID).drive(1)
+    rig.run(19)
+    pressed_at = rig.press()
+    rig.run(1)  # the lid's settle ends in the pass that sees the press: the lid first, so no blip of the motor
+    assert rig.events("LID") == [("open",)] and rig.events("BTN") == [(str(pressed_at),)]
+    assert rig.forward.starts == 0 and rig.events("DONE") == []
+
+
+def test_a_press_during_the_rest_does_not_fire_from_the_arm_and_drops_it() -> None:
+    rig = Rig(card_ms=40).armed(min_rest_ms=300)
+    rig.send("FIRE", 1, 4000, 80)
+    rig.run(200)
+    assert rig.events("DONE")
+    assert rig.send("ARM", 2, 4000, 80).cmd == "OK"  # arming in the rest is fine: the press may come later
+    pressed_at = rig.press()
+    rig.run(1)
+    assert rig.events("BTN") == [(str(pressed_at),)] and rig.forward.starts == 1
+    rig.release()
+    rig.run(400)
+    assert fields(rig.send("STATUS"))["armed"] == "none"
+    pressed_at = rig.press()
+    rig.run(1)
+    assert rig.events("BTN")[-1] == (str(pressed_at),) and rig.forward.starts == 1 and rig.launcher.fires == 1
+
+
+def test_a_retransmitted_arm_is_answered_from_memory_and_does_not_arm_again() -> None:
+    rig = Rig(card_ms=40).armed(min_rest_ms=0)
+    arm = encode(7, "ARM", (2, 4000, 80))
+    [first] = rig.send_line(arm)
+    assert first == Frame(7, "OK", ("fire=0",))
+    rig.press()  # the arm is used before the host's copy comes
+    rig.run(1)
+    rig.release()
+    assert rig.send_line(arm) == [first]  # the copy after a lost reply: the same answer, and no new arm
+    rig.run(300)
+    assert rig.launcher.replays == 1 and fields(rig.send("STATUS"))["armed"] == "none"
+    rig.press()
+    rig.run(1)
+    assert rig.launcher.fires == 1 and rig.forward.starts == 1 and rig.mechanics.cards_out == 2
+
+
+def test_only_the_first_of_presses_pending_in_one_pass_fires_from_the_arm() -> None:
+    rig = Rig(card_ms=40).armed(min_rest_ms=0)
+    assert rig.send("ARM", 2, 4000, 80).cmd == "OK"
+    pressed_at = rig.press()
+    rig.release()
+    rig.launcher._btn_armed = True  # as if debounced between the two: the loop has two presses to see at once
+    rig.press()
+    rig.run(1)
+    assert rig.events("BTN") == [(str(pressed_at), "1"), (str(pressed_at),)]
+    assert rig.launcher.fires == 1 and rig.forward.starts == 1
+    rig.release()
+    rig.run(300)
+    assert [d[::2] for d in rig.events("DONE")] == [("2", "count")]
+
+
+def test_a_fire_from_the_arm_keeps_the_bounds_of_any_fire() -> None:
+    rig = Rig(card_ms=1000).armed(jam_ms=10000)
+    assert rig.send("ARM", 5, 300, 80).cmd == "OK"
+    rig.press()
+    rig.run(1)
+    started = rig.clock.now_ms()
+    rig.run(299)
+    assert rig.forward.duty > 0
+    rig.run(1)
+    assert rig.forward.duty == 0 and rig.forward.history[-1] == (started + 300, 0)
+    assert rig.events("DONE") == [("0", "300", "timeout", "1")]  # its max_ms from the press's pass
+    # And the host's silence ends it like any other.
+    rig.release()
+    rig.run(300)  # past min_rest_ms
+    assert rig.send("ARM", 5, board.MAX_RUN_MS, 80).cmd == "OK"  # the last the board hears
+    rig.press()
+    rig.run(1499)
+    assert rig.forward.duty > 0
+    rig.run(1)
+    assert rig.forward.duty == 0 and rig.events("DONE")[-1][2:] == ("safe", "2") and rig.launcher.state == "SAFE"
+
+
+def test_hello_says_version_3_and_the_arm_last_in_the_status() -> None:
+    rig = Rig()
+    hello = rig.send("HELLO")
+    assert firmware.VERSION == "3" and hello.args[-2:] == ("armed=none", "fw=3")
+    assert rig.send("STATUS").args[-1] == "armed=none"
+    rig.send("ARM", 12, 4000, 80)
+    assert rig.send("STATUS").args[-1] == "armed=12"
+    assert "armed" not in fields(rig.send("PING"))  # the heartbeat's short status stays short
 
 
 def test_config_is_checked_and_applied_all_or_nothing() -> None:

@@ -90,7 +90,7 @@ def test_run_is_the_board_loop(micropython: Path) -> None:
         boot, hello, ping = pico.wait_frames(3)[:3]
         assert boot.seq == EVENT and boot.cmd == "BOOT" and len(boot.args[0]) == 8
         assert all(ch in HEX8 for ch in boot.args[0])
-        assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(hello)["fw"] == "2"
+        assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(hello)["fw"] == "3"
         assert fields(hello)["lid"] == "closed" and fields(hello)["beam"] == "clear"
         assert ping.seq == 2 and fields(ping)["state"] == "IDLE"  # the 0x03 byte was data, not Ctrl-C
         # The pins' pipe is read on a thread of its own, maybe behind the serial line: "wdt" comes before "fed" on it.
@@ -128,6 +128,27 @@ def test_a_retransmitted_fire_is_answered_again_and_never_fires_again(micropytho
         assert status["replays"] == "1" and status["cards"] == "2" and status["fire"] == "1"
         assert pico.motor.starts == 1 and pico.mechanics.cards_out == 2
         assert events(pico, "DONE") == [("2", events(pico, "DONE")[0][1], "count", "1")]
+
+
+def test_an_armed_press_starts_the_motor_on_the_board_itself(micropython: Path) -> None:
+    # The test is the host and does nothing at the press: the board fires from the arm on its own.
+    with board_on_pipes(micropython, card_ms=150) as pico:
+        pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0",)))
+        pico.reply(2)
+        assert pico.reply_to(3, "ARM", 2, 4000, 80) == Frame(3, "OK", ("fire=0",))
+        assert fields(pico.reply_to(4, "STATUS"))["armed"] == "2"
+        pico.click()
+        wait_until(lambda: events(pico, "DONE"), 10, "the fire's end")
+        [(press_ms, fire)] = events(pico, "BTN")
+        assert fire == "1"
+        order = [f.cmd for f in list(pico.frames) if f.seq == EVENT and f.cmd in ("BTN", "CARD")]
+        assert order == ["BTN", "CARD", "CARD"]
+        assert events(pico, "DONE")[0][::2] == ("2", "count") and pico.mechanics.cards_out == 2
+        wait_until(lambda: pico.motor.duty == 0, 5, "the motor off")
+        on_ms = next(ticks for _, duty, ticks in pico.motor.history if duty)
+        # The pass that sees the press starts the motor: the same ms, or later only by a pass the machine held up.
+        assert 0 <= on_ms - int(press_ms) < 1000, (press_ms, on_ms)
+        assert pico.motor.starts == 1 and fields(pico.reply_to(5, "STATUS"))["armed"] == "none"
 
 
 def test_a_board_process_the_os_keeps_waiting_still_lets_out_exactly_the_cards_asked(micropython: Path) -> None:
