@@ -158,6 +158,7 @@ class Daemon:
                 shuffle_presses=config.schedule.shuffle_presses,
                 clock=clock,
             )
+            self.games.starting = self.controller.arming_paused
             undo.callback(self.controller.close)
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
             self.power.start()
@@ -193,6 +194,8 @@ class Daemon:
         self.hardware.when_link_changed = self.controller.link_changed
         if self.hardware.describe().get("link") != "up":  # read after attaching, so no change falls between
             self.controller.link_changed(False, "waiting for the board to answer")
+        else:
+            self.controller.link_changed(True, "the board answered")  # the board may be armed for the next press
 
     def _power_off_button(self, hold_s: float) -> HoldToPowerOff | None:
         """[power] hold_to_poweroff_s: the big button held while the launcher is quiet switches the Pi off."""

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from launcher import game_requests, jsontext
@@ -62,6 +63,8 @@ class GameDesk:
         self._bus = bus
         self._history = history  # told of every game that ends, is abandoned or is no longer finished
         self._on_change = on_change  # after every saved change, e.g. to turn the launcher to who must press
+        # Around the start of a game, outside its lock: a launcher armed in advance gives its arm back first.
+        self.starting: Callable[[], AbstractContextManager[None]] = nullcontext
         self._lock = threading.Lock()
         self._id: int | None = None
         self._game: Game | None = None
@@ -135,7 +138,7 @@ class GameDesk:
 
     def new_game(self, body: Mapping[str, Any]) -> dict[str, Any]:
         game, table = game_requests.new_game(body)
-        with self._lock:
+        with self.starting(), self._lock:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._saver.connect() as conn:

@@ -144,6 +144,22 @@ class Refills(Protocol):
 
 
 @runtime_checkable
+class Reflexes(Protocol):
+    """A dispenser that fires on its own button once armed (a board on USB): the motor starts without waiting for
+    the host, which hears of it after, through `when_reflex(job)`, on any thread, perhaps more than once."""
+
+    when_reflex: Callable[[FireJob], None] | None
+
+    def arm(self, cards: int) -> bool:
+        """Fire `cards` at the next press of the button, replacing an earlier arm. False if it cannot."""
+        ...
+
+    def disarm(self) -> FireJob | None:
+        """Take the arm back, waiting until it is: the job of the last fire made from an arm, or None."""
+        ...
+
+
+@runtime_checkable
 class Links(Protocol):
     """A launcher that can come and go (a board on USB): `when_link_changed(ok, message)` follows its link."""
 

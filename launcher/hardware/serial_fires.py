@@ -3,6 +3,10 @@
 One fire at a time. It ends with the board's `E DONE`, recovered from STATUS when that line is lost, or with
 ERROR when the link or the board fails first. Every method runs with the link's lock held.
 
+A fire is either asked for (FIRE) or the board's own reflex: armed in advance (ARM), the board fires on its button
+and says so after (`E BTN <ms> <fire>`, or a DISARM's or heartbeat's fire count when that line was lost). Either
+way the host follows one job per fire number, once.
+
 A FIRE's acknowledgement must name a fire the board has not reported before in this session: a reply that
 names an old one was meant for another command (the board's memory of an earlier line), and taking it would
 report that fire's cards as this one's.
@@ -13,6 +17,7 @@ from __future__ import annotations
 import logging
 
 from launcher.clock import Clock
+from launcher.hardware import framing
 from launcher.hardware.base import DispenseResult, StopReason
 
 log = logging.getLogger(__name__)
@@ -41,9 +46,10 @@ def fields(args: tuple[str, ...]) -> dict[str, str]:
 class SerialFireJob:
     """One FIRE. Ends with the board's DONE, or ERROR when the link or the board fails before that."""
 
-    def __init__(self, requested: int, started: float, clock: Clock) -> None:
+    def __init__(self, requested: int, started: float, clock: Clock, *, reflex: bool = False) -> None:
         self.requested = requested
         self.started = started
+        self.reflex = reflex  # made by the board from its arm, on its own button
         self.fire: int | None = None  # the board's number for it, once acknowledged
         self.cards = 0  # cards the board has reported so far
         self._result: DispenseResult | None = None
@@ -73,6 +79,11 @@ class FireTracker:
         self.job: SerialFireJob | None = None
         self._early_done: tuple[int, int, int, str] | None = None  # a DONE that overtook its FIRE's reply
         self._last_fire = 0  # the highest fire number the board has reported in this session
+        # The cards of the board's arm, as far as the host can tell: set as an ARM goes and by its OK, dropped by
+        # what drops it on the board (DISARM, FIRE, STOP, a press that did not fire, the lid opening, HELLO), each
+        # read in the wire's order. Wrong only the safe way round: armed here when the board is not.
+        self.armed: int | None = None
+        self._arm_cards: int | None = None  # of the last ARM sent in this session: a fire found later is of it
         self.hopper_empty = False
 
     @property
@@ -88,8 +99,43 @@ class FireTracker:
         return self.job
 
     def session_started(self, board_fires: int) -> None:
-        """HELLO said how many fires the board has done since it booted."""
+        """HELLO said how many fires the board has done since it booted (and dropped any arm)."""
         self._last_fire = board_fires
+        self.armed = self._arm_cards = None
+
+    def arming(self, cards: int) -> None:
+        """An ARM goes out: its answer may be lost, and the press the board fires from it told first."""
+        self.armed = self._arm_cards = cards
+
+    def answered(self, cmd: str, args: tuple[object, ...], reply: framing.Frame) -> SerialFireJob | None:
+        """A command's reply, as the reader reads it: what it did to the board's arm. Returns the job of a fire
+        the board made from its arm, when DISARM's fire count tells of one the host had not heard of."""
+        job = None
+        if cmd == "DISARM":
+            fire = fields(reply.args).get("fire", "")
+            job = self.reflex(int(fire)) if fire.isdigit() else None
+        if cmd == "ARM":
+            self.armed = int(str(args[0])) if reply.cmd == "OK" else None
+        elif cmd in ("DISARM", "FIRE", "STOP"):
+            self.armed = None
+        return job
+
+    def reflex(self, fire: int) -> SerialFireJob | None:
+        """The board says it has made fire `fire`: the job of the fire it made from its arm, the same one however
+        many times it is told; None when that is no such fire (no arm, or a fire the host knows already)."""
+        job = self.job
+        if job is not None:
+            return job if job.fire == fire and job.reflex else None
+        # A fire the host did not ask for is one made from an arm, even when a press since (or a lost line) left
+        # no arm in view: the cards are the last ARM's, as only one ARM is out at a time.
+        cards = self.armed if self.armed is not None else self._arm_cards
+        if cards is None or fire <= self._last_fire:
+            return None
+        job = self.job = SerialFireJob(cards, self._clock.now(), self._clock, reflex=True)
+        job.fire = self._last_fire = fire
+        self.armed = None
+        self._early_done = None
+        return job
 
     def give_up_at(self) -> float | None:
         """When the fire in progress is given up if the board has not ended it."""

@@ -15,6 +15,10 @@ The fire tracker (`serial_fires`) follows the fire in progress. A FIRE is never 
 a retransmission from memory, a board that has restarted is SAFE until HELLO and refuses it, and the host never
 sends a FIRE again once its session (one port opening and one boot id) has ended: it fails the job instead.
 
+The reflex (firmware 3 on): armed with the next press's fire (`arm`), the board starts the motor on its own button
+within a pass of its loop, whatever the host is doing, and the host hears of it after (`when_reflex`). `disarm`
+takes the arm back before the host decides anything itself, and answers the fire the board made first, if it did.
+
 Every wait runs on the injected clock (real by default).
 """
 
@@ -28,13 +32,16 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig
 from launcher.errors import LauncherError
 from launcher.hardware import framing
-from launcher.hardware.base import NoCues, StopReason
+from launcher.hardware.base import FireJob, NoCues, StopReason
 from launcher.hardware.serial_fires import FireTracker, SerialFireJob
 from launcher.hardware.serial_port import Opener, PortKeeper, SerialPort, wait_for
-from launcher.hardware.serial_session import Request, Session, config_args
+from launcher.hardware.serial_session import REPLY_TIMEOUT_S, TRIES, Request, Session, config_args
 from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
+
+REFLEX_FIRMWARE = 3  # the first firmware version with ARM and DISARM
+DISARM_WAIT_S = 2 * TRIES * REPLY_TIMEOUT_S  # the command in flight's tries, then DISARM's own
 
 
 class LinkDown(LauncherError, RuntimeError):
@@ -56,6 +63,7 @@ class SerialDispenser:
     def __init__(self, hardware: SerialHardware) -> None:
         self._hardware = hardware
         self.when_card: Callable[[], None] | None = None  # each card as the board reports it, on the dispatcher
+        self.when_reflex: Callable[[FireJob], None] | None = None  # a fire from the arm, on the dispatcher
 
     def start(self, cards: int) -> SerialFireJob:
         """Queue a FIRE and return at once. LinkDown if no board is ready, RuntimeError if a fire is running."""
@@ -64,6 +72,16 @@ class SerialDispenser:
     def stop(self) -> None:
         """Motor off: cancel a FIRE not yet sent and send STOP. Safe from any thread; never blocks or raises."""
         self._hardware._stop_motor()
+
+    def arm(self, cards: int) -> bool:
+        """Have the board fire `cards` on its own next press (replacing an earlier arm); returns at once. False when
+        the board cannot (no link, an older firmware, a fire in progress)."""
+        return self._hardware._arm(cards)
+
+    def disarm(self) -> SerialFireJob | None:
+        """Take the arm back, waiting for the board's answer: the job of the last fire it made from an arm (the
+        caller tells whether it is new), or None."""
+        return self._hardware._disarm()
 
 
 class Dispatcher:
@@ -137,6 +155,9 @@ class SerialHardware:
 
         self._cond = clock.condition()
         self._dispatch = Dispatcher(clock)
+        self._firmware = 0  # the board's version, from HELLO
+        self._last_reflex: SerialFireJob | None = None
+        self._arm_sent = False  # an ARM went out since the last DISARM: its answer may not be read yet
         self._fires = FireTracker(clock=clock, max_run_ms=dispense.max_run_ms)
         self._keeper = PortKeeper(
             opener or (lambda: SerialPort(port, baudrate)),
@@ -154,6 +175,7 @@ class SerialHardware:
             clock=clock,
             on_hello=self._hello,
             on_link=self._link_changed,
+            on_reflex=self._reflexed,
         )
         self._session.start()
         self._keeper.start()
@@ -170,6 +192,8 @@ class SerialHardware:
                 "message": session.message,
                 "boot_id": session.boot_id,
                 "board_state": session.board_state,
+                "firmware": self._firmware,
+                "armed": self._fires.armed,
                 "hopper_empty": self._fires.hopper_empty,
                 "retransmits": session.retransmits,
                 "restarts": session.restarts,
@@ -213,8 +237,39 @@ class SerialHardware:
     def _stop_motor(self) -> None:
         with self._cond:
             self._cancel_queued_fire()
+            self._withdraw_arm()  # the STOP drops one already sent
             if self._session.ready and not self._session.queued("STOP"):
                 self._session.submit(Request("STOP"), first=True)
+
+    def _arm(self, cards: int) -> bool:
+        if cards < 1:
+            raise ValueError(f"cards must be at least 1, not {cards}")
+        with self._cond:
+            if not self._session.ready or self._firmware < REFLEX_FIRMWARE or self._fires.job is not None:
+                return False
+            self._withdraw_arm()
+            self._arm_sent = True
+            self._fires.arming(cards)
+            self._session.submit(Request("ARM", (cards, self._max_run_ms, self._pwm_percent)))
+            return True
+
+    def _disarm(self) -> SerialFireJob | None:
+        with self._cond:
+            self._withdraw_arm()
+            sent, self._arm_sent = self._arm_sent, False
+            if (sent or self._fires.armed is not None) and self._session.ready:
+                request = Request("DISARM")
+                self._session.submit(request, first=True)
+                session = self._session
+                # Its answer, read in the wire's order, tells of a fire the board made from the arm first.
+                wait_for(self._cond, self._clock, lambda: request.reply is not None or not session.ready, DISARM_WAIT_S)
+            # Not answered, the link is lost: the session's end fails any fire, and the board drops its arm when it
+            # stops hearing the host or is greeted again.
+            return self._last_reflex
+
+    def _withdraw_arm(self) -> None:
+        for request in self._session.queued("ARM"):
+            self._session.withdraw(request)
 
     def _cancel_queued_fire(self) -> None:
         for request in self._session.queued("FIRE"):
@@ -244,22 +299,39 @@ class SerialHardware:
             if not session.ready:
                 return  # from before the handshake: stale
             if name == "BTN":
-                self._dispatch.put(self._pressed)
+                if len(args) == 1:  # the board did not fire: the host decides, and the arm is gone
+                    self._fires.armed = None
+                    self._dispatch.put(self._pressed)
+                elif (job := self._fires.reflex(int(args[1]))) is not None:
+                    self._reflexed(job)
+                else:
+                    log.error("the board fired on its button (fire %s) with no arm the host knows of", args[1])
             elif name == "CARD":
                 for _ in range(self._fires.card(int(args[0]))):
                     self._dispatch.put(self._card)
             elif name == "DONE":
+                if self._fires.job is None and (job := self._fires.reflex(int(args[3]))) is not None:
+                    self._reflexed(job)  # its BTN line was lost
                 self._fires.done(int(args[3]), int(args[0]), int(args[1]), args[2])
                 if session.board_state == "FIRING":  # until the next heartbeat says so itself
                     session.board_state = "IDLE"
             elif name == "LID":
                 is_open = args[0] == "open"
+                if is_open:
+                    self._fires.armed = None  # the board drops its arm as the lid opens
                 self.inputs.lid_open = is_open
                 self._dispatch.put(lambda: self._lid_changed(is_open))
             # JAM, STUCK and EMPTY are followed by DONE, which carries the reason.
 
     def _hello(self, said: dict[str, str]) -> None:
         self.inputs.lid_open = {"open": True, "closed": False}.get(said.get("lid", ""))
+        version = said.get("fw", "")
+        self._firmware = int(version) if version.isdigit() else 0
+
+    def _reflexed(self, job: SerialFireJob) -> None:
+        """With the lock held: the board has made a fire from its arm; the controller hears of it once or more."""
+        self._last_reflex = job
+        self._dispatch.put(lambda: self._reflex_fired(job))
 
     # --- on the dispatcher thread ------------------------------------------------------------------------------
 
@@ -267,6 +339,11 @@ class SerialHardware:
         callback = self.inputs.when_pressed
         if callback is not None:
             callback()
+
+    def _reflex_fired(self, job: SerialFireJob) -> None:
+        callback = self.dispenser.when_reflex
+        if callback is not None:
+            callback(job)
 
     def _card(self) -> None:
         callback = self.dispenser.when_card
