@@ -7,7 +7,12 @@ process, is either:
 
 - bare reflex: the lightest possible host, one pyserial thread that answers `E BTN` with a FIRE line;
 - SerialHardware: the real host link (reader, dispatcher and link threads; one frame in flight, heartbeats)
-  whose `when_pressed` calls `dispenser.start(1)` at once, as the controller does.
+  whose `when_pressed` calls `dispenser.start(1)` at once, as the controller does;
+- SerialHardware armed: the same link, arming the board with the next fire in advance (`dispenser.arm(1)`), as
+  the controller does when the next press fires at once: the board starts the motor on its own button.
+
+The last two run again with the host busy: a thread of pure Python work in the host's process, which holds the
+interpreter for its switch interval at a time (the daemon's scoring, replays and encoding are such work).
 
 The difference is what SerialHardware costs on top of the wire and the board's loop. A USB cable to a real
 Pico adds its own latency (USB full speed polls every 1 ms), which a pty does not have.
@@ -34,6 +39,7 @@ from bench_press_latency import full_daemon
 from measure import percentile
 
 from launcher.config import DispenseConfig
+from launcher.hardware.base import FireJob
 from launcher.hardware.framing import Parser, encode
 from launcher.hardware.serial_link import SerialHardware
 from tests.fake_machine import FakeBoard, wait_until
@@ -41,14 +47,18 @@ from tests.fake_machine import FakeBoard, wait_until
 Host = Callable[[Path, list[float]], contextlib.AbstractContextManager[object]]
 
 
-def board_process(link: Path, presses: int) -> None:
-    """The board's side: plug in, wait to be armed, press the button `presses` times; print the samples."""
+def board_process(link: Path, presses: int, armed: bool) -> None:
+    """The board's side: plug in, wait for the host, press the button `presses` times (each once the host has
+    armed the board, with `armed`); print the samples."""
     pico = FakeBoard(link, card_ms=5, hopper=100_000)
     pico.launcher.settings["reverse_ms"] = 0  # no pull-back pulse: the next press comes sooner
     print("plugged", flush=True)
     wait_until(lambda: pico.launcher.state == "IDLE" and pico.launcher.settings["min_rest_ms"] == 0, 10, "host")
+    time.sleep(0.5)  # the host takes presses once it has read CONFIG's answer, a moment later when it is busy
     samples = []
     for _ in range(presses):
+        if armed:
+            wait_until(lambda: pico.launcher._arm is not None, 5, "the host's arm")
         pico.motor.turned_on.clear()
         at = time.monotonic()  # the host notes when it hears the press on the same clock
         pressed = time.perf_counter()
@@ -91,21 +101,58 @@ def bare_reflex(link: Path, heard: list[float]) -> Iterator[object]:
 @contextlib.contextmanager
 def serial_hardware(link: Path, heard: list[float]) -> Iterator[object]:
     with SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500, min_rest_ms=0)) as host:
+        jobs: list[FireJob] = []
 
         def pressed() -> None:
             heard.append(time.monotonic())
-            host.dispenser.start(1)
+            if jobs:  # a busy host may not have read the end of the fire before yet
+                jobs[-1].wait()
+            jobs.append(host.dispenser.start(1))
 
         host.inputs.when_pressed = pressed
         yield host
 
 
-def run(host: Host, presses: int) -> list[tuple[float, float]]:
+@contextlib.contextmanager
+def armed_serial_hardware(link: Path, heard: list[float]) -> Iterator[object]:
+    with SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500, min_rest_ms=0)) as host:
+        dispenser = host.dispenser
+
+        def fired(job: FireJob) -> None:  # on the dispatcher: the board fired on its own; arm it for the next
+            heard.append(time.monotonic())
+            job.wait()
+            dispenser.arm(1)
+
+        dispenser.when_reflex = fired
+        wait_until(lambda: host.describe()["link"] == "up", 10, "link up")
+        dispenser.arm(1)
+        yield host
+
+
+@contextlib.contextmanager
+def busy(host: Host) -> Iterator[Host]:
+    """`host` with a thread of pure Python work beside it in this process."""
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            sum(i * i for i in range(10_000))
+
+    thread = threading.Thread(target=work, name="load")
+    thread.start()
+    try:
+        yield host
+    finally:
+        stop.set()
+        thread.join()
+
+
+def run(host: Host, presses: int, *, armed: bool = False) -> list[tuple[float, float]]:
     """(press -> host has it, press -> motor on) in seconds, one pair per press."""
     with tempfile.TemporaryDirectory() as tmp:
         link = Path(tmp) / "usb-Raspberry_Pi_Pico-if00"
         board = subprocess.Popen(
-            [sys.executable, __file__, "--board", str(link), "--presses", str(presses)],
+            [sys.executable, __file__, "--board", str(link), "--presses", str(presses), *["--armed"] * armed],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -125,13 +172,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presses", type=int, default=300)
     parser.add_argument("--board", type=Path, help=argparse.SUPPRESS)  # internal: be the board process
+    parser.add_argument("--armed", action="store_true", help=argparse.SUPPRESS)  # internal: the board is armed
     args = parser.parse_args()
     if args.board:
-        board_process(args.board, args.presses)
+        board_process(args.board, args.presses, args.armed)
         return 0
     run(serial_hardware, 20)  # warm-up
     runs = {"bare reflex": run(bare_reflex, args.presses), "SerialHardware": run(serial_hardware, args.presses)}
-    print(f"board press -> motor on through the host over a pty, {args.presses} presses each, milliseconds")
+    runs["armed"] = run(armed_serial_hardware, args.presses, armed=True)
+    with busy(serial_hardware) as loaded:
+        runs["host busy"] = run(loaded, args.presses)
+    with busy(armed_serial_hardware) as loaded:
+        runs["armed, busy"] = run(loaded, args.presses, armed=True)
+    print(f"board press -> motor on over a pty, {args.presses} presses each, milliseconds")
     print(f"{'host':<16}{'p50':>8}{'p99':>8}{'mean':>8}{'max':>8}   {'p50 press->host':>16}")
     figures = {}
     for name, samples in runs.items():
@@ -145,6 +198,9 @@ def main() -> int:
     (b50, b99), (s50, s99) = figures["bare reflex"], figures["SerialHardware"]
     print(f"ratio SerialHardware/bare: p50 {s50 / b50:.2f}x, p99 {s99 / b99:.2f}x")
     print(f"SerialHardware overhead: p50 {s50 - b50:+.2f} ms, p99 {s99 - b99:+.2f} ms")
+    (a50, a99), l99, al99 = figures["armed"], figures["host busy"][1], figures["armed, busy"][1]
+    print(f"ratio armed/SerialHardware: p50 {a50 / s50:.2f}x, p99 {a99 / s99:.2f}x")
+    print(f"host busy: through the host p99 {l99:.2f} ms, armed p99 {al99:.2f} ms ({al99 / l99:.2f}x)")
 
     # The GPIO header in the same run: the full daemon (controller, schedule, events) on mock pins.
     with tempfile.TemporaryDirectory() as tmp:
