@@ -121,6 +121,17 @@ def fired_on_its_own(t: Table) -> bool:
     return len(t.pico.events(b"BTN")[-1].split()) == 5
 
 
+def armed_with_lines_lost(table: Any, *lines: bytes) -> tuple[Table, int, int]:
+    """A table whose board is armed, the next of each of `lines` to the host to be lost: (table, the cards armed,
+    the presses so far)."""
+    drop = Tamper()
+    t = table(to_host=drop)
+    cards = t.press_until_armed()
+    for line in lines:
+        drop.drop(line)
+    return t, cards, t.controller.snapshot()["presses"]
+
+
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Any]:
     clock = VirtualClock()
@@ -190,11 +201,7 @@ def test_a_phone_s_press_takes_the_arm_back_first_and_is_the_press_it_was_armed_
 
 
 def test_a_board_press_whose_line_is_lost_is_taken_when_a_phone_presses_at_that_moment(table: Any) -> None:
-    drop = Tamper()
-    t = table(to_host=drop)
-    cards = t.press_until_armed()
-    presses = t.controller.snapshot()["presses"]
-    drop.drop(b"E BTN ")
+    t, cards, presses = armed_with_lines_lost(table, b"E BTN ")
     t.pico.press()
     t.clock.advance(0.002)  # the board has fired; the host has heard nothing of it
     with pytest.raises(PressRefused) as refused:
@@ -210,11 +217,7 @@ def test_a_board_press_whose_line_is_lost_is_taken_when_a_phone_presses_at_that_
 
 
 def test_a_board_press_whose_line_is_lost_is_taken_from_the_end_of_its_fire(table: Any) -> None:
-    drop = Tamper()
-    t = table(to_host=drop)
-    cards = t.press_until_armed()
-    presses = t.controller.snapshot()["presses"]
-    drop.drop(b"E BTN ")
+    t, cards, presses = armed_with_lines_lost(table, b"E BTN ")
     t.click()
     t.until(lambda: len(t.events("button.pressed")) == presses + 1)
     t.idle()
@@ -296,13 +299,7 @@ def test_a_board_press_told_twice_while_a_phone_presses_is_one_press(table: Any)
 
 
 def test_a_board_press_whose_every_line_is_lost_is_found_by_the_heartbeat(table: Any) -> None:
-    drop = Tamper()
-    t = table(to_host=drop)
-    cards = t.press_until_armed()
-    presses = t.controller.snapshot()["presses"]
-    drop.drop(b"E BTN ")
-    drop.drop(b"E CARD ")
-    drop.drop(b"E DONE ")
+    t, cards, presses = armed_with_lines_lost(table, b"E BTN ", b"E CARD ", b"E DONE ")
     t.click()
     t.until(lambda: len(t.events("launcher.fired")) and t.events("launcher.fired")[-1]["press"] == presses + 1)
     assert t.events("launcher.fired")[-1]["dispensed"] == cards
