@@ -28,7 +28,7 @@ from launcher.config import SHUFFLE_PRESSES
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
-from launcher.hardware.base import DispenseResult, FireJob, Hardware, Reflexes, StopReason
+from launcher.hardware.base import DispenseResult, FireJob, Hardware, HardwareGone, Reflexes, StopReason
 from launcher.hopper import Hopper
 from launcher.outcomes import FaultCause, FaultLatch, announce, announce_no_fire
 from launcher.refusals import Refusal
@@ -432,7 +432,7 @@ class Controller:
         self._cues.pressed(ticket.outcome.tension)
         self._jobs.put((ticket, job))
 
-    def _start_motor(self, ticket: PressTicket) -> tuple[FireJob | None, str | None]:
+    def _start_motor(self, ticket: PressTicket) -> tuple[FireJob | None, Exception | None]:
         """With the lock held: start the fire this press asks for, if the hopper has cards. (job, error)."""
         outcome = ticket.outcome
         remaining = self._hopper.count.remaining
@@ -444,7 +444,7 @@ class Controller:
         except Exception as e:  # whatever the driver raised, the motor is stopped and FAULT names it
             self._firing = None
             self._dispenser.stop()
-            return None, f"motor did not start: {e}"
+            return None, e
 
     def _card_out(self) -> None:
         """The dispenser's callback as each card of a fire leaves (the exit beam's thread): count it now."""
@@ -455,12 +455,16 @@ class Controller:
             ticket.counted += 1
         self._hopper.card_out()
 
-    def _conclude_without_fire(self, ticket: PressTicket, error: str | None) -> None:
-        """A press that did not run the motor: a miss, an empty hopper, or a motor that would not start."""
+    def _conclude_without_fire(self, ticket: PressTicket, error: Exception | None) -> None:
+        """A press that did not run the motor: a miss, an empty hopper, or a motor that would not start (FAULT;
+        when the board is gone for now, the same FAULT as its lost link's, which clears when it is back)."""
         outcome = ticket.outcome
-        if error is not None:
+        if isinstance(error, HardwareGone):
             with self._lock:
-                self._fault.latch(FaultCause.DISPENSER, error)
+                self._fault.latch(FaultCause.BOARD, f"motor did not start: {error}", from_link=True)
+        elif error is not None:
+            with self._lock:
+                self._fault.latch(FaultCause.DISPENSER, f"motor did not start: {error}")
         else:
             announce_no_fire(self._bus, outcome, self._shuffle.schedule.misses_in_row)
         self._shuffle.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")

@@ -360,3 +360,26 @@ def test_lost_and_doubled_lines_never_make_a_fire_the_host_does_not_record(table
         assert t.pico.mechanics.cards_out == t.controller.snapshot()["hopper"]["dispensed"]
     report = verify(t.record())
     assert report.ok, report
+
+
+def test_a_press_in_the_moment_the_link_is_lost_leaves_a_fault_that_clears_when_the_board_is_back(
+    table: Any,
+) -> None:
+    """The link's loss reaches the controller a moment after the link knows it (on the link's callbacks, held
+    back here): a press in that moment finds no board. That FAULT is the lost link's, and clears by itself."""
+    t = table()
+    to_board = Tamper()
+    t.pico.to_board = to_board
+    go_on = t.clock.event()
+    t.hardware._dispatch.put(lambda: go_on.wait(30))  # the injected yield point: callbacks wait here
+    to_board.block = True  # the board hears nothing: no reply after three tries
+    t.until(lambda: t.hardware.describe()["link"] == "down")
+    for _ in range(20):  # until a press that fires: a miss needs no board
+        t.controller.press("web").wait(5)
+        if t.controller.snapshot()["fault"] is not None:
+            break
+    assert "board is not ready" in t.controller.snapshot()["fault"]
+    to_board.block = False
+    go_on.set()
+    t.until(lambda: t.hardware.describe()["link"] == "up")
+    t.until(lambda: t.controller.snapshot()["fault"] is None)

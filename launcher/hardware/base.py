@@ -12,6 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from launcher.errors import LauncherError
+
+
+class HardwareGone(LauncherError, RuntimeError):
+    """The hardware is not there for now (a board on USB whose link is down): it may come back by itself."""
+
 
 class StopReason(enum.StrEnum):
     """Why a fire ended."""

@@ -30,9 +30,8 @@ from collections.abc import Callable
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig
-from launcher.errors import LauncherError
 from launcher.hardware import framing
-from launcher.hardware.base import FireJob, NoCues, StopReason
+from launcher.hardware.base import FireJob, HardwareGone, NoCues, StopReason
 from launcher.hardware.serial_fires import FireTracker, SerialFireJob
 from launcher.hardware.serial_port import Opener, PortKeeper, SerialPort, wait_for
 from launcher.hardware.serial_session import REPLY_TIMEOUT_S, TRIES, Request, Session, config_args
@@ -44,7 +43,7 @@ REFLEX_FIRMWARE = 3  # the first firmware version with ARM and DISARM
 DISARM_WAIT_S = 2 * TRIES * REPLY_TIMEOUT_S  # the command in flight's tries, then DISARM's own
 
 
-class LinkDown(LauncherError, RuntimeError):
+class LinkDown(HardwareGone):
     """`start()` while no board is connected and ready."""
 
 
