@@ -278,12 +278,10 @@ class Controller:
         if is_open:
             with self._deciding():  # a press the board fired before the lid opened came first
                 self._shuffles.lid_opened(self._shuffle)
+            self._cues.idle()
         else:
             with self._lock:
                 self._arm()
-        if is_open:
-            self._cues.idle()
-        else:
             self._cues.lid_closed()
         self._bus.publish(EventType.LAUNCHER_LID, {"open": is_open})
 
