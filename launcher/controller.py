@@ -20,7 +20,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
@@ -163,7 +163,7 @@ class Controller:
         self._reflex = self._dispenser if isinstance(self._dispenser, Reflexes) else None
         self._armed: Outcome | None = None  # the press the board is armed for, until it fired or gave the arm back
         self._claimed: FireJob | None = None  # the last fire made from the arm, taken as a press
-        self._arming_paused = 0  # a new game is being set up: it may deal exact cards, which no arm knows
+        self._arming_paused = 0  # inside arming_paused(): no arm until it ends
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
             self._next_shuffle(self._shuffle.profile)
@@ -218,12 +218,10 @@ class Controller:
             claimed = self._claim(job)
         self._take(claimed)
 
-    def arming_paused(self) -> AbstractContextManager[None]:
-        """While a new game is set up (it may deal exact cards, which an arm made before knows nothing of)."""
-        return self._paused_arming()
-
     @contextmanager
-    def _paused_arming(self) -> Iterator[None]:
+    def arming_paused(self) -> Iterator[None]:
+        """The board holds no arm until the end: while a new game is set up (it may deal exact cards, which an arm
+        made before knows nothing of), or the hopper is reloaded."""
         with self._deciding():
             self._arming_paused += 1
         try:
@@ -262,16 +260,10 @@ class Controller:
 
     def reload_hopper(self, cards: int) -> None:
         """The hopper was refilled with `cards` cards."""
-        with self._deciding():  # the arm was for what the hopper held before
-            self._arming_paused += 1
-        try:
+        with self.arming_paused():  # the arm was for what the hopper held before
             count = self._hopper.reload(cards)
             self._hopper.save()
             self._bus.publish(EventType.HOPPER_RELOADED, count.as_dict())
-        finally:
-            with self._lock:
-                self._arming_paused -= 1
-                self._arm()
 
     def lid_changed(self, is_open: bool) -> None:
         """The lid opened (the hardware has already stopped the motor) or closed (perhaps after a refill)."""

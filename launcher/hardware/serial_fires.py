@@ -15,6 +15,7 @@ report that fire's cards as this one's.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from launcher.clock import Clock
 from launcher.hardware import framing
@@ -73,8 +74,12 @@ class SerialFireJob:
 
 
 class FireTracker:
-    def __init__(self, *, clock: Clock, max_run_ms: int) -> None:
+    """`on_reflex(job)` is called, with the link's lock held, once for each fire the board made from its arm, as
+    soon as anything tells of it."""
+
+    def __init__(self, *, clock: Clock, max_run_ms: int, on_reflex: Callable[[SerialFireJob], None]) -> None:
         self._clock = clock
+        self._on_reflex = on_reflex
         self._max_run_ms = max_run_ms
         self.job: SerialFireJob | None = None
         self._early_done: tuple[int, int, int, str] | None = None  # a DONE that overtook its FIRE's reply
@@ -107,22 +112,25 @@ class FireTracker:
         """An ARM goes out: its answer may be lost, and the press the board fires from it told first."""
         self.armed = self._arm_cards = cards
 
-    def answered(self, cmd: str, args: tuple[object, ...], reply: framing.Frame) -> SerialFireJob | None:
-        """A command's reply, as the reader reads it: what it did to the board's arm. Returns the job of a fire
-        the board made from its arm, when DISARM's fire count tells of one the host had not heard of."""
-        job = None
+    def answered(self, cmd: str, args: tuple[object, ...], reply: framing.Frame) -> None:
+        """A command's reply, as the reader reads it: what it did to the board's arm (DISARM's fire count may tell
+        of a fire the board made from it first)."""
         if cmd == "DISARM":
-            fire = fields(reply.args).get("fire", "")
-            job = self.reflex(int(fire)) if fire.isdigit() else None
+            self.told_fires(fields(reply.args).get("fire", ""))
         if cmd == "ARM":
             self.armed = int(str(args[0])) if reply.cmd == "OK" else None
         elif cmd in ("DISARM", "FIRE", "STOP"):
             self.armed = None
-        return job
+
+    def told_fires(self, count: str) -> None:
+        """The board's fire count (a DISARM's, a heartbeat's): more than the host knows is a fire from the arm."""
+        if count.isdigit():
+            self.reflex(int(count))
 
     def reflex(self, fire: int) -> SerialFireJob | None:
         """The board says it has made fire `fire`: the job of the fire it made from its arm, the same one however
-        many times it is told; None when that is no such fire (no arm, or a fire the host knows already)."""
+        many times it is told (`on_reflex` the first time); None when that is no such fire (no arm, or a fire the
+        host knows already)."""
         job = self.job
         if job is not None:
             return job if job.fire == fire and job.reflex else None
@@ -135,6 +143,7 @@ class FireTracker:
         job.fire = self._last_fire = fire
         self.armed = None
         self._early_done = None
+        self._on_reflex(job)
         return job
 
     def give_up_at(self) -> float | None:

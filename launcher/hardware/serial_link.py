@@ -157,7 +157,7 @@ class SerialHardware:
         self._firmware = 0  # the board's version, from HELLO
         self._last_reflex: SerialFireJob | None = None
         self._arm_sent = False  # an ARM went out since the last DISARM: its answer may not be read yet
-        self._fires = FireTracker(clock=clock, max_run_ms=dispense.max_run_ms)
+        self._fires = FireTracker(clock=clock, max_run_ms=dispense.max_run_ms, on_reflex=self._reflexed)
         self._keeper = PortKeeper(
             opener or (lambda: SerialPort(port, baudrate)),
             name=port,
@@ -174,7 +174,6 @@ class SerialHardware:
             clock=clock,
             on_hello=self._hello,
             on_link=self._link_changed,
-            on_reflex=self._reflexed,
         )
         self._session.start()
         self._keeper.start()
@@ -301,16 +300,13 @@ class SerialHardware:
                 if len(args) == 1:  # the board did not fire: the host decides, and the arm is gone
                     self._fires.armed = None
                     self._dispatch.put(self._pressed)
-                elif (job := self._fires.reflex(int(args[1]))) is not None:
-                    self._reflexed(job)
-                else:
+                elif self._fires.reflex(int(args[1])) is None:
                     log.error("the board fired on its button (fire %s) with no arm the host knows of", args[1])
             elif name == "CARD":
                 for _ in range(self._fires.card(int(args[0]))):
                     self._dispatch.put(self._card)
             elif name == "DONE":
-                if self._fires.job is None and (job := self._fires.reflex(int(args[3]))) is not None:
-                    self._reflexed(job)  # its BTN line was lost
+                self._fires.reflex(int(args[3]))  # a fire from the arm whose BTN line was lost, if it is one
                 self._fires.done(int(args[3]), int(args[0]), int(args[1]), args[2])
                 if session.board_state == "FIRING":  # until the next heartbeat says so itself
                     session.board_state = "IDLE"
@@ -328,7 +324,8 @@ class SerialHardware:
         self._firmware = int(version) if version.isdigit() else 0
 
     def _reflexed(self, job: SerialFireJob) -> None:
-        """With the lock held: the board has made a fire from its arm; the controller hears of it once or more."""
+        """With the lock held: the board has made a fire from its arm; the controller hears of it (and, if it asks
+        first, from `disarm`)."""
         self._last_reflex = job
         self._dispatch.put(lambda: self._reflex_fired(job))
 

@@ -65,7 +65,6 @@ class Session:
         clock: Clock,
         on_hello: Callable[[dict[str, str]], None],
         on_link: Callable[[bool, str], None],
-        on_reflex: Callable[[SerialFireJob], None],
     ) -> None:
         self._keeper = keeper
         self._fires = fires
@@ -74,7 +73,6 @@ class Session:
         self._clock = clock
         self._on_hello = on_hello  # with the lock held: HELLO's fields
         self._on_link = on_link  # without the lock: the link came up or went down, and why
-        self._on_reflex = on_reflex  # with the lock held: a reply told of a fire made from the arm
         self.link_up: bool | None = None  # None: not known yet
         self.message = "connecting"
         self.boot_id: str | None = None
@@ -123,9 +121,7 @@ class Session:
         request = self._inflight
         if request is not None and request.seq == frame.seq and request.reply is None:
             request.reply = frame
-            # Here, in the wire's order with the events: what the reply did to the board's arm.
-            if (job := self._fires.answered(request.cmd, request.args, frame)) is not None:
-                self._on_reflex(job)
+            self._fires.answered(request.cmd, request.args, frame)  # here, in the wire's order with the events
             self._cond.notify_all()
 
     # --- without the lock ------------------------------------------------------------------------------------
@@ -269,14 +265,12 @@ class Session:
             elif request.cmd in ("PING", "STATUS") and reply.cmd == "OK":
                 state = said.get("state", "unknown")
                 self.board_state = state
-                fire = said.get("fire", "")
                 if said.get("boot") != self.boot_id:
                     self._lost = f"the board restarted (boot id {said.get('boot')})"
                 elif state == "SAFE":
                     self._lost = "the board went SAFE: it stopped hearing the host"
                 else:
-                    if fire.isdigit() and self._fires.job is None and (job := self._fires.reflex(int(fire))):
-                        self._on_reflex(job)  # made from the arm, and its BTN line lost
+                    self._fires.told_fires(said.get("fire", ""))  # a fire made from the arm whose BTN line was lost
                     if request.cmd == "STATUS" and state != "FIRING":
                         self._fires.recover(said.get("last", ""))
 
