@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -181,7 +182,14 @@ def test_presses_and_rounds_save_the_game_through_one_kept_connection(
     send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
     opened: list[str] = []
     real_connect = sqlite3.connect
-    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: (opened.append(str(a[0])), real_connect(*a, **k))[1])
+    saving = threading.get_ident()  # the saves are made on the pressing thread; others (the PIN hashing) may open
+
+    def connect(*a: Any, **k: Any) -> sqlite3.Connection:
+        if threading.get_ident() == saving:
+            opened.append(str(a[0]))
+        return real_connect(*a, **k)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
     for _ in range(5):
         daemon.games.pressed(False, 0, None)
     send(client, "POST", ROUNDS, {"winner": "Bob", "hands": {"Ann": 2, "Cy": 1}})
