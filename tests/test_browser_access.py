@@ -281,6 +281,10 @@ def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon,
         page.route("**/api/session", holder(held))  # the join is answered late
         page.goto(f"{daemon.url}/#pin={daemon.table_pin}")
         expect(page.locator("#conn")).to_have_attribute("data-state", "connecting")
+        for _ in range(WAIT_MS // 50):  # the page's scripts ask once loaded; Playwright tells of it a moment later
+            if held:
+                break
+            page.wait_for_timeout(50)
         assert held, "the page did not ask to join"
         assert streams == [], "the page followed the table before its join was answered"
         held[0].continue_()
