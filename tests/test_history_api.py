@@ -4,10 +4,12 @@ answered 400 or 404 with their code (docs/HISTORY.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -163,6 +165,20 @@ def test_an_unknown_game_is_not_found(client: FlaskClient, game_id: str) -> None
     refused(
         client.get(f"/api/history/export?game={game_id}"), *(404, "no_such_game") if in_range else (400, "bad_query")
     )
+
+
+def test_an_ended_game_whose_stored_rounds_are_damaged_is_refused_saying_so_and_the_list_keeps_it(
+    daemon: Daemon, client: FlaskClient
+) -> None:
+    """A damaged store gets an answer that names what is wrong, never a 500; what can still be read stays readable."""
+    damaged = win(client, ["Ann", "Bob"], "Ann")
+    kept = win(client, ["Ann", "Bob"], "Bob")
+    with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn, conn:
+        conn.execute("UPDATE games SET state = ? WHERE id = ?", ('{"game": {"players": 5}}', damaged))
+    error = refused(client.get(f"/api/history/games/{damaged}"), 409, "game_unreadable")
+    assert f"game {damaged}" in error["message"]
+    assert [g["id"] for g in ok(client.get("/api/history/games"))["games"]] == [kept, damaged]
+    assert ok(client.get(f"/api/history/games/{kept}"))["scoreboard"]["totals"] == {"Ann": 0, "Bob": 50}
 
 
 def test_exports_need_the_table_pin_and_reads_do_not(daemon: Daemon) -> None:

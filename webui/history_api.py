@@ -4,6 +4,7 @@ refusals to 400 `bad_query` (naming the parameter) and 404 `no_such_game`, and s
 
 from __future__ import annotations
 
+import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -13,7 +14,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
 from launcher.game import Mode
-from launcher.history import MAX_PAGE, History, Period, UnknownGame, load_game
+from launcher.history import MAX_PAGE, UNREADABLE, History, Period, UnknownGame, load_game
 from webui.access import needs
 from webui.errors import ApiError
 
@@ -22,6 +23,7 @@ bp = Blueprint("history", __name__, url_prefix="/api/history")
 PAGE = 20  # games per page when the query does not say
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a larger id is no game's
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
 
 
 def _history() -> History:
@@ -83,7 +85,15 @@ def game(game_id: int) -> Response:
         raise ApiError(404, "no_such_game", str(e)) from None
     from launcher.export import detail  # imported at the first asking: it is no part of the start (see export())
 
-    return jsonify({**summary, **detail(load_game(state))})
+    try:
+        game = load_game(state)
+    except UNREADABLE as e:  # the summary was made when it could be read; the store was damaged since
+        log.warning("game %d cannot be shown: its stored state cannot be read (%s)", game_id, e)
+        raise ApiError(
+            409, "game_unreadable",
+            f"game {game_id} is in the history, but its rounds cannot be read from the store: {str(e)[:200]}",
+        ) from None  # fmt: skip
+    return jsonify({**summary, **detail(game)})
 
 
 @bp.get("/players")
