@@ -32,6 +32,8 @@ def _opt(default: Any, *, lo: float | None = None, hi: float | None = None, choi
 @dataclass(frozen=True)
 class HardwareConfig:
     backend: str = _opt("sim", choices=("sim", "gpio", "serial"))
+    # SCHED_FIFO priority of the GPIO library's thread that brings the button's edge (0: left as it is); gpio only
+    edge_priority: int = _opt(10, lo=0, hi=99)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
 
         return SimulatedHardware(config, clock=clock)
     if config.hardware.backend == "gpio":
+        from gpiozero.pins.mock import MockFactory
+
         from launcher.hardware.factories import NoPinFactory, pin_factory
         from launcher.hardware.gpio import GpioHardware
 
@@ -86,12 +88,15 @@ def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
             factory = pin_factory()
         except NoPinFactory as e:
             raise StartupError(str(e)) from None
+        # Mock pins (GPIOZERO_PIN_FACTORY=mock) bring their edges on whichever thread drives them: left as they are.
+        real_pins = not isinstance(factory, MockFactory)
         return GpioHardware(
             pins=config.pins,
             dispense=config.dispense,
             pin_factory=factory,
             clock=clock,
             seat_angles=config.aim.seat_angles,
+            edge_priority=config.hardware.edge_priority if real_pins else 0,
         )
     from launcher.hardware.serial_link import SerialHardware
 

@@ -102,6 +102,15 @@ def test_the_daemon_may_list_its_addresses_and_serve() -> None:
     assert families == {"AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"}  # AF_NETLINK: if_nameindex() for the QR code
 
 
+def test_the_edge_thread_may_take_the_real_time_priority_the_default_config_asks() -> None:
+    from launcher.config import Config
+
+    assert UNIT_DIRECTIVES[("Service", "RestrictRealtime")] == ["no"]
+    assert int(UNIT_DIRECTIVES[("Service", "LimitRTPRIO")][-1]) >= Config().hardware.edge_priority
+    # allowed again after the deny list that takes it away (@resources); systemd applies the lines in order
+    assert UNIT_DIRECTIVES[("Service", "SystemCallFilter")][-1] == "sched_setscheduler"
+
+
 def test_systemd_analyze_verify_passes(tmp_path: Path) -> None:
     """verify insists that ExecStart exists and is executable, so a copy of the unit runs a stub instead.
 

@@ -18,6 +18,7 @@ from launcher.config import DispenseConfig, PinsConfig
 from launcher.errors import LauncherError
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.cues import GpioCues
+from launcher.hardware.priority import EdgePriority
 from launcher.threads import Alarm
 
 log = logging.getLogger(__name__)
@@ -294,6 +295,7 @@ class GpioInputs:
         pin_factory: Factory,
         on_lid_open: Callable[[], None],
         clock: Clock = REAL_CLOCK,
+        edge_priority: EdgePriority | None = None,
     ) -> None:
         self.when_pressed: Callable[[], None] | None = None
         self.when_lid_changed: Callable[[bool], None] | None = None
@@ -303,6 +305,7 @@ class GpioInputs:
         self._clock = clock
         self._released_at = -1e9  # long ago: the first press counts
         self._on_lid_open = on_lid_open
+        self._priority = edge_priority or EdgePriority(0)
         # Active (low) while pressed. A plain input, not gpiozero's Button: its hold thread, which nothing here
         # uses, costs a tenth of a second of real time at every close.
         self._button = DigitalInputDevice(pins.button, pull_up=True, pin_factory=pin_factory)
@@ -326,6 +329,7 @@ class GpioInputs:
         self._lid.close()
 
     def _pressed(self) -> None:
+        self._priority.raise_caller()  # the GPIO library's thread, at its first edge
         # A press counts only after the button rested released for debounce_ms: contact bounce never does.
         if self._clock.now() - self._released_at >= self._debounce_s and self.when_pressed is not None:
             self.when_pressed()
@@ -333,16 +337,19 @@ class GpioInputs:
             self.when_button_changed(True)
 
     def _released(self) -> None:
+        self._priority.raise_caller()
         self._released_at = self._clock.now()
         if self.when_button_changed is not None:
             self.when_button_changed(False)
 
     def _lid_opened(self) -> None:
         self._on_lid_open()  # safety first, in this very callback
+        self._priority.raise_caller()
         if self.when_lid_changed is not None:
             self.when_lid_changed(True)
 
     def _lid_closed(self) -> None:
+        self._priority.raise_caller()
         if self.when_lid_changed is not None:
             self.when_lid_changed(False)
 
@@ -359,6 +366,7 @@ class GpioHardware:
         clock: Clock = REAL_CLOCK,
         describe: dict[str, object] | None = None,
         seat_angles: tuple[float, ...] = (),
+        edge_priority: int = 0,
     ) -> None:
         self._description = {"backend": "gpio", **(describe or {})}
         self._seat_angles = seat_angles
@@ -378,6 +386,7 @@ class GpioHardware:
                 pin_factory=pin_factory,
                 on_lid_open=lambda: self.dispenser.stop(StopReason.LID),
                 clock=clock,
+                edge_priority=EdgePriority(edge_priority),
             )
             undo.callback(self.inputs.close)
             self.cues = GpioCues(light=pins.light, buzzer=pins.buzzer, pin_factory=pin_factory, clock=clock)
