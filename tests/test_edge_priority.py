@@ -7,26 +7,21 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gpiozero.pins.mock import MockFactory, MockPWMPin
+from gpiozero.pins.mock import MockFactory
 
 from launcher.config import Config, ConfigError, PinsConfig, from_mapping
 from launcher.daemon import build_hardware
 from launcher.hardware.gpio import GpioInputs
 from launcher.hardware.priority import EdgePriority
+from tests import test_gpio
 
 PINS = PinsConfig()
 
 
-@pytest.fixture
-def factory() -> Iterator[MockFactory]:
-    factory = MockFactory(pin_class=MockPWMPin)
-    yield factory
-    factory.reset()
-    factory.close()
+factory = test_gpio.factory  # the same mock pins as the dispenser's tests
 
 
 class Scheduler:
