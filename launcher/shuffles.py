@@ -180,14 +180,17 @@ class ShuffleBook:
                 return self.start(profile)
             number, profile_json, seed, started_event, restarts = row
             log = _ShuffleLog.read(self._store, conn, number, started_event)
-        saved = json.loads(profile_json)
-        profile = profile_from_mapping(saved["name"], saved["parameters"])
-        misses, fires = saved.get("carried", (0, 0))  # shuffles started before runs were carried: none
+        try:
+            saved = json.loads(profile_json)
+            profile = profile_from_mapping(saved["name"], saved["parameters"])
+            misses, fires = saved.get("carried", (0, 0))  # shuffles started before runs were carried: none
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+            raise self._store.damaged(f"shuffle {number}'s saved profile", e) from None
         resumed = self._new_shuffle(number, profile, seed, (misses, fires))
         resumed.contributions = log.contributions[:MAX_CONTRIBUTIONS]
         resumed._rekey()
         resumed.closed = log.presses > 0
-        resumed.restarts = [r for r in json.loads(restarts) if r <= log.presses]
+        resumed.restarts = [r for r in _restarts(self._store, number, restarts) if r <= log.presses]
         replay_presses(resumed.schedule, log.presses, resumed.restarts, draw=resumed.draw)
         resumed.came_out = log.came_out
         self._current = resumed
@@ -347,6 +350,25 @@ class _ShuffleLog:
 
 def _events_after(store: Store, conn: Any, after: int, batch: int = 1000) -> Iterator[tuple[int, float, str, Any]]:
     while rows := event_table.after(conn, after, limit=batch):
-        for event_id, ts, kind, data in rows:
-            yield event_id, ts, kind, json.loads(data)
+        for event_id, ts, kind, text in rows:
+            try:
+                data = json.loads(text)
+            except (ValueError, RecursionError) as e:
+                raise store.damaged(f"event {event_id}", e) from None
+            if not isinstance(data, dict):
+                raise store.damaged(
+                    f"event {event_id}", ValueError(f"its data is {type(data).__name__}, not an object")
+                )
+            yield event_id, ts, kind, data
         after = rows[-1][0]
+
+
+def _restarts(store: Store, number: int, text: str) -> list[int]:
+    """The presses at which shuffle `number`'s pattern started over, as saved."""
+    try:
+        restarts = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise store.damaged(f"shuffle {number}'s saved restarts", e) from None
+    if not isinstance(restarts, list) or not all(type(r) is int for r in restarts):
+        raise store.damaged(f"shuffle {number}'s saved restarts", ValueError("not a list of press numbers"))
+    return restarts

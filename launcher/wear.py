@@ -108,7 +108,11 @@ class StoredWear:
     def load(self) -> WearRecord:
         with self._store.connect() as conn:
             rows = wear_table.load(conn)  # columns named as a Period's fields
-        return WearRecord(Period(**rows["lifetime"]), Period(**rows["cleaning"]))
+        try:
+            return WearRecord(Period(**rows["lifetime"]), Period(**rows["cleaning"]))
+        except (KeyError, TypeError) as e:
+            missing = isinstance(e, KeyError)
+            raise self._store.damaged("the wear counters", ValueError(f"no {e} row") if missing else e) from None
 
     def save(self, record: WearRecord) -> None:
         with self._writer.connect() as conn:

@@ -8,6 +8,7 @@ they are skipped, since chmod cannot make a directory read-only to root and noth
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -212,6 +213,46 @@ def test_a_damaged_or_foreign_store_stops_with_one_line(tmp_path: Path, name: st
 @pytest.mark.parametrize("name", FS_CASES)
 def test_a_read_only_or_full_disk_stops_with_one_line(small_fs: Path, tmp_path: Path, name: str, command: str) -> None:
     _check(tmp_path, command, FS_CASES[name](small_fs))
+
+
+def _played_store(tmp_path: Path, damage: str) -> Path:
+    """A store a daemon played in (a shuffle open, a press, the wear counters), then one row edited by `damage`."""
+    state = tmp_path / "var"
+    with local_daemon(state) as daemon:
+        assert joined_client(daemon).post("/api/press", json={}).status_code == 200
+    path = state / STORE_FILE
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute(damage)
+    return path
+
+
+# Rows only an edited or damaged database holds, which the daemon needs to resume the launcher: it stops, naming
+# the row, rather than go on without them (the open shuffle's record) or guess.
+ROW_CASES: dict[str, tuple[str, str]] = {
+    "a shuffle's profile": (
+        "UPDATE shuffles SET profile = 'garbage'",
+        r"has a damaged row: shuffle 1's saved profile cannot be read \(.+\): restore it from a backup",
+    ),
+    "a shuffle's restarts": (
+        "UPDATE shuffles SET restarts = '{\"a\": 1}'",
+        r"has a damaged row: shuffle 1's saved restarts cannot be read \(.+\): restore it from a backup",
+    ),
+    "an event of the open shuffle": (
+        "UPDATE events SET data = '[]' WHERE id = (SELECT max(id) FROM events WHERE type = 'button.pressed')",
+        r"has a damaged row: event \d+ cannot be read \(.+\): restore it from a backup",
+    ),
+    "the wear counters": (
+        "UPDATE wear SET period = NULL WHERE period = 'lifetime'",
+        r"has a damaged row: the wear counters cannot be read \(.+\): restore it from a backup",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ROW_CASES)
+def test_a_damaged_row_the_daemon_resumes_from_stops_it_with_one_line(tmp_path: Path, name: str) -> None:
+    damage, message = ROW_CASES[name]
+    path = _played_store(tmp_path, damage)
+    _check(tmp_path, "run", Case(path.parent, path, message))
 
 
 def test_a_store_of_an_older_version_is_taken_and_migrated(tmp_path: Path) -> None:

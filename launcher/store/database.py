@@ -135,6 +135,13 @@ class Store:
     def _failure(self, error: OSError | sqlite3.Error) -> StoreError:
         return store_failure(self.path, error)
 
+    def damaged(self, row: str, error: Exception) -> StoreError:
+        """For a row the daemon cannot go on without and cannot read: only an edited or damaged store holds one."""
+        return StoreError(
+            f"the store {self.path} has a damaged row: {row} cannot be read ({str(error)[:200]}): restore it from "
+            "a backup (uno-launcher restore), or move the store aside to start afresh"
+        )
+
 
 class Writer:
     """One connection kept open for a thread that writes often, such as the hopper's count as each card leaves:
