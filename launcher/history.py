@@ -42,6 +42,10 @@ class UnknownGame(LookupError):
     """No ended game has this id (it was never played, or it is still being played)."""
 
 
+class UnreadableGame(ValueError):
+    """An ended game whose summary or rounds the store holds but cannot be read: edited or damaged since."""
+
+
 def month_of(ts: float) -> str:
     """The month of a moment in the launcher's local time, as player_totals.period keeps it."""
     return time.strftime("%Y-%m", time.localtime(ts))
@@ -230,8 +234,14 @@ class History:
                 f"SELECT {_SUMMARY_COLUMNS} FROM game_summaries WHERE game < ? ORDER BY game DESC LIMIT ?",
                 (2**63 - 1 if before is None else before, limit + 1),
             ).fetchall()
-        games = [_summary(row) for row in rows[:limit]]
-        return {"games": games, "next_before": games[-1]["id"] if len(rows) > limit else None}
+        games = []
+        for row in rows[:limit]:
+            try:
+                games.append(_summary(row))
+            except UNREADABLE as e:  # the rest of the page is still worth showing
+                log.warning("game %s is left out of the list: its summary cannot be read (%s)", row[0], e)
+        next_before = rows[limit - 1][0] if len(rows) > limit else None
+        return {"games": games, "next_before": next_before}
 
     def ended_game(self, game_id: int) -> tuple[dict[str, Any], str]:
         """An ended game's summary and its stored state; UnknownGame if there is none."""
@@ -243,7 +253,10 @@ class History:
             ).fetchone()
         if row is None:
             raise UnknownGame(f"there is no ended game {game_id}: it was never played, or it is still being played")
-        return _summary(row[:-1]), str(row[-1])
+        try:
+            return _summary(row[:-1]), str(row[-1])
+        except UNREADABLE as e:
+            raise UnreadableGame(f"game {game_id}'s summary cannot be read from the store: {str(e)[:200]}") from None
 
     def ends(self, first: int, last: int) -> dict[int, tuple[float, str]]:
         """(ended_ts, outcome) of the ended games with ids from `first` to `last`."""

@@ -181,6 +181,21 @@ def test_an_ended_game_whose_stored_rounds_are_damaged_is_refused_saying_so_and_
     assert ok(client.get(f"/api/history/games/{kept}"))["scoreboard"]["totals"] == {"Ann": 0, "Bob": 50}
 
 
+@pytest.mark.parametrize("column", ["players", "winners", "totals"])
+def test_a_damaged_summary_is_left_out_of_the_list_and_refused_alone(
+    daemon: Daemon, client: FlaskClient, column: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    damaged = win(client, ["Ann", "Bob"], "Ann")
+    kept = win(client, ["Ann", "Bob"], "Bob")
+    with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn, conn:
+        conn.execute(f"UPDATE game_summaries SET {column} = 'garbage' WHERE game = ?", (damaged,))
+    assert [g["id"] for g in ok(client.get("/api/history/games"))["games"]] == [kept]
+    assert f"game {damaged} is left out of the list" in caplog.text
+    error = refused(client.get(f"/api/history/games/{damaged}"), 409, "game_unreadable")
+    assert f"game {damaged}" in error["message"]
+    ok(client.get("/api/history/leaderboard"))
+
+
 def test_exports_need_the_table_pin_and_reads_do_not(daemon: Daemon) -> None:
     stranger = daemon.app.test_client()
     refused(stranger.get("/api/history/export"), 401, "join_required")
