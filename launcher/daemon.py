@@ -181,7 +181,10 @@ class Daemon:
     def _saved_hopper(self) -> HopperCount:
         """The hopper as the last run left it (full on a first start); the simulated one is set to match."""
         with self.store.connect() as conn:
-            saved = hopper_table.load(conn)
+            try:
+                saved = hopper_table.load(conn)
+            except (TypeError, ValueError) as e:  # only an edited or damaged store's row
+                raise self.store.damaged("the hopper's count", e) from None
         count = HopperCount(*saved) if saved else HopperCount(loaded=self.config.dispense.hopper_cards, dispensed=0)
         if isinstance(self.hardware, Refills):
             self.hardware.refill(count.remaining)

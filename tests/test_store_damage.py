@@ -241,6 +241,10 @@ ROW_CASES: dict[str, tuple[str, str]] = {
         "UPDATE events SET data = '[]' WHERE id = (SELECT max(id) FROM events WHERE type = 'button.pressed')",
         r"has a damaged row: event \d+ cannot be read \(.+\): restore it from a backup",
     ),
+    "the hopper's count": (
+        "INSERT OR REPLACE INTO hopper (id, loaded, dispensed) VALUES (1, 'garbage', 0)",
+        r"has a damaged row: the hopper's count cannot be read \(.+\): restore it from a backup",
+    ),
     "the wear counters": (
         "UPDATE wear SET period = NULL WHERE period = 'lifetime'",
         r"has a damaged row: the wear counters cannot be read \(.+\): restore it from a backup",
