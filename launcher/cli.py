@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import json
 import logging
 import signal
 import sys
@@ -258,22 +257,17 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _stored_record(config: Config, number: int) -> dict[str, Any]:
     from launcher import fairness
-    from launcher.shuffles import ShuffleOpen
-    from launcher.store import STORE_FILE, Store, shuffle_table
+    from launcher.shuffles import stored_record
+    from launcher.store import STORE_FILE, Store
 
     path = config.state_dir / STORE_FILE
     if not path.exists():
         raise fairness.RecordError(f"no store at {path}: pass the daemon's --config, or a record file")
-    store = Store(path)
-    with store.connect() as conn:
-        found = shuffle_table.record(conn, number)
-    if found is None:
+    with Store(path).connect() as conn:
+        record = stored_record(conn, number)
+    if record is None:
         raise fairness.RecordError(f"there is no shuffle {number} in {path}")
-    record, ended = found
-    if not ended:
-        raise ShuffleOpen(f"shuffle {number} is still being played; its seed is revealed when it ends")
-    loaded: dict[str, Any] = json.loads(record)
-    return loaded
+    return record
 
 
 def _export(args: argparse.Namespace) -> int:

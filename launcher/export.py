@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from launcher.fairness import RecordError
 from launcher.game import Game
 from launcher.history import UNREADABLE, History, load_game
+from launcher.shuffles import ShuffleOpen, stored_record
 from launcher.store import Store, game_table, shuffle_table
 
 log = logging.getLogger(__name__)
@@ -67,10 +69,18 @@ def stored_games(store: Store, history: History, only: int | None = None) -> Ite
                 log.warning("game %d is left out of the export: its stored state cannot be read (%s)", game_id, e)
                 continue
             ended, outcome = ends.get(game_id, (None, IN_PLAY))
+            if not _a_moment(started) or not (ended is None or _a_moment(ended)):
+                log.warning("game %d is left out of the export: its stored start or end is not a time", game_id)
+                continue
             yield StoredGame(game_id, started, ended, outcome, game)
         if only is not None:
             return
         first = rows[-1][0] + 1
+
+
+def _a_moment(value: object) -> bool:
+    """True for seconds since the epoch that a date can show (to the year 9999); only a damaged store holds others."""
+    return type(value) in (int, float) and 0 <= value < 253_402_300_800  # type: ignore[operator]
 
 
 def export_chunks(history: History, kind: str, only: int | None, now: float) -> Iterator[str]:
@@ -109,9 +119,15 @@ def _shuffle_records(store: Store, start: float, end: float) -> list[dict[str, A
     records = []
     with store.connect() as conn:
         for number in shuffle_table.played_between(conn, start, end):
-            found = shuffle_table.record(conn, number)
-            if found is not None and found[1]:
-                records.append(json.loads(found[0]))
+            try:
+                record = stored_record(conn, number)
+            except ShuffleOpen:
+                continue
+            except RecordError as e:
+                log.warning("%s: left out of the export", e)
+                continue
+            if record is not None:
+                records.append(record)
     return records
 
 

@@ -258,13 +258,14 @@ class History:
         except UNREADABLE as e:
             raise UnreadableGame(f"game {game_id}'s summary cannot be read from the store: {str(e)[:200]}") from None
 
-    def ends(self, first: int, last: int) -> dict[int, tuple[float, str]]:
-        """(ended_ts, outcome) of the ended games with ids from `first` to `last`."""
+    def ends(self, first: int, last: int) -> dict[int, tuple[Any, str]]:
+        """(ended_ts, outcome) of the ended games with ids from `first` to `last`; the end as stored, which only a
+        damaged store holds as anything but a number."""
         with self._store.connect() as conn:
             rows = conn.execute(
                 "SELECT game, ended_ts, outcome FROM game_summaries WHERE game BETWEEN ? AND ?", (first, last)
             ).fetchall()
-        return {int(game): (float(ended), str(outcome)) for game, ended, outcome in rows}
+        return {int(game): (ended, str(outcome)) for game, ended, outcome in rows}
 
     def players(self) -> list[dict[str, Any]]:
         """Every known player with their sums over every ended game, the last seen first."""

@@ -24,6 +24,7 @@ from launcher.events import EventBus, EventType
 from launcher.fairness import (
     MAX_CONTRIBUTIONS,
     CameOut,
+    RecordError,
     Replayable,
     commitment,
     new_seed,
@@ -284,16 +285,10 @@ class ShuffleBook:
         return record
 
     def record(self, number: int) -> dict[str, Any] | None:
-        """The record of an ended shuffle; None if there is no such shuffle; ShuffleOpen while it is played."""
+        """The record of an ended shuffle; None if there is no such shuffle; ShuffleOpen while it is played;
+        RecordError if the store's copy cannot be read."""
         with self._store.connect() as conn:
-            found = shuffle_table.record(conn, number)
-        if found is None:
-            return None
-        record_json, ended = found
-        if not ended:
-            raise ShuffleOpen(f"shuffle {number} is still being played; its seed is revealed when it ends")
-        record: dict[str, Any] = json.loads(record_json)
-        return record
+            return stored_record(conn, number)
 
     def _new_shuffle(self, number: int, profile: Profile, seed: str, carried: tuple[int, int]) -> Shuffle:
         factory = self._schedule_factory
@@ -346,6 +341,24 @@ class _ShuffleLog:
             elif kind in _OUTCOME_EVENTS and press is not None and press not in log.came_out:
                 log.came_out[press] = _OUTCOME_EVENTS[kind](data)
         return log
+
+
+def stored_record(conn: Any, number: int) -> dict[str, Any] | None:
+    """The record of ended shuffle `number` as the store keeps it; None if there is no such shuffle; ShuffleOpen
+    while it is played; RecordError if the store's copy cannot be read (only an edited or damaged store's)."""
+    found = shuffle_table.record(conn, number)
+    if found is None:
+        return None
+    text, ended = found
+    if not ended:
+        raise ShuffleOpen(f"shuffle {number} is still being played; its seed is revealed when it ends")
+    try:
+        record = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as e:  # TypeError: no text at all
+        raise RecordError(f"shuffle {number}'s record in the store cannot be read ({str(e)[:200]})") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"shuffle {number}'s record in the store is a JSON {type(record).__name__}, not a record")
+    return record
 
 
 def _events_after(store: Store, conn: Any, after: int, batch: int = 1000) -> Iterator[tuple[int, float, str, Any]]:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.conftest import joined_client
@@ -194,6 +195,44 @@ def test_a_damaged_summary_is_left_out_of_the_list_and_refused_alone(
     error = refused(client.get(f"/api/history/games/{damaged}"), 409, "game_unreadable")
     assert f"game {damaged}" in error["message"]
     ok(client.get("/api/history/leaderboard"))
+
+
+def exported_json(client: FlaskClient) -> list[dict[str, Any]]:
+    games: list[dict[str, Any]] = ok(client.get("/api/history/export?format=json"))["games"]
+    return games
+
+
+def test_a_damaged_shuffle_record_is_refused_naming_it_and_left_out_of_the_export(
+    daemon: Daemon, client: FlaskClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    win(client, ["Ann", "Bob"], "Ann")
+    ok(client.post("/api/shuffles", json={}), 201)  # shuffle 1 ends: its record is kept, seed revealed
+    assert [s["shuffle"] for s in exported_json(client)[0]["shuffles"]] == [1]
+    with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn, conn:
+        conn.execute("UPDATE shuffles SET record = 'garbage' WHERE number = 1")
+    error = refused(client.get("/api/shuffles/1"), 409, "record_unreadable")
+    assert "shuffle 1" in error["message"]
+    assert exported_json(client)[0]["shuffles"] == []  # the game is exported all the same
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{daemon.config.state_dir}"\n', encoding="utf-8")
+    assert main(["verify", "--shuffle", "1", "--config", str(config)]) == 2
+    assert "shuffle 1" in capsys.readouterr().err
+
+
+def test_a_game_whose_stored_times_are_damaged_is_left_out_of_the_exports(daemon: Daemon, client: FlaskClient) -> None:
+    damaged = win(client, ["Ann", "Bob"], "Ann")
+    kept = win(client, ["Ann", "Bob"], "Bob")
+    with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn, conn:
+        conn.execute("UPDATE games SET started_ts = 'garbage' WHERE id = ?", (damaged,))
+    assert [g["id"] for g in exported_json(client)] == [kept]
+    rows = list(csv.reader(io.StringIO(ok_text(client.get("/api/history/export?format=csv")))))
+    assert {row[0] for row in rows[1:]} == {str(kept)}
+
+
+def ok_text(reply: Any) -> str:
+    assert reply.status_code == 200, reply.get_data(as_text=True)[:200]
+    text: str = reply.get_data(as_text=True)
+    return text.lstrip("\ufeff")
 
 
 def test_exports_need_the_table_pin_and_reads_do_not(daemon: Daemon) -> None:

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from launcher.access import Role
 from launcher.bodies import Field, Shape, decode, expect, whole
 from launcher.controller import Controller, PressRefused
+from launcher.fairness import RecordError
 from launcher.game import GameError, NotYourPress
 from launcher.games import GameDesk, GameOver, NoGame
 from launcher.hopper import MAX_HOPPER_CARDS
@@ -192,6 +193,8 @@ def shuffle_record(number: int) -> Response:
         record = shuffles.record(number)
     except ShuffleOpen as e:
         raise ApiError(409, "shuffle_open", str(e)) from None
+    except RecordError as e:  # only an edited or damaged store's copy
+        raise ApiError(409, "record_unreadable", str(e)) from None
     if record is None:
         raise ApiError(404, "not_found", f"there is no shuffle {number}")
     response = jsonify(record)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from launcher.store.transactions import transaction
 
@@ -23,9 +24,10 @@ def current(conn: sqlite3.Connection) -> tuple[int, str] | None:
     return None if row is None else (int(row[0]), str(row[1]))
 
 
-def listed_from(conn: sqlite3.Connection, first: int, limit: int) -> list[tuple[int, float, str]]:
-    """(id, started_ts, state) of up to `limit` games from id `first` on, in order."""
+def listed_from(conn: sqlite3.Connection, first: int, limit: int) -> list[tuple[int, Any, str]]:
+    """(id, started_ts, state) of up to `limit` games from id `first` on, in order; the start as stored, which only
+    a damaged store holds as anything but a number."""
     rows = conn.execute(
         "SELECT id, started_ts, state FROM games WHERE id >= ? ORDER BY id LIMIT ?", (first, limit)
     ).fetchall()
-    return [(int(i), float(ts), str(state)) for i, ts, state in rows]
+    return [(int(i), ts, str(state)) for i, ts, state in rows]
