@@ -275,7 +275,7 @@ class History:
                 "ORDER BY last_ts DESC, player",
                 (ALL, ALL_TIME),
             ).fetchall()
-        return [{**_sums(row[:-1]), "last_played_ts": row[-1]} for row in rows]
+        return [{**_sums(row[:-1]), "last_played_ts": row[-1]} for row in rows if _readable(row[:-1])]
 
     def leaderboard(self, period: Period, mode: Mode | None = None) -> dict[str, Any]:
         """The players ranked over the period, in one mode or all: most wins, then most rounds won, then the fewest
@@ -292,7 +292,7 @@ class History:
                 rows = conn.execute(
                     f"SELECT {_TOTALS_COLUMNS} FROM player_totals WHERE mode = ? AND period = ?", (mode_key, key)
                 ).fetchall()
-        board = sorted((_sums(row) for row in rows), key=_rank)
+        board = sorted((_sums(row) for row in rows if _readable(row)), key=_rank)
         return {
             "period": period.value,
             "mode": None if mode is None else mode.value,
@@ -334,6 +334,14 @@ def _summary(row: tuple[Any, ...]) -> dict[str, Any]:
         "winners": json.loads(winners),
         "totals": json.loads(totals),
     }
+
+
+def _readable(row: tuple[Any, ...]) -> bool:
+    """False, and logged, for a player's sums that are not whole numbers: only an edited or damaged store has them."""
+    if isinstance(row[0], str) and all(type(n) is int for n in row[1:8]) and type(row[8]) in (int, type(None)):
+        return True
+    log.warning("%s's totals are left out: the store holds sums that are not whole numbers", str(row[0])[:40])
+    return False
 
 
 def _sums(row: tuple[Any, ...]) -> dict[str, Any]:

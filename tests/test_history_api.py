@@ -197,6 +197,18 @@ def test_a_damaged_summary_is_left_out_of_the_list_and_refused_alone(
     ok(client.get("/api/history/leaderboard"))
 
 
+@pytest.mark.parametrize("column", ["wins", "rounds", "hand_points", "cards"])
+def test_a_damaged_player_total_leaves_that_player_out_of_the_boards_not_the_others(
+    daemon: Daemon, client: FlaskClient, column: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    win(client, ["Ann", "Bob"], "Ann")
+    with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn, conn:
+        conn.execute(f"UPDATE player_totals SET {column} = 'garbage' WHERE name = 'Ann'")
+    assert [p["player"] for p in ok(client.get("/api/history/leaderboard"))["players"]] == ["Bob"]
+    assert [p["player"] for p in ok(client.get("/api/history/players"))["players"]] == ["Bob"]
+    assert "Ann's totals are left out" in caplog.text
+
+
 def exported_json(client: FlaskClient) -> list[dict[str, Any]]:
     games: list[dict[str, Any]] = ok(client.get("/api/history/export?format=json"))["games"]
     return games
