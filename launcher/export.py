@@ -80,7 +80,7 @@ def stored_games(store: Store, history: History, only: int | None = None) -> Ite
 
 def _a_moment(value: object) -> bool:
     """True for seconds since the epoch that a date can show (to the year 9999); only a damaged store holds others."""
-    return type(value) in (int, float) and 0 <= value < 253_402_300_800  # type: ignore[operator]
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 253_402_300_800
 
 
 def export_chunks(history: History, kind: str, only: int | None, now: float) -> Iterator[str]:

@@ -67,6 +67,14 @@ def load_game(state: str) -> Game:
     return Game.from_dict(read_state(state)["game"])
 
 
+def load_ended_game(game_id: int, state: str) -> Game:
+    """The game of an ended game's stored state (`History.ended_game`); UnreadableGame if it cannot be read."""
+    try:
+        return load_game(state)
+    except UNREADABLE as e:
+        raise UnreadableGame(f"game {game_id}'s rounds cannot be read from the store: {str(e)[:200]}") from None
+
+
 _SUMMARY_FIELDS = ("game", "started_ts", "ended_ts", "outcome", "mode", "ruleset", "target", "rounds", "players",
                    "winners", "totals")  # fmt: skip
 _SUMMARY_COLUMNS = ", ".join(_SUMMARY_FIELDS)

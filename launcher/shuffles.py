@@ -181,12 +181,13 @@ class ShuffleBook:
                 return self.start(profile)
             number, profile_json, seed, started_event, restarts = row
             log = _ShuffleLog.read(self._store, conn, number, started_event)
+        what = f"shuffle {number}'s saved profile"
+        saved = _stored_json(self._store, what, profile_json, dict)
         try:
-            saved = json.loads(profile_json)
             profile = profile_from_mapping(saved["name"], saved["parameters"])
             misses, fires = saved.get("carried", (0, 0))  # shuffles started before runs were carried: none
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
-            raise self._store.damaged(f"shuffle {number}'s saved profile", e) from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise self._store.damaged(what, e) from None
         resumed = self._new_shuffle(number, profile, seed, (misses, fires))
         resumed.contributions = log.contributions[:MAX_CONTRIBUTIONS]
         resumed._rekey()
@@ -364,24 +365,25 @@ def stored_record(conn: Any, number: int) -> dict[str, Any] | None:
 def _events_after(store: Store, conn: Any, after: int, batch: int = 1000) -> Iterator[tuple[int, float, str, Any]]:
     while rows := event_table.after(conn, after, limit=batch):
         for event_id, ts, kind, text in rows:
-            try:
-                data = json.loads(text)
-            except (ValueError, RecursionError) as e:
-                raise store.damaged(f"event {event_id}", e) from None
-            if not isinstance(data, dict):
-                raise store.damaged(
-                    f"event {event_id}", ValueError(f"its data is {type(data).__name__}, not an object")
-                )
-            yield event_id, ts, kind, data
+            yield event_id, ts, kind, _stored_json(store, f"event {event_id}", text, dict)
         after = rows[-1][0]
 
 
 def _restarts(store: Store, number: int, text: str) -> list[int]:
     """The presses at which shuffle `number`'s pattern started over, as saved."""
-    try:
-        restarts = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise store.damaged(f"shuffle {number}'s saved restarts", e) from None
-    if not isinstance(restarts, list) or not all(type(r) is int for r in restarts):
-        raise store.damaged(f"shuffle {number}'s saved restarts", ValueError("not a list of press numbers"))
+    what = f"shuffle {number}'s saved restarts"
+    restarts: list[Any] = _stored_json(store, what, text, list)
+    if not all(type(r) is int for r in restarts):
+        raise store.damaged(what, ValueError("not a list of press numbers"))
     return restarts
+
+
+def _stored_json(store: Store, what: str, text: Any, kind: type) -> Any:
+    """The JSON text of a row the daemon resumes from, which must hold a `kind`; a damaged row is named."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError) as e:  # TypeError: no text at all
+        raise store.damaged(what, e) from None
+    if not isinstance(value, kind):
+        raise store.damaged(what, ValueError(f"it holds a JSON {type(value).__name__}, not a {kind.__name__}"))
+    return value

@@ -13,8 +13,8 @@ from typing import TypeVar
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
-from launcher.game import Game, Mode
-from launcher.history import MAX_PAGE, UNREADABLE, History, Period, UnknownGame, UnreadableGame, load_game
+from launcher.game import Mode
+from launcher.history import MAX_PAGE, History, Period, UnknownGame, UnreadableGame, load_ended_game
 from webui.access import needs
 from webui.errors import ApiError
 
@@ -81,7 +81,7 @@ def game(game_id: int) -> Response:
         if game_id > MAX_ID:
             raise UnknownGame(f"there is no ended game {game_id}")
         summary, state = _history().ended_game(game_id)
-        game = _rounds(game_id, state)
+        game = load_ended_game(game_id, state)
     except UnknownGame as e:
         raise ApiError(404, "no_such_game", str(e)) from None
     except UnreadableGame as e:  # made when it could be read; the store was edited or damaged since
@@ -90,13 +90,6 @@ def game(game_id: int) -> Response:
     from launcher.export import detail  # imported at the first asking: it is no part of the start (see export())
 
     return jsonify({**summary, **detail(game)})
-
-
-def _rounds(game_id: int, state: str) -> Game:
-    try:
-        return load_game(state)
-    except UNREADABLE as e:
-        raise UnreadableGame(f"game {game_id}'s rounds cannot be read from the store: {str(e)[:200]}") from None
 
 
 @bp.get("/players")
