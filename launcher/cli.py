@@ -348,7 +348,7 @@ def _workbench_hardware(config: Config) -> GpioHardware:
     if config.hardware.backend == "serial":
         raise StartupError("selftest and calibrate drive the GPIO header; the Pico board checks its own parts")
     try:
-        hardware = build_hardware(config)
+        hardware = build_hardware(config.replace("hardware", reflex_process=False))  # the parts, driven from here
     except StartupError:
         raise
     except Exception as e:  # most often the pins are taken: the daemon is running

@@ -32,7 +32,9 @@ def _opt(default: Any, *, lo: float | None = None, hi: float | None = None, choi
 @dataclass(frozen=True)
 class HardwareConfig:
     backend: str = _opt("sim", choices=("sim", "gpio", "serial"))
-    # SCHED_FIFO priority of the GPIO library's thread that brings the button's edge (0: left as it is); gpio only
+    # gpio only: the button, lid, exit beam and motor in a process of their own (launcher/hardware/header_board.py)
+    reflex_process: bool = _opt(True)
+    # SCHED_FIFO priority of the threads that bring the button's edge and start the motor (0: left as they are)
     edge_priority: int = _opt(10, lo=0, hi=99)
 
 
@@ -191,7 +193,7 @@ _SECTIONS: dict[str, type] = {f.name: f.default_factory for f in dataclasses.fie
 def _accepted(meta: Mapping[str, Any], kind: type) -> str:
     if meta["choices"]:
         return "one of " + ", ".join(repr(c) for c in meta["choices"])
-    noun = {int: "a whole number", float: "a number", str: "a string"}[kind]
+    noun = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}[kind]
     if meta["lo"] is not None:
         return f"{noun} from {meta['lo']:g} to {meta['hi']:g}"
     return noun
@@ -200,7 +202,7 @@ def _accepted(meta: Mapping[str, Any], kind: type) -> str:
 def _check_value(key: str, value: Any, kind: type, meta: Mapping[str, Any]) -> Any:
     accepted = _accepted(meta, kind)
     bad = ConfigError(f"{key} = {value!r} is not accepted: expected {accepted}")
-    if isinstance(value, bool):  # TOML true/false must not pass as 1/0
+    if isinstance(value, bool) != (kind is bool):  # TOML true/false must not pass as 1/0, nor 1/0 as true/false
         raise bad
     if kind is float and isinstance(value, int):
         try:
@@ -250,7 +252,7 @@ def _build_section(section: str, table: Any) -> Any:
     for key in table:
         if key not in fields:
             raise ConfigError(f"{section}.{key}: unknown key; accepted keys are {', '.join(fields)}")
-    kinds = {"int": int, "float": float, "str": str}
+    kinds = {"int": int, "float": float, "str": str, "bool": bool}
     values = {}
     for name, value in table.items():
         meta = fields[name].metadata

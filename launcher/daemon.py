@@ -88,8 +88,25 @@ def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
             factory = pin_factory()
         except NoPinFactory as e:
             raise StartupError(str(e)) from None
-        # Mock pins (GPIOZERO_PIN_FACTORY=mock) bring their edges on whichever thread drives them: left as they are.
+        # Mock pins (GPIOZERO_PIN_FACTORY=mock) bring their edges on whichever thread drives them, in this process.
         real_pins = not isinstance(factory, MockFactory)
+        # Holding the button to switch off needs its release, which only the daemon's own reading of it reports.
+        holding = bool(config.power.hold_to_poweroff_s)
+        if real_pins and config.hardware.reflex_process and holding:
+            log.info(
+                "power.hold_to_poweroff_s is set: the button is read in the daemon itself, not in a process of its own"
+            )
+        if real_pins and config.hardware.reflex_process and not holding:
+            from launcher.hardware.header_link import HeaderHardware
+
+            return HeaderHardware(
+                pins=config.pins,
+                dispense=config.dispense,
+                pin_factory=factory,
+                clock=clock,
+                seat_angles=config.aim.seat_angles,
+                edge_priority=config.hardware.edge_priority,
+            )
         return GpioHardware(
             pins=config.pins,
             dispense=config.dispense,

@@ -51,12 +51,19 @@ def test_a_full_file_is_read(tmp_path: Path) -> None:
             "state.keep_events_days = 0 is not accepted: expected a whole number from 1 to 3650",
         ),
         ({"state": {"keep_events_days": 1.5}}, "state.keep_events_days = 1.5 is not accepted"),
+        ({"hardware": {"reflex_process": 1}}, "hardware.reflex_process = 1 is not accepted: expected true or false"),
+        ({"hardware": {"reflex_process": "no"}}, "hardware.reflex_process = 'no' is not accepted"),
     ],
 )
 def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
         from_mapping(data)
     assert message in str(raised.value)
+
+
+def test_the_header_runs_in_a_process_of_its_own_unless_switched_off() -> None:
+    assert from_mapping({}).hardware.reflex_process is True
+    assert from_mapping({"hardware": {"reflex_process": False}}).hardware.reflex_process is False
 
 
 def test_hold_to_poweroff_is_off_unless_set() -> None:
@@ -117,5 +124,8 @@ def test_every_setting_is_documented() -> None:
                 assert f"## `[{section.name}.{key.name}]`" in text or f"| `{key.name}` |" in text
                 continue
             default = getattr(getattr(config, section.name), key.name)
-            shown = f'"{default}"' if isinstance(default, str) else f"{default}"
+            if isinstance(default, bool):
+                shown = "true" if default else "false"  # as TOML writes it
+            else:
+                shown = f'"{default}"' if isinstance(default, str) else f"{default}"
             assert f"| `{key.name}` | {shown} |" in text.replace(f"`{shown}`", shown), f"{section.name}.{key.name}"

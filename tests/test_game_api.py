@@ -323,9 +323,9 @@ def test_the_aiming_servo_faces_whoever_must_press(tmp_path: Path) -> None:
     try:
         client = joined_client(daemon)
         post(client, "/api/games", {"players": ["Ann", "Bob", "Cy"]})  # Ann deals: Bob's turn
-        assert daemon.hardware.aim_angle == pytest.approx(0)  # type: ignore[attr-defined]
+        assert daemon.hardware.servo.angle == pytest.approx(0)  # type: ignore[attr-defined]
         post(client, "/api/attacks", {"kind": "hit2", "by": "Bob"})  # Cy must press twice
-        assert daemon.hardware.aim_angle == pytest.approx(60)  # type: ignore[attr-defined]
+        assert daemon.hardware.servo.angle == pytest.approx(60)  # type: ignore[attr-defined]
         assert client.get("/api/state").get_json()["hardware"]["aim"] == pytest.approx(60)
     finally:
         daemon.close()

@@ -354,6 +354,27 @@ class GpioInputs:
             self.when_lid_changed(False)
 
 
+class SeatServo:
+    """The aiming servo, when `seat_angles` are set (none is opened without them): turns to face a seat."""
+
+    def __init__(self, pin: int, seat_angles: tuple[float, ...], *, pin_factory: Factory) -> None:
+        self._seat_angles = seat_angles
+        self._servo = AngularServo(pin, min_angle=-90, max_angle=90, pin_factory=pin_factory) if seat_angles else None
+
+    @property
+    def angle(self) -> float | None:
+        return None if self._servo is None or self._servo.closed else self._servo.angle
+
+    def aim_at(self, seat: int) -> None:
+        """Turn the launcher to face the player in this seat (0 = the first)."""
+        if self._servo is not None and not self._servo.closed and 0 <= seat < len(self._seat_angles):
+            self._servo.angle = self._seat_angles[seat]
+
+    def close(self) -> None:
+        if self._servo is not None:
+            self._servo.close()
+
+
 class GpioHardware:
     """The launcher's parts on the GPIO header: button and lid, the dispenser, the light and the buzzer."""
 
@@ -369,8 +390,6 @@ class GpioHardware:
         edge_priority: int = 0,
     ) -> None:
         self._description = {"backend": "gpio", **(describe or {})}
-        self._seat_angles = seat_angles
-        self._servo: AngularServo | None = None
         with contextlib.ExitStack() as undo:  # a part that fails to open releases the ones before it
             self.dispenser = GpioDispenser(
                 pins=pins,
@@ -391,28 +410,20 @@ class GpioHardware:
             undo.callback(self.inputs.close)
             self.cues = GpioCues(light=pins.light, buzzer=pins.buzzer, pin_factory=pin_factory, clock=clock)
             undo.callback(self.cues.close)
-            if seat_angles:
-                self._servo = AngularServo(pins.servo, min_angle=-90, max_angle=90, pin_factory=pin_factory)
+            self.servo = SeatServo(pins.servo, seat_angles, pin_factory=pin_factory)
             undo.pop_all()
 
     def describe(self) -> dict[str, object]:
-        return {**self._description, "cues": self.cues.running, "aim": self.aim_angle}
-
-    @property
-    def aim_angle(self) -> float | None:
-        return None if self._servo is None or self._servo.closed else self._servo.angle
+        return {**self._description, "cues": self.cues.running, "aim": self.servo.angle}
 
     def aim_at(self, seat: int) -> None:
-        """Turn the launcher to face the player in this seat (0 = the first), when an aiming servo is fitted."""
-        if self._servo is not None and not self._servo.closed and 0 <= seat < len(self._seat_angles):
-            self._servo.angle = self._seat_angles[seat]
+        self.servo.aim_at(seat)
 
     def close(self) -> None:
         self.dispenser.close()
         self.cues.close()
         self.inputs.close()
-        if self._servo is not None:
-            self._servo.close()
+        self.servo.close()
 
     def __enter__(self) -> GpioHardware:
         return self
