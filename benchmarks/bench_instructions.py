@@ -178,6 +178,8 @@ def main() -> int:
             bare_press = int(found[0]) // int(found[1])
             found = counted(tmp, marks, "press-path", str(write_config(tmp / "press")))["press-path"]
             press = int(found[0]) // int(found[1])
+            found = counted(tmp, marks, "header-press-path", str(write_config(tmp / "header")))["press-path"]
+            header_press = int(found[0]) // int(found[1])
             every = write_config(tmp / "press-all")
             # PINs set before, so that no first start's hashing runs on its thread during the windows
             native(tmp, "-m", "launcher", "new-pins", "--new-store", "--config", str(every))
@@ -191,9 +193,13 @@ def main() -> int:
             )
             rows += [
                 ("press -> motor on, pressing thread", press, "bare gpiozero press", bare_press),
+                ("press -> motor on, header process", header_press, "bare gpiozero press", bare_press),
                 ("one press, every thread, 20 phones", every_thread, "bare gpiozero press", bare_press),
             ]
-            print(f"press {press:,}, bare {bare_press:,}, every thread {every_thread:,}", flush=True)
+            print(
+                f"press {press:,}, header process {header_press:,}, bare {bare_press:,}, every thread {every_thread:,}",
+                flush=True,
+            )
         if "replay" in args.only:
             config = write_config(tmp / "replay")
             native(tmp, "-c", PREPARE_REPLAY, str(config), str(ROUNDS))

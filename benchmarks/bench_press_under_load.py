@@ -15,8 +15,12 @@ Programs: a bare gpiozero program (a Button whose `when_pressed` is `motor.forwa
 interval; the full daemon at the default interval; the full daemon at the interval its `serve()` sets, with the
 edge thread at normal priority and then as the daemon runs on a Pi's header (raised at its first edge to the
 real-time priority of `[hardware] edge_priority`, launcher/hardware/priority.py; the benchmark must be allowed to
-set it: root, or an RLIMIT_RTPRIO); and the daemon as served at any other intervals asked for. Every press fires
-(a profile with hazard 1). Each press is timed in two stages: from the write until the edge thread runs again (it
+set it: root, or an RLIMIT_RTPRIO); the daemon as served at any other intervals asked for; and last the daemon as it
+is served on a Pi's header (`[hardware] reflex_process`): the button, beam, lid and motor in the header process
+(launcher/hardware/header_board.py, run by header_probe.py on mock pins with its own edge thread), armed by the
+daemon with each next press, the load all in the daemon. The verdict is that last row's. Every press fires (a
+profile with hazard 1); the header process's first press of a shuffle, and a miss the profile forces, are the
+host's and not timed. Each press is timed in two stages: from the write until the edge thread runs again (it
 waits for the interpreter's lock), and from there until the motor is on (the press's own code, sharing the
 interpreter with every other thread that wants it). Beside them, how much of the load's work got done per second:
 what a shorter switch interval costs the other threads.
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +53,7 @@ from launcher.config import Config, load
 from launcher.daemon import SWITCH_INTERVAL_S, Daemon
 from launcher.game import Game, Mode
 from launcher.hardware.gpio import GpioHardware
+from launcher.hardware.header_link import HeaderHardware, HeaderProcess
 
 CONFIG = """
 [dispense]
@@ -268,6 +274,115 @@ def full_daemon(fires: int, config_path: Path, edge_priority: int = 0) -> Timed:
         daemon.close()
 
 
+class HeaderProbe:
+    """The header process (header_probe.py) as the daemon's port, with the FIFOs through which the benchmark presses
+    its button and hears when its motor went on."""
+
+    def __init__(self, tmp: Path, pins: object, priority: int) -> None:
+        edges, report = tmp / "edges", tmp / "report"
+        for fifo in (edges, report):
+            fifo.unlink(missing_ok=True)
+            os.mkfifo(fifo)
+        wiring = {
+            "button": pins.button,  # type: ignore[attr-defined]
+            "beam": pins.exit_beam,  # type: ignore[attr-defined]
+            "lid": pins.lid,  # type: ignore[attr-defined]
+            "forward": pins.motor_forward,  # type: ignore[attr-defined]
+            "backward": pins.motor_backward,  # type: ignore[attr-defined]
+            "enable": pins.motor_enable,  # type: ignore[attr-defined]
+        }
+        probe = str(Path(__file__).parent / "header_probe.py")
+        self.command = [sys.executable, probe, json.dumps(wiring), str(edges), str(report), str(priority)]
+        self._paths = (edges, report)
+        self._edges = self._report = -1
+
+    def start(self) -> HeaderProcess:
+        process = HeaderProcess(self.command)
+        self._edges = os.open(self._paths[0], os.O_WRONLY)  # the probe opens both once it has said BOOT
+        self._report = os.open(self._paths[1], os.O_RDONLY)
+        self._lines = os.fdopen(self._report, "r", buffering=1)
+        return process
+
+    def send(self, byte: bytes) -> float:
+        sent = time.perf_counter()
+        os.write(self._edges, byte)
+        return sent
+
+    def line(self) -> str:
+        return self._lines.readline().strip()
+
+    def armed(self) -> bool:
+        self.send(b"a")
+        while (said := self.line()) not in ("armed", "idle"):
+            pass  # a motor-on line of a press not timed
+        return said == "armed"
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._edges)
+        self._lines.close()
+
+
+def header_daemon(fires: int, config_path: Path, priority: int) -> Timed:
+    """The daemon with the header's inputs and motor in a process of their own; the load in the daemon."""
+    config = load(config_path)
+    probe = HeaderProbe(config_path.parent, config.pins, priority)
+    hardware = HeaderHardware(
+        pins=config.pins, dispense=config.dispense, pin_factory=MockFactory(pin_class=MockPWMPin), opener=probe.start
+    )
+    daemon = Daemon(config, hardware=hardware)
+    threading.Thread(target=daemon.server.run, name="waitress", daemon=True).start()
+
+    def settle() -> None:  # the fire over, the launcher waiting for the next press
+        while daemon.controller.snapshot()["busy"]:
+            time.sleep(0.0005)
+        if daemon.controller.snapshot()["hopper"]["remaining"] < 20:
+            daemon.controller.reload_hopper(500)
+
+    def armed_soon() -> bool:
+        deadline = time.monotonic() + 0.3
+        while not probe.armed():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        return True
+
+    assert daemon.new_pins is not None
+    try:
+        deadline = time.monotonic() + 30
+        while daemon.hardware.describe()["link"] != "up":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the header process did not link up: {daemon.hardware.describe()}")
+            time.sleep(0.01)
+        timed = Timed()
+        with phones_following(daemon.urls[0], daemon.new_pins.table), loaded(timed):
+            for _ in range(3 * fires):
+                if len(timed.waits) == fires:
+                    break
+                # A shuffle's first press, and a miss the profile forces now and then, are the host's: not timed.
+                if not armed_soon():
+                    probe.send(b"p")
+                    probe.send(b"r")
+                    time.sleep(0.05)
+                    probe.send(b"c")
+                    settle()
+                    continue
+                sent = probe.send(b"p")
+                woke, on = (float(t) for t in probe.line().split())
+                timed.waits.append(woke - sent)
+                timed.paths.append(on - woke)
+                probe.send(b"r")
+                probe.send(b"c")
+                settle()
+        if len(timed.waits) < fires:
+            raise RuntimeError(f"only {len(timed.waits)} presses of {3 * fires} were fired by the board")
+        return timed
+    finally:
+        daemon.bus.end_streams()
+        daemon.close()
+        probe.close()
+
+
 @contextlib.contextmanager
 def switch_interval(seconds: float) -> Iterator[None]:
     before = sys.getswitchinterval()
@@ -295,7 +410,8 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
-        for name in ("warm", "bare", "default", "normal", *(f"served{n}" for n in range(len(served)))):
+        names = ("warm", "bare", "default", "normal", "header", *(f"served{n}" for n in range(len(served))))
+        for name in names:
             (Path(tmp) / name).mkdir()
             paths[name] = Path(tmp) / name / "config.toml"
             paths[name].write_text(CONFIG + f'\n[state]\ndir = "{Path(tmp) / name / "state"}"\n', encoding="utf-8")
@@ -317,25 +433,34 @@ def main() -> int:
                 rows.append(
                     (f"daemon, rt {priority}", interval, full_daemon(args.fires, paths[f"served{n}"], priority))
                 )
+        # As served on a Pi's header: the inputs and the motor in a process of their own, the load in the daemon.
+        with switch_interval(SWITCH_INTERVAL_S):
+            header = header_daemon(args.fires, paths["header"], priority)
+        rows.append((f"header process, rt {priority}", SWITCH_INTERVAL_S, header))
     print(f"press -> motor on, edge from another thread, under load; {args.fires} fires each, milliseconds")
-    print(f"{'':<30}{'waiting for':>19}{'the press':>19}{'write to':>28}{'load':>9}")
-    print(f"{'':<30}{'the interpreter':>19}{'to motor on':>19}{'motor on':>28}{'done':>9}")
+    print(f"{'':<41}{'waiting for':>19}{'the press':>19}{'write to':>28}{'load':>9}")
+    print(f"{'':<41}{'the interpreter':>19}{'to motor on':>19}{'motor on':>28}{'done':>9}")
     print(
-        f"{'program':<15}{'switch interval':>15}{'p50':>10}{'p99':>9}{'p50':>10}{'p99':>9}"
+        f"{'program':<26}{'switch interval':>15}{'p50':>10}{'p99':>9}{'p50':>10}{'p99':>9}"
         f"{'p50':>10}{'p99':>9}{'max':>9}{'/ s':>9}"
     )
     for name, interval, timed in rows:
         cells = [percentile(s, q) * 1e3 for s in (timed.waits, timed.paths, timed.totals) for q in (50, 99)]
         print(
-            f"{name:<15}{interval * 1e3:>12.1f} ms"
+            f"{name:<26}{interval * 1e3:>12.1f} ms"
             + "".join(f"{c:>{10 if i % 2 == 0 else 9}.3f}" for i, c in enumerate(cells))
             + f"{max(timed.totals) * 1e3:>9.3f}{timed.work_per_s:>9.1f}"
         )
     bare99 = percentile(rows[0][2].totals, 99)
-    ours99 = percentile(rows[3][2].totals, 99)
+    inside99 = percentile(rows[3][2].totals, 99)
+    ours99 = percentile(header.totals, 99)
     ratio = ours99 / bare99
     passed = ours99 < 0.002 and ratio <= 2
-    print(f"daemon as served: p99 {ours99 * 1e3:.3f} ms (goal < 2 ms), {ratio:.2f}x the bare program's (goal <= 2x)")
+    print(f"daemon reading the header itself: p99 {inside99 * 1e3:.3f} ms, {inside99 / bare99:.2f}x the bare program's")
+    print(
+        f"daemon as served (header process): p99 {ours99 * 1e3:.3f} ms (goal < 2 ms), "
+        f"{ratio:.2f}x the bare program's (goal <= 2x)"
+    )
     print("PASS" if passed else "FAIL")
     return 0 if passed else 1
 

@@ -161,6 +161,68 @@ def probe_bare_press_path(config: str) -> None:
     dump(f"press-path {presses.fired}")
 
 
+def probe_header_press_path(config: str) -> None:
+    """The header process's press (launcher/hardware/header_board.py), armed as the daemon arms it: from the
+    button's edge, on the thread that brings it (the firmware's handler), through the pass of the firmware's loop
+    that starts the motor. The loop's passes are made here, one after the edge, as the process's loop makes its
+    next one when the edge wakes it (its select and the read of the wake-up byte are not counted)."""
+    import time
+
+    from gpiozero.pins.mock import MockFactory
+
+    from launcher.config import load
+    from launcher.hardware import framing
+    from launcher.hardware.header_board import HeaderBoard
+
+    pins = load(Path(config)).pins
+    wiring = {"button": pins.button, "beam": pins.exit_beam, "lid": pins.lid}
+    wiring |= {"forward": pins.motor_forward, "backward": pins.motor_backward, "enable": pins.motor_enable}
+    presses = _Presses()
+    marked = _marked_pin(presses.motor_on)
+    factory = MockFactory(pin_class=marked)
+    board_in, commands = os.pipe()
+    replies, board_out = os.pipe()
+    board = HeaderBoard(pins=wiring, max_run_ms=4000, pin_factory=factory, commands=board_in, replies=board_out)
+    launcher, parser = board.launcher, framing.Parser()
+    marked.forward = factory.pin(pins.motor_forward)
+    factory.pin(pins.lid).drive_low()  # closed
+    os.set_blocking(replies, False)
+
+    def until(cmd: str, *sent: tuple[object, ...]) -> None:
+        """Send these commands, then pass the loop until the board has said `cmd`."""
+        for seq, *words in sent:
+            launcher.receive(framing.encode(seq, str(words[0]), tuple(words[1:])))
+        while True:
+            launcher.poll()
+            try:
+                if any(f.cmd == cmd for f in parser.feed(os.read(replies, 4096))):
+                    return
+            except BlockingIOError:
+                time.sleep(0.001)
+
+    until("OK", (1, "HELLO"), (2, "CONFIG", "min_rest_ms=0", "debounce_ms=0", "card_gap_ms=0", "ramp_ms=0"))
+    while launcher.lid_open:  # the firmware lets the lid settle first
+        launcher.poll()
+        time.sleep(0.001)
+    for n in range(2 + PRESSES):
+        until("OK", (3 + n, "ARM", 1, 4000, 80))
+        if n >= 2:
+            presses.counting = True
+            _marks.marks_toggle()
+        factory.pin(pins.button).drive_low()  # the GPIO library's thread runs the firmware's handler
+        launcher.poll()  # the loop's next pass: the motor on
+        if presses.counting:
+            raise RuntimeError("the armed press did not start the motor")
+        factory.pin(pins.button).drive_high()
+        factory.pin(pins.exit_beam).drive_low()
+        factory.pin(pins.exit_beam).drive_high()
+        until("DONE")
+    board.close()
+    for fd in (board_in, commands, replies, board_out):
+        os.close(fd)
+    dump(f"press-path {presses.fired}")
+
+
 def probe_press_all(config: str, idle_s: str) -> None:
     """Every thread of the daemon: an idle window first (what it does with no press: the status light breathing,
     the streams' waits), then PRESSES presses with PHONES phones following the stream, each
