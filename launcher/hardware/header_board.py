@@ -43,7 +43,8 @@ FIRMWARE = next(
     (d for d in (_LAUNCHER / "firmware", _LAUNCHER.parent / "firmware") if d.is_dir()), _LAUNCHER / "firmware"
 )
 TICKS_PERIOD = 1 << 30  # MicroPython's ticks_ms wraps here; the firmware reckons with ticks_diff
-LOOP_S = 0.001  # the firmware's loop runs at least this often, as on a Pico
+LOOP_S = 0.001  # while a fire runs, the firmware's loop passes at least this often, as on a Pico
+IDLE_LOOP_S = 0.01  # otherwise (an edge or a command wakes it at once): a tenth of the idle processor's cost
 WDT_S = 1.0  # a loop stalled this long: motor off and the process ends, as a Pico's watchdog resets it
 READ_BYTES = 4096
 
@@ -257,11 +258,13 @@ class HeaderBoard:
             raise
 
     def serve(self) -> None:
-        """Until the daemon closes the commands' end: read, and pass the firmware's loop every LOOP_S at least."""
+        """Until the daemon closes the commands' end: read, and pass the firmware's loop every LOOP_S at least
+        while it fires, every IDLE_LOOP_S otherwise, and at once after an edge."""
         self._watchdog.start()
         launcher, commands, wake = self.launcher, self._commands, self._wake_read
         while True:
-            ready, _, _ = select.select([commands, wake], [], [], LOOP_S)
+            timeout = LOOP_S if launcher.state == "FIRING" else IDLE_LOOP_S
+            ready, _, _ = select.select([commands, wake], [], [], timeout)
             if wake in ready:
                 os.read(wake, READ_BYTES)
             if commands in ready:
