@@ -18,9 +18,11 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from launcher.clock import VirtualClock
-from launcher.config import DispenseConfig, PinsConfig
+from launcher.config import DispenseConfig, PinsConfig, from_mapping
+from launcher.daemon import build_hardware
 from launcher.hardware import framing
 from launcher.hardware.base import DispenseResult, FireJob, StopReason
+from launcher.hardware.gpio import GpioHardware
 from launcher.hardware.header_board import HeaderBoard, Watchdog
 from launcher.hardware.header_link import HeaderHardware, HeaderProcess, PipePort, Starter, board_command
 from launcher.hardware.serial_link import SerialHardware
@@ -280,3 +282,25 @@ def test_a_board_that_keeps_failing_is_started_less_and_less_often() -> None:
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert gaps[:6] == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
     assert max(gaps) == 60.0
+
+
+@pytest.mark.parametrize(("hold_s", "expected"), [(0, HeaderHardware), (5, GpioHardware)])
+def test_real_pins_get_the_header_process_unless_the_button_must_be_held(
+    monkeypatch: pytest.MonkeyPatch, hold_s: int, expected: type
+) -> None:
+    """On real pins the header process is the default; holding the button to switch off needs its release, which
+    only the daemon's own reading of it reports (docs/CONFIG.md)."""
+    import gpiozero.pins.mock
+
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")  # for the header process
+    monkeypatch.setenv("GPIOZERO_MOCK_PIN_CLASS", "mockpwmpin")
+    factory = MockFactory(pin_class=MockPWMPin)
+    monkeypatch.setattr("launcher.hardware.factories.pin_factory", lambda: factory)
+    monkeypatch.setattr(gpiozero.pins.mock, "MockFactory", type("RealPins", (), {}))  # these pins count as real
+    config = from_mapping({"hardware": {"backend": "gpio"}, "power": {"hold_to_poweroff_s": hold_s}})
+    hardware = build_hardware(config)
+    try:
+        assert isinstance(hardware, expected)
+    finally:
+        hardware.close()
+        factory.reset()
