@@ -7,16 +7,30 @@ about button presses through `Inputs.when_pressed`. Each backend keeps the motor
 
 from __future__ import annotations
 
+import abc
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
 from launcher.errors import LauncherError
 
 
 class HardwareGone(LauncherError, RuntimeError):
     """The hardware is not there for now (a board on USB whose link is down): it may come back by itself."""
+
+
+class Closing(abc.ABC):
+    """A part that a `with` block closes at its end, as gpiozero's devices are; closing twice does nothing more."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class StopReason(enum.StrEnum):

@@ -19,6 +19,7 @@ from gpiozero import PWMLED, PWMOutputDevice
 from gpiozero.pins import Factory
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.hardware.base import Closing
 from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ class CueSequencer:
                 self._playing, self._in_background = iter(self._background), True
 
 
-class GpioCues:
+class GpioCues(Closing):
     """Status light (gpiozero PWMLED) and passive buzzer (a PWM at the tone's frequency) driven by one cue thread.
 
     Every cue method returns at once and never raises; after `close()` they do nothing. The thread holds each
@@ -272,12 +273,6 @@ class GpioCues:
         self._thread.stop()
         self._buzzer.close()
         self._light.close()
-
-    def __enter__(self) -> GpioCues:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _wake(self) -> None:
         with self._cond:

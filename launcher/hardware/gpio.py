@@ -16,7 +16,7 @@ from gpiozero.pins import Factory
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.errors import LauncherError
-from launcher.hardware.base import DispenseResult, StopReason
+from launcher.hardware.base import Closing, DispenseResult, StopReason
 from launcher.hardware.cues import GpioCues
 from launcher.hardware.priority import EdgePriority
 from launcher.threads import Alarm
@@ -375,7 +375,7 @@ class SeatServo:
             self._servo.close()
 
 
-class GpioHardware:
+class GpioHardware(Closing):
     """The launcher's parts on the GPIO header: button and lid, the dispenser, the light and the buzzer."""
 
     def __init__(
@@ -424,9 +424,3 @@ class GpioHardware:
         self.cues.close()
         self.inputs.close()
         self.servo.close()
-
-    def __enter__(self) -> GpioHardware:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -21,6 +21,7 @@ from gpiozero.pins import Factory
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig, PinsConfig
+from launcher.hardware.base import Closing
 from launcher.hardware.cues import GpioCues
 from launcher.hardware.gpio import SeatServo
 from launcher.hardware.serial_link import SerialHardware
@@ -169,7 +170,7 @@ class Starter:
         return port
 
 
-class HeaderHardware:
+class HeaderHardware(Closing):
     """The launcher on the Pi's header with a process of its own for the button, the lid, the beam and the motor.
 
     `inputs`, `dispenser`, `arm`/`disarm` and the link are those of a SerialHardware whose port is the process
@@ -219,9 +220,3 @@ class HeaderHardware:
         self._board.close()
         self.cues.close()
         self.servo.close()
-
-    def __enter__(self) -> HeaderHardware:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig
 from launcher.hardware import framing
-from launcher.hardware.base import FireJob, HardwareGone, NoCues, StopReason
+from launcher.hardware.base import Closing, FireJob, HardwareGone, NoCues, StopReason
 from launcher.hardware.serial_fires import FireTracker, SerialFireJob
 from launcher.hardware.serial_port import Opener, PortKeeper, SerialPort, wait_for
 from launcher.hardware.serial_session import REPLY_TIMEOUT_S, TRIES, Request, Session, config_args
@@ -119,7 +119,7 @@ class Dispatcher:
                 log.exception("a serial link callback failed")
 
 
-class SerialHardware:
+class SerialHardware(Closing):
     """A launcher board on a serial port (firmware/ on a Raspberry Pi Pico). Closable twice; a context manager.
 
     `dispense` is the `[dispense]` section: `pwm` and `max_run_ms` go with every FIRE, the board's settings in
@@ -211,12 +211,6 @@ class SerialHardware:
         with self._cond:
             self._fires.fail(StopReason.ABORTED)
         self._dispatch.close()
-
-    def __enter__(self) -> SerialHardware:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- dispenser ---------------------------------------------------------------------------------------------
 
