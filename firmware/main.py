@@ -13,6 +13,8 @@ or to the cable:
   not executed again; any other line in between makes it a new command;
 - the reflex: ARM holds the next press's fire, which the board starts itself in the pass of its loop that sees the
   press, whatever the host is doing; HELLO, STOP, FIRE, DISARM, the lid, host silence and any press drop it;
+- each press (E BTN) is followed by E UP once the button has rested released for debounce_ms, so the host can
+  tell a hold from a press;
 - machine.WDT resets a stalled loop, and a board in reset holds the motor off (pull-downs on IN1/IN2).
 
 The logic is the class Launcher, which is handed the `machine` module, a clock with MicroPython's ticks
@@ -23,7 +25,7 @@ the loop on the board. Protocol and wiring: docs/FIRMWARE.md.
 import board
 import framing
 
-VERSION = "3"  # 3: ARM and DISARM, the board's reflex
+VERSION = "4"  # 3: ARM and DISARM, the board's reflex; 4: E UP, the button let go
 SILENCE_MS = 1500  # the host sends something every ~500 ms
 LID_SETTLE_MS = 20
 MAX_CARDS = 99
@@ -330,6 +332,7 @@ class Launcher:
             self._btn_low_ms = now
         elif not self._btn_armed and self._clock.ticks_diff(now, self._btn_low_ms) >= self.settings["debounce_ms"]:
             self._btn_armed = True
+            self._event("UP", self._btn_low_ms)  # let go for good: the host times a hold from BTN to here
 
     def _poll_lid(self, now):
         if self._lid is None:

@@ -33,7 +33,7 @@ from launcher.history import History
 from launcher.hopper import Hopper, HopperCount
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
-from launcher.poweroff import ButtonEdges, HoldToPowerOff, simulated_power_off, system_power_off
+from launcher.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
@@ -90,13 +90,7 @@ def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
             raise StartupError(str(e)) from None
         # Mock pins (GPIOZERO_PIN_FACTORY=mock) bring their edges on whichever thread drives them, in this process.
         real_pins = not isinstance(factory, MockFactory)
-        # Holding the button to switch off needs its release, which only the daemon's own reading of it reports.
-        holding = bool(config.power.hold_to_poweroff_s)
-        if real_pins and config.hardware.reflex_process and holding:
-            log.info(
-                "power.hold_to_poweroff_s is set: the button is read in the daemon itself, not in a process of its own"
-            )
-        if real_pins and config.hardware.reflex_process and not holding:
+        if real_pins and config.hardware.reflex_process:
             from launcher.hardware.header_link import HeaderHardware
 
             return HeaderHardware(
@@ -226,17 +220,9 @@ class Daemon:
         """[power] hold_to_poweroff_s: the big button held while the launcher is quiet switches the Pi off."""
         if not hold_s:
             return None
-        inputs = self.hardware.inputs
-        if not isinstance(inputs, ButtonEdges):
-            log.warning(
-                "power.hold_to_poweroff_s is set, but the %s backend does not report the button's release: "
-                "holding the button does not switch off",
-                self.config.hardware.backend,
-            )
-            return None
         return HoldToPowerOff(
             hold_s=hold_s,
-            inputs=inputs,
+            inputs=self.hardware.inputs,
             quiet_since=self.controller.quiet_since,
             attack_open=self._attack_open,
             bus=self.bus,

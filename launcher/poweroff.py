@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import subprocess
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.events import EventType
@@ -28,9 +28,8 @@ COMMAND_TIMEOUT_S = 30.0
 ANNOUNCE_S = 1.0
 
 
-@runtime_checkable
 class ButtonEdges(Protocol):
-    """Inputs that report every edge of the big button (the GPIO header's; a board on USB does not)."""
+    """Inputs that report the big button going down and coming up (every backend's)."""
 
     when_button_changed: Callable[[bool], None] | None
 

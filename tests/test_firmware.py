@@ -337,6 +337,40 @@ def test_one_press_despite_contact_bounce(debounce_ms: int) -> None:
     assert len(rig.events("BTN")) == 2
 
 
+@pytest.mark.parametrize("debounce_ms", [0, 30, 120])
+def test_the_release_is_told_once_the_button_has_rested_up_for_the_debounce(debounce_ms: int) -> None:
+    """E UP <ms>: the button let go, told once it has rested released for debounce_ms, with the board's tick when
+    it was last seen down; one for each press, so that the host can time a hold."""
+    rig = Rig().armed(debounce_ms=debounce_ms)
+    button = rig.machine.line(board.BUTTON)
+    rig.press()
+    rig.run(5000)  # held down: no release, however long
+    assert len(rig.events("BTN")) == 1 and rig.events("UP") == []
+    for level in (None, 0, None, 0):  # bounce on the way up, each open shorter than any debounce here but 0
+        button.drive(level)
+        rig.run(1 if debounce_ms else 0)
+    rig.run(1)
+    last_down = rig.clock.ticks_ms()
+    button.drive(None)  # released for good
+    rig.run(max(debounce_ms, 1) - 1)
+    assert rig.events("UP") == []
+    rig.run(1)
+    assert rig.events("UP") == [(str(last_down),)] and rig.index("BTN") < rig.index("UP")
+    rig.run(1000)
+    assert len(rig.events("UP")) == 1 and len(rig.events("BTN")) == 1
+
+
+def test_every_press_is_followed_by_its_release() -> None:
+    rig = Rig().armed(debounce_ms=30)
+    for held_ms in (40, 1, 300, 5):
+        rig.press()
+        rig.run(held_ms)
+        rig.release()
+        rig.run(31)
+    names = [f.cmd for f in rig.frames if f.seq == EVENT and f.cmd in ("BTN", "UP")]
+    assert names == ["BTN", "UP"] * 4
+
+
 # --- the reflex: ARM holds the next press's fire, and the board starts it on its own button ---------------------
 
 
@@ -541,10 +575,10 @@ def test_a_fire_from_the_arm_keeps_the_bounds_of_any_fire() -> None:
     assert rig.forward.duty == 0 and rig.events("DONE")[-1][2:] == ("safe", "2") and rig.launcher.state == "SAFE"
 
 
-def test_hello_says_version_3_and_the_arm_last_in_the_status() -> None:
+def test_hello_says_version_4_and_the_arm_last_in_the_status() -> None:
     rig = Rig()
     hello = rig.send("HELLO")
-    assert firmware.VERSION == "3" and hello.args[-2:] == ("armed=none", "fw=3")
+    assert firmware.VERSION == "4" and hello.args[-2:] == ("armed=none", "fw=4")
     assert rig.send("STATUS").args[-1] == "armed=none"
     rig.send("ARM", 12, 4000, 80)
     assert rig.send("STATUS").args[-1] == "armed=12"

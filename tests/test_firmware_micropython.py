@@ -90,7 +90,7 @@ def test_run_is_the_board_loop(micropython: Path) -> None:
         boot, hello, ping = pico.wait_frames(3)[:3]
         assert boot.seq == EVENT and boot.cmd == "BOOT" and len(boot.args[0]) == 8
         assert all(ch in HEX8 for ch in boot.args[0])
-        assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(hello)["fw"] == "3"
+        assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(hello)["fw"] == "4"
         assert fields(hello)["lid"] == "closed" and fields(hello)["beam"] == "clear"
         assert ping.seq == 2 and fields(ping)["state"] == "IDLE"  # the 0x03 byte was data, not Ctrl-C
         # The pins' pipe is read on a thread of its own, maybe behind the serial line: "wdt" comes before "fed" on it.
@@ -149,6 +149,20 @@ def test_an_armed_press_starts_the_motor_on_the_board_itself(micropython: Path) 
         # The pass that sees the press starts the motor: the same ms, or later only by a pass the machine held up.
         assert 0 <= on_ms - int(press_ms) < 1000, (press_ms, on_ms)
         assert pico.motor.starts == 1 and fields(pico.reply_to(5, "STATUS"))["armed"] == "none"
+
+
+def test_the_release_follows_the_press_under_micropython(micropython: Path) -> None:
+    with board_on_pipes(micropython) as pico:
+        pico.write(encode(1, "HELLO"))
+        pico.reply(1)
+        pico.press()
+        [(press_ms,)] = wait_until(lambda: events(pico, "BTN"), 10, "the press")
+        assert events(pico, "UP") == []  # still down
+        pico.release()
+        [(last_down_ms,)] = wait_until(lambda: events(pico, "UP"), 10, "the release")
+        assert int(last_down_ms) >= int(press_ms)
+        order = [f.cmd for f in list(pico.frames) if f.seq == EVENT and f.cmd in ("BTN", "UP")]
+        assert order == ["BTN", "UP"]
 
 
 def test_a_board_process_the_os_keeps_waiting_still_lets_out_exactly_the_cards_asked(micropython: Path) -> None:

@@ -35,6 +35,16 @@ def test_encode_examples() -> None:
     assert int(crc, 16) == crc16(body) and crc == crc.upper() and len(crc) == 4
 
 
+def test_every_line_of_the_protocol_s_example_session_has_its_right_crc() -> None:
+    """docs/FIRMWARE.md's session on the wire is what a maker types or compares against: each line must decode."""
+    text = (ROOT / "docs" / "FIRMWARE.md").read_text(encoding="utf-8")
+    session = text.split("### A session, as it looks on the wire", 1)[1].split("```")[1]
+    lines = [line[2:] for line in session.splitlines() if line.startswith(("> ", "< "))]
+    assert len(lines) >= 20
+    for line in lines:
+        assert decode(line.encode()) is not None, f"{line!r}: a bad CRC or syntax"
+
+
 @pytest.mark.parametrize(
     ("seq", "cmd", "args"),
     [

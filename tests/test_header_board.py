@@ -232,6 +232,20 @@ def test_the_daemon_arms_the_board_and_hears_of_the_fire_after(bench: Bench) -> 
         hardware.close()
 
 
+def test_the_daemon_hears_the_button_go_down_and_come_up(bench: Bench) -> None:
+    """What holding the button to switch off rests on: the press and the release both reach the daemon."""
+    hardware = link(bench)
+    try:
+        edges: list[bool] = []
+        hardware.inputs.when_button_changed = edges.append
+        bench.pin("button").drive_low()
+        assert wait_until(lambda: edges == [True], 2), edges
+        bench.pin("button").drive_high()
+        assert wait_until(lambda: edges == [True, False], 2), edges
+    finally:
+        hardware.close()
+
+
 def test_the_real_process_links_up_and_is_started_again_when_it_dies(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
     monkeypatch.setenv("GPIOZERO_MOCK_PIN_CLASS", "mockpwmpin")
@@ -284,12 +298,15 @@ def test_a_board_that_keeps_failing_is_started_less_and_less_often() -> None:
     assert max(gaps) == 60.0
 
 
-@pytest.mark.parametrize(("hold_s", "expected"), [(0, HeaderHardware), (5, GpioHardware)])
-def test_real_pins_get_the_header_process_unless_the_button_must_be_held(
-    monkeypatch: pytest.MonkeyPatch, hold_s: int, expected: type
+@pytest.mark.parametrize(
+    ("reflex_process", "hold_s", "expected"),
+    [(True, 0, HeaderHardware), (True, 5, HeaderHardware), (False, 5, GpioHardware)],
+)
+def test_real_pins_get_the_header_process_unless_told_not_to(
+    monkeypatch: pytest.MonkeyPatch, reflex_process: bool, hold_s: int, expected: type
 ) -> None:
-    """On real pins the header process is the default; holding the button to switch off needs its release, which
-    only the daemon's own reading of it reports (docs/CONFIG.md)."""
+    """On real pins the header process is the default, holding the button to switch off included (its firmware
+    tells the release); `reflex_process = false` reads the pins in the daemon (docs/CONFIG.md)."""
     import gpiozero.pins.mock
 
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")  # for the header process
@@ -297,7 +314,9 @@ def test_real_pins_get_the_header_process_unless_the_button_must_be_held(
     factory = MockFactory(pin_class=MockPWMPin)
     monkeypatch.setattr("launcher.hardware.factories.pin_factory", lambda: factory)
     monkeypatch.setattr(gpiozero.pins.mock, "MockFactory", type("RealPins", (), {}))  # these pins count as real
-    config = from_mapping({"hardware": {"backend": "gpio"}, "power": {"hold_to_poweroff_s": hold_s}})
+    config = from_mapping(
+        {"hardware": {"backend": "gpio", "reflex_process": reflex_process}, "power": {"hold_to_poweroff_s": hold_s}}
+    )
     hardware = build_hardware(config)
     try:
         assert isinstance(hardware, expected)

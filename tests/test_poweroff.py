@@ -16,12 +16,14 @@ import pytest
 from gpiozero.pins.mock import MockFactory
 
 from launcher.clock import VirtualClock
-from launcher.config import PinsConfig
+from launcher.config import DispenseConfig, PinsConfig
 from launcher.controller import PressRefused
 from launcher.events import EventType
 from launcher.hardware.gpio import GpioInputs
+from launcher.hardware.serial_link import SerialHardware
 from launcher.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
 from tests.conftest import local_daemon
+from tests.fake_machine import FakeBoard, MemoryWire, firmware, on_clock
 
 HOLD_S = 3.0
 PINS = PinsConfig()
@@ -131,6 +133,102 @@ def test_a_refused_hold_is_logged_and_the_next_hold_asks_again(
             button.down()
             clock.sleep(HOLD_S + 0.01)
         assert button.held_at == [pytest.approx(HOLD_S * 3 + 1 + HOLD_S)]
+    finally:
+        button.close()
+
+
+# --- the button on a board (a Pico on USB, or the header process): its press and its release come as words ------
+
+
+class BoardButton:
+    """The firmware on a board at the end of a MemoryWire, the real SerialHardware at the host's, and a ButtonHold
+    listening to the edges the link reports, all on the virtual clock."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+        self.presses = 0
+        self.held_at: list[float] = []
+        wire = MemoryWire(clock)
+        self.pico = FakeBoard(wire, clock=clock)
+        self.hardware = SerialHardware(port="memory", dispense=DispenseConfig(), clock=clock, opener=wire.open)
+        self.hardware.inputs.when_pressed = self._pressed
+        self.hold = ButtonHold(hold_s=HOLD_S, refusal=lambda since: None, on_held=self._held, clock=clock)
+        self.hardware.inputs.when_button_changed = self.hold.button_changed
+        clock.run_until(lambda: self.hardware.describe()["link"] == "up", within=10)
+
+    def _pressed(self) -> None:
+        self.presses += 1
+
+    def _held(self) -> None:
+        self.held_at.append(self.clock.now())
+
+    def close(self) -> None:
+        self.hold.close()
+        on_clock(self.clock, self.hardware.close)
+        on_clock(self.clock, self.pico.close)
+
+
+@pytest.fixture
+def board_button(clock: VirtualClock) -> Iterator[BoardButton]:
+    button = BoardButton(clock)
+    yield button
+    button.close()
+
+
+def test_a_hold_on_a_board_switches_off_once_the_time_is_up(board_button: BoardButton, clock: VirtualClock) -> None:
+    pressed_at = clock.now()
+    board_button.pico.press()
+    clock.sleep(HOLD_S - 0.1)
+    assert board_button.presses == 1 and board_button.held_at == []
+    clock.sleep(0.2)
+    assert board_button.held_at == [pytest.approx(pressed_at + HOLD_S, abs=0.01)]  # the board's word takes ~1 ms
+
+
+def test_a_release_on_a_board_before_the_time_is_up_does_nothing(
+    board_button: BoardButton, clock: VirtualClock
+) -> None:
+    board_button.pico.press()
+    clock.sleep(HOLD_S - 0.5)
+    board_button.pico.release()
+    clock.sleep(HOLD_S * 3)
+    assert board_button.presses == 1 and board_button.held_at == []
+
+
+def test_contact_bounce_shorter_than_the_debounce_does_not_break_a_hold_on_a_board(
+    board_button: BoardButton, clock: VirtualClock
+) -> None:
+    """The board tells a release only once the button has rested up for debounce_ms (30 ms by default)."""
+    pressed_at = clock.now()
+    board_button.pico.press()
+    clock.sleep(1)
+    board_button.pico.release()  # 5 ms open
+    clock.sleep(0.005)
+    board_button.pico.press()
+    clock.sleep(HOLD_S)
+    assert board_button.presses == 1
+    assert board_button.held_at == [pytest.approx(pressed_at + HOLD_S, abs=0.01)]
+
+
+def test_a_hold_ends_when_the_board_is_lost(board_button: BoardButton, clock: VirtualClock) -> None:
+    board_button.pico.press()
+    clock.sleep(1)
+    on_clock(clock, board_button.pico.unplug)  # the cable pulled, or the header process gone: no release will come
+    clock.sleep(HOLD_S * 3)
+    assert board_button.held_at == []
+
+
+def test_a_board_whose_firmware_tells_no_release_never_times_a_hold(
+    monkeypatch: pytest.MonkeyPatch, clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Firmware 3 and older say nothing when the button is let go: a press could not be told from a hold."""
+    monkeypatch.setattr(firmware, "VERSION", "3")
+    with caplog.at_level(logging.WARNING, logger="launcher.hardware.serial_link"):
+        button = BoardButton(clock)
+    try:
+        button.pico.press()
+        clock.sleep(HOLD_S * 3)  # held down
+        assert button.presses == 1 and button.held_at == []
+        assert "firmware 3 does not tell when the button is let go, so holding the button does nothing" in caplog.text
     finally:
         button.close()
 

@@ -76,6 +76,7 @@ class Dispenser(Protocol):
 class Inputs(Protocol):
     when_pressed: Callable[[], None] | None
     when_lid_changed: Callable[[bool], None] | None  # called with True when the lid opens
+    when_button_changed: Callable[[bool], None] | None  # the button down (True) and let go, for holding it
 
     @property
     def lid_open(self) -> bool | None:

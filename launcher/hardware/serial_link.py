@@ -40,6 +40,7 @@ from launcher.threads import StoppableThread
 log = logging.getLogger(__name__)
 
 REFLEX_FIRMWARE = 3  # the first firmware version with ARM and DISARM
+RELEASE_FIRMWARE = 4  # the first that tells the button's release (E UP)
 DISARM_WAIT_S = 2 * TRIES * REPLY_TIMEOUT_S  # the command in flight's tries, then DISARM's own
 
 
@@ -53,6 +54,9 @@ class SerialInputs:
     def __init__(self) -> None:
         self.when_pressed: Callable[[], None] | None = None
         self.when_lid_changed: Callable[[bool], None] | None = None  # called with True when the lid opens
+        # The button down (True, after any press it made) and let go (False), for holding it down: from firmware 4
+        # on, and let go as well when the link is lost while it was down.
+        self.when_button_changed: Callable[[bool], None] | None = None
         self.lid_open: bool | None = None  # None until the board has said
 
 
@@ -155,6 +159,8 @@ class SerialHardware(Closing):
         self._cond = clock.condition()
         self._dispatch = Dispatcher(clock)
         self._firmware = 0  # the board's version, from HELLO
+        self._button_down = False  # told down (E BTN) and not yet up (E UP)
+        self._told_old_firmware = False  # the warning that a hold needs firmware 4, given once
         self._last_reflex: SerialFireJob | None = None
         self._arm_sent = False  # an ARM went out since the last DISARM: its answer may not be read yet
         self._fires = FireTracker(clock=clock, max_run_ms=dispense.max_run_ms, on_reflex=self._reflexed)
@@ -296,6 +302,9 @@ class SerialHardware(Closing):
                     self._dispatch.put(self._pressed)
                 elif self._fires.reflex(int(args[1])) is None:
                     log.error("the board fired on its button (fire %s) with no arm the host knows of", args[1])
+                self._button_changed(True)
+            elif name == "UP":
+                self._button_changed(False)
             elif name == "CARD":
                 for _ in range(self._fires.card(int(args[0]))):
                     self._dispatch.put(self._card)
@@ -316,6 +325,23 @@ class SerialHardware(Closing):
         self.inputs.lid_open = {"open": True, "closed": False}.get(said.get("lid", ""))
         version = said.get("fw", "")
         self._firmware = int(version) if version.isdigit() else 0
+
+    def _button_changed(self, down: bool) -> None:
+        """With the lock held: the button's edge as the board told it, passed on once each way."""
+        if self._firmware < RELEASE_FIRMWARE:  # it never tells the release: a press would be a hold without end
+            if down and self.inputs.when_button_changed is not None and not self._told_old_firmware:
+                self._told_old_firmware = True
+                log.warning(
+                    "the board's firmware %s does not tell when the button is let go, so holding the button does "
+                    "nothing; firmware %d does (docs/FIRMWARE.md)",
+                    self._firmware,
+                    RELEASE_FIRMWARE,
+                )
+            return
+        if down == self._button_down:
+            return
+        self._button_down = down
+        self._dispatch.put(lambda: self._tell_button(down))
 
     def _reflexed(self, job: SerialFireJob) -> None:
         """With the lock held: the board has made a fire from its arm; the controller hears of it (and, if it asks
@@ -345,7 +371,15 @@ class SerialHardware(Closing):
         if callback is not None:
             callback(is_open)
 
+    def _tell_button(self, down: bool) -> None:
+        callback = self.inputs.when_button_changed
+        if callback is not None:
+            callback(down)
+
     def _link_changed(self, ok: bool, message: str) -> None:
+        if not ok:
+            with self._cond:
+                self._button_changed(False)  # its release will never be told
         callback = self.when_link_changed
         if callback is not None:
             self._dispatch.put(lambda: callback(ok, message))
