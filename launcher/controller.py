@@ -30,7 +30,7 @@ from launcher.events import EventBus, EventType
 from launcher.game import Demand
 from launcher.hardware.base import DispenseResult, FireJob, Hardware, HardwareGone, Reflexes, StopReason
 from launcher.hopper import Hopper
-from launcher.outcomes import FaultCause, FaultLatch, announce, announce_no_fire
+from launcher.outcomes import FaultCause, FaultLatch, Trouble, announce, announce_no_fire, trouble_of
 from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile
 from launcher.shuffles import Shuffle, ShuffleBook
@@ -58,6 +58,10 @@ class Attribution(Protocol):
 
     def pressed(self, fired: bool, cards: int, player: str | None) -> str | None:
         """A press for `player` (None: whoever is asked) ended; returns the player it was attributed to."""
+        ...
+
+    def credited(self, player: str | None) -> str | None:
+        """Who a press for `player` (None: whoever is asked) is told as, without using it up (a jammed press)."""
         ...
 
 
@@ -160,6 +164,10 @@ class Controller:
         self._free_since = float("-inf")  # when the launcher last stopped being busy with a press
         self._fault = FaultLatch(stop_motor=self._dispenser.stop, cues=self._cues, bus=bus)
         self._last: PressTicket | None = None
+        # What stops the table after the last press (a jam, an empty hopper...): (trouble, its player, its press),
+        # and the cards short fires still owe, until the hopper is refilled (docs/GAME.md).
+        self._trouble: tuple[Trouble, str | None, int | None] | None = None
+        self._owed: list[dict[str, Any]] = []
         self._reflex = self._dispenser if isinstance(self._dispenser, Reflexes) else None
         self._armed: Outcome | None = None  # the press the board is armed for, until it fired or gave the arm back
         self._claimed: FireJob | None = None  # the last fire made from the arm, taken as a press
@@ -263,6 +271,7 @@ class Controller:
         with self.arming_paused():  # the arm was for what the hopper held before
             count = self._hopper.reload(cards)
             self._hopper.save()
+            self._trouble, self._owed = None, []  # whoever was owed took their cards from the refill
             self._bus.publish(EventType.HOPPER_RELOADED, count.as_dict())
 
     def lid_changed(self, is_open: bool) -> None:
@@ -273,6 +282,8 @@ class Controller:
             self._cues.idle()
         else:
             with self._lock:
+                if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK):
+                    self._trouble = None  # the lid was opened to take the card out: try again
                 self._arm()
             self._cues.lid_closed()
         self._bus.publish(EventType.LAUNCHER_LID, {"open": is_open})
@@ -345,9 +356,41 @@ class Controller:
                 "profile": self._shuffle.profile.name,
                 "shuffle": self._shuffle.summary(),
                 "last_outcome": last.as_dict() if last else None,
+                "trouble": self._trouble_view(),
             }
 
     # --- internals -------------------------------------------------------------------------------------
+
+    def _trouble_view(self) -> dict[str, Any] | None:
+        """With the lock held: what stops the table now, for every phone's prompt (docs/API.md); None: play on."""
+        owed = [dict(o) for o in self._owed]
+        if self._fault.message is not None:
+            code = Trouble.BOARD_LOST if self._fault.cause is FaultCause.BOARD else Trouble.FAULT
+            return {"code": code.value, "player": None, "press": None, "owed": owed}
+        if self._inputs.lid_open:
+            return {"code": Trouble.LID_OPEN.value, "player": None, "press": None, "owed": owed}
+        if self._trouble is None:
+            return None
+        code, player, press = self._trouble
+        return {"code": code.value, "player": player, "press": press, "owed": owed}
+
+    def _note_trouble(self, ticket: PressTicket, found: tuple[Trouble, int] | None) -> None:
+        """The trouble a press ended in, or none: a jam is over with the next press that is not one; an empty
+        hopper and the cards a short fire owes stay until the refill."""
+        with self._lock:
+            if found is None:
+                if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK):
+                    self._trouble = None
+                return
+            trouble, owed = found
+            self._trouble = (trouble, ticket.player, ticket.outcome.press if ticket.deal is None else None)
+            if trouble is Trouble.SHORT and ticket.deal is None:  # classic UNO: the table keeps what is owed
+                self._owed.append({"player": ticket.player, "cards": owed})
+
+    def _credit(self, ticket: PressTicket) -> None:
+        """Who the press is told as: the game's player for it (its attribution, if it fired, says the same)."""
+        if self._game is not None:
+            ticket.player = self._game.credited(ticket.for_player)
 
     def _refusal(self) -> PressRefused | None:
         if self._fault.message is not None:
@@ -456,7 +499,9 @@ class Controller:
             with self._lock:
                 self._fault.latch(FaultCause.DISPENSER, f"motor did not start: {error}")
         else:
-            announce_no_fire(self._bus, outcome, self._shuffle.schedule.misses_in_row)
+            self._credit(ticket)
+            announce_no_fire(self._bus, outcome, self._shuffle.schedule.misses_in_row, player=ticket.player)
+            self._note_trouble(ticket, (Trouble.EMPTY, 0) if outcome.fired else None)
         self._shuffle.came_out_of(outcome, 0, "fault" if error is not None else "empty" if outcome.fired else "miss")
         with self._concluding(ticket):
             self._attribute(ticket, 0)
@@ -484,7 +529,8 @@ class Controller:
 
     def _attribute(self, ticket: PressTicket, dispensed: int) -> None:
         """Tell the game at the table who took this press and what came out. A press that should have fired and
-        brought out nothing (a jam, an empty hopper, the lid, a FAULT) is nobody's: what is owed stays owed."""
+        brought out nothing (a jam, an empty hopper, the lid, a FAULT) uses up nobody's press: what is owed stays
+        owed (it is told as the player's all the same: `_credit`)."""
         if self._game is None:
             return
         result = ticket.result
@@ -519,6 +565,7 @@ class Controller:
                 continue
             ticket.result = result
             with self._concluding(ticket):
+                self._credit(ticket)
                 self._publish_outcome(ticket, result)
                 self._attribute(ticket, result.dispensed)
                 self._worker.stopping.wait(self._rest_s)  # the motor rests before the next fire can start
@@ -533,7 +580,8 @@ class Controller:
             self._wear.fire_ended(result, count)
         outcome = ticket.outcome
         self._shuffle.came_out_of(outcome, result.dispensed, result.stop, empty=count.remaining == 0)
-        fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal)
+        fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal, player=ticket.player)
+        self._note_trouble(ticket, trouble_of(outcome, result, count))
         if fault is not None:
             with self._lock:
                 self._fault.latch(*fault)

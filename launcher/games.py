@@ -110,6 +110,13 @@ class GameDesk:
             # Nothing owed: the launcher is the draw pile, and a press draws one card for the player (whose turn).
             return Demand(player or self._table.current or "", Cause.PLAIN, cards=1)
 
+    def credited(self, player: str | None) -> str | None:
+        """Who a press for `player` (None: whoever is asked) is told as, without using it up: a jammed press."""
+        with self._lock:
+            if self._game is None or self._table is None or self._game.over:
+                return None
+            return self._table.credited(player)
+
     def pressed(self, fired: bool, cards: int, player: str | None) -> str | None:
         """A press for `player` (None: whoever is asked) ended: attribute it. Returns that player, if any."""
         with self._lock:

@@ -22,12 +22,48 @@ class FaultCause(StrEnum):
     RECORD = "record"  # the press could not be saved
 
 
+class Trouble(StrEnum):
+    """What stops the table from playing on, as every phone's prompt tells it (docs/API.md, `trouble`)."""
+
+    JAM = "jam"  # no card came out: open the lid, take it out, close it
+    STUCK = "stuck"  # a card stayed at the exit
+    EMPTY = "empty"  # the hopper ran out before a card came out: refill
+    SHORT = "short"  # the hopper ran out in the middle of a fire: some cards are still owed; refill
+    LID_OPEN = "lid_open"
+    FAULT = "fault"  # latched: the admin resets it
+    BOARD_LOST = "board_lost"  # the launcher's board stopped answering; clears by itself when it is back
+
+
+def trouble_of(outcome: Outcome, result: DispenseResult, hopper: HopperCount) -> tuple[Trouble, int] | None:
+    """The trouble a fire's end leaves at the table, with the cards it still owes (a short fire's), or None."""
+    short = outcome.cards - result.dispensed
+    if result.stop in (StopReason.COUNT, StopReason.JAM) and hopper.remaining == 0 and short > 0:
+        return (Trouble.SHORT, short) if result.dispensed else (Trouble.EMPTY, 0)
+    if result.stop is StopReason.JAM:
+        return Trouble.JAM, 0
+    if result.stop is StopReason.STUCK:
+        return Trouble.STUCK, 0
+    return None
+
+
 def announce(
-    bus: EventBus, cues: Cues, outcome: Outcome, result: DispenseResult, hopper: HopperCount, deal: Demand | None
+    bus: EventBus,
+    cues: Cues,
+    outcome: Outcome,
+    result: DispenseResult,
+    hopper: HopperCount,
+    deal: Demand | None,
+    *,
+    player: str | None = None,
 ) -> tuple[FaultCause, str] | None:
     """Publish the fire's end and play its cue. Returns the FAULT to latch (its cause and message), if the fire ended
-    in one."""
-    data = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
+    in one. `player`: who a fire that brought out nothing was pressed for (told, though it costs them nothing)."""
+    data: dict[str, object] = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
+    trouble = trouble_of(outcome, result, hopper)
+    if trouble is not None and trouble[0] is Trouble.SHORT and deal is None:
+        data["owed"] = trouble[1]  # the hopper ran out: the cards the schedule drew that did not come out
+    if not result.dispensed and player is not None and deal is None:
+        data["player"] = player
     if deal is not None and result.stop in (StopReason.COUNT, StopReason.JAM, StopReason.STUCK):
         # Exact cards: what was owed and what came out; a short deal stays owed on the table.
         owed = {"player": deal.player or None, "cause": deal.cause.value}  # "": turns not tracked
@@ -54,10 +90,11 @@ def announce(
     return None
 
 
-def announce_no_fire(bus: EventBus, outcome: Outcome, misses_in_row: int) -> None:
-    """A press that ran no motor: the schedule's miss, or a fire the empty hopper could not give."""
+def announce_no_fire(bus: EventBus, outcome: Outcome, misses_in_row: int, *, player: str | None = None) -> None:
+    """A press that ran no motor: the schedule's miss, or a fire the empty hopper could not give (for `player`)."""
     if outcome.fired:
-        bus.publish(EventType.LAUNCHER_EMPTY, {"press": outcome.press, "requested": outcome.cards, "dispensed": 0})
+        empty = {"press": outcome.press, "requested": outcome.cards, "dispensed": 0}
+        bus.publish(EventType.LAUNCHER_EMPTY, empty if player is None else {**empty, "player": player})
     else:
         data = {"press": outcome.press, "tension": outcome.tension, "misses_in_row": misses_in_row}
         bus.publish(EventType.LAUNCHER_MISSED, data)

@@ -240,6 +240,9 @@ class GameOnAFullDisk:
             raise sqlite3.OperationalError("database or disk is full")
         return "Ann"
 
+    def credited(self, player: str | None) -> str:
+        return "Ann"
+
     def cards_owed(self, player: str | None) -> None:
         return None
 
@@ -381,3 +384,68 @@ def test_the_motor_rests_between_fires(rig_factory: Any) -> None:
     assert second.wait(5) and second.result is not None and second.result.dispensed == 1
     runs = rig.motor_runs(pressed)
     assert len(runs) == 4 and round(runs[2][0] - off, 9) == 0.4  # fire, pull-back, 400 ms of rest, fire, pull-back
+
+
+class Bob:
+    """The game at the table with one player, Bob, who is asked for every press and gets whatever it shoots."""
+
+    def __init__(self) -> None:
+        self.pressed_for: list[tuple[bool, int]] = []
+
+    def pressed(self, fired: bool, dispensed: int, player: str | None) -> str:
+        self.pressed_for.append((fired, dispensed))
+        return "Bob"
+
+    def credited(self, player: str | None) -> str:
+        return "Bob"
+
+    def cards_owed(self, player: str | None) -> None:
+        return None
+
+
+def test_a_jammed_press_is_credited_to_its_player_costs_nothing_and_clears_when_the_lid_is_shut(
+    rig_factory: Any,
+) -> None:
+    game = Bob()
+    rig = rig_factory([4, 2], game=game)
+    rig.hardware.world.jam()
+    ticket = rig.controller.press("web")
+    assert ticket.wait(5)
+    assert ticket.player == "Bob" and game.pressed_for == [], "credited to Bob, but nobody's press is used up"
+    jammed = [d for t, d in rig.events() if t == "launcher.jammed"]
+    assert jammed == [{"press": 1, "requested": 4, "dispensed": 0, "reason": "no_card", "player": "Bob"}]
+    assert rig.controller.snapshot()["trouble"] == {"code": "jam", "player": "Bob", "press": 1, "owed": []}
+    rig.hardware.world.jam(False)
+    rig.hardware.world.open_lid()
+    rig.clock.run_until(lambda: "launcher.lid" in rig.types(), within=1.0)
+    assert rig.controller.snapshot()["trouble"]["code"] == "lid_open"
+    rig.hardware.world.close_lid()  # the card taken out
+    rig.clock.run_until(lambda: rig.types().count("launcher.lid") == 2, within=1.0)
+    assert rig.controller.snapshot()["trouble"] is None
+
+
+def test_a_short_fire_keeps_the_missing_cards_owed_until_a_refill(rig_factory: Any) -> None:
+    """6 drawn, 1 card left in the hopper: 1 comes out, Bob is still owed 5, and the phones are asked to refill."""
+    game = Bob()
+    rig = rig_factory([6, 3], fast_config(hopper_cards=1), game=game)
+    ticket = rig.controller.press("web")
+    assert ticket.wait(5)
+    assert (ticket.result.dispensed if ticket.result else None, ticket.player) == (1, "Bob")
+    assert game.pressed_for == [(True, 1)], "the press fired: it is Bob's"
+    fired = [d for t, d in rig.events() if t == "launcher.fired"]
+    assert fired[0]["dispensed"] == 1 and fired[0]["owed"] == 5
+    owed = [{"player": "Bob", "cards": 5}]
+    assert rig.controller.snapshot()["trouble"] == {"code": "short", "player": "Bob", "press": 1, "owed": owed}
+    assert rig.controller.press("web").wait(5)  # nothing left: told as an empty hopper, still owing Bob's 5
+    trouble = rig.controller.snapshot()["trouble"]
+    assert (trouble["code"], trouble["owed"]) == ("empty", owed)
+    rig.controller.reload_hopper(112)
+    assert rig.controller.snapshot()["trouble"] is None
+
+
+def test_a_fault_and_a_lost_board_are_trouble_every_phone_reads(rig_factory: Any) -> None:
+    rig = rig_factory([0])
+    rig.controller.link_changed(False, "gone")
+    assert rig.controller.snapshot()["trouble"] == {"code": "board_lost", "player": None, "press": None, "owed": []}
+    rig.controller.link_changed(True, "back")
+    assert rig.controller.snapshot()["trouble"] is None

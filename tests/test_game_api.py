@@ -77,7 +77,7 @@ def test_hit_fire_ends_on_the_first_fire(daemon: Daemon, client: FlaskClient) ->
 
 def test_a_jammed_fire_costs_nobody_their_press(daemon: Daemon, client: FlaskClient) -> None:
     """Bob must press until it fires. A fire that jams with no card out is not the fire he owed: the demand stays
-    open, and his next presses still count until cards come out."""
+    open, and his next presses still count until cards come out. The jammed press is told as Bob's."""
     post(client, "/api/games", {"players": ["Ann", "Bob"]})
     post(client, "/api/attacks", {"kind": "wild_hit_fire", "by": "Ann"})
     daemon.hardware.world.jam(True)  # type: ignore[attr-defined]
@@ -86,14 +86,22 @@ def test_a_jammed_fire_costs_nobody_their_press(daemon: Daemon, client: FlaskCli
         if outcome["cards"]:  # the schedule fired: the roller turned, nothing came out
             break
     assert outcome["cards"] and outcome["dispensed"] == 0
-    assert outcome["player"] is None  # not attributed: nobody's press was used up
+    assert outcome["player"] == "Bob"  # credited to Bob, but his press is not used up
     table = client.get("/api/game").get_json()["game"]["table"]
+    trouble = client.get("/api/state").get_json()["trouble"]
+    assert (trouble["code"], trouble["player"]) == ("jam", "Bob")
+    presses = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"]
     assert table["pending"] is not None and table["pending"]["player"] == "Bob"
     daemon.hardware.world.jam(False)  # type: ignore[attr-defined]
+    later = 0
     while client.get("/api/game").get_json()["game"]["table"]["pending"] is not None:
         last = press(daemon)
+        later += 1
         assert last["player"] == "Bob"
     assert last["dispensed"] > 0
+    assert client.get("/api/state").get_json()["trouble"] is None
+    after = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"]
+    assert after == presses + later  # the jammed press was told as his but not counted
 
 
 def test_classic_deals_exact_counts_from_the_simulated_hopper(daemon: Daemon, client: FlaskClient) -> None:

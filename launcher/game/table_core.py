@@ -119,6 +119,20 @@ class TableCore:
             return self.pending()
         return next((demand for demand in self._demands if demand.player == player), None)
 
+    def credited(self, player: str | None) -> str | None:
+        """Who a press for `player` would be attributed to (on_press's choice), without pressing."""
+        player = self._called(player)
+        demand = self.owed_by(player)
+        if demand is not None:
+            return demand.player
+        return self._current if player is None else player
+
+    def _called(self, player: str | None) -> str | None:
+        """`player` if the table calls for their press; else None (the press counts as the launcher's button's)."""
+        if player is not None and (player not in self.players or self._press_refusal(player) is not None):
+            return None
+        return player
+
     def on_press(self, outcome_fired: bool, cards: int, player: str | None = None) -> Press:
         """A press happened, for `player` (a phone that said who it is) or for whoever is asked (the launcher's
         button, or a phone that did not say). It serves that player's demand; without one it is a plain hit by the
@@ -127,8 +141,7 @@ class TableCore:
         """
         flag("outcome_fired", outcome_fired)
         whole_number("cards", cards, 0, self.ruleset.deck.total)
-        if player is not None and (player not in self.players or self._press_refusal(player) is not None):
-            player = None
+        player = self._called(player)
         demand = self.owed_by(player)
         if demand is None:
             self._under_way = True
