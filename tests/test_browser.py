@@ -215,6 +215,7 @@ def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, pl
             fill(english["shuffle.title"], shuffle=first["number"], profile=classic)
         )
     expect(phone_b.locator("#seal-short")).to_have_text(first["commitment"][:12] + "…")
+    phone_b.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
     phone_b.locator("#seal summary").tap()
     expect(phone_b.locator(".seal-explain")).to_have_text(english["shuffle.explain"])
     shown_at_start = phone_b.locator("#seal-full").inner_text()
@@ -398,6 +399,7 @@ def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium
     expect(page.locator('#feed li[data-type="shuffle.ended"] a.record')).to_have_count(1, timeout=WAIT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}.png")  # the first screen, as players see it
+    page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
     page.locator("#seal summary").tap()
     page.locator("#rules summary").tap()
     page.locator("#access summary").tap()

@@ -312,7 +312,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
         expect(mine).to_have_text(
             re.compile(re.escape(strings[langs[name]]["fair.mine_in"]).replace(r"\{place\}", "[12]"))
         )
-        places[name] = int(re.search(r"\d", mine.inner_text()).group())
+        places[name] = int(re.search(r"\d", mine.text_content() or "").group())  # behind the fair mark: not shown
     assert sorted(places.values()) == [1, 2]
     expect(phones["watcher"].locator("#fair-mine")).to_have_text(strings["zh-Hant"]["fair.mine_join"])
 
@@ -337,6 +337,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
         )
         expect(page.locator("#fair-verdict-symbol")).to_have_text("✓")
         expect(page.locator("#fair-commitment")).to_have_text(first["commitment"])
+        page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
         page.locator("#fair-check summary").tap()
         lines = page.locator("#fair-lines li .fair-text")
         expect(lines).to_contain_text([texts["fair.replay_ok_one"]])
@@ -387,6 +388,7 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
     page.unroute("**/api/shuffles/current/contributions")
     assert daemon.post("/api/shuffles", {})[0] == 201
     expect(page.locator("#fair-verdict")).to_have_text(fill(english["fair.verdict_ok"], shuffle=first["number"]))
+    page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
     page.locator("#fair-check summary").tap()
     expect(page.locator("#fair-lines li .fair-text")).to_contain_text([english["fair.mine_late_check"]])
     page.context.close()
@@ -516,6 +518,7 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         record = running.get("/api/shuffles/1")
         drawn = record["outcomes"][0]["cards"]
         short = fill(hant["fair.short"], press=1, cards=drawn, dispensed=0, why=hant["fair.stop_jam"])
+        page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
         page.locator("#fair-check summary").tap()
         expect(page.locator('#fair-lines li[data-state="note"] .fair-text')).to_have_text([short])
 

@@ -57,11 +57,11 @@ def test_a_new_phone_is_asked_who_it_is_and_then_sees_its_own_turn(daemon, playw
 
     declare(daemon, kind="cancel")
     declare(daemon, kind="turn", player="Bob")  # Bob's plain turn
-    expect(page.locator("#prompt-me-text")).to_have_text(EN["mine.turn"], timeout=WAIT_MS)
+    expect(page.locator("#prompt-me-text")).to_have_text(EN["mine.play"], timeout=WAIT_MS)
 
     # The choice is remembered by this phone: no question after a reload.
     page.reload()
-    expect(page.locator("#prompt-me-text")).to_have_text(EN["mine.turn"], timeout=WAIT_MS)
+    expect(page.locator("#prompt-me-text")).to_have_text(EN["mine.play"], timeout=WAIT_MS)
     expect(welcome).to_be_hidden()
     page.context.close()
 
@@ -95,9 +95,10 @@ def test_with_no_game_the_first_step_leads_to_the_new_game_in_one_tap(daemon, pl
     expect(page.locator("#seats input").first).to_be_focused()
     expect(page.locator("#seats input").first).to_be_in_viewport()
     expect(page.locator("#welcome")).to_be_hidden()
-    # The essentials first (the players, how to score); the rest folded under "More rules".
+    # The essentials first (the players, the ruleset, how to score); the rest folded under "More rules".
     expect(page.locator("#mode-choices")).to_be_visible()
-    expect(page.locator("#ruleset-choices")).to_be_hidden()
+    expect(page.locator("#ruleset-choices")).to_be_visible()
+    expect(page.locator("#house-choices")).to_be_hidden()
     expect(page.locator("#setup-more summary")).to_have_text(EN["setup.more"])
 
     # The game started from here: the phone is asked who it is among its players.

@@ -217,7 +217,7 @@ def test_the_first_run_starts_a_game_and_shows_whose_turn(daemon, playwright_chr
 
     i_am(page, "Bob")
     expect(page.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Bob"), timeout=WAIT_MS)
-    expect(page.locator("#prompt-me-text")).to_have_text(s["mine.turn"])
+    expect(page.locator("#prompt-me-text")).to_have_text(s["mine.play"])
     expect(page.locator("#prompt-me-symbol")).not_to_be_empty()  # a symbol, not colour alone
     j.shoot(page, "4-your-turn")
     j.close(page)
@@ -242,12 +242,11 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
             else:
                 expect(page.locator("#prompt-me")).to_be_hidden()
 
-    told("Bob", "mine.turn", "prompt.turn")
+    told("Bob", "mine.play", "prompt.turn")
     bob = phones["Bob"]
     j.shoot(bob, "1-bob-your-turn")
-    bob.locator("#tab-table").tap()
-    expect(bob.locator("#who input:checked")).to_have_value("Bob")  # whose turn it is
-    bob.get_by_role("button", name=s["kind.wild_all_hit"], exact=True).tap()
+    # Declared from the top of Bob's phone: his turn's cards are big buttons under the launcher's button.
+    bob.locator("#quick-cards").get_by_role("button", name=s["kind.wild_all_hit"], exact=True).tap()
 
     cause = fill(s["prompt.by"], cause=s["kind.wild_all_hit"], by="Bob")
     for step, (asked, after) in enumerate([("Cy", ["Dee", "Ann"]), ("Dee", ["Ann"]), ("Ann", [])], start=2):
@@ -265,7 +264,7 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
                 j.shoot(page, f"{step}-{asked.lower()}-asked-on-{player.lower()}")
         press_and_wait(phones[asked])
 
-    told("Cy", "mine.turn", "prompt.turn")  # after Bob's card, the next plays on
+    told("Cy", "mine.play", "prompt.turn")  # after Bob's card, the next plays on
     expect(phones["Ann"].locator('#feed li[data-type="attack.finished"] .feed-text')).to_have_text(
         fill(s["feed.attack_finished"], cause=s["kind.wild_all_hit"])
     )

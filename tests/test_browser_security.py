@@ -217,6 +217,7 @@ def visit_every_part(page: Page, daemon) -> None:
         for tab in TABS:
             page.locator(f"#tab-{tab}").tap()
             expect(page.locator(f"#panel-{tab}")).to_be_visible()
+    page.locator("#fair-chip").tap()  # the header's fair mark opens the fairness details
     for section in ["#seal", "#rules", "#access"]:
         page.locator(f"{section} summary").tap()
     expect(page.locator("#rules-tables table")).to_have_count(6)

@@ -167,7 +167,7 @@ def test_muted_the_phone_stays_silent_also_after_a_reload(sound_daemon, playwrig
     assert console_errors == []
 
 
-def test_call_outs_are_spoken_in_the_pages_language_once_switched_on(sound_daemon, playwright_chromium):
+def test_call_outs_are_spoken_in_the_pages_language_unless_switched_off(sound_daemon, playwright_chromium):
     playwright, browser = playwright_chromium
     simplified = catalogue("zh-Hans")
     assert sound_daemon.post("/api/games", {"players": ["Ann", "Ben"]})[0] == 201
@@ -176,8 +176,9 @@ def test_call_outs_are_spoken_in_the_pages_language_once_switched_on(sound_daemo
     )
     open_joined(page, sound_daemon)
     speech = page.locator("#speech")
-    expect(speech).not_to_be_checked()  # off until someone wants it
+    expect(speech).to_be_checked()  # on, until this phone switches it off
     expect(page.locator("#speech-label")).to_have_text(simplified["sound.speech"])
+    speech.uncheck()
 
     assert sound_daemon.post("/api/attacks", {"kind": "played", "by": "Ann"})[0] == 200
     expect(page.locator("#prompt-text")).to_have_text(fill(simplified["prompt.turn"], player="Ben"), timeout=WAIT_MS)
@@ -187,11 +188,14 @@ def test_call_outs_are_spoken_in_the_pages_language_once_switched_on(sound_daemo
     said = fill(simplified["prompt.times"], player="Ann", n=2)
     expect(page.locator("#prompt-text")).to_have_text(said, timeout=WAIT_MS)
     page.wait_for_function("() => __said.length > 1", timeout=WAIT_MS)
-    # Nothing while it was off; switched on, nothing said at once (for iOS, which speaks only after that), then
-    # the call-out.
+    # Nothing while it was off; at the first tap, nothing said at once (for iOS, which speaks only after that),
+    # then, switched on again, the call-out.
     assert page.evaluate("__said") == [["", "zh-CN"], [said, "zh-CN"]]
     page.reload()
     expect(speech).to_be_checked()
+    speech.uncheck()
+    page.reload()
+    expect(speech).not_to_be_checked()  # switched off, it stays off on this phone
     context.close()
     assert foreign_requests == []
     assert console_errors == []

@@ -20,7 +20,7 @@ import {
   PROFILE_NAMES,
 } from "./core.js";
 import { confirmed } from "./confirm.js";
-import { phonePlayer } from "./game.js";
+import { asked, phonePlayer, phoneCall, renderPrompt } from "./game.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
@@ -35,6 +35,7 @@ const HEARTBEAT_MS = 15000; // the daemon's default [web] heartbeat_s: a stream 
 const SHORT_HASH = 12; // hex characters of the commitment shown before "…"
 const VIBRATE_FIRE = 120;
 const VIBRATE_JACKPOT = [90, 60, 90, 60, 240];
+const PRESS_FOR_MS = 6000; // "Press for Dee?" goes after this, or as soon as the table asks someone else
 
 function guessLang() {
   for (const tag of navigator.languages || [navigator.language]) {
@@ -99,13 +100,32 @@ function renderConn() {
   $("conn-text").textContent = text;
 }
 
-// A phone that has not joined may not press: its press would only be refused, so it is told to join first.
+// Trouble that the launcher would refuse a press for, or that a press cannot help (an empty hopper): the button
+// says why it cannot be pressed. Literal keys for tests/test_i18n.py.
+const BLOCKED_BY = {
+  lid_open: () => t("button.why_lid"),
+  fault: () => t("button.why_fault"),
+  board_lost: () => t("button.why_board"),
+  empty: () => t("button.why_empty"),
+  short: () => t("button.why_empty"),
+};
+
+// A phone that has not joined may not press: its press would only be refused, so it is told to join first. On
+// this phone's plain turn the button says that a tap is for a player who cannot play (it ends the turn).
 export function renderButton() {
   const button = $("press");
   const outsider = ui.joined === false;
-  button.disabled = ui.busy || outsider;
+  const blocked = BLOCKED_BY[ui.trouble?.code];
+  button.disabled = ui.busy || outsider || Boolean(blocked);
   button.setAttribute("aria-busy", String(ui.busy));
-  $("press-caption").textContent = ui.busy ? t("button.busy") : outsider ? t("button.join_first") : t("button.caption");
+  let caption;
+  if (ui.busy) caption = t("button.busy");
+  else if (outsider) caption = t("button.join_first");
+  else if (blocked) caption = blocked();
+  else if (ui.trouble) caption = t("button.after_jam");
+  else if (phoneCall() === "turn") caption = t("button.cant_play");
+  else caption = t("button.caption");
+  $("press-caption").textContent = caption;
 }
 
 function renderShuffle() {
@@ -270,8 +290,8 @@ function renderFeed() {
 
 // What a press's line takes in after its button.pressed: the suspense, the outcome, whom the game gave it to.
 const PRESS_PARTS = new Set(["launcher.suspense", "launcher.missed", "launcher.fired", "launcher.dealt", "attack.progress"]);
-// Outcomes that also keep their own line: they ask the table to do something (clear a jam, refill, reset).
-const PRESS_TROUBLES = new Set(["launcher.jammed", "launcher.empty", "launcher.stopped", "hardware.fault"]);
+// How a press can end in trouble: told in the press's own line (and in every phone's prompt), not a line more.
+const PRESS_TROUBLES = new Set(["launcher.jammed", "launcher.empty", "launcher.stopped"]);
 
 // The feed's events as lines, newest first: {key, press: [its events]} for a press, {key, event} for the others.
 function quietLines(events) {
@@ -283,8 +303,9 @@ function quietLines(events) {
       lines.unshift({ key: `p${event.id}`, press });
       continue;
     }
-    const part = press !== null && PRESS_PARTS.has(event.type);
-    if (part || (press !== null && PRESS_TROUBLES.has(event.type))) press.push(event);
+    // A FAULT keeps its own line too: the admin must see to it.
+    const part = press !== null && (PRESS_PARTS.has(event.type) || PRESS_TROUBLES.has(event.type));
+    if (part || (press !== null && event.type === "hardware.fault")) press.push(event);
     if (!part) lines.unshift({ key: `e${event.id}`, event });
   }
   return lines;
@@ -314,32 +335,49 @@ function updateQuietFeed() {
   items.forEach((li, i) => list.children[i] !== li && list.insertBefore(li, list.children[i] ?? null));
 }
 
+// What a press that ended in trouble brought: [symbol, words] (a jam, a stuck card, an empty hopper, a stop).
+function troubleWhat(type, data) {
+  if (type === "launcher.jammed") {
+    return ["⚠", data.reason === "stuck_at_exit" ? t("line.stuck") : t("line.jammed")];
+  }
+  if (type === "launcher.stopped") return ["■", t("line.stopped")];
+  return ["⚠", t("line.empty")];
+}
+
 // "Ben pressed — 3 cards": the player the game gave the press to, else where it was pressed; "…" until it ends.
+// A press that jammed is the same one line: "Ben pressed — jammed: no card came out".
 function pressItem(events) {
   const [pressed] = events;
   let player = null;
   let dispensed = null;
   let jackpot = false;
   let stopped = false; // a FAULT ended it: no outcome comes
+  let owed = 0; // the hopper ran out: cards drawn that did not come out
+  let trouble = null;
   for (const { type, data } of events) {
     player = data.player ?? player;
     if (type === "launcher.missed") dispensed = 0;
     else if (data.dispensed !== undefined) dispensed = data.dispensed;
     jackpot ||= Boolean(data.jackpot);
     stopped ||= type === "hardware.fault";
+    owed = data.owed ?? owed;
+    if (PRESS_TROUBLES.has(type) && !data.dispensed) trouble = troubleWhat(type, data);
   }
   const who = player ?? (pressed.data.source === "button" ? t("line.button") : t("line.phone"));
   const values = { n: dispensed };
-  const [symbol, what] =
+  let [symbol, what] =
     dispensed === null
       ? stopped
         ? ["⚠", t("line.stopped")]
         : ["…", t("line.waiting")]
-      : jackpot
-        ? ["★", t("line.jackpot", values)]
-        : dispensed === 0
-          ? ["○", t("line.nothing")]
-          : [`🃏\uFE0F×${dispensed}`, dispensed === 1 ? t("line.card_one") : t("line.cards", values)];
+      : trouble
+        ? trouble
+        : jackpot
+          ? ["★", t("line.jackpot", values)]
+          : dispensed === 0
+            ? ["○", t("line.nothing")]
+            : [`🃏\uFE0F×${dispensed}`, dispensed === 1 ? t("line.card_one") : t("line.cards", values)];
+  if (owed > 0) [symbol, what] = ["⚠", t("line.short", { what, owed })];
   const li = document.createElement("li");
   li.dataset.type = "press";
   if (pressed.data.press) li.dataset.press = pressed.data.press;
@@ -447,11 +485,15 @@ async function press(forPlayer = phonePlayer()) {
   }
 }
 
-// "Press for Dee?" under the button, or hidden (null). Yes presses for Dee; the question goes with any other press.
+// "Press for Dee?" under the button, or hidden (null). Yes presses for Dee; the question goes with any other press,
+// after PRESS_FOR_MS, and when the table no longer asks Dee (a stale question would credit the wrong player).
+let pressForTimer;
 function askPressFor(player) {
+  clearTimeout(pressForTimer);
   $("press-for").hidden = !player;
   $("press-for").dataset.player = player ?? "";
   if (!player) return;
+  pressForTimer = setTimeout(() => askPressFor(null), PRESS_FOR_MS);
   $("press-for-text").textContent = t("press_for.ask", { player });
   $("press-for-yes").textContent = t("press_for.yes", { player });
   $("press-for-yes").focus();
@@ -518,12 +560,50 @@ async function refreshState() {
   ui.hopper = state.hopper;
   ui.fault = state.fault;
   ui.faultCause = state.fault_cause;
+  showTrouble(state.trouble);
   setTension(state.tension);
   if (state.shuffle) showShuffle(state.shuffle, true);
   renderHopper();
   renderFault();
   for (const hook of hooks.state) hook(state);
   return state;
+}
+
+// What stops the table now (docs/API.md: `trouble`), told in every phone's prompt and on its button.
+function showTrouble(trouble) {
+  ui.trouble = trouble ?? null;
+  renderButton();
+  renderPrompt();
+}
+
+// Events that may start or end trouble: the state says which, and who presses after.
+const TROUBLE_EVENTS = new Set([
+  "launcher.jammed",
+  "launcher.empty",
+  "launcher.stopped",
+  "launcher.fired",
+  "launcher.dealt",
+  "launcher.missed",
+  "launcher.lid",
+  "hardware.fault",
+  "hardware.ok",
+  "hopper.reloaded",
+]);
+let troubleReads = 0; // only the newest read is shown
+
+// Read after the event came, the state holds it (readState's guard against older states would drop it when other
+// events follow, as they do after a jam); of several reads, the newest one asked for wins.
+async function refreshTrouble() {
+  const read = ++troubleReads;
+  const state = await request("GET", "/api/state");
+  if (read === troubleReads) showTrouble(state.trouble);
+}
+
+// The fair mark in the header opens the fairness details (the shuffle, its fingerprint, the phones' randomness).
+function openFairness() {
+  const details = $("fairness");
+  details.open = true;
+  details.scrollIntoView({ block: "start" });
 }
 
 // The profiles and their long-run figures, for the select and the rules page.
@@ -586,6 +666,7 @@ function onEvent(event) {
       break;
   }
   for (const hook of hooks.event) hook(event, fresh);
+  if (fresh && TROUBLE_EVENTS.has(event.type)) refreshTrouble().catch(() => {});
   if (describe(event)) {
     ui.feed.unshift(event);
     ui.feed.length = Math.min(ui.feed.length, FEED_MAX);
@@ -644,13 +725,26 @@ function resumeStream() {
 
 // ---- Start ----
 
+// The game shown changed: the button's words may (this phone's turn), and a question for a player the table no
+// longer asks goes.
+function onSeated() {
+  const question = $("press-for").dataset.player;
+  if (question && question !== asked()) askPressFor(null);
+  renderButton();
+}
+
 export async function start() {
+  hooks.seated.push(onSeated);
   $("press").addEventListener("click", () => press());
   $("press-for-yes").addEventListener("click", () => press($("press-for").dataset.player));
   $("press-for-no").addEventListener("click", () => askPressFor(null));
   $("reload").addEventListener("click", reload);
   $("new-shuffle").addEventListener("click", newShuffle);
   $("seal-copy").addEventListener("click", () => copyText($("seal-full"), t("toast.copied")));
+  $("fair-chip").addEventListener("click", openFairness);
+  $("fairness").addEventListener("toggle", () => {
+    $("fair-chip").setAttribute("aria-expanded", String($("fairness").open));
+  });
   $("profile").addEventListener("change", () => {
     ui.picked = true;
     $("profile-about").textContent = profileAbout($("profile").value);

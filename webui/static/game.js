@@ -4,7 +4,7 @@
 // Player and team names are data: they only ever reach the page through textContent.
 import { request, refusal } from "./api.js";
 import { confirmed } from "./confirm.js";
-import { $, hooks, t, stored, remember, vibrate } from "./core.js";
+import { $, hooks, ui, t, stored, remember, vibrate, toast } from "./core.js";
 import {
   game,
   view,
@@ -121,6 +121,7 @@ function showTable(table) {
   game.data = { ...game.data, table };
   renderPrompt();
   renderTablePanel();
+  for (const hook of hooks.seated) hook();
 }
 
 function showScoreboard(scoreboard) {
@@ -128,6 +129,7 @@ function showScoreboard(scoreboard) {
   renderPrompt();
   renderScores();
   renderEntry();
+  for (const hook of hooks.seated) hook();
 }
 
 // An event's scores are the scoreboard but for what grows with every round: the rounds are kept here (the new one
@@ -221,10 +223,69 @@ function demandShort(demand) {
   return `${CARD}${demand.cards}`;
 }
 
-function renderPrompt() {
+// Trouble at the launcher (ui.trouble, /api/state's): what happened, what to do. Literal keys for tests/test_i18n.py.
+const TROUBLE_WHAT = {
+  jam: (values) => (values.player ? t("trouble.jam_player", values) : t("trouble.jam")),
+  stuck: () => t("trouble.stuck"),
+  empty: () => t("trouble.empty"),
+  short: (values) => (values.owed === 1 ? t("trouble.short_one", values) : t("trouble.short", values)),
+  lid_open: () => t("trouble.lid_open"),
+  fault: () => t("trouble.fault"),
+  board_lost: () => t("trouble.board_lost"),
+};
+const TROUBLE_DO = {
+  jam: () => t("trouble.do_jam"),
+  stuck: () => t("trouble.do_stuck"),
+  empty: () => t("trouble.do_refill"),
+  short: () => t("trouble.do_refill"),
+  lid_open: () => t("trouble.do_lid"),
+  fault: () => t("trouble.do_fault"),
+  board_lost: () => t("trouble.do_board"),
+};
+
+// Who the table asks to press next: whoever owes first, else whose turn it is (null: nobody named, or no game).
+export function asked() {
   const data = game.data;
-  $("prompt").hidden = !data;
-  if (!data) return;
+  if (!data || data.scoreboard.over) return null;
+  return data.table.pending?.player ?? data.table.current ?? null;
+}
+
+function renderTrouble() {
+  const trouble = ui.trouble;
+  $("trouble").hidden = !trouble;
+  if (!trouble) return;
+  $("trouble").dataset.code = trouble.code;
+  // A short fire's cards are owed to the player it was for (or several players, after more than one).
+  const owed = trouble.owed.reduce((sum, o) => sum + o.cards, 0);
+  const values = { player: trouble.player ?? "", owed };
+  $("trouble-what").textContent = (TROUBLE_WHAT[trouble.code] ?? TROUBLE_WHAT.fault)(values);
+  const takes = trouble.owed.map((o) =>
+    o.player ? (o.cards === 1 ? t("trouble.takes_one", o) : t("trouble.takes", { player: o.player, n: o.cards })) : "",
+  );
+  $("trouble-do").textContent = [(TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(), ...takes].filter(Boolean).join(" ");
+  // A jammed press cost nobody their press: the same player presses again; after any other trouble, whoever the
+  // table asks.
+  const next = asked();
+  const again = ["jam", "stuck"].includes(trouble.code) && next && next === trouble.player;
+  $("trouble-next").textContent = !next ? "" : again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
+}
+
+// What this phone's player is called to do now: "turn" (their plain turn: play a card, or press if they cannot),
+// "demand" (they owe the launcher), or null.
+export function phoneCall() {
+  if (!game.me || asked() !== game.me) return null;
+  return game.data.table.pending ? "demand" : "turn";
+}
+
+export function renderPrompt() {
+  const data = game.data;
+  $("prompt").hidden = !data && !ui.trouble;
+  renderTrouble();
+  if (!data) {
+    for (const id of ["prompt-row", "prompt-cause", "prompt-next", "prompt-me"]) $(id).hidden = true;
+    renderQuick();
+    return;
+  }
   const { table, scoreboard } = data;
   const pending = table.pending;
   let symbol, text;
@@ -253,10 +314,12 @@ function renderPrompt() {
   $("prompt-symbol").textContent = symbol;
   $("prompt-text").textContent = text;
   $("prompt-me").hidden = !mine;
+  // This phone's own line says it, in the words of "you"; trouble's own line says whose go it is after.
+  $("prompt-row").hidden = mine || Boolean(ui.trouble && !pending);
   $("prompt-me-symbol").textContent = "👉";
   $("prompt-me-text").textContent = mine ? mineText(pending) : "";
   $("prompt-cause").textContent = cause;
-  $("prompt-cause").hidden = !cause;
+  $("prompt-cause").hidden = !cause || Boolean(ui.trouble);
   const waiting = scoreboard.over ? [] : table.demands.slice(1);
   $("prompt-next").hidden = waiting.length === 0;
   $("prompt-queue").replaceChildren(
@@ -270,11 +333,12 @@ function renderPrompt() {
     }),
   );
   alertMe(mine ? pending : null);
+  renderQuick();
 }
 
 // What this phone's own banner says: "Your turn", or what it owes in the words of "you".
 function mineText(demand) {
-  if (!demand) return t("mine.turn");
+  if (!demand) return t("mine.play");
   const values = { n: demand.presses || demand.cards };
   if (demand.until_fire) return t("mine.until_fire", values);
   if (demand.presses) {
@@ -352,18 +416,62 @@ function buildTableControls() {
   const groups = { cards: [], penalties: [], start: [], fix: [] };
   for (const [kind, spec] of Object.entries(DECLARATIONS)) {
     if (!allowed.has(kind)) continue;
-    const button = el("button", "decl");
-    button.type = "button";
-    button.dataset.kind = kind;
-    button.append(el("span", "decl-symbol", spec.symbol), el("span", "decl-text"));
-    button.firstChild.setAttribute("aria-hidden", "true");
-    button.addEventListener("click", () => (kind === "cancel" ? cancelNewest() : declare(kind)));
-    groups[spec.group].push(button);
+    groups[spec.group].push(declButton(kind, () => (kind === "cancel" ? cancelNewest() : declare(kind))));
   }
   for (const [group, buttons] of Object.entries(groups)) $(`decl-${group}`).replaceChildren(...buttons);
+  buildQuick(allowed);
   const deck = data ? game.rules?.decks[data.ruleset] : null;
   $("first-card").replaceChildren(...(deck?.kinds ?? []).map((kind) => option(kind.id, kindName(kind.id))));
   game.firstCardOffered = allowed.has("first_card");
+}
+
+// ---- Declare from the top ----
+
+// The ruleset's cards as big buttons under the launcher's button, "another card" last: one tap declares what this
+// phone's player played. Built from the same list as the table panel's buttons, which stay for corrections.
+const QUICK_LAST = "played";
+
+function buildQuick(allowed) {
+  const kinds = Object.keys(DECLARATIONS).filter(
+    (kind) => DECLARATIONS[kind].group === "cards" && kind !== "went_out" && kind !== QUICK_LAST && allowed.has(kind),
+  );
+  if (allowed.has(QUICK_LAST)) kinds.push(QUICK_LAST);
+  $("quick-cards").replaceChildren(...kinds.map((kind) => declButton(kind, () => declare(kind, game.me))));
+}
+
+// A declaration's button: its symbol (never colour alone) and its words, which renderTablePanel() and
+// renderQuick() write in the language shown.
+function declButton(kind, onClick) {
+  const button = el("button", "decl");
+  button.type = "button";
+  button.dataset.kind = kind;
+  button.append(el("span", "decl-symbol", DECLARATIONS[kind].symbol), el("span", "decl-text"));
+  button.firstChild.setAttribute("aria-hidden", "true");
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+// Shown to a phone whose player is in the game: open on their own plain turn ("I played…"), else folded under
+// "Played out of turn?"; hidden while an attack holds play, or with nothing to declare.
+function renderQuick() {
+  const box = $("quick");
+  const data = game.data;
+  const seated = Boolean(data && game.me && !data.scoreboard.over && data.players.includes(game.me));
+  box.hidden = !seated || Boolean(data.table.pending) || $("quick-cards").children.length === 0;
+  if (box.hidden) return;
+  const mine = phoneCall() === "turn";
+  if (mine) {
+    box.dataset.mine = "true";
+    box.open = true;
+  } else if (box.dataset.mine) {
+    delete box.dataset.mine;
+    box.open = false;
+  }
+  $("quick-hint").textContent = mine ? t("quick.mine") : t("quick.hint");
+  for (const button of $("quick-cards").children) {
+    button.querySelector(".decl-text").textContent = declarationName(button.dataset.kind);
+    button.disabled = game.sending;
+  }
 }
 
 function renderTablePanel() {
@@ -409,27 +517,31 @@ function whoPicked() {
   return document.querySelector('#who input[name="who"]:checked')?.value ?? game.data.table.current;
 }
 
-async function declare(kind) {
+// `who`: the player named (from the top: this phone's own); else the one picked in the table panel.
+async function declare(kind, who = whoPicked()) {
   if (game.sending || !game.data) return;
   const spec = DECLARATIONS[kind];
   const body = { kind: spec?.kind ?? (kind === "challenge_illegal" ? "challenge" : kind) };
   if (spec?.cards) body.cards = spec.cards;
-  if (spec?.field) body[spec.field] = whoPicked();
+  if (spec?.field) body[spec.field] = who;
   if (spec?.legal !== undefined) body.legal = spec.legal;
   if (spec?.count && !$("count-row").hidden && $("count").value !== "1") body.count = Number($("count").value);
   if (kind === "first_card") body.card = $("first-card").value;
   game.sending = true;
   showError("declare-error", "");
   renderTablePanel();
+  renderQuick();
   try {
     const answer = await request("POST", "/api/attacks", body);
     if (answer.game) showGame(answer.game);
     offerUndo();
   } catch (error) {
     showError("declare-error", refusal(error));
+    toast(refusal(error)); // the panel's error line may be out of sight when declared from the top
   } finally {
     game.sending = false;
     renderTablePanel();
+    renderQuick();
   }
 }
 

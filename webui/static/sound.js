@@ -9,7 +9,7 @@ import { demandText } from "./gamestate.js";
 import { game } from "./gamestate.js";
 
 const MUTE_KEY = "uno-launcher.sound"; // "off": this phone is muted
-const SPEECH_KEY = "uno-launcher.speech"; // "on": call-outs are spoken
+const SPEECH_KEY = "uno-launcher.speech"; // "off": call-outs are not spoken (they are by default)
 const CATCH_UP_MS = 1500; // after the stream (re)connects, what it replays is not sounded
 // The voices that speak each language of the page, by their language tag's start.
 const VOICE_LANGS = {
@@ -120,6 +120,14 @@ function suspenseTicks(pauseMs) {
   ticks(gaps, 1);
 }
 
+// While the launcher works on a press: a quick roll of ticks until the press's end stops or replaces it (a fire
+// runs a few seconds at most: the roll ends by itself after ROLL_S).
+const ROLL_S = 6;
+const ROLL_GAP_S = 0.07;
+function drumRoll() {
+  ticks(Array.from({ length: Math.round(ROLL_S / ROLL_GAP_S) }, () => ROLL_GAP_S), 0);
+}
+
 function burst() {
   const out = sound.context.destination;
   noise(out, { hz: 3000, slide: 400, length: 0.45, volume: 0.5 });
@@ -143,7 +151,10 @@ function onEvent({ type, data }, fresh) {
   if (!fresh) return; // the history replayed when the page opens
   switch (type) {
     case "button.pressed":
-      play(ding);
+      play(() => {
+        ding();
+        drumRoll();
+      });
       break;
     case "launcher.suspense":
       play(() => suspenseTicks(data.pause_ms));
@@ -246,7 +257,7 @@ function renderSwitches() {
 
 function start() {
   sound.muted = stored(MUTE_KEY) === "off";
-  sound.speaking = stored(SPEECH_KEY) === "on";
+  sound.speaking = stored(SPEECH_KEY) !== "off"; // on until someone switches it off on this phone
   // A tap anywhere lets the page make sound: capturing, so it is ready before the tap's own action plays one.
   for (const gesture of ["click", "keydown"]) document.addEventListener(gesture, unlock, { capture: true });
   $("sound").addEventListener("click", () => {
@@ -257,7 +268,7 @@ function start() {
   });
   $("speech").addEventListener("change", (e) => {
     sound.speaking = e.target.checked;
-    remember(SPEECH_KEY, sound.speaking ? "on" : null);
+    remember(SPEECH_KEY, sound.speaking ? null : "off");
     if (sound.speaking) primeSpeech();
     else window.speechSynthesis?.cancel();
   });

@@ -524,6 +524,17 @@ function fairRender() {
       : "";
   }
   fairRenderCheck();
+  fairRenderChip();
+}
+
+// The header's fair mark: 🔒 while the shuffle is sealed, ✓ once this phone checked the last one, ✗ when a check
+// failed or the fingerprint changed under it (then the details say what).
+function fairRenderChip() {
+  const swapped = fair.shuffle && fair.swapped?.shuffle === fair.shuffle.number;
+  const checked = $("fair-check").hidden ? "info" : $("fair-check").dataset.state;
+  const state = swapped || checked === "bad" ? "bad" : checked === "info" ? "sealed" : "ok";
+  $("fair-chip").dataset.state = state;
+  $("fair-chip-symbol").textContent = { sealed: "🔒", ok: "✓", bad: "✗" }[state];
 }
 
 function fairRenderCheck() {

@@ -34,10 +34,16 @@ function renderWelcome() {
       const button = el("button", "pill", player);
       button.type = "button";
       button.dataset.player = player;
-      button.addEventListener("click", () => choosePlayer(player));
+      button.addEventListener("click", () => chosen(player));
       return button;
     }),
   );
+}
+
+// The card goes once answered: back to the top, where this phone's prompt and the button now speak to its player.
+function chosen(player) {
+  choosePlayer(player);
+  window.scrollTo({ top: 0 });
 }
 
 // Straight to the new game's form, its first name ready to type.
@@ -52,7 +58,7 @@ function startGame() {
 export const plug = {
   start: () => {
     $("welcome-start").addEventListener("click", startGame);
-    $("welcome-watch").addEventListener("click", () => choosePlayer(null));
+    $("welcome-watch").addEventListener("click", () => chosen(null));
   },
   render: renderWelcome,
   seated: renderWelcome,
