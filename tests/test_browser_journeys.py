@@ -320,6 +320,11 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         banner = fill(s["fault.banner"], reason=s["fault.cause_motor"])
         for page in (player, admin):
             expect(page.locator("#fault-text")).to_have_text(banner, timeout=WAIT_MS)
+            # Told at the top of the prompt too, and the button says why it is off.
+            expect(page.locator("#trouble-what")).to_have_text(s["trouble.fault"])
+            expect(page.locator("#trouble-do")).to_have_text(s["trouble.do_fault"])
+            expect(page.locator("#press")).to_be_disabled()
+            expect(page.locator("#press-caption")).to_have_text(s["button.why_fault"])
         expect(player.locator("#fault-reset")).to_be_hidden()  # only the admin may reset
         # The press the fault stopped says so, not "…" for ever.
         stopped = fill(s["line.pressed"], who=s["line.phone"], what=s["line.stopped"])
@@ -331,6 +336,8 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         admin.locator("#fault-reset").tap()
         for page in (admin, player):
             expect(page.locator("#fault")).to_be_hidden(timeout=WAIT_MS)
+            expect(page.locator("#trouble")).to_be_hidden()
+            expect(page.locator("#press")).to_be_enabled()
             expect(page.locator('#feed li[data-type="hardware.ok"] .feed-text')).to_have_text(s["feed.ok"])
         j.shoot(player, "3-fault-cleared")
         j.close(player, admin)

@@ -576,19 +576,24 @@ function showTrouble(trouble) {
   renderPrompt();
 }
 
-// Events that may start or end trouble: the state says which, and who presses after.
+// Events that may start or end trouble: the state says which, and who presses after. A press's plain end only
+// matters while there is trouble (a jam is over with the next press that is not one) or when it left cards owed.
 const TROUBLE_EVENTS = new Set([
   "launcher.jammed",
   "launcher.empty",
   "launcher.stopped",
-  "launcher.fired",
-  "launcher.dealt",
-  "launcher.missed",
   "launcher.lid",
   "hardware.fault",
   "hardware.ok",
   "hopper.reloaded",
 ]);
+const PRESS_END_EVENTS = new Set(["launcher.fired", "launcher.dealt", "launcher.missed"]);
+
+function mayChangeTrouble({ type, data }) {
+  if (TROUBLE_EVENTS.has(type)) return true;
+  if (!PRESS_END_EVENTS.has(type)) return false;
+  return ui.trouble !== null || data.owed > 0 || data.dispensed < data.requested; // a classic deal cut short
+}
 let troubleReads = 0; // only the newest read is shown
 
 // Read after the event came, the state holds it (readState's guard against older states would drop it when other
@@ -666,7 +671,7 @@ function onEvent(event) {
       break;
   }
   for (const hook of hooks.event) hook(event, fresh);
-  if (fresh && TROUBLE_EVENTS.has(event.type)) refreshTrouble().catch(() => {});
+  if (fresh && mayChangeTrouble(event)) refreshTrouble().catch(() => {});
   if (describe(event)) {
     ui.feed.unshift(event);
     ui.feed.length = Math.min(ui.feed.length, FEED_MAX);
