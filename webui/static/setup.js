@@ -155,7 +155,7 @@ function buildSetup() {
   const keep = $("setup-profile").value;
   $("setup-profile").replaceChildren(
     option("", t("setup.profile_keep")),
-    ...profiles.map((name) => option(name, `${profileName(name)}: ${profileAbout(name)}`)),
+    ...profiles.map((name) => option(name, t("profile.option", { name: profileName(name), about: profileAbout(name) }))),
   );
   $("setup-profile").value = profiles.includes(keep) ? keep : "";
 }
