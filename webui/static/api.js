@@ -63,7 +63,7 @@ const REFUSALS = {
   challenge_too_late: (said) => t("refused.challenge_too_late", said),
   name_too_long: (said) => t("refused.name_too_long", said),
   names_differ: (said) => t("refused.names_differ", said),
-  player_count: (said) => t("refused.player_count", said),
+  player_count: (said) => (said.count === 1 ? t("refused.player_count_one", said) : t("refused.player_count", said)),
   fault: () => t("refused.fault"),
   lid_open: () => t("refused.lid_open"),
   busy: () => t("refused.busy"),
