@@ -19,6 +19,7 @@ class Refusal(StrEnum):
     STACK_TOO_LATE = "stack_too_late"  # player: they started pressing
     CHALLENGE_TOO_LATE = "challenge_too_late"  # player: they already took the cards
     NAME_TOO_LONG = "name_too_long"  # name, max
+    OUT_OF_RANGE = "out_of_range"  # low, high: a number typed (a target, a hand's total, a house rule's count)
     NAMES_DIFFER = "names_differ"  # first, second: the same name twice
     PLAYER_COUNT = "player_count"  # count, low, high
     FAULT = "fault"  # the launcher stopped to be safe; the admin resets it

@@ -367,3 +367,23 @@ def test_the_page_never_shows_the_daemons_english_message() -> None:
     """api.js's refusal(): a reason or code without words in REFUSALS says the status in the reader's language."""
     text = (STATIC / "api.js").read_text(encoding="utf-8").split("export function refusal(", 1)[1].split("\n}\n")[0]
     assert "message" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "expected"),
+    [
+        ("/api/games", {"players": ["Ann", "Bob"], "target": 100_001}, {"low": 1, "high": 100_000}),
+        ("/api/games", {"players": ["Ann", "Bob"], "house_rules": {"party_penalty": 0}}, {"low": 1}),
+    ],
+)
+def test_a_number_typed_out_of_its_range_is_refused_with_the_range(
+    client: FlaskClient, path: str, body: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    error = refused(client, "POST", path, body)
+    assert error | {"reason": "out_of_range", **expected} == error
+
+
+def test_a_typed_hand_total_over_the_whole_deck_is_refused_with_the_range(client: FlaskClient) -> None:
+    new_game(client, players=["Ann", "Bob"])
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 10**6}})
+    assert (error["reason"], error["low"]) == ("out_of_range", 0)

@@ -129,7 +129,12 @@ def _whole(value: object) -> bool:
 def whole_number(what: str, value: object, low: int, high: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return value
-    raise GameError(f"{what} = {value!r:.40} is not accepted; expected a whole number from {low} to {high}")
+    raise GameError(
+        f"{what} = {value!r:.40} is not accepted; expected a whole number from {low} to {high}",
+        Refusal.OUT_OF_RANGE,
+        low=low,
+        high=high,
+    )
 
 
 def flag(what: str, value: object) -> bool:

@@ -62,6 +62,7 @@ const REFUSALS = {
   stack_too_late: (said) => t("refused.stack_too_late", said),
   challenge_too_late: (said) => t("refused.challenge_too_late", said),
   name_too_long: (said) => t("refused.name_too_long", said),
+  out_of_range: (said) => t("refused.out_of_range", said),
   names_differ: (said) => t("refused.names_differ", said),
   player_count: (said) => (said.count === 1 ? t("refused.player_count_one", said) : t("refused.player_count", said)),
   fault: () => t("refused.fault"),
