@@ -142,7 +142,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
 
         # The press as a moment: the outcome staged big on the button, then the button is the button again.
         page.locator("#press").tap()
-        staged = [strings["stage.phew"], strings["stage.card_one"], strings["stage.jackpot_cards"]]
+        staged = [strings["stage.phew"], strings["stage.cards_one"], strings["stage.jackpot_cards"]]
         cards = re.escape(strings["stage.cards"]).replace(re.escape("{n}"), r"\d+")
         jackpot = re.escape(strings["stage.jackpot_cards"]).replace(re.escape("{n}"), r"\d+")
         pattern = "^(?:" + "|".join([re.escape(s) for s in staged[:2]] + [cards, jackpot]) + ")$"

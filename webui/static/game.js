@@ -267,7 +267,8 @@ function renderTrouble() {
   // table asks.
   const next = asked();
   const again = ["jam", "stuck"].includes(trouble.code) && next && next === trouble.player;
-  $("trouble-next").textContent = !next ? "" : again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
+  const after = again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
+  $("trouble-next").textContent = next ? after : "";
 }
 
 // What this phone's player is called to do now: "turn" (their plain turn: play a card, or press if they cannot),

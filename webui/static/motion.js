@@ -46,7 +46,7 @@ function settle() {
 }
 
 function cardsWords(n) {
-  return n === 1 ? t("stage.card_one") : t("stage.cards", { n });
+  return n === 1 ? t("stage.cards_one") : t("stage.cards", { n });
 }
 
 function onEvent({ type, data }, fresh) {
