@@ -7,6 +7,7 @@ theirs (tests/test_browser_journeys.py: no raw key, no English on a Chinese page
 targets)."""
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from playwright.sync_api import Page, expect
 from tests import test_browser
 from tests.conftest import RunningDaemon
 from tests.test_browser import WAIT_MS, fill, origin
+from tests.test_browser_game import phone
 from tests.test_browser_journeys import LANGUAGES, Journey, i_am
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
@@ -131,3 +133,95 @@ def test_the_winner_card_on_every_phone_and_play_again_with_the_same_players(
     for same in ("players", "ruleset", "house_rules", "mode", "target", "teams", "final", "track_turns"):
         assert again[same] == ended[same], same
     j.close(*phones.values())
+
+
+TABLETS = {"landscape": {"width": 1024, "height": 768}, "portrait": {"width": 768, "height": 1024}}
+# Each language once, in both orientations between them.
+TABLE_SCREENS = [
+    pytest.param(("en", "en-GB"), "landscape", id="en-landscape"),
+    pytest.param(("zh-Hans", "zh-CN"), "portrait", id="zh-Hans-portrait"),
+    pytest.param(("zh-Hant", "zh-TW"), "landscape", id="zh-Hant-landscape"),
+]
+
+
+def table_screen(j: Screens, orientation: str) -> Page:
+    """A tablet on a stand beside the table: no touch needed, a screen's width and height as it stands."""
+    playwright, browser = j.playwright_chromium
+    viewport = TABLETS[orientation]
+    options = {"locale": j.locale, "viewport": viewport, "device_scale_factor": 1, "is_mobile": False}
+    return phone(browser, playwright, j.home, j.foreign_requests, j.console_errors, **options)
+
+
+@pytest.mark.parametrize(("language", "orientation"), TABLE_SCREENS)
+def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
+    daemon, playwright_chromium, tmp_path, language, orientation
+):
+    j = screens("table", language, 393, daemon, playwright_chromium, tmp_path)
+    j.name = f"table-{orientation}"
+    s = j.strings
+    status, answer = daemon.post("/api/games", {"players": FOUR})
+    assert status == 201, answer
+    tv = table_screen(j, orientation)
+    tv.goto(daemon.url + "/table")
+    expect(tv.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    expect(tv.locator("html")).to_have_attribute("lang", j.lang)
+    expect(tv.locator("#tv-prompt")).to_have_text(fill(s["prompt.turn"], player="Bob"), timeout=WAIT_MS)
+    expect(tv.locator("#tv-ranks .winner-side")).to_have_text(FOUR)
+    expect(tv.locator("#tv-ranks [data-place]")).to_have_count(0)  # all level before the first round: no places
+    # Not joined: the invite is the table's, so the screen asks for the PIN once instead of showing a code.
+    expect(tv.locator("#tv-qr")).to_be_hidden()
+    expect(tv.locator("#tv-unlock")).to_be_visible()
+    expect(tv.get_by_label(s["tv.unlock"])).to_be_editable()
+    j.shoot(tv, "1-asks-for-the-pin")
+    tv.locator("#tv-unlock-pin").fill(daemon.table_pin)
+    tv.get_by_role("button", name=s["tv.unlock_go"]).click()
+    qr = tv.get_by_role("img", name=s["invite.qr"])
+    expect(qr).to_have_js_property("complete", True, timeout=WAIT_MS)
+    assert qr.evaluate("img => img.naturalWidth") > 0
+    status, invite = daemon.request("GET", "/api/invite")
+    assert status == 200, invite
+    expect(tv.locator("#tv-link")).to_have_text(invite["join_url"])
+    if "pin" in invite:  # digits to read out, where the invite carries them
+        expect(tv.locator("#tv-pin")).to_have_text(invite["pin"])
+    else:
+        expect(tv.locator("#tv-pin")).to_be_hidden()
+    # Nothing on it acts: once joined, not one button is shown.
+    expect(tv.locator("button:visible, select:visible, a:visible")).to_have_count(0)
+    j.shoot(tv, "2-bob-to-play")
+
+    bob = j.joined_phone(daemon)
+    i_am(bob, "Bob")
+    bob.locator("#press").tap()  # Bob cannot play: one press, and the turn goes on
+    outcomes = [s["line.nothing"], s["line.card_one"], *(fill(s["line.cards"], n=n) for n in range(2, 13))]
+    expect(tv.locator("#tv-outcome")).to_have_text(re.compile("|".join(map(re.escape, outcomes))), timeout=WAIT_MS)
+    expect(tv.locator("#tv-prompt")).to_have_text(fill(s["prompt.turn"], player="Cy"), timeout=WAIT_MS)
+    j.shoot(tv, "3-after-bobs-press")
+
+    status, answer = daemon.post("/api/attacks", {"kind": "wild_all_hit", "by": "Cy"})
+    assert status == 200, answer
+    expect(tv.locator("#tv-prompt")).to_have_text(fill(s["prompt.once"], player="Dee"), timeout=WAIT_MS)
+    expect(tv.locator("#tv-cause")).to_have_text(fill(s["prompt.by"], cause=s["kind.wild_all_hit"], by="Cy"))
+    expect(tv.locator("#tv-next")).to_contain_text("Ann · Bob")
+    j.shoot(tv, "4-wild-all-hit")
+
+    # Cy went out on it: the presses owed are carried into the next round.
+    round_ = {"winner": "Cy", "hands": {"Ann": 30, "Bob": 12, "Dee": 4}, "carry_open_attacks": True}
+    status, answer = daemon.post("/api/games/current/rounds", round_)
+    assert status == 201, answer
+    expect(tv.locator("#tv-ranks .winner-side")).to_have_text(["Cy", "Ann", "Bob", "Dee"], timeout=WAIT_MS)
+    expect(tv.locator("#tv-ranks .winner-total")).to_have_text(["46", "0", "0", "0"])
+    places = tv.locator("#tv-ranks .winner-rank")
+    assert [r.get_attribute("data-place") for r in places.all()] == ["1", "2", "2", "2"]
+    j.shoot(tv, "5-scored")
+    j.close(bob, tv)
+
+
+def test_the_table_screen_opened_from_an_invite_link_joins_at_once(daemon, playwright_chromium, tmp_path):
+    j = screens("table-link", ("en", "en-GB"), 393, daemon, playwright_chromium, tmp_path)
+    tv = table_screen(j, "portrait")
+    tv.goto(f"{daemon.url}/table#pin={daemon.table_pin}")
+    expect(tv.get_by_role("img", name=j.strings["invite.qr"])).to_be_visible(timeout=WAIT_MS)
+    expect(tv.locator("#tv-unlock")).to_be_hidden()
+    expect(tv.locator("#tv-prompt")).to_have_text(j.strings["tv.no_game"])
+    assert tv.evaluate("location.hash") == ""  # the PIN is out of the address bar
+    j.close(tv)

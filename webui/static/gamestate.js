@@ -148,6 +148,14 @@ export function modeName(mode) {
   return MODE_TEXTS[mode]?.()[0] ?? mode;
 }
 
+// "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
+export function modeLine(sb) {
+  const values = { mode: modeName(sb.mode), target: number(sb.target) };
+  const line = sb.mode === "chips" ? t("scores.mode_chips", values) : t("scores.mode", values);
+  const final = FINAL_TEXTS[sb.final_rule]?.()[0];
+  return final ? `${line} · ${final}` : line;
+}
+
 // "Bob: press 2 more times", built from the demand's numbers (never from its English text).
 export function demandText(demand) {
   const values = { player: demand.player, n: demand.presses || demand.cards };

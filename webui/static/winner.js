@@ -5,8 +5,7 @@
 // ended game is the last one; a new game, from any phone, takes it away.
 import { request, refusal } from "./api.js";
 import { $, ui, t, toast } from "./core.js";
-import { game, view, el, names, number, ranked, rulesetName, showError } from "./gamestate.js";
-import { modeLine } from "./score.js";
+import { game, view, el, names, number, modeLine, ranked, rulesetName, showError } from "./gamestate.js";
 
 const MEDALS = ["🥇", "🥈", "🥉"];
 
@@ -31,6 +30,33 @@ function againBody(data) {
   return body;
 }
 
+// Every side's line, first to last: its place (a medal for the first three), its name (a team's members under it;
+// who busted or went out marked in words), its total. The table screen (table.js) shows the same lines, also while
+// the game goes on: there, as long as every side stands level (before the first round), nobody has a place yet.
+export function rankItems(sb) {
+  const losers = new Set(sb.losers ?? []);
+  const out = new Set(Object.keys(Array.isArray(sb.eliminated) ? {} : (sb.eliminated ?? {})));
+  const ranks = ranked(sb);
+  const placed = sb.over || ranks.some(({ place }) => place > 1);
+  return ranks.map(({ side, total, place }) => {
+    const item = el("li", "winner-rank");
+    item.dataset.side = side;
+    const where = el("span", "winner-place");
+    if (placed) {
+      item.dataset.place = String(place);
+      if (place === 1) item.dataset.first = "true";
+      where.textContent = MEDALS[place - 1] ?? t("winner.place", { place: number(place) });
+      where.setAttribute("aria-label", t("winner.place", { place: number(place) }));
+    }
+    const who = el("span", "winner-side", side);
+    if (sb.teams?.[side]) who.append(el("span", "members", names(sb.teams[side])));
+    if (losers.has(side)) who.append(el("span", "badge", `💥 ${t("scores.lost")}`));
+    else if (out.has(side)) who.append(el("span", "badge", `✗ ${t("scores.out")}`));
+    item.append(where, who, el("span", "winner-total", number(total)));
+    return item;
+  });
+}
+
 function renderWinner() {
   const box = $("winner-card");
   const data = game.data;
@@ -46,24 +72,7 @@ function renderWinner() {
   $("winner-names").textContent = names(winners);
   $("winner-line").textContent =
     winners.length > 1 ? t("winner.wins_shared", { winners: names(winners) }) : t("winner.wins", { winners: names(winners) });
-  const losers = new Set(sb.losers ?? []);
-  const out = new Set(Object.keys(Array.isArray(sb.eliminated) ? {} : (sb.eliminated ?? {})));
-  $("winner-ranks").replaceChildren(
-    ...ranked(sb).map(({ side, total, place }) => {
-      const item = el("li", "winner-rank");
-      item.dataset.side = side;
-      item.dataset.place = String(place);
-      if (place === 1) item.dataset.first = "true";
-      const where = el("span", "winner-place", MEDALS[place - 1] ?? t("winner.place", { place: number(place) }));
-      where.setAttribute("aria-label", t("winner.place", { place: number(place) }));
-      const who = el("span", "winner-side", side);
-      if (sb.teams?.[side]) who.append(el("span", "members", names(sb.teams[side])));
-      if (losers.has(side)) who.append(el("span", "badge", `💥 ${t("scores.lost")}`));
-      else if (out.has(side)) who.append(el("span", "badge", `✗ ${t("scores.out")}`));
-      item.append(where, who, el("span", "winner-total", number(total)));
-      return item;
-    }),
-  );
+  $("winner-ranks").replaceChildren(...rankItems(sb));
   $("winner-mode").textContent = modeLine(sb);
   // Starting a game needs the table PIN: a phone that has not joined sees the result only.
   const joined = ui.joined === true;
