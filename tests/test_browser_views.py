@@ -225,3 +225,40 @@ def test_the_table_screen_opened_from_an_invite_link_joins_at_once(daemon, playw
     expect(tv.locator("#tv-prompt")).to_have_text(j.strings["tv.no_game"])
     assert tv.evaluate("location.hash") == ""  # the PIN is out of the address bar
     j.close(tv)
+
+
+# Every cell of the past games' tables that a person cannot see whole where it is: beyond the screen's sides, or
+# cut by a box around it that scrolls or clips ([its text, its left, its right]).
+CUT_CELLS = """() => [...document.querySelectorAll(".past table :is(th, td)")]
+  .filter((cell) => cell.getClientRects().length && cell.textContent.trim())
+  .filter((cell) => {
+    const box = cell.getBoundingClientRect();
+    if (box.left < -0.5 || box.right > innerWidth + 0.5) return true;
+    for (let up = cell.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX === "visible") continue;
+      const frame = up.getBoundingClientRect();
+      if (box.left < frame.left - 0.5 || box.right > frame.right + 0.5) return true;
+    }
+    return false;
+  })
+  .map((cell) => [cell.textContent.trim(), cell.getBoundingClientRect().left, cell.getBoundingClientRect().right])"""
+
+
+@WIDTHS
+def test_the_past_games_tables_are_whole_on_a_narrow_phone(daemon, playwright_chromium, tmp_path, language, width):
+    players = ["Grandma Rose", "Bob", "王小明", "Dee"]
+    j = screens("history", language, width, daemon, playwright_chromium, tmp_path, players)
+    status, answer = daemon.post("/api/games", {"players": players, "target": 50})
+    assert status == 201, answer
+    score(daemon, "Grandma Rose", {"Bob": 20, "王小明": 25, "Dee": 15})
+    page = j.joined_phone(daemon)
+    expect(page.locator("#past-players tbody tr")).to_have_count(4, timeout=WAIT_MS)
+    expect(page.locator("#board tbody tr")).to_have_count(4)
+    for table in ("#board", "#past-players"):
+        page.locator(table).scroll_into_view_if_needed()
+        assert page.evaluate(CUT_CELLS) == [], f"{table}: cells cut off"
+    # Each number still says what it is: the column's name beside it, in the reader's language.
+    drought = page.locator("#past-players tbody tr").first.locator("td").last
+    expect(drought).to_have_attribute("data-label", j.strings["past.drought"])
+    j.shoot(page, "1-past-games")
+    j.close(page)

@@ -75,10 +75,29 @@ function renderPastList() {
   );
 }
 
-function row(cells, head = false) {
-  const tr = el("tr");
-  tr.append(...cells.map((text) => el(head ? "th" : "td", "", String(text ?? "—"))));
-  return tr;
+// A table of `heads` over `rows`; the cells of column `name` head their rows. Every other cell carries its
+// column's name too: on a narrow phone each row is a card of named numbers (app.css), not a row cut off.
+function fillTable(id, heads, rows, name) {
+  const headRow = el("tr");
+  for (const text of heads) {
+    const cell = el("th", "", text);
+    cell.scope = "col";
+    headRow.append(cell);
+  }
+  const head = el("thead");
+  head.append(headRow);
+  const body = el("tbody");
+  for (const cells of rows) {
+    const tr = el("tr");
+    cells.forEach((value, i) => {
+      const cell = el(i === name ? "th" : "td", "", String(value ?? "—"));
+      if (i === name) cell.scope = "row";
+      else cell.dataset.label = heads[i];
+      tr.append(cell);
+    });
+    body.append(tr);
+  }
+  $(id).replaceChildren(head, body);
 }
 
 function renderPastGame() {
@@ -88,10 +107,7 @@ function renderPastGame() {
   if (game === null) return;
   const board = game.scoreboard;
   $("past-game-title").textContent = pastLine(game);
-  $("past-totals").replaceChildren(
-    row([t("past.side"), t("past.total")], true),
-    ...board.sides.map((side) => row([side, board.totals[side]])),
-  );
+  fillTable("past-totals", [t("past.side"), t("past.total")], board.sides.map((side) => [side, board.totals[side]]), 0);
   $("past-rounds").replaceChildren(
     ...board.rounds.map((round) => {
       const points = Object.entries(round.points).map(([side, n]) => `${side} ${n}`).join(" · ");
@@ -102,19 +118,23 @@ function renderPastGame() {
 
 function renderBoard() {
   const players = past.board?.players ?? [];
-  $("board").replaceChildren(
-    row([t("past.rank"), t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round")], true),
-    ...players.map((p) => row([p.rank, p.player, p.games, p.wins, p.rounds_won, p.points_per_round])),
+  fillTable(
+    "board",
+    [t("past.rank"), t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round")],
+    players.map((p) => [p.rank, p.player, p.games, p.wins, p.rounds_won, p.points_per_round]),
+    1,
   );
   $("board-none").hidden = players.length > 0;
 }
 
 function renderPlayers() {
-  $("past-players").replaceChildren(
-    row([t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round"),
-      t("past.presses"), t("past.cards"), t("past.drought")], true),
-    ...past.players.map((p) =>
-      row([p.player, p.games, p.wins, p.rounds_won, p.points_per_round, p.presses, p.cards, p.longest_drought])),
+  fillTable(
+    "past-players",
+    [t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round"),
+      t("past.presses"), t("past.cards"), t("past.drought")],
+    past.players.map((p) => [p.player, p.games, p.wins, p.rounds_won, p.points_per_round, p.presses, p.cards,
+      p.longest_drought]),
+    0,
   );
 }
 
