@@ -262,3 +262,46 @@ def test_the_past_games_tables_are_whole_on_a_narrow_phone(daemon, playwright_ch
     expect(drought).to_have_attribute("data-label", j.strings["past.drought"])
     j.shoot(page, "1-past-games")
     j.close(page)
+
+
+OVERLAP = """([a, b]) => {
+  const [p, q] = [document.querySelector(a).getBoundingClientRect(), document.querySelector(b).getBoundingClientRect()];
+  return p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom;
+}"""
+# Undo brought to every height of the screen, 30 px at a time from the bottom edge up, as a thumb scrolling to it
+# finds it; after each scroll the page has had two frames to answer it. The heights where the toast (still shown)
+# lies over Undo.
+UNDO_COVERED = """async () => {
+  const [undo, toast] = [document.getElementById("undo"), document.getElementById("toast")];
+  const frame = () => new Promise((done) => requestAnimationFrame(done));
+  const covered = [];
+  for (let above = 0; above < innerHeight - 60; above += 30) {
+    scrollBy(0, undo.getBoundingClientRect().bottom - (innerHeight - above));
+    await frame();
+    await frame();
+    if (toast.hidden) return ["the toast went before the end", ...covered];
+    const [p, q] = [toast.getBoundingClientRect(), undo.getBoundingClientRect()];
+    if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) covered.push(above);
+  }
+  return covered;
+}"""
+
+
+@WIDTHS
+def test_the_round_saved_toast_leaves_undo_free(daemon, playwright_chromium, tmp_path, width):
+    j = screens("toast", ("en", "en-GB"), width, daemon, playwright_chromium, tmp_path)
+    status, answer = daemon.post("/api/games", {"players": FOUR})
+    assert status == 201, answer
+    page = j.joined_phone(daemon)
+    i_am(page, "Ann")
+    page.locator("#tab-round").tap()
+    page.locator("#winner").select_option("Ann")
+    page.locator("#entry-save").tap()
+    toast = page.locator("#toast")
+    expect(toast).to_have_text(fill(j.strings["feed.round_scored"], round=1, winner="Ann"), timeout=WAIT_MS)
+    undo = page.locator("#undo")
+    expect(undo).to_be_visible()
+    assert not page.evaluate(OVERLAP, ["#toast", "#undo"]), "the toast covers Undo where the save left the page"
+    assert page.evaluate(UNDO_COVERED) == []
+    j.shoot(page, "1-round-saved")
+    j.close(page)
