@@ -37,6 +37,31 @@ export function el(tag, className = "", text = "") {
   return node;
 }
 
+// A table's head and body: `heads` over `rows`, the cells of column `name` heading their rows. Every other cell
+// carries its column's name too (data-label), for a narrow phone that shows each row as a card (app.css).
+export function tableParts(heads, rows, name = 0) {
+  const headRow = el("tr");
+  for (const text of heads) {
+    const cell = el("th", "", text);
+    cell.scope = "col";
+    headRow.append(cell);
+  }
+  const head = el("thead");
+  head.append(headRow);
+  const body = el("tbody");
+  for (const cells of rows) {
+    const tr = el("tr");
+    cells.forEach((value, i) => {
+      const cell = el(i === name ? "th" : "td", "", String(value ?? "—"));
+      if (i === name) cell.scope = "row";
+      else cell.dataset.label = heads[i];
+      tr.append(cell);
+    });
+    body.append(tr);
+  }
+  return [head, body];
+}
+
 export function option(value, text) {
   const node = el("option", "", text);
   node.value = value;

@@ -3,7 +3,7 @@
 // up; and, for a joined phone, the downloads.
 import { request } from "./api.js";
 import { $, ui, t, toast } from "./core.js";
-import { el, option, modeName } from "./gamestate.js";
+import { el, option, modeName, tableParts } from "./gamestate.js";
 import { setup, buildSeats, mostSeats, renderSeatsAround } from "./setup.js";
 
 const past = {
@@ -75,29 +75,8 @@ function renderPastList() {
   );
 }
 
-// A table of `heads` over `rows`; the cells of column `name` head their rows. Every other cell carries its
-// column's name too: on a narrow phone each row is a card of named numbers (app.css), not a row cut off.
 function fillTable(id, heads, rows, name) {
-  const headRow = el("tr");
-  for (const text of heads) {
-    const cell = el("th", "", text);
-    cell.scope = "col";
-    headRow.append(cell);
-  }
-  const head = el("thead");
-  head.append(headRow);
-  const body = el("tbody");
-  for (const cells of rows) {
-    const tr = el("tr");
-    cells.forEach((value, i) => {
-      const cell = el(i === name ? "th" : "td", "", String(value ?? "—"));
-      if (i === name) cell.scope = "row";
-      else cell.dataset.label = heads[i];
-      tr.append(cell);
-    });
-    body.append(tr);
-  }
-  $(id).replaceChildren(head, body);
+  $(id).replaceChildren(...tableParts(heads, rows, name));
 }
 
 function renderPastGame() {
