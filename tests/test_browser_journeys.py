@@ -44,10 +44,10 @@ SHOWN_TEXT = """() => [
 ].join("\\n")"""
 KEY_LIKE = re.compile(r"\b([a-z][a-z0-9_]*)\.[a-z0-9_]+\b")
 # Labels that must not break inside a word: the past games' and the game's statistics' table headings without a
-# space (a Chinese word: 局数, not 局 over 数; those tables scroll in their own box), and the refill button's words.
+# space (a Chinese word: 局数, not 局 over 数; on wide screens), and the refill button's words.
 BROKEN_LABELS = """() => [
   ...document.querySelectorAll(
-    ".past .grid-table > tr:first-child > th, #stats tr:first-child > th, .reload, .calc .card-name",
+    ".past .grid-table thead th, #stats tr:first-child > th, .reload, .calc .card-name",
   ),
 ]
   .filter((e) => e.getClientRects().length && e.textContent.trim())

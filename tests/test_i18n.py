@@ -68,10 +68,10 @@ IMPORTED = re.compile(r'^import [^;]*? from "\./([^"]+\.js)";', re.M | re.S)
 
 
 def test_every_script_is_loaded_by_the_page_and_uses_the_catalogues():
-    """The page loads its entry module, which imports the others (native ES modules): every script is reached, and
-    every one that puts text on the page takes it from the catalogues."""
-    template = (WEBUI / "templates" / "index.html").read_text(encoding="utf-8")
-    reached, todo = set(), LOADED.findall(template)
+    """Each page (the phone's, the table screen's) loads its entry module, which imports the others (native ES
+    modules): every script is reached, and every one that puts text on a page takes it from the catalogues."""
+    pages = [(WEBUI / "templates" / name).read_text(encoding="utf-8") for name in ("index.html", "table.html")]
+    reached, todo = set(), [loaded for page in pages for loaded in LOADED.findall(page)]
     while todo:
         name = todo.pop()
         if name not in reached:

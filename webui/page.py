@@ -59,21 +59,21 @@ def fill_words(html: str, strings: dict[str, str]) -> str:
 
 
 class _Pages:
-    """Each language's page and its ETag, made at the first asking (url_for needs a request)."""
+    """Each page in each language, and its ETag, made at the first asking (url_for needs a request)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._made: dict[str, tuple[str, str]] = {}
+        self._made: dict[tuple[str, str], tuple[str, str]] = {}
 
-    def get(self, lang: str) -> tuple[str, str]:
+    def get(self, template: str, lang: str) -> tuple[str, str]:
         with self._lock:
-            made = self._made.get(lang)
+            made = self._made.get((template, lang))
         if made is None:
             strings = catalogue(lang)
-            html = fill_words(render_template("index.html", lang=lang, strings=strings), strings)
+            html = fill_words(render_template(template, lang=lang, strings=strings), strings)
             made = (html, hashlib.sha256(html.encode()).hexdigest()[:32])
             with self._lock:
-                self._made[lang] = made
+                self._made[template, lang] = made
         return made
 
 
@@ -81,9 +81,8 @@ def _language() -> str:
     return guess_language(request.accept_languages.values(), request.cookies.get(LANG_COOKIE))
 
 
-@bp.get("/")
-def index() -> Response:
-    html, etag = current_app.extensions["launcher.pages"].get(_language())
+def _page(template: str) -> Response:
+    html, etag = current_app.extensions["launcher.pages"].get(template, _language())
     response = Response(html, mimetype="text/html")
     response.set_etag(etag)
     response.vary.add("Accept-Language")
@@ -91,6 +90,17 @@ def index() -> Response:
     response.cache_control.no_cache = True  # ask each time: a 304 when nothing changed
     response.make_conditional(request)
     return response
+
+
+@bp.get("/")
+def index() -> Response:
+    return _page("index.html")
+
+
+@bp.get("/table")
+def table() -> Response:
+    """The table screen, for a tablet or a TV beside the table: the prompt, the launcher, the scores, the join code."""
+    return _page("table.html")
 
 
 @bp.get("/manifest.webmanifest")

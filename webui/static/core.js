@@ -3,6 +3,7 @@
 // Every visible text comes from the catalogues in static/i18n/.
 
 const TOAST_MS = 3000;
+const TOAST_STEP_PX = 8; // how finely a free place for the toast is looked for
 
 export const $ = (id) => document.getElementById(id);
 
@@ -113,11 +114,35 @@ export function vibrate(pattern) {
   }
 }
 
+// What a person may tap next: the toast never lies over one of these.
+const CONTROLS = "button, a[href], input, select, summary, textarea";
+
+// At the bottom of the screen, unless a control is there (the Undo of the round just saved): then, going up, in the
+// first band of the screen as tall as the toast with no control in it. Placed again as the page scrolls under it,
+// for as long as it shows.
+function placeToast() {
+  const box = $("toast");
+  if (box.hidden) return;
+  box.style.top = box.style.bottom = ""; // its own place, at the bottom
+  const { left, right, top: lowest, height } = box.getBoundingClientRect();
+  const controls = [...document.querySelectorAll(CONTROLS)]
+    .map((control) => control.getBoundingClientRect())
+    .filter((at) => at.width > 0 && at.bottom > 0 && at.top < innerHeight && at.left < right && left < at.right);
+  const free = (top) => controls.every((at) => at.bottom <= top || at.top >= top + height);
+  for (let top = lowest; top >= 0; top -= TOAST_STEP_PX) {
+    if (!free(top)) continue;
+    if (top !== lowest) [box.style.top, box.style.bottom] = [`${top}px`, "auto"];
+    return;
+  }
+}
+addEventListener("scroll", placeToast, { passive: true });
+
 let toastTimer;
 export function toast(text) {
   const box = $("toast");
   box.textContent = text;
   box.hidden = false;
+  placeToast();
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => (box.hidden = true), TOAST_MS);
 }

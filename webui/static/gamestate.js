@@ -37,6 +37,31 @@ export function el(tag, className = "", text = "") {
   return node;
 }
 
+// A table's head and body: `heads` over `rows`, the cells of column `name` heading their rows. Every other cell
+// carries its column's name too (data-label), for a narrow phone that shows each row as a card (app.css).
+export function tableParts(heads, rows, name = 0) {
+  const headRow = el("tr");
+  for (const text of heads) {
+    const cell = el("th", "", text);
+    cell.scope = "col";
+    headRow.append(cell);
+  }
+  const head = el("thead");
+  head.append(headRow);
+  const body = el("tbody");
+  for (const cells of rows) {
+    const tr = el("tr");
+    cells.forEach((value, i) => {
+      const cell = el(i === name ? "th" : "td", "", String(value ?? "—"));
+      if (i === name) cell.scope = "row";
+      else cell.dataset.label = heads[i];
+      tr.append(cell);
+    });
+    body.append(tr);
+  }
+  return [head, body];
+}
+
 export function option(value, text) {
   const node = el("option", "", text);
   node.value = value;
@@ -148,6 +173,14 @@ export function modeName(mode) {
   return MODE_TEXTS[mode]?.()[0] ?? mode;
 }
 
+// "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
+export function modeLine(sb) {
+  const values = { mode: modeName(sb.mode), target: number(sb.target) };
+  const line = sb.mode === "chips" ? t("scores.mode_chips", values) : t("scores.mode", values);
+  const final = FINAL_TEXTS[sb.final_rule]?.()[0];
+  return final ? `${line} · ${final}` : line;
+}
+
 // "Bob: press 2 more times", built from the demand's numbers (never from its English text).
 export function demandText(demand) {
   const values = { player: demand.player, n: demand.presses || demand.cards };
@@ -158,4 +191,34 @@ export function demandText(demand) {
   }
   if (demand.cards === 1) return t("prompt.card_one", values);
   return demand.started ? t("prompt.cards_more", values) : t("prompt.cards", values);
+}
+
+// Modes where the highest total is the best (elsewhere reaching the target is busting, or being out).
+const HIGH_IS_BEST = new Set(["winner_collects", "chips"]);
+
+// The sides from first to last as the game's mode ranks them, each {side, total, place}: the winners first, sharing
+// first place whatever their totals (an elimination final's winner may have the higher total); then, in
+// elimination, the sides still in before those out, the later out first; then by total, the highest first where
+// the highest is best, else the lowest. Equal standing is an equal place (1, 2, 2, 4); seat order among equals.
+export function ranked(sb) {
+  const winners = new Set(sb.winners);
+  const out = Array.isArray(sb.eliminated) ? {} : (sb.eliminated ?? {});
+  const high = HIGH_IS_BEST.has(sb.mode);
+  const standing = (side, total) =>
+    winners.has(side) ? [0, 0, 0] : [1, side in out ? -out[side] : -Infinity, high ? -total : total];
+  const compare = (a, b) => a.findIndex((v, i) => v !== b[i]);
+  const order = (a, b) => {
+    const i = compare(a.standing, b.standing);
+    return i < 0 ? 0 : a.standing[i] < b.standing[i] ? -1 : 1;
+  };
+  const sides = sb.sides.map((side) => {
+    const total = sb.totals[side] ?? 0;
+    return { side, total, standing: standing(side, total) };
+  });
+  sides.sort(order);
+  return sides.map(({ side, total, standing: mine }) => ({
+    side,
+    total,
+    place: sides.findIndex((other) => compare(other.standing, mine) < 0) + 1,
+  }));
 }

@@ -3,7 +3,7 @@
 // up; and, for a joined phone, the downloads.
 import { request } from "./api.js";
 import { $, ui, t, toast } from "./core.js";
-import { el, option, modeName } from "./gamestate.js";
+import { el, option, modeName, tableParts } from "./gamestate.js";
 import { setup, buildSeats, mostSeats, renderSeatsAround } from "./setup.js";
 
 const past = {
@@ -75,10 +75,8 @@ function renderPastList() {
   );
 }
 
-function row(cells, head = false) {
-  const tr = el("tr");
-  tr.append(...cells.map((text) => el(head ? "th" : "td", "", String(text ?? "—"))));
-  return tr;
+function fillTable(id, heads, rows, name) {
+  $(id).replaceChildren(...tableParts(heads, rows, name));
 }
 
 function renderPastGame() {
@@ -88,10 +86,7 @@ function renderPastGame() {
   if (game === null) return;
   const board = game.scoreboard;
   $("past-game-title").textContent = pastLine(game);
-  $("past-totals").replaceChildren(
-    row([t("past.side"), t("past.total")], true),
-    ...board.sides.map((side) => row([side, board.totals[side]])),
-  );
+  fillTable("past-totals", [t("past.side"), t("past.total")], board.sides.map((side) => [side, board.totals[side]]), 0);
   $("past-rounds").replaceChildren(
     ...board.rounds.map((round) => {
       const points = Object.entries(round.points).map(([side, n]) => `${side} ${n}`).join(" · ");
@@ -102,19 +97,23 @@ function renderPastGame() {
 
 function renderBoard() {
   const players = past.board?.players ?? [];
-  $("board").replaceChildren(
-    row([t("past.rank"), t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round")], true),
-    ...players.map((p) => row([p.rank, p.player, p.games, p.wins, p.rounds_won, p.points_per_round])),
+  fillTable(
+    "board",
+    [t("past.rank"), t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round")],
+    players.map((p) => [p.rank, p.player, p.games, p.wins, p.rounds_won, p.points_per_round]),
+    1,
   );
   $("board-none").hidden = players.length > 0;
 }
 
 function renderPlayers() {
-  $("past-players").replaceChildren(
-    row([t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round"),
-      t("past.presses"), t("past.cards"), t("past.drought")], true),
-    ...past.players.map((p) =>
-      row([p.player, p.games, p.wins, p.rounds_won, p.points_per_round, p.presses, p.cards, p.longest_drought])),
+  fillTable(
+    "past-players",
+    [t("past.player"), t("past.games"), t("past.wins"), t("past.rounds_won"), t("past.per_round"),
+      t("past.presses"), t("past.cards"), t("past.drought")],
+    past.players.map((p) => [p.player, p.games, p.wins, p.rounds_won, p.points_per_round, p.presses, p.cards,
+      p.longest_drought]),
+    0,
   );
 }
 

@@ -9,7 +9,6 @@ import {
   game,
   view,
   CARD,
-  FINAL_TEXTS,
   el,
   option,
   names,
@@ -17,7 +16,7 @@ import {
   showError,
   confirmTap,
   kindName,
-  modeName,
+  modeLine,
 } from "./gamestate.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -473,14 +472,6 @@ async function undoRound() {
 }
 
 // ---- Scoreboard ----
-
-// "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
-function modeLine(sb) {
-  const values = { mode: modeName(sb.mode), target: number(sb.target) };
-  const line = sb.mode === "chips" ? t("scores.mode_chips", values) : t("scores.mode", values);
-  const final = FINAL_TEXTS[sb.final_rule]?.()[0];
-  return final ? `${line} · ${final}` : line;
-}
 
 export function renderScores() {
   const data = game.data;

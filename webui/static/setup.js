@@ -17,6 +17,7 @@ import {
   confirmTap,
   kindName,
   rulesetName,
+  tableParts,
 } from "./gamestate.js";
 
 const TARGETS = ["100", "250", "500"];
@@ -410,23 +411,7 @@ const FIRST_CARD = {
 
 function rulesTable(rows, cardHead, effectHead) {
   const table = el("table", "grid-table");
-  const head = el("tr");
-  for (const text of [cardHead, effectHead]) {
-    const cell = el("th", "", text);
-    cell.scope = "col";
-    head.append(cell);
-  }
-  const thead = el("thead");
-  thead.append(head);
-  const body = el("tbody");
-  for (const [card, effect] of rows) {
-    const row = el("tr");
-    const name = el("th", "", card);
-    name.scope = "row";
-    row.append(name, el("td", "", effect));
-    body.append(row);
-  }
-  table.append(thead, body);
+  table.append(...tableParts([cardHead, effectHead], rows));
   return table;
 }
 

@@ -10,10 +10,11 @@ const welcome = {
   players: "", // the players the buttons were made for
 };
 
-// "who": a game is in play and this phone has not said who it is; "start": no game in play; null: nothing to ask.
+// "who": a game is in play and this phone has not said who it is; "start": no game yet; null: nothing to ask (a game
+// that has ended has its winner card instead, with "Play again": winner.js).
 function step() {
   if (!ui.joined || !game.rules || game.watching) return null;
-  if (game.data && !game.data.scoreboard.over) return game.me ? null : "who";
+  if (game.data) return game.data.scoreboard.over || game.me ? null : "who";
   return welcome.starting ? null : "start";
 }
 
