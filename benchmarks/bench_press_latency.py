@@ -1,9 +1,10 @@
-"""Press → motor on, through the full daemon on mock pins, against bare gpiozero in the same run.
+"""Press → motor on, through the full daemon as a Pi runs it on mock pins, against bare gpiozero in the same run.
 
-Baseline: a gpiozero Button whose `when_pressed` is `motor.forward`, nothing else.
-Daemon: the real Daemon (controller, schedule, event bus with its SQLite writer, web app built) on the same
-kind of mock pins. Mock pins call back synchronously, so both figures are pure software overhead.
-Only presses that fire start the motor; misses are pressed through and not timed.
+Baseline: a gpiozero Button whose `when_pressed` is `motor.forward`, nothing else, its edge driven in this thread.
+Daemon: the real Daemon (controller, schedule, event bus with its SQLite writer, web app built) with the header
+process (the firmware on mock pins in a process of its own, armed by the daemon with each next press), its edge
+brought by a thread of that process woken through a pipe (bench_press_under_load.py's header row, without the
+load). Every press fires; a shuffle's first press, the host's, is not timed.
 
     .venv/bin/python benchmarks/bench_press_latency.py [--fires 1000]
 """
@@ -17,13 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_press_under_load import CONFIG, header_daemon
 from gpiozero import Button, Motor
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from measure import percentile
 
 from launcher.config import Config
-from launcher.daemon import Daemon
-from launcher.hardware.gpio import GpioHardware
 
 PINS = Config().pins
 
@@ -59,37 +59,10 @@ def bare_gpiozero(fires: int) -> list[float]:
 
 
 def full_daemon(fires: int, state_dir: Path) -> list[float]:
-    config = Config().replace("state", dir=str(state_dir)).replace("web", port=0)
-    # Presses at machine speed: no debounce (a finger needs 30 ms), no rest, no reverse pulse.
-    config = config.replace("dispense", min_rest_ms=0, card_gap_ms=0, hopper_cards=500, debounce_ms=0, reverse_ms=0)
-    factory = MockFactory(pin_class=TimedPin)
-    hardware = GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
-    daemon = Daemon(config, hardware=hardware)
-    factory.pin(PINS.lid).drive_low()  # closed
-    button_pin, forward, beam = (factory.pin(p) for p in (PINS.button, PINS.motor_forward, PINS.exit_beam))
-    samples: list[float] = []
-    for _ in range(fires * 20):  # about one press in three fires; bounded all the same
-        if len(samples) == fires:
-            break
-        before = forward.on_at
-        pressed = time.perf_counter()
-        button_pin.drive_low()
-        fired = forward.on_at != before
-        if fired:
-            samples.append(forward.on_at - pressed)
-        button_pin.drive_high()
-        if fired:
-            while forward.state:  # the card exit: pass cards until the dispenser has its count
-                beam.drive_low()
-                beam.drive_high()
-            while daemon.controller.snapshot()["busy"]:
-                time.sleep(0.0002)
-        if daemon.controller.snapshot()["hopper"]["remaining"] < 20:
-            daemon.controller.reload_hopper(500)
-    daemon.close()
-    if len(samples) < fires:
-        raise RuntimeError(f"only {len(samples)} of {fires} presses fired: is the daemon refusing presses?")
-    return samples
+    state_dir.mkdir()
+    config = state_dir / "config.toml"
+    config.write_text(CONFIG + f'\n[state]\ndir = "{state_dir / "state"}"\n', encoding="utf-8")
+    return header_daemon(fires, config, 0, under_load=False).totals
 
 
 def main() -> int:
@@ -97,7 +70,7 @@ def main() -> int:
     parser.add_argument("--fires", type=int, default=1000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        full_daemon(50, Path(tmp) / "warm")  # warm-up: imports, first SQLite file
+        full_daemon(10, Path(tmp) / "warm")  # warm-up: imports, first SQLite file
         base = bare_gpiozero(args.fires)
         ours = full_daemon(args.fires, Path(tmp) / "run")
     rows = []

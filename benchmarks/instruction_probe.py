@@ -58,25 +58,21 @@ def probe_start(config: str) -> None:
 
 
 def _daemon(config_path: str, marked: type) -> tuple[object, object, object, object]:
-    from gpiozero.pins.mock import MockFactory
-
     from launcher.config import load
     from launcher.daemon import Daemon
-    from launcher.hardware.gpio import GpioHardware
+    from launcher.hardware.sim import SimulatedHardware
 
     config = load(Path(config_path))
-    factory = MockFactory(pin_class=marked)
-    hardware = GpioHardware(pins=config.pins, dispense=config.dispense, pin_factory=factory)
+    hardware = SimulatedHardware(config, pin_class=marked)
     daemon = Daemon(config, hardware=hardware)
-    pins = config.pins
-    factory.pin(pins.lid).drive_low()  # closed
+    factory, pins = hardware.pin_factory, config.pins
     return daemon, factory.pin(pins.button), factory.pin(pins.exit_beam), factory.pin(pins.motor_forward)
 
 
 def _marked_pin(on_motor: object) -> type:
-    from gpiozero.pins.mock import MockPWMPin
+    from launcher.hardware.sim import SimPin
 
-    class MarkedPin(MockPWMPin):
+    class MarkedPin(SimPin):
         """Calls `on_motor` when the motor's forward pin goes from off to on."""
 
         forward: object = None
@@ -84,32 +80,49 @@ def _marked_pin(on_motor: object) -> type:
         def _change_state(self, value: float) -> bool:
             if value and not self._state and self is MarkedPin.forward:
                 on_motor()  # type: ignore[operator]
-            return super()._change_state(value)
+            return bool(super()._change_state(value))
 
     return MarkedPin
 
 
 class _Presses:
-    """Presses on the button's pin, each counted from the edge to the motor's forward pin going on, on the thread
-    that presses (as on a Pi, the GPIO library's thread runs the whole path to the motor)."""
+    """Presses on the button's pin of the simulated header (the firmware on mock pins, armed by the daemon with
+    each next press), each counted from the edge to the motor's forward pin going on, on every thread: the
+    firmware's handler on the pressing thread, then its loop's pass that starts the motor."""
 
     def __init__(self) -> None:
+        import threading
+
         self.counting = False
         self.fired = 0
+        self._on = threading.Event()
 
     def motor_on(self) -> None:
         if self.counting:
             _marks.marks_toggle()
             self.counting = False
             self.fired += 1
+        self._on.set()
 
-    def press(self, button: object, *, count: bool) -> None:
+    def press(self, daemon: object, button: object, *, count: bool) -> None:
+        """Press once the board is armed (a shuffle's first press, which the host decides, only after a second;
+        `daemon` None: a bare program, never armed)."""
+        import time
+
+        deadline = time.monotonic() + 1
+        while daemon is not None and daemon.hardware.describe()["armed"] is None:  # type: ignore[attr-defined]
+            if time.monotonic() > deadline:
+                if count:
+                    raise RuntimeError("the board was not armed: is the profile's every press a fire?")
+                break
+            time.sleep(0.002)
+        self._on.clear()
         if count:
             self.counting = True
             _marks.marks_toggle()
         button.drive_low()  # type: ignore[attr-defined]
-        if self.counting:
-            raise RuntimeError("a press did not start the motor: is the profile's every press a fire?")
+        if not self._on.wait(5):
+            raise RuntimeError("a press did not start the motor")
         button.drive_high()  # type: ignore[attr-defined]
 
 
@@ -134,7 +147,7 @@ def probe_press_path(config: str) -> None:
     daemon, button, beam, forward = _daemon(config, marked)
     marked.forward = forward
     for n in range(2 + PRESSES):
-        presses.press(button, count=n >= 2)
+        presses.press(daemon, button, count=n >= 2)
         _pass_the_card(daemon, beam)
     daemon.close()  # type: ignore[attr-defined]
     dump(f"press-path {presses.fired}")
@@ -156,7 +169,7 @@ def probe_bare_press_path(config: str) -> None:
     button.when_pressed = motor.forward
     marked.forward = factory.pin(pins.motor_forward)
     for n in range(2 + PRESSES):
-        presses.press(factory.pin(pins.button), count=n >= 2)
+        presses.press(None, factory.pin(pins.button), count=n >= 2)
         motor.stop()
     dump(f"press-path {presses.fired}")
 
@@ -251,7 +264,7 @@ def probe_press_all(config: str, idle_s: str) -> None:
         if phones.stdout.readline().strip() != "following":
             raise RuntimeError("the phones did not start following")
         for _ in range(2):
-            presses.press(button, count=False)
+            presses.press(daemon, button, count=False)
             _pass_the_card(daemon, beam)
         time.sleep(float(idle_s))
         _marks.marks_zero()
@@ -261,7 +274,7 @@ def probe_press_all(config: str, idle_s: str) -> None:
         _marks.marks_zero()
         started = time.perf_counter()
         for _ in range(PRESSES):
-            presses.press(button, count=False)
+            presses.press(daemon, button, count=False)
             _pass_the_card(daemon, beam)
         time.sleep(float(idle_s))
         dump(f"presses {time.perf_counter() - started:.6f} {PRESSES}")

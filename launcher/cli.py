@@ -23,7 +23,7 @@ from launcher.schedule import PROFILES
 # config's dataclasses are next), which on a Pi Zero is seconds.
 if TYPE_CHECKING:
     from launcher.config import Config
-    from launcher.hardware.gpio import GpioHardware
+    from launcher.hardware.header_link import HeaderHardware
 
 EXIT_USAGE = 2
 MAX_PRESSES = 100_000_000  # for `simulate`: about a minute on a laptop
@@ -340,22 +340,22 @@ def _pins(args: argparse.Namespace) -> int:
     return 0
 
 
-def _workbench_hardware(config: Config) -> GpioHardware:
+def _workbench_hardware(config: Config) -> HeaderHardware:
     """The GPIO hardware (real or simulated) for selftest and calibrate, or StartupError saying why not."""
     from launcher.daemon import StartupError, build_hardware
-    from launcher.hardware.gpio import GpioHardware
+    from launcher.hardware.header_link import HeaderHardware
 
     if config.hardware.backend == "serial":
         raise StartupError("selftest and calibrate drive the GPIO header; the Pico board checks its own parts")
     try:
-        hardware = build_hardware(config.replace("hardware", reflex_process=False))  # the parts, driven from here
+        hardware = build_hardware(config)
     except StartupError:
         raise
     except Exception as e:  # most often the pins are taken: the daemon is running
         raise StartupError(
             f"cannot open the launcher's pins: {e} (is the daemon running? sudo systemctl stop uno-launcher)"
         ) from None
-    assert isinstance(hardware, GpioHardware)
+    assert isinstance(hardware, HeaderHardware)
     return hardware
 
 

@@ -32,8 +32,6 @@ def _opt(default: Any, *, lo: float | None = None, hi: float | None = None, choi
 @dataclass(frozen=True)
 class HardwareConfig:
     backend: str = _opt("sim", choices=("sim", "gpio", "serial"))
-    # gpio only: the button, lid, exit beam and motor in a process of their own (launcher/hardware/header_board.py)
-    reflex_process: bool = _opt(True)
     # SCHED_FIFO priority of the threads that bring the button's edge and start the motor (0: left as they are)
     edge_priority: int = _opt(10, lo=0, hi=99)
 

@@ -82,26 +82,15 @@ def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
         from gpiozero.pins.mock import MockFactory
 
         from launcher.hardware.factories import NoPinFactory, pin_factory
-        from launcher.hardware.gpio import GpioHardware
+        from launcher.hardware.header_link import HeaderHardware
 
         try:
             factory = pin_factory()
         except NoPinFactory as e:
             raise StartupError(str(e)) from None
-        # Mock pins (GPIOZERO_PIN_FACTORY=mock) bring their edges on whichever thread drives them, in this process.
+        # Mock pins (GPIOZERO_PIN_FACTORY=mock) bring their edges on whichever thread drives them: none to raise.
         real_pins = not isinstance(factory, MockFactory)
-        if real_pins and config.hardware.reflex_process:
-            from launcher.hardware.header_link import HeaderHardware
-
-            return HeaderHardware(
-                pins=config.pins,
-                dispense=config.dispense,
-                pin_factory=factory,
-                clock=clock,
-                seat_angles=config.aim.seat_angles,
-                edge_priority=config.hardware.edge_priority,
-            )
-        return GpioHardware(
+        return HeaderHardware(
             pins=config.pins,
             dispense=config.dispense,
             pin_factory=factory,

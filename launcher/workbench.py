@@ -16,7 +16,7 @@ from typing import Protocol
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config, PinsConfig
 from launcher.hardware.base import StopReason
-from launcher.hardware.gpio import GpioHardware
+from launcher.hardware.header_link import HeaderHardware
 from launcher.threads import StoppableThread
 
 # BCM number -> physical pin on the 40-pin header.
@@ -72,7 +72,7 @@ class SimulatedPerson:
     REACTION_S = 0.1
     HOLD_S = 0.05  # how long the card blocks the beam, or the lid stays open
 
-    def __init__(self, hardware: GpioHardware, *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, hardware: HeaderHardware, *, clock: Clock = REAL_CLOCK) -> None:
         self._world = hardware.world  # type: ignore[attr-defined]
         self._clock = clock
 
@@ -112,7 +112,7 @@ def _wait_for(condition: Callable[[], bool], seconds: float, clock: Clock) -> bo
 
 
 def selftest(
-    hardware: GpioHardware, assistant: Assistant, *, patience_s: float = 20.0, clock: Clock = REAL_CLOCK
+    hardware: HeaderHardware, assistant: Assistant, *, patience_s: float = 20.0, clock: Clock = REAL_CLOCK
 ) -> Iterator[Check]:
     """Walk every part; yields one Check per part as it finishes. Each wait for the person lasts `patience_s`."""
 
@@ -124,22 +124,24 @@ def selftest(
     assistant.ask("Press the big button once.")
     yield Check("button", wait_for(lambda: bool(presses)), "a press registered")
 
-    dispenser = hardware.dispenser
+    def beam() -> str | None:  # as the firmware reads it
+        return hardware.status().get("beam")
+
     assistant.ask("Block the exit beam with a card, then take it away.")
-    blocked = wait_for(lambda: dispenser.beam_blocked)
-    cleared = blocked and wait_for(lambda: not dispenser.beam_blocked)
+    blocked = wait_for(lambda: beam() == "blocked")
+    cleared = blocked and wait_for(lambda: beam() == "clear")
     yield Check("beam", cleared, "blocked, then clear" if cleared else "no change seen at the exit beam")
 
     lid = hardware.inputs
     assistant.ask("Lid: open it, then close it again.")
-    opened = wait_for(lambda: lid.lid_open)
-    closed = opened and wait_for(lambda: not lid.lid_open)
+    opened = wait_for(lambda: lid.lid_open is True)
+    closed = opened and wait_for(lambda: lid.lid_open is False)
     yield Check("lid", closed, "opened, then closed" if closed else "the lid switch did not change")
 
     if lid.lid_open:
         yield Check("motor", False, "skipped: the lid is open")
     else:
-        result = dispenser.start(1).wait()
+        result = hardware.dispenser.start(1).wait()
         ok = result.stop is StopReason.COUNT and result.dispensed == 1
         yield Check("motor", ok, f"one card in {result.ms} ms" if ok else f"ended by {result.stop}: {result}")
 
@@ -160,7 +162,9 @@ class Calibration:
     tried: list[tuple[float, int, int]]  # (duty, single cards out of tries, mean ms)
 
 
-def calibrate(make_hardware: Callable[[Config], GpioHardware], config: Config, *, tries: int = 5) -> Calibration | None:
+def calibrate(
+    make_hardware: Callable[[Config], HeaderHardware], config: Config, *, tries: int = 5
+) -> Calibration | None:
     """The lowest duty that shoots exactly one card every time, one step up for margin, and a jam time to match.
 
     A low duty is gentler on the cards and throws them less far; a duty that sometimes jams is no good at all.
@@ -170,7 +174,10 @@ def calibrate(make_hardware: Callable[[Config], GpioHardware], config: Config, *
     for duty in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
         hardware = make_hardware(config.replace("dispense", pwm=duty))
         try:
-            results = [hardware.dispenser.start(1).wait() for _ in range(tries)]
+            results = []
+            for _ in range(tries):
+                results.append(hardware.dispenser.start(1).wait())
+                hardware.clock.sleep(config.dispense.min_rest_ms / 1000)  # the firmware refuses a fire sooner
         finally:
             hardware.close()
         singles = [r for r in results if r.stop is StopReason.COUNT and r.dispensed == 1]

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock, VirtualClock
+from launcher.hardware.sim import MemoryWire
 
 FIRMWARE = Path(__file__).resolve().parent.parent / "firmware"
 TICKS_PERIOD = 1 << 30
@@ -369,111 +370,6 @@ class PtyWire:
                 os.close(fd)
         self._master = self._slave = -1
         self.link.unlink(missing_ok=True)
-
-
-class MemoryWire:
-    """A cable in memory on a clock. `open()` is the host's opener: one `MemoryPort` at a time (as exclusive as
-    the real port), gone with the cable."""
-
-    def __init__(self, clock: Clock, name: str = "memory") -> None:
-        self.link = name
-        self._clock = clock
-        self._cond = clock.condition()
-        self._to_board = bytearray()
-        self._to_host = bytearray()
-        self._port: MemoryPort | None = None
-        self.plugged = True
-
-    def open(self) -> MemoryPort:
-        with self._cond:
-            if not self.plugged:
-                raise FileNotFoundError(2, "No such file or directory", self.link)
-            if self._port is not None:
-                raise OSError(11, "Resource temporarily unavailable: could not exclusively lock port", self.link)
-            self._to_host.clear()  # what the board said before anyone listened is gone
-            self._to_board += b"\n"  # as SerialPort does: end any half line
-            self._port = MemoryPort(self)
-            self._cond.notify_all()
-            return self._port
-
-    def plug(self) -> None:
-        with self._cond:
-            self.plugged = True
-
-    # --- the board's end ---
-
-    def receive(self, timeout: float) -> bytes:
-        with self._cond:
-            deadline = self._clock.now() + timeout
-            while not self._to_board and self._clock.now() < deadline:
-                self._cond.wait(deadline - self._clock.now())
-            data = bytes(self._to_board)
-            self._to_board.clear()
-            return data
-
-    def send(self, data: bytes) -> None:
-        with self._cond:
-            if self._port is None:
-                raise OSError(5, "nobody is listening")
-            self._to_host += data
-            self._cond.notify_all()
-
-    def unplug(self) -> None:
-        with self._cond:
-            self.plugged = False
-            self._to_board.clear()
-            self._cond.notify_all()
-
-    # --- the host's end, through MemoryPort ---
-
-    def _read(self, port: MemoryPort) -> bytes:
-        with self._cond:
-            while not self._to_host and self.plugged and not port.cancelled and self._port is port:
-                self._cond.wait()
-            if not self.plugged or self._port is not port:
-                raise OSError(5, "Input/output error: the device went away")
-            port.cancelled = False
-            data = bytes(self._to_host)
-            self._to_host.clear()
-            return data
-
-    def _write(self, port: MemoryPort, data: bytes) -> None:
-        with self._cond:
-            if not self.plugged or self._port is not port:
-                raise OSError(5, "Input/output error: the device went away")
-            self._to_board += data
-            self._cond.notify_all()
-
-    def _cancel(self, port: MemoryPort) -> None:
-        with self._cond:
-            port.cancelled = True
-            self._cond.notify_all()
-
-    def _close(self, port: MemoryPort) -> None:
-        with self._cond:
-            if self._port is port:
-                self._port = None
-            self._cond.notify_all()
-
-
-class MemoryPort:
-    """The host's end of a MemoryWire: a `launcher.hardware.serial_port.Port` whose reads wait on the clock."""
-
-    def __init__(self, wire: MemoryWire) -> None:
-        self._wire = wire
-        self.cancelled = False
-
-    def read(self) -> bytes:
-        return self._wire._read(self)
-
-    def write(self, data: bytes) -> None:
-        self._wire._write(self, data)
-
-    def cancel_read(self) -> None:
-        self._wire._cancel(self)
-
-    def close(self) -> None:
-        self._wire._close(self)
 
 
 class FakeBoard:

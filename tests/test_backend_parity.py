@@ -58,6 +58,7 @@ class GpioSide:
         self.hardware = SimulatedHardware(config, clock=clock)
         self.hardware.refill(hopper)
         self._backward = self.hardware.pin_factory.pin(config.pins.motor_backward)
+        self._beam = self.hardware.pin_factory.pin(config.pins.exit_beam)
         self._clock = clock
 
     @property
@@ -66,7 +67,7 @@ class GpioSide:
 
     @property
     def beam_blocked(self) -> bool:
-        return self.hardware.dispenser.beam_blocked
+        return not self._beam.state  # low while a card blocks it
 
     @property
     def reverses(self) -> int:

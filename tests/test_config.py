@@ -51,8 +51,6 @@ def test_a_full_file_is_read(tmp_path: Path) -> None:
             "state.keep_events_days = 0 is not accepted: expected a whole number from 1 to 3650",
         ),
         ({"state": {"keep_events_days": 1.5}}, "state.keep_events_days = 1.5 is not accepted"),
-        ({"hardware": {"reflex_process": 1}}, "hardware.reflex_process = 1 is not accepted: expected true or false"),
-        ({"hardware": {"reflex_process": "no"}}, "hardware.reflex_process = 'no' is not accepted"),
     ],
 )
 def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:
@@ -61,9 +59,11 @@ def test_mistakes_name_the_key_and_value(data: dict, message: str) -> None:
     assert message in str(raised.value)
 
 
-def test_the_header_runs_in_a_process_of_its_own_unless_switched_off() -> None:
-    assert from_mapping({}).hardware.reflex_process is True
-    assert from_mapping({"hardware": {"reflex_process": False}}).hardware.reflex_process is False
+@pytest.mark.parametrize("value", [True, False])
+def test_a_config_from_before_the_header_always_ran_the_firmware_is_refused_by_name(value: bool) -> None:
+    """`reflex_process` is gone: the firmware always runs the header's motor (docs/CONFIG.md)."""
+    with pytest.raises(ConfigError, match=r"hardware\.reflex_process: unknown key; accepted keys are backend, "):
+        from_mapping({"hardware": {"reflex_process": value}})
 
 
 def test_hold_to_poweroff_is_off_unless_set() -> None:

@@ -1,27 +1,33 @@
-"""The thread that brings the button's edge is raised to real-time priority at its first edge, once, so that on a
-busy Pi the press wins the processor (docs/BENCHMARKS.md has what it buys): on gpiozero's mock pins, with the
-scheduler call recorded, and once for real on this kernel where the test may set it."""
+"""The thread that brings the button's edge to the firmware in the header process is raised to real-time priority at
+its first edge, once, so that on a busy Pi the press wins the processor (docs/BENCHMARKS.md has what it buys): the
+header process's `machine` on gpiozero's mock pins, with the scheduler call recorded, and once for real on this
+kernel where the test may set it."""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gpiozero.pins.mock import MockFactory
+from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from launcher.config import Config, ConfigError, PinsConfig, from_mapping
 from launcher.daemon import build_hardware
-from launcher.hardware.gpio import GpioInputs
+from launcher.hardware import header_link
+from launcher.hardware.header_board import HeaderMachine
 from launcher.hardware.priority import EdgePriority
-from tests import test_gpio
 
 PINS = PinsConfig()
 
 
-factory = test_gpio.factory  # the same mock pins as the dispenser's tests
+@pytest.fixture
+def factory() -> Iterator[MockFactory]:
+    made = MockFactory(pin_class=MockPWMPin)
+    yield made
+    made.close()
 
 
 class Scheduler:
@@ -37,11 +43,28 @@ class Scheduler:
             raise self._refuse
 
 
-def inputs(factory: MockFactory, priority: EdgePriority) -> tuple[GpioInputs, list[int]]:
-    made = GpioInputs(pins=PINS, debounce_ms=0, pin_factory=factory, on_lid_open=lambda: None, edge_priority=priority)
-    presses: list[int] = []
-    made.when_pressed = lambda: presses.append(threading.get_ident())
-    return made, presses
+class Button:
+    """The big button as the firmware opens it on the header process's `machine`: presses note their thread."""
+
+    def __init__(self, factory: MockFactory, priority: EdgePriority) -> None:
+        motor = (PINS.motor_forward, PINS.motor_backward, PINS.motor_enable)
+        self.machine = HeaderMachine(motor=motor, pin_factory=factory, priority=priority)
+        self.presses: list[int] = []
+        self.policies: list[int] = []  # the scheduling policy of the thread that brought each press
+        pin = self.machine.Pin(PINS.button, self.machine.Pin.IN, self.machine.Pin.PULL_UP)
+        pin.irq(self._pressed, self.machine.Pin.IRQ_FALLING)
+
+    def _pressed(self, pin: object) -> None:
+        self.presses.append(threading.get_ident())
+        self.policies.append(os.sched_getscheduler(0))
+
+    def close(self) -> None:
+        self.machine.close()
+
+
+def inputs(factory: MockFactory, priority: EdgePriority) -> tuple[Button, list[int]]:
+    made = Button(factory, priority)
+    return made, made.presses
 
 
 def press_from_a_thread(factory: MockFactory) -> int:
@@ -97,17 +120,25 @@ def test_the_daemon_never_raises_a_thread_on_mock_pins(monkeypatch: pytest.Monke
     """Simulated hardware and GPIOZERO_PIN_FACTORY=mock: the edges come on a test's or the simulation's threads."""
     scheduler = Scheduler()
     monkeypatch.setattr(os, "sched_setscheduler", scheduler)
+    hardware = build_hardware(Config())
+    try:
+        press_from_a_thread(hardware.pin_factory)  # type: ignore[attr-defined]
+    finally:
+        hardware.close()
+    assert scheduler.calls == []
+    # The header process on mock pins is told priority 0.
+    asked: list[int] = []
+    real_command = header_link.board_command
+
+    def command(pins: PinsConfig, *, max_run_ms: int, priority: int) -> list[str]:
+        asked.append(priority)
+        return real_command(pins, max_run_ms=max_run_ms, priority=priority)
+
+    monkeypatch.setattr(header_link, "board_command", command)
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")
     monkeypatch.setenv("GPIOZERO_MOCK_PIN_CLASS", "mockpwmpin")  # the motor is driven by PWM
-    for backend in ("gpio", "sim"):
-        hardware = build_hardware(Config().replace("hardware", backend=backend))
-        try:
-            hardware.inputs.when_pressed = lambda: None
-            factory = hardware.inputs._button.pin_factory  # the factory the daemon chose
-            press_from_a_thread(factory)
-        finally:
-            hardware.close()
-    assert scheduler.calls == []
+    build_hardware(Config().replace("hardware", backend="gpio")).close()
+    assert asked == [0]
 
 
 def test_the_priority_is_configured_from_0_to_99_and_10_by_default() -> None:
@@ -122,11 +153,9 @@ def test_on_this_kernel_the_thread_really_runs_first_in_first_out(factory: MockF
     RLIMIT_RTPRIO, as the service's LimitRTPRIO= gives)."""
     if not _may_take_real_time_priority():
         pytest.skip("this process may not set a real-time priority (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)")
-    policies: list[int] = []
     button, _ = inputs(factory, EdgePriority(1))
-    button.when_pressed = lambda: policies.append(os.sched_getscheduler(0))
     press_from_a_thread(factory)  # the thread ends: the priority goes with it
-    assert policies == [os.SCHED_FIFO]
+    assert button.policies == [os.SCHED_FIFO]
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the test's own thread is left as it was
     button.close()
 

@@ -22,7 +22,6 @@ from launcher.config import DispenseConfig, PinsConfig, from_mapping
 from launcher.daemon import build_hardware
 from launcher.hardware import framing
 from launcher.hardware.base import DispenseResult, FireJob, StopReason
-from launcher.hardware.gpio import GpioHardware
 from launcher.hardware.header_board import HeaderBoard, Watchdog
 from launcher.hardware.header_link import HeaderHardware, HeaderProcess, PipePort, Starter, board_command
 from launcher.hardware.serial_link import SerialHardware
@@ -259,7 +258,7 @@ def test_the_real_process_links_up_and_is_started_again_when_it_dies(monkeypatch
     try:
         assert wait_until(lambda: hardware.describe()["link"] == "up", 30)
         described = hardware.describe()
-        assert described["backend"] == "gpio" and described["process"] is True
+        assert (described["backend"], described["runs_on"], described["firmware"]) == ("gpio", "the header process", 4)
         first = described["boot_id"]
         processes[0]._process.kill()
 
@@ -298,15 +297,10 @@ def test_a_board_that_keeps_failing_is_started_less_and_less_often() -> None:
     assert max(gaps) == 60.0
 
 
-@pytest.mark.parametrize(
-    ("reflex_process", "hold_s", "expected"),
-    [(True, 0, HeaderHardware), (True, 5, HeaderHardware), (False, 5, GpioHardware)],
-)
-def test_real_pins_get_the_header_process_unless_told_not_to(
-    monkeypatch: pytest.MonkeyPatch, reflex_process: bool, hold_s: int, expected: type
-) -> None:
-    """On real pins the header process is the default, holding the button to switch off included (its firmware
-    tells the release); `reflex_process = false` reads the pins in the daemon (docs/CONFIG.md)."""
+@pytest.mark.parametrize("hold_s", [0, 5])
+def test_real_pins_always_get_the_header_process(monkeypatch: pytest.MonkeyPatch, hold_s: int) -> None:
+    """On real pins the firmware runs the motor in the header process, holding the button to switch off included
+    (its firmware tells the release); there is no other way to drive the header (docs/CONFIG.md)."""
     import gpiozero.pins.mock
 
     monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "mock")  # for the header process
@@ -314,12 +308,10 @@ def test_real_pins_get_the_header_process_unless_told_not_to(
     factory = MockFactory(pin_class=MockPWMPin)
     monkeypatch.setattr("launcher.hardware.factories.pin_factory", lambda: factory)
     monkeypatch.setattr(gpiozero.pins.mock, "MockFactory", type("RealPins", (), {}))  # these pins count as real
-    config = from_mapping(
-        {"hardware": {"backend": "gpio", "reflex_process": reflex_process}, "power": {"hold_to_poweroff_s": hold_s}}
-    )
+    config = from_mapping({"hardware": {"backend": "gpio"}, "power": {"hold_to_poweroff_s": hold_s}})
     hardware = build_hardware(config)
     try:
-        assert isinstance(hardware, expected)
+        assert isinstance(hardware, HeaderHardware)
     finally:
         hardware.close()
         factory.reset()

@@ -15,6 +15,7 @@ import pytest
 from launcher.config import load
 from launcher.controller import PressRefused
 from launcher.daemon import Daemon
+from launcher.hardware.header_board import load_firmware
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon, wait_until
 from tests.sse_client import SseClient
 
@@ -180,3 +181,10 @@ def test_a_signal_during_a_fire_stops_the_motor_before_anything_else(tmp_path: P
     daemon.serve()  # returns once the signal has been handled
     assert duty_when_teardown_began == [0.0]
     daemon.close()  # twice is fine
+
+
+def test_the_simulated_daemon_runs_the_firmware_and_says_which(daemon: RunningDaemon) -> None:
+    """`uno-launcher run --sim`, as a newcomer starts it, runs the motor on firmware/main.py as a Pi's header does."""
+    hardware = daemon.get("/api/state")["hardware"]
+    assert (hardware["backend"], hardware["runs_on"], hardware["link"]) == ("sim", "the simulated header", "up")
+    assert hardware["firmware"] == int(load_firmware().VERSION)

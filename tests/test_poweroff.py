@@ -1,6 +1,6 @@
-"""Switching off with the big button: the hold timed on a virtual clock through the real GPIO button on gpiozero's
-mock pins; what may refuse it (a fire, an attack); and the daemon on simulated hardware, which announces it, closes
-its store and exits, and never powers the machine off."""
+"""Switching off with the big button: the hold timed on a virtual clock from the button's edges, as the link tells
+them and through the firmware on a board; what may refuse it (a fire, an attack); and the daemon on simulated
+hardware, which announces it, closes its store and exits, and never powers the machine off."""
 
 from __future__ import annotations
 
@@ -13,20 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gpiozero.pins.mock import MockFactory
 
 from launcher.clock import VirtualClock
-from launcher.config import DispenseConfig, PinsConfig
+from launcher.config import DispenseConfig
 from launcher.controller import PressRefused
 from launcher.events import EventType
-from launcher.hardware.gpio import GpioInputs
-from launcher.hardware.serial_link import SerialHardware
+from launcher.hardware.serial_link import SerialHardware, SerialInputs
 from launcher.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
 from tests.conftest import local_daemon
 from tests.fake_machine import FakeBoard, MemoryWire, firmware, on_clock
 
 HOLD_S = 3.0
-PINS = PinsConfig()
 
 
 @pytest.fixture
@@ -36,30 +33,15 @@ def clock() -> Iterator[VirtualClock]:
     clock.close()
 
 
-@pytest.fixture
-def factory() -> Iterator[MockFactory]:
-    factory = MockFactory()
-    yield factory
-    factory.close()
-
-
 class Button:
-    """The real GpioInputs on mock pins, with a ButtonHold listening to its edges."""
+    """A ButtonHold told the button's edges (True: down), as the link tells them."""
 
-    def __init__(self, factory: MockFactory, clock: VirtualClock, refusal: list[str | None]) -> None:
+    def __init__(self, clock: VirtualClock, refusal: list[str | None]) -> None:
         self.clock = clock
-        self.pin = factory.pin(PINS.button)
-        self.presses = 0
         self.held_at: list[float] = []
         self.asked_since: list[float] = []
         self._refusal = refusal
-        self.inputs = GpioInputs(pins=PINS, debounce_ms=30, pin_factory=factory, on_lid_open=lambda: None, clock=clock)
-        self.inputs.when_pressed = self._pressed
         self.hold = ButtonHold(hold_s=HOLD_S, refusal=self._refuse, on_held=self._held, clock=clock)
-        self.inputs.when_button_changed = self.hold.button_changed
-
-    def _pressed(self) -> None:
-        self.presses += 1
 
     def _refuse(self, since: float) -> str | None:
         self.asked_since.append(since)
@@ -69,19 +51,18 @@ class Button:
         self.held_at.append(self.clock.now())
 
     def down(self) -> None:
-        self.pin.drive_low()
+        self.hold.button_changed(True)
 
     def up(self) -> None:
-        self.pin.drive_high()
+        self.hold.button_changed(False)
 
     def close(self) -> None:
         self.hold.close()
-        self.inputs.close()
 
 
 @pytest.fixture
-def button(factory: MockFactory, clock: VirtualClock) -> Iterator[Button]:
-    button = Button(factory, clock, [])
+def button(clock: VirtualClock) -> Iterator[Button]:
+    button = Button(clock, [])
     yield button
     button.close()
 
@@ -89,7 +70,6 @@ def button(factory: MockFactory, clock: VirtualClock) -> Iterator[Button]:
 def test_a_hold_of_the_configured_time_switches_off_exactly_then(button: Button, clock: VirtualClock) -> None:
     clock.sleep(1)
     button.down()
-    assert button.presses == 1  # the press that starts a hold is a press like any other
     clock.sleep(HOLD_S - 0.001)
     assert button.held_at == []
     clock.sleep(0.002)
@@ -105,13 +85,12 @@ def test_a_release_before_the_time_is_up_does_nothing(button: Button, clock: Vir
     assert button.held_at == [] and button.asked_since == []
 
 
-def test_contact_bounce_starts_the_timing_again(button: Button, clock: VirtualClock) -> None:
+def test_a_release_told_starts_the_timing_again(button: Button, clock: VirtualClock) -> None:
     button.down()
     clock.sleep(1)
-    button.up()  # a bounce: 5 ms open
+    button.up()  # let go for 5 ms (the firmware tells a release only once it has lasted debounce_ms)
     clock.sleep(0.005)
     button.down()
-    assert button.presses == 1  # the debounce keeps it one press
     clock.sleep(HOLD_S - 0.01)
     assert button.held_at == []  # 1 s + 2.99 s since the first edge, but only 2.99 s since the last
     clock.sleep(0.02)
@@ -119,9 +98,9 @@ def test_contact_bounce_starts_the_timing_again(button: Button, clock: VirtualCl
 
 
 def test_a_refused_hold_is_logged_and_the_next_hold_asks_again(
-    factory: MockFactory, clock: VirtualClock, caplog: pytest.LogCaptureFixture
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    button = Button(factory, clock, ["a fire was under way"])
+    button = Button(clock, ["a fire was under way"])
     try:
         with caplog.at_level(logging.INFO, logger="launcher.poweroff"):
             button.down()
@@ -246,9 +225,9 @@ class Recorder:
     [(True, False, True), (False, False, False), (True, True, False), (False, True, False)],
 )
 def test_only_a_quiet_launcher_outside_an_attack_switches_off(
-    factory: MockFactory, clock: VirtualClock, quiet: bool, attack: bool, switched_off: bool
+    clock: VirtualClock, quiet: bool, attack: bool, switched_off: bool
 ) -> None:
-    inputs = GpioInputs(pins=PINS, debounce_ms=30, pin_factory=factory, on_lid_open=lambda: None, clock=clock)
+    inputs = SerialInputs()  # the inputs as the link reports them
     bus, steps = Recorder(), []
     power_off = HoldToPowerOff(
         hold_s=HOLD_S,
@@ -261,11 +240,11 @@ def test_only_a_quiet_launcher_outside_an_attack_switches_off(
         clock=clock,
     )
     try:
-        factory.pin(PINS.button).drive_low()
+        assert inputs.when_button_changed is not None
+        inputs.when_button_changed(True)  # down, and held
         clock.sleep(HOLD_S + ANNOUNCE_S + 1)
     finally:
         power_off.close()
-        inputs.close()
     assert power_off.requested is switched_off
     if switched_off:  # announced first, the motor off, then the daemon's shutdown after the phones had time
         assert bus.events == [(EventType.DAEMON_POWERING_OFF, {"hold_s": HOLD_S})]
@@ -290,7 +269,7 @@ def test_the_controller_is_quiet_after_a_miss_or_a_refusal_and_not_after_a_fire(
         assert fired is not None
         assert not controller.quiet_since(fired)  # busy firing after the hold began
         assert controller.quiet_since(daemon.clock.now())
-        daemon.hardware.world.open_lid()
+        daemon.hardware.set_lid(True)
         since = daemon.clock.now()
         with pytest.raises(PressRefused):
             controller.press("button")
@@ -298,7 +277,7 @@ def test_the_controller_is_quiet_after_a_miss_or_a_refusal_and_not_after_a_fire(
 
 
 DAEMON_SCRIPT = """
-import sys, threading
+import sys, threading, time
 from launcher.config import Config
 from launcher.daemon import Daemon
 
@@ -307,6 +286,7 @@ daemon = Daemon(config)
 world = daemon.hardware.world
 def hold():
     world.open_lid()  # nothing can fire while the lid is open: the press that starts the hold is refused
+    time.sleep(0.1)  # the firmware tells the lid once its contact has settled
     world.press_button(hold_s=2.5)
 threading.Timer(0.5, hold).start()
 daemon.serve()

@@ -134,7 +134,7 @@ def test_player_names_are_refused_with_their_rule(
 
 
 def test_a_press_with_the_lid_open_is_refused_by_code(daemon: Daemon, client: FlaskClient) -> None:
-    daemon.hardware.world.open_lid()  # type: ignore[attr-defined]
+    daemon.hardware.set_lid(True)  # type: ignore[attr-defined]
     error = refused(client, "POST", "/api/press", {})
     assert error["code"] == "lid_open"
 

@@ -161,8 +161,8 @@ def test_the_pattern_restarts_when_the_lid_opens_and_still_verifies(tmp_path: Pa
     config = fast(tmp_path).replace("schedule", profile="pattern")
     first = Daemon(config)
     press(first, 5)
-    first.hardware.world.open_lid()  # type: ignore[attr-defined]
-    first.hardware.world.close_lid()  # type: ignore[attr-defined]
+    first.hardware.set_lid(True)  # type: ignore[attr-defined]
+    first.hardware.set_lid(False)  # type: ignore[attr-defined]
     press(first, 4)  # the published pattern fires on presses 2 and 6 counted from the lid closing
     fired = [o.cards > 0 for o in first.controller._shuffle.outcomes]
     assert fired[5:9] == [False, True, False, False]

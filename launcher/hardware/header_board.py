@@ -27,6 +27,7 @@ import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gpiozero import DigitalInputDevice, Motor
 from gpiozero.pins import Factory
@@ -68,7 +69,7 @@ class Ticks:
         self._clock = clock
 
     def ticks_ms(self) -> int:
-        return int(self._clock.now() * 1000) % TICKS_PERIOD
+        return round(self._clock.now() * 1000) % TICKS_PERIOD  # nearest: a virtual 0.3 s is 300 ms, not 299
 
     @staticmethod
     def ticks_diff(a: int, b: int) -> int:
@@ -216,6 +217,26 @@ def pin_map(pins: dict[str, int | None], max_run_ms: int) -> types.SimpleNamespa
     )
 
 
+def start_firmware(
+    machine: HeaderMachine,
+    *,
+    pins: dict[str, int | None],
+    max_run_ms: int,
+    write: Callable[[bytes], None],
+    clock: Clock,
+    wdt: Watchdog | None = None,
+) -> Any:
+    """The firmware's `Launcher` on `machine`, booted (it has written BOOT) with a fresh boot id."""
+    firmware = load_firmware()
+    boot_id = f"{random.getrandbits(32):08X}"
+    return firmware.Launcher(machine, Ticks(clock), write, boot_id, wdt=wdt, pins=pin_map(pins, max_run_ms))
+
+
+def loop_timeout(launcher: Any) -> float:
+    """How long the firmware's loop may wait for a command or an edge before its next pass."""
+    return LOOP_S if launcher.state == "FIRING" else IDLE_LOOP_S
+
+
 class HeaderBoard:
     """The firmware's Launcher on the header, served on two file descriptors until the first one ends."""
 
@@ -244,14 +265,8 @@ class HeaderBoard:
         self.machine.wake = self._wake
         try:
             self._watchdog = Watchdog(self._stalled, clock=clock)
-            firmware = load_firmware()
-            self.launcher = firmware.Launcher(
-                self.machine,
-                Ticks(clock),
-                self._write,
-                f"{random.getrandbits(32):08X}",
-                wdt=self._watchdog,
-                pins=pin_map(pins, max_run_ms),
+            self.launcher = start_firmware(
+                self.machine, pins=pins, max_run_ms=max_run_ms, write=self._write, clock=clock, wdt=self._watchdog
             )
         except BaseException:  # re-raised: the pins are released on the way
             self.close()
@@ -263,8 +278,7 @@ class HeaderBoard:
         self._watchdog.start()
         launcher, commands, wake = self.launcher, self._commands, self._wake_read
         while True:
-            timeout = LOOP_S if launcher.state == "FIRING" else IDLE_LOOP_S
-            ready, _, _ = select.select([commands, wake], [], [], timeout)
+            ready, _, _ = select.select([commands, wake], [], [], loop_timeout(launcher))
             if wake in ready:
                 os.read(wake, READ_BYTES)
             if commands in ready:

@@ -17,15 +17,15 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+from gpiozero import AngularServo
 from gpiozero.pins import Factory
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig, PinsConfig
 from launcher.hardware.base import Closing
 from launcher.hardware.cues import GpioCues
-from launcher.hardware.gpio import SeatServo
 from launcher.hardware.serial_link import SerialHardware
-from launcher.hardware.serial_port import READ_TIMEOUT_S, WRITE_TIMEOUT_S
+from launcher.hardware.serial_port import READ_TIMEOUT_S, WRITE_TIMEOUT_S, Opener, Port
 
 START_S = 20.0  # from starting the process to its first word: its imports take seconds on a Pi Zero
 END_S = 2.0
@@ -34,9 +34,9 @@ READ_BYTES = 4096
 NAME = "the header process"
 
 
-def board_command(pins: PinsConfig, *, max_run_ms: int, priority: int) -> list[str]:
-    """The command line of the header board for these pins."""
-    wiring = {
+def wiring(pins: PinsConfig) -> dict[str, int | None]:
+    """The pins the firmware drives on the header, by the names header_board.pin_map takes."""
+    return {
         "button": pins.button,
         "beam": pins.exit_beam,
         "lid": pins.lid,
@@ -44,7 +44,11 @@ def board_command(pins: PinsConfig, *, max_run_ms: int, priority: int) -> list[s
         "backward": pins.motor_backward,
         "enable": pins.motor_enable,
     }
-    settings = {"pins": wiring, "max_run_ms": max_run_ms, "priority": priority}
+
+
+def board_command(pins: PinsConfig, *, max_run_ms: int, priority: int) -> list[str]:
+    """The command line of the header board for these pins."""
+    settings = {"pins": wiring(pins), "max_run_ms": max_run_ms, "priority": priority}
     return [sys.executable, "-m", "launcher.hardware.header_board", json.dumps(settings)]
 
 
@@ -148,14 +152,14 @@ class Starter:
     to RETRY_MAX_S): a process that cannot start must not be started again and again, at a second of a Pi Zero's
     processor each time."""
 
-    def __init__(self, start: Callable[[], PipePort], *, clock: Clock = REAL_CLOCK) -> None:
+    def __init__(self, start: Opener, *, clock: Clock = REAL_CLOCK) -> None:
         self._start = start
         self._clock = clock
         self._wait_s = 0.0
         self._next = 0.0
         self._failure = ""
 
-    def __call__(self) -> PipePort:
+    def __call__(self) -> Port:
         now = self._clock.now()
         if now < self._next:
             raise OSError(f"{self._failure}; trying again in {self._next - now:.0f} s")
@@ -168,6 +172,27 @@ class Starter:
             raise
         self._wait_s = 0.0
         return port
+
+
+class SeatServo:
+    """The aiming servo, when `seat_angles` are set (none is opened without them): turns to face a seat."""
+
+    def __init__(self, pin: int, seat_angles: tuple[float, ...], *, pin_factory: Factory) -> None:
+        self._seat_angles = seat_angles
+        self._servo = AngularServo(pin, min_angle=-90, max_angle=90, pin_factory=pin_factory) if seat_angles else None
+
+    @property
+    def angle(self) -> float | None:
+        return None if self._servo is None or self._servo.closed else self._servo.angle
+
+    def aim_at(self, seat: int) -> None:
+        """Turn the launcher to face the player in this seat (0 = the first)."""
+        if self._servo is not None and not self._servo.closed and 0 <= seat < len(self._seat_angles):
+            self._servo.angle = self._seat_angles[seat]
+
+    def close(self) -> None:
+        if self._servo is not None:
+            self._servo.close()
 
 
 class HeaderHardware(Closing):
@@ -186,16 +211,22 @@ class HeaderHardware(Closing):
         clock: Clock = REAL_CLOCK,
         seat_angles: tuple[float, ...] = (),
         edge_priority: int = 0,
-        opener: Callable[[], PipePort] | None = None,
+        opener: Opener | None = None,
+        backend: str = "gpio",
+        name: str = NAME,
     ) -> None:
+        """`opener` opens the wire to the firmware, by default a HeaderProcess; `name` says where it runs."""
         command = board_command(pins, max_run_ms=dispense.max_run_ms, priority=edge_priority)
+        # For the status page: where the firmware runs the motor (`firmware` is its version, once it has said).
+        self._where = {"backend": backend, "runs_on": name}
+        self.clock = clock
         with contextlib.ExitStack() as undo:  # a part that fails to open releases the ones before it
             self.cues = GpioCues(light=pins.light, buzzer=pins.buzzer, pin_factory=pin_factory, clock=clock)
             undo.callback(self.cues.close)
             self.servo = SeatServo(pins.servo, seat_angles, pin_factory=pin_factory)
             undo.callback(self.servo.close)
             start = opener or (lambda: HeaderProcess(command))
-            self._board = SerialHardware(port=NAME, dispense=dispense, clock=clock, opener=Starter(start, clock=clock))
+            self._board = SerialHardware(port=name, dispense=dispense, clock=clock, opener=Starter(start, clock=clock))
             undo.pop_all()
         self.inputs = self._board.inputs
         self.dispenser = self._board.dispenser
@@ -211,7 +242,11 @@ class HeaderHardware(Closing):
     def describe(self) -> dict[str, object]:
         board = self._board.describe()
         del board["port"]
-        return {**board, "backend": "gpio", "process": True, "cues": self.cues.running, "aim": self.servo.angle}
+        return {**board, **self._where, "cues": self.cues.running, "aim": self.servo.angle}
+
+    def status(self) -> dict[str, str]:
+        """The firmware's own reading of its parts (SerialHardware.status)."""
+        return self._board.status()
 
     def aim_at(self, seat: int) -> None:
         self.servo.aim_at(seat)

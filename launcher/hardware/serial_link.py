@@ -32,7 +32,7 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import DispenseConfig
 from launcher.hardware import framing
 from launcher.hardware.base import Closing, FireJob, HardwareGone, NoCues, StopReason
-from launcher.hardware.serial_fires import FireTracker, SerialFireJob
+from launcher.hardware.serial_fires import FireTracker, SerialFireJob, fields
 from launcher.hardware.serial_port import Opener, PortKeeper, SerialPort, wait_for
 from launcher.hardware.serial_session import REPLY_TIMEOUT_S, TRIES, Request, Session, config_args
 from launcher.threads import StoppableThread
@@ -192,6 +192,7 @@ class SerialHardware(Closing):
             return {
                 "backend": "serial",
                 "port": self.port,
+                "runs_on": "a board on USB",  # the motor, under firmware/main.py at the version below
                 "link": {None: "connecting", True: "up", False: "down"}[session.link_up],
                 "message": session.message,
                 "boot_id": session.boot_id,
@@ -264,6 +265,17 @@ class SerialHardware(Closing):
             # Not answered, the link is lost: the session's end fails any fire, and the board drops its arm when it
             # stops hearing the host or is greeted again.
             return self._last_reflex
+
+    def status(self) -> dict[str, str]:
+        """The board's full STATUS (`beam`, `lid`, `state`, ...) as it answers it now; {} without a link."""
+        with self._cond:
+            if not self._session.ready:
+                return {}
+            request = Request("STATUS")
+            self._session.submit(request)
+            session = self._session
+            wait_for(self._cond, self._clock, lambda: request.reply is not None or not session.ready, DISARM_WAIT_S)
+            return {} if request.reply is None else fields(request.reply.args)
 
     def _withdraw_arm(self) -> None:
         for request in self._session.queued("ARM"):
