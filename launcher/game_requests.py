@@ -46,6 +46,12 @@ def _player(method: Callable[[Table, str], None]) -> Declaration:
     return Declaration(("player",), (), lambda table, body: method(table, body["player"]))
 
 
+def _caught(method: Callable[[Table, str, int], None]) -> Declaration:
+    return Declaration(
+        ("player",), ("catchers",), lambda table, body: method(table, body["player"], body.get("catchers", 1))
+    )
+
+
 def _first_card(table: Table, body: Mapping[str, Any]) -> None:
     if not table.first_card(body["card"]):
         raise GameError(f"{body['card']} goes back into the deck: turn up another card")
@@ -57,7 +63,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "hit2": _by_count(Table.hit2),
     "wild_all_hit": _by(Table.wild_all_hit),
     "wild_hit_fire": _by(Table.wild_hit_fire),
-    "uno_penalty": _player(Table.uno_penalty),
+    "uno_penalty": _caught(Table.uno_penalty),
     "suggestion_penalty": _player(Table.suggestion_penalty),
     "party_penalty": _player(Table.party_penalty),
     "reverse": _by_count(Table.reverse),
@@ -67,7 +73,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "challenge": Declaration(
         ("player", "legal"), (), lambda table, body: table.challenge(body["player"], body["legal"])
     ),
-    "forgot_uno": _player(Table.forgot_uno),
+    "forgot_uno": _caught(Table.forgot_uno),
     "false_uno": _player(Table.false_uno),
     "wrong_card": _player(Table.wrong_card),
     "wrong_accusation": _player(Table.wrong_accusation),

@@ -262,6 +262,7 @@ SPEC: dict[str, Any] = {
                             "by": {"type": "string"},
                             "player": {"type": "string"},
                             "count": {"type": "integer", "minimum": 1},
+                            "catchers": {"type": "integer", "minimum": 1},
                             "cards": {"type": "integer", "minimum": 1},
                             "legal": {"type": "boolean"},
                             "card": {"type": "string"},

@@ -37,6 +37,7 @@ class CommonPlays(TableCore):
         self._demands.append(self._owed(player, Cause.DECLINED, 1))
         self._turn_to(self._after(player))
         self._drew = player
+        self._took_turn(player)
 
     @play
     def reverse(self, by: str, count: int = 1) -> None:
@@ -117,6 +118,7 @@ class CommonPlays(TableCore):
         if self._current == player:
             self._turn_to(self._after(player))
         self._out.append(player)
+        self._uno_window = None  # nobody is caught on a forgotten UNO once out of the round
 
     def set_turn(self, player: str) -> None:
         """A correction from a phone: it is this player's turn."""
@@ -197,9 +199,10 @@ class UnoAttackPlays(TableCore):
         self._turn_to(self._after(victim))
 
     @play
-    def uno_penalty(self, player: str) -> None:
-        """Forgot to call UNO and was caught: two presses, or the table's own number."""
-        self._penalty(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, self.house_rules.forgot_uno_penalty)
+    def uno_penalty(self, player: str, catchers: int = 1) -> None:
+        """Forgot to call UNO and was caught before the next player played: two presses, or the table's own number,
+        for each player who caught it."""
+        self._forgot_uno(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, catchers)
 
     @play
     def suggestion_penalty(self, player: str) -> None:
@@ -282,9 +285,10 @@ class ClassicPlays(TableCore):
             self._turn_to(self._after(challenger) if self.house_rules.challenger_skipped else challenger)
 
     @play
-    def forgot_uno(self, player: str) -> None:
-        """Forgot to call UNO and was caught before the next play: 2 cards, or the table's own number."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, self.house_rules.forgot_uno_penalty)
+    def forgot_uno(self, player: str, catchers: int = 1) -> None:
+        """Forgot to call UNO and was caught before the next player played: 2 cards, or the table's own number, for
+        each player who caught it."""
+        self._forgot_uno(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, catchers)
 
     @play
     def false_uno(self, player: str) -> None:
