@@ -238,8 +238,10 @@ class Game:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Game:
-        # Games stored before these were kept: the first seat dealt first; elimination had the head-to-head final.
-        data = {"dealer": None, "final": None, **data}
+        # Games stored before these were kept: the first seat dealt first; elimination had the head-to-head final
+        # (the default of new games is the seeds' last one standing, but a stored game keeps the ending it had).
+        before = Final.NEXT_ROUND.value if data.get("mode") == Mode.ELIMINATION.value else None
+        data = {"dealer": None, "final": before, **data}
         exact_keys("a game", data, _GAME_KEYS)
         game = cls(
             data["players"],
@@ -266,14 +268,14 @@ class Game:
     # --- helpers -------------------------------------------------------------------------------------------------
 
     def _check_final(self, final: object) -> Final | None:
-        """Elimination's ending with two sides left (default: the head-to-head final); None in the other modes."""
+        """Elimination's ending with two sides left (default: the last one standing); None in the other modes."""
         if self.mode is not Mode.ELIMINATION:
             if final is not None:
                 raise GameError(
                     f"final = {final!r:.40} is a setting of elimination; this game is scored {self.mode.label}"
                 )
             return None
-        return Final.NEXT_ROUND if final is None else Final.parse(final)
+        return Final.LAST_STANDING if final is None else Final.parse(final)
 
 
 _GAME_KEYS = (
