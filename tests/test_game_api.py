@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
-from launcher.game_requests import DECLARATIONS
+from launcher.game_actions import BY_KIND
 from tests.conftest import joined_client, start_daemon
 
 
@@ -274,7 +274,7 @@ def test_every_declaration_the_page_is_offered_is_taken_or_refused_by_name(clien
     values = {"by": "Ann", "player": "Bob", "count": 1, "cards": 7, "legal": True, "card": "7", "catchers": 1}
     for kind in client.get("/api/game").get_json()["rules"]["declarations"][ruleset]:
         post(client, "/api/attacks", {"kind": "cancel"})
-        fields = DECLARATIONS[kind].fields
+        fields = [f.name for f in BY_KIND[kind].fields]
         reply = client.post("/api/attacks", json={"kind": kind, **{f: values[f] for f in fields}})
         assert reply.status_code in (200, 400), (kind, reply.get_json())
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.game.attacks import Cause, Demand, OpenAttacks, Press, Table
+from launcher.game.attacks import Cause, ClassicTable, Demand, OpenAttacks, Press, Table, UnoAttackTable
 from launcher.game.cards import GameError
 from launcher.game.rulesets import HouseRules, Ruleset
 
@@ -333,15 +333,15 @@ def test_press_reports_are_checked(outcome_fired, cards):
         attack_table().on_press(outcome_fired, cards)
 
 
-def test_declarations_belong_to_their_ruleset():
-    with pytest.raises(GameError, match="Hit 2 belongs to UNO Attack; this table plays classic UNO"):
-        classic_table().hit2("Ann")
-    with pytest.raises(GameError, match="Draw Two belongs to classic UNO; this table plays UNO Attack"):
-        attack_table().draw_two("Ann")
-    with pytest.raises(GameError, match="The forgotten UNO belongs to classic UNO"):
-        attack_table().forgot_uno("Ann")
-    with pytest.raises(GameError, match="The UNO penalty belongs to UNO Attack"):
-        classic_table().uno_penalty("Ann")
+def test_each_ruleset_has_a_table_of_its_own_plays():
+    classic, attack = classic_table(), attack_table()
+    assert isinstance(classic, ClassicTable) and isinstance(attack, UnoAttackTable)
+    for only_attack in ("hit2", "wild_all_hit", "wild_hit_fire", "uno_penalty", "suggestion_penalty"):
+        assert hasattr(attack, only_attack) and not hasattr(classic, only_attack)
+    for only_classic in ("deal", "draw_two", "wild_draw_four", "challenge", "forgot_uno", "false_uno", "wrong_card"):
+        assert hasattr(classic, only_classic) and not hasattr(attack, only_classic)
+    assert type(Table.from_dict(classic.to_dict())) is ClassicTable
+    assert type(attack.next_round("Bob")) is UnoAttackTable
 
 
 # --- classic UNO on an exact-count dispenser -----------------------------------------------------------------------
@@ -384,8 +384,6 @@ def test_a_short_dispense_leaves_the_rest_owed():
 def test_deal_is_checked_against_the_deck():
     with pytest.raises(GameError, match="cards per player = 11 is not accepted; expected a whole number from 1 to 10"):
         classic_table([f"P{i}" for i in range(10)]).deal(11)
-    with pytest.raises(GameError, match="Dealing from the dispenser belongs to classic UNO"):
-        attack_table().deal()
 
 
 def test_play_waits_for_the_deal():

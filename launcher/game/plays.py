@@ -12,12 +12,13 @@ from typing import Self
 
 from launcher.game.cards import GameError, flag, whole_number
 from launcher.game.demands import Cause, Demand, OpenAttacks
-from launcher.game.rulesets import Ruleset
 from launcher.game.table_core import TableCore, play
 from launcher.refusals import Refusal
 
 
 class CommonPlays(TableCore):
+    """The plays of both rulesets, the first card, corrections and the end of a round."""
+
     # --- declarations for both rulesets --------------------------------------------------------------------------
 
     @play
@@ -163,12 +164,11 @@ class CommonPlays(TableCore):
 
 
 class UnoAttackPlays(TableCore):
-    # --- UNO Attack ----------------------------------------------------------------------------------------------
+    """The plays only UNO Attack has: the launcher's attacks and its penalties in presses."""
 
     @play
     def hit2(self, by: str, count: int = 1) -> None:
         """The next player presses twice (per Hit 2) and loses the turn."""
-        self._require(Ruleset.UNO_ATTACK, "Hit 2")
         self._known(by)
         count = self._count("hit_2", count)
         owed = self._take_stack(by, Cause.HIT_2, {Cause.HIT_2})
@@ -180,7 +180,6 @@ class UnoAttackPlays(TableCore):
     @play
     def wild_all_hit(self, by: str) -> None:
         """Every other player, from the next in the direction of play, presses once; then the next player plays."""
-        self._require(Ruleset.UNO_ATTACK, "Wild All Hit")
         self._known(by)
         self._check_free()
         self._check_turn(by)
@@ -190,7 +189,6 @@ class UnoAttackPlays(TableCore):
     @play
     def wild_hit_fire(self, by: str) -> None:
         """The next player presses until the launcher fires and loses the turn."""
-        self._require(Ruleset.UNO_ATTACK, "Wild Hit-Fire")
         self._known(by)
         self._check_free()
         self._check_turn(by)
@@ -202,20 +200,19 @@ class UnoAttackPlays(TableCore):
     def uno_penalty(self, player: str, catchers: int = 1) -> None:
         """Forgot to call UNO and was caught before the next player played: two presses, or the table's own number,
         for each player who caught it."""
-        self._forgot_uno(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, catchers)
+        self._forgot_uno(player, Cause.UNO_PENALTY, catchers)
 
     @play
     def suggestion_penalty(self, player: str) -> None:
         """Suggested a play to another player: four presses."""
-        self._penalty(Ruleset.UNO_ATTACK, player, Cause.SUGGESTION_PENALTY, 4)
+        self._penalty(player, Cause.SUGGESTION_PENALTY, 4)
 
 
 class ClassicPlays(TableCore):
-    # --- classic UNO on an exact-count dispenser -----------------------------------------------------------------
+    """The plays only classic UNO has, on an exact-count dispenser: the deal, draws, challenges, penalties in cards."""
 
     def deal(self, n: int = 7) -> list[tuple[str, int]]:
         """n cards to each player, from the dealer's left round to the dealer."""
-        self._require(Ruleset.CLASSIC, "Dealing from the dispenser")
         self._check_free()
         deck = self.ruleset.deck
         # One card must remain to turn up as the first card.
@@ -227,7 +224,6 @@ class ClassicPlays(TableCore):
     @play
     def draw_two(self, by: str, count: int = 1) -> None:
         """The next player takes exactly 2 cards (per Draw Two) and loses the turn."""
-        self._require(Ruleset.CLASSIC, "Draw Two")
         self._known(by)
         count = self._count("draw_two", count)
         owed = self._take_stack(by, Cause.DRAW_TWO, {Cause.DRAW_TWO})
@@ -239,7 +235,6 @@ class ClassicPlays(TableCore):
     @play
     def wild_draw_four(self, by: str, count: int = 1) -> None:
         """The next player takes exactly 4 cards (per Wild Draw Four) and loses the turn, unless they challenge."""
-        self._require(Ruleset.CLASSIC, "Wild Draw Four")
         self._known(by)
         count = self._count("wild_draw_four", count)
         owed = self._take_stack(by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
@@ -254,7 +249,6 @@ class ClassicPlays(TableCore):
         whoever played it takes the 4, the challenger none, and the challenger plays (with the house rule
         `challenger_skipped`, the next player does). Several Wild Draw Fours played
         at once are challenged together: the challenger takes 4 per card and 2 more, or their player 4 per card."""
-        self._require(Ruleset.CLASSIC, "A challenge")
         self._known(challenger)
         flag("legal", legal)
         index = next(
@@ -288,19 +282,19 @@ class ClassicPlays(TableCore):
     def forgot_uno(self, player: str, catchers: int = 1) -> None:
         """Forgot to call UNO and was caught before the next player played: 2 cards, or the table's own number, for
         each player who caught it."""
-        self._forgot_uno(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, catchers)
+        self._forgot_uno(player, Cause.FORGOT_UNO, catchers)
 
     @play
     def false_uno(self, player: str) -> None:
         """Called UNO without holding one card: 2 cards."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.FALSE_UNO, 2)
+        self._penalty(player, Cause.FALSE_UNO, 2)
 
     @play
     def wrong_accusation(self, accuser: str) -> None:
         """Accused someone of not calling UNO, wrongly: the accuser takes 2 cards."""
-        self._penalty(Ruleset.CLASSIC, accuser, Cause.WRONG_ACCUSATION, 2)
+        self._penalty(accuser, Cause.WRONG_ACCUSATION, 2)
 
     @play
     def wrong_card(self, player: str) -> None:
         """Played a card that does not match: 2 cards."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.WRONG_CARD, 2)
+        self._penalty(player, Cause.WRONG_CARD, 2)

@@ -231,10 +231,6 @@ class TableCore:
         if self.track_turns:
             self._current = player
 
-    def _require(self, ruleset: Ruleset, what: str) -> None:
-        if self.ruleset is not ruleset:
-            raise GameError(f"{what} belongs to {ruleset.label}; this table plays {self.ruleset.label}")
-
     def _count(self, kind: str, count: int) -> int:
         deck = self.ruleset.deck
         count = whole_number(f"number of {deck.kind(kind).label} cards", count, 1, deck.max_count(kind))
@@ -248,8 +244,7 @@ class TableCore:
             return Demand(player, cause, presses=amount)
         return Demand(player, cause, cards=amount)
 
-    def _penalty(self, ruleset: Ruleset, player: str, cause: Cause, amount: int) -> None:
-        self._require(ruleset, f"The {cause.label}")
+    def _penalty(self, player: str, cause: Cause, amount: int) -> None:
         self._known(player)
         self._demands.append(self._owed(player, cause, amount))
 
@@ -282,9 +277,8 @@ class TableCore:
         if self._uno_window != player:
             self._uno_window = None
 
-    def _forgot_uno(self, ruleset: Ruleset, player: str, cause: Cause, catchers: int) -> None:
+    def _forgot_uno(self, player: str, cause: Cause, catchers: int) -> None:
         """Caught not calling UNO, before the next player played: the table's number per player who caught it."""
-        self._require(ruleset, f"The {cause.label}")
         self._known(player)
         catchers = whole_number("catchers", catchers, 1, len(self.in_play) - 1)
         if self._uno_window != player:
@@ -294,7 +288,7 @@ class TableCore:
                 Refusal.UNO_TOO_LATE,
                 player=player,
             )
-        self._penalty(ruleset, player, cause, self.house_rules.forgot_uno_penalty * catchers)
+        self._penalty(player, cause, self.house_rules.forgot_uno_penalty * catchers)
 
     def _press_refusal(self, player: str) -> str | None:
         """Why a press for `player` is not called for, or None: they owe, or it is their turn and play is free."""
