@@ -53,12 +53,35 @@ class CommonPlays(TableCore):
 
     @play
     def skip(self, by: str, count: int = 1) -> None:
-        """The next player (n players for n Skips) loses the turn; nobody skips the player who played."""
+        """The next player (n players for n Skips) loses the turn; nobody skips the player who played. With the
+        house rule `skip_passes_draw_two`, the player hit by a Draw Two passes it over them to the player after."""
         self._known(by)
         count = self._count("skip", count)
+        owed = self._answer_draw_two(by, self.house_rules.skip_passes_draw_two and len(self.in_play) > 2)
+        self._check_turn(by, stacked=owed > 0)
+        after = self._after(by, 1 + min(count, len(self.in_play) - 1))
+        if owed:
+            self._pass_draw_two(by, after, owed)
+        else:
+            self._turn_to(after)
+
+    def _answer_draw_two(self, by: str, allowed: bool) -> int:
+        """With the house rule (`allowed`), the player hit by a Draw Two, before taking a card, answers it with this
+        card: returns the cards it passes on (0: nothing answered). Else play must be free."""
+        holding = self._holding_play()
+        if allowed and len(holding) == 1:
+            attack = holding[0]
+            answerable = attack.by is not None and not attack.started and not attack.carried
+            if attack.cause is Cause.DRAW_TWO and attack.player == by and answerable:
+                self._demands.remove(attack)
+                return attack.cards
         self._check_free()
-        self._check_turn(by)
-        self._turn_to(self._after(by, 1 + min(count, len(self.in_play) - 1)))
+        return 0
+
+    def _pass_draw_two(self, by: str, victim: str, cards: int) -> None:
+        """The Draw Two `by` answered falls on `victim`, who loses the turn as after any Draw Two."""
+        self._demands.append(Demand(victim, Cause.DRAW_TWO, cards=cards, by=by, stacked=True))
+        self._turn_to(self._after(victim))
 
     @play
     def party_penalty(self, player: str) -> None:

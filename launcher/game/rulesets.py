@@ -81,6 +81,7 @@ class HouseRules:
     reshuffle_doubles: bool = False
     challenger_skipped: bool = False
     number_card_starts: bool = False
+    skip_passes_draw_two: bool = False
     party_penalties: bool = False
     party_penalty: int = HOUSE_RULE_NUMBERS["party_penalty"].default
     forgot_uno_penalty: int = HOUSE_RULE_NUMBERS["forgot_uno_penalty"].default
@@ -224,6 +225,17 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話放回牌堆，再翻下一張。",
         },
         _BOTH,
+    ),
+    HouseRuleText(
+        "skip_passes_draw_two",
+        {"en": "Skip passes a Draw Two on", "zh-Hans": "禁止牌把 +2 转给下下家", "zh-Hant": "阻擋牌把 +2 轉給下下家"},
+        {
+            "en": "Whoever is hit by a Draw Two may, before taking a card, play a Skip of its colour: the next "
+            "player is skipped and the one after takes the cards and loses the turn.",
+            "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的禁止牌：下家被跳过，+2 转给下下家，由他摸牌并停出一次。",
+            "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的阻擋牌：下家被跳過，+2 轉給下下家，由他摸牌並停出一次。",
+        },
+        frozenset({Ruleset.CLASSIC}),
     ),
     HouseRuleText(
         "party_penalties",
