@@ -24,6 +24,19 @@ def test_a_skip_on_a_draw_two_passes_it_over_the_next_player():
     assert table.current == "Ann" and table.out_of_turn is None
 
 
+def test_a_reverse_on_a_draw_two_hands_it_back_to_the_player_before():
+    table = classic_table(reverse_returns_draw_two=True)
+    table.draw_two("Ann")
+    table.reverse("Bob")
+    assert table.demands == (Demand("Ann", Cause.DRAW_TWO, cards=2, by="Bob", stacked=True),)
+    assert (table.direction, table.current) == (-1, "Dee")  # Ann loses the turn; play goes on the other way
+    two = classic_table(["Ann", "Bob"], reverse_returns_draw_two=True)
+    two.draw_two("Ann")
+    two.reverse("Bob")
+    assert two.pending() == Demand("Ann", Cause.DRAW_TWO, cards=2, by="Bob", stacked=True)
+    assert two.current == "Bob"
+
+
 def test_a_stacked_draw_two_goes_on_whole():
     table = classic_table(stacking=True, skip_passes_draw_two=True)
     table.draw_two("Ann")
@@ -32,13 +45,13 @@ def test_a_stacked_draw_two_goes_on_whole():
     assert table.demands == (Demand("Ann", Cause.DRAW_TWO, cards=4, by="Cy", stacked=True),)
 
 
-@pytest.mark.parametrize("card", ["skip"])
+@pytest.mark.parametrize("card", ["skip", "reverse"])
 def test_without_the_rule_or_too_late_the_draw_two_is_taken(card):
     official = classic_table()
     official.draw_two("Ann")
     with pytest.raises(GameError, match="Bob must first take 2 cards for the Draw Two"):
         getattr(official, card)("Bob")
-    rules = {"skip_passes_draw_two": True}
+    rules = {"skip_passes_draw_two": True, "reverse_returns_draw_two": True}
     started = classic_table(**rules)
     started.draw_two("Ann")
     started.on_press(True, 1)  # Bob took a card: too late to answer
@@ -56,6 +69,6 @@ def test_without_the_rule_or_too_late_the_draw_two_is_taken(card):
 
 def test_the_answers_are_house_rules_of_classic_uno():
     texts = {text.key: text for text in HOUSE_RULE_TEXTS}
-    for key in ("skip_passes_draw_two",):
+    for key in ("skip_passes_draw_two", "reverse_returns_draw_two"):
         assert texts[key].rulesets == {Ruleset.CLASSIC}
         assert HouseRules.from_mapping({key: True}).to_dict()[key] is True

@@ -42,14 +42,18 @@ class CommonPlays(TableCore):
 
     @play
     def reverse(self, by: str, count: int = 1) -> None:
-        """The direction flips (an even number of Reverses at once keeps it). Two players: acts as a Skip."""
+        """The direction flips (an even number of Reverses at once keeps it). Two players: acts as a Skip. With the
+        house rule `reverse_returns_draw_two`, the player hit by a Draw Two hands it back to the player before."""
         self._known(by)
         count = self._count("reverse", count)
-        self._check_free()
-        self._check_turn(by)
+        owed = self._answer_draw_two(by, self.house_rules.reverse_returns_draw_two)
+        self._check_turn(by, stacked=owed > 0)
         if count % 2:
             self._direction = -self._direction
-        self._turn_to(by if len(self.in_play) == 2 else self._after(by))
+        if owed:
+            self._pass_draw_two(by, self._after(by), owed)
+        else:
+            self._turn_to(by if len(self.in_play) == 2 else self._after(by))
 
     @play
     def skip(self, by: str, count: int = 1) -> None:

@@ -82,6 +82,7 @@ class HouseRules:
     challenger_skipped: bool = False
     number_card_starts: bool = False
     skip_passes_draw_two: bool = False
+    reverse_returns_draw_two: bool = False
     party_penalties: bool = False
     party_penalty: int = HOUSE_RULE_NUMBERS["party_penalty"].default
     forgot_uno_penalty: int = HOUSE_RULE_NUMBERS["forgot_uno_penalty"].default
@@ -234,6 +235,17 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "player is skipped and the one after takes the cards and loses the turn.",
             "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的禁止牌：下家被跳过，+2 转给下下家，由他摸牌并停出一次。",
             "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的阻擋牌：下家被跳過，+2 轉給下下家，由他摸牌並停出一次。",
+        },
+        frozenset({Ruleset.CLASSIC}),
+    ),
+    HouseRuleText(
+        "reverse_returns_draw_two",
+        {"en": "Reverse returns a Draw Two", "zh-Hans": "反转牌把 +2 还给上家", "zh-Hant": "反轉牌把 +2 還給上家"},
+        {
+            "en": "Whoever is hit by a Draw Two may, before taking a card, play a Reverse of its colour: the "
+            "direction flips and the player before takes the cards and loses the turn.",
+            "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的反转牌：出牌方向反转，+2 还给上家，由他摸牌并停出一次。",
+            "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的反轉牌：出牌方向反轉，+2 還給上家，由他摸牌並停出一次。",
         },
         frozenset({Ruleset.CLASSIC}),
     ),
