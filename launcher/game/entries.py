@@ -163,15 +163,15 @@ class RoundChecker:
 
     def _last_card(self, winner: str, card: object, *, new: bool) -> str | None:
         """The card kind the winner went out on: never a Trade Hands in UNO Attack; with the house rule
-        last_card_not_action, never an action or Wild card, and a new round must say which card it was."""
+        last_card_not_action, never an action or Wild card; with last_card_not_skip_reverse_wild, never a Skip,
+        Reverse or Wild; under either, a new round must say which card it was."""
         deck = self.ruleset.deck
         rule = self.house_rules.last_card_not_action
+        variant = self.house_rules.last_card_not_skip_reverse_wild
         if card is None:
-            if rule and new:
-                raise GameError(
-                    f"which card {winner} went out on (last_card) is needed: the house rule no action card to finish "
-                    "is on"
-                )
+            if (rule or variant) and new:
+                which = "no action card to finish" if rule else "no Skip, Reverse or Wild to finish"
+                raise GameError(f"which card {winner} went out on (last_card) is needed: the house rule {which} is on")
             return None
         if not isinstance(card, str) or card not in deck.kind_ids:
             raise GameError(
@@ -185,5 +185,10 @@ class RoundChecker:
             raise GameError(
                 f"{winner} cannot go out on a {label}: the house rule no action card to finish is on (only a number "
                 "card finishes a round)"
+            )
+        if variant and card in ("skip", "reverse", "wild"):
+            raise GameError(
+                f"{winner} cannot go out on a {label}: the house rule no Skip, Reverse or Wild to finish is on (a "
+                "number, a Draw Two or a Wild Draw Four finishes a round)"
             )
         return card

@@ -77,6 +77,7 @@ class HouseRules:
     multiple_identical: bool = False
     seven_zero: bool = False
     last_card_not_action: bool = False
+    last_card_not_skip_reverse_wild: bool = False
     red_zero_100: bool = False
     reshuffle_doubles: bool = False
     challenger_skipped: bool = False
@@ -182,6 +183,23 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "or press (UNO Attack) instead.",
             "zh-Hans": "最后一张不能是功能牌或万能牌；只剩这种牌时，必须摸牌（经典）或按发牌器（UNO Attack）。",
             "zh-Hant": "最後一張不能是功能牌或萬用牌；只剩這種牌時，必須摸牌（經典）或按發牌器（UNO Attack）。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "last_card_not_skip_reverse_wild",
+        {
+            "en": "No Skip, Reverse or Wild to finish",
+            "zh-Hans": "最后一张不能是禁止、反转或变色",
+            "zh-Hant": "最後一張不能是阻擋、反轉或變色",
+        },
+        {
+            "en": "Nobody may go out on a Skip, a Reverse or a Wild; a Draw Two or Wild Draw Four may end the "
+            "round (the next player still takes it). Holding only such a card counts as having no card to play.",
+            "zh-Hans": "最后一张不能是禁止牌、反转牌或变色牌；+2、+4 可以最后出（下家照样受罚）。"
+            "只剩这种牌时，算作无牌可出。",
+            "zh-Hant": "最後一張不能是阻擋牌、反轉牌或變色牌；+2、+4 可以最後出（下家照樣受罰）。"
+            "只剩這種牌時，算作無牌可出。",
         },
         _BOTH,
     ),
