@@ -72,3 +72,14 @@ def test_the_answers_are_house_rules_of_classic_uno():
     for key in ("skip_passes_draw_two", "reverse_returns_draw_two"):
         assert texts[key].rulesets == {Ruleset.CLASSIC}
         assert HouseRules.from_mapping({key: True}).to_dict()[key] is True
+
+
+def test_with_the_house_rule_a_draw_two_turned_up_is_the_dealers_to_take():
+    # Seed rule sheets: "如果为"+2"，则庄家罚抽两张" (officially the player left of the dealer takes it).
+    table = classic_table(first_draw_two_dealer=True)  # Dee deals
+    assert table.first_card("draw_two") is True
+    assert table.demands == (Demand("Dee", Cause.DRAW_TWO, cards=2),)
+    assert table.current == "Ann"  # the dealer loses the turn: play starts at the dealer's left as ever
+    official = classic_table()
+    official.first_card("draw_two")
+    assert official.demands == (Demand("Ann", Cause.DRAW_TWO, cards=2),) and official.current == "Bob"

@@ -115,6 +115,9 @@ class CommonPlays(TableCore):
         elif kind == "wild_all_hit":
             self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1) for p in self._others(self._dealer)]
             self._turn_to(left)
+        elif kind == "draw_two" and self.house_rules.first_draw_two_dealer:
+            self._demands.append(self._owed(self._dealer, Cause.DRAW_TWO, 2))
+            self._turn_to(left)
         elif kind in ("hit_2", "draw_two"):
             self._demands.append(self._owed(left, Cause(kind), 2))
             self._turn_to(self._after(left))

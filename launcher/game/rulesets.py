@@ -82,6 +82,7 @@ class HouseRules:
     reshuffle_doubles: bool = False
     challenger_skipped: bool = False
     number_card_starts: bool = False
+    first_draw_two_dealer: bool = False
     skip_passes_draw_two: bool = False
     reverse_returns_draw_two: bool = False
     party_penalties: bool = False
@@ -244,6 +245,19 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話放回牌堆，再翻下一張。",
         },
         _BOTH,
+    ),
+    HouseRuleText(
+        "first_draw_two_dealer",
+        {"en": "Dealer takes a first Draw Two", "zh-Hans": "首张 +2 由庄家罚摸", "zh-Hant": "首張 +2 由莊家罰摸"},
+        {
+            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards (officially "
+            "the player left of the dealer does and loses the turn); play starts left of the dealer.",
+            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张（正式规则是庄家左边的人摸两张并停出一次）；"
+            "仍由庄家左边的人先出。",
+            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張（正式規則是莊家左邊的人摸兩張並停出一次）；"
+            "仍由莊家左邊的人先出。",
+        },
+        frozenset({Ruleset.CLASSIC}),
     ),
     HouseRuleText(
         "skip_passes_draw_two",
