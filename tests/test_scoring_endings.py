@@ -6,6 +6,7 @@ import json
 import pytest
 
 from launcher.game.cards import GameError
+from launcher.game.rulesets import HouseRules
 from launcher.game.scoring import Game, Mode
 
 THREE = ["Ann", "Bob", "Cy"]
@@ -112,3 +113,16 @@ def test_winner_collects_and_elimination_name_no_loser():
     elimination.score_round("Ann", {"Bob": 60, "Cy": 0})
     elimination.score_round("Cy", {"Ann": 10})
     assert elimination.over and elimination.losers == ()
+
+
+def test_with_the_house_rule_only_the_highest_of_those_who_bust_together_loses():
+    # Seed rule sheets: "先暴500分者為輸家" — one loser; when two pass the target in one round, the higher total.
+    one = Game(FOUR, Mode.LOWEST_TOTAL, 100, house_rules=HouseRules(highest_bust_loses=True))
+    one.score_round("Ann", {"Bob": 120, "Cy": 150, "Dee": 10})
+    assert one.winners == ("Ann",) and one.losers == ("Cy",)
+    tied = Game(FOUR, Mode.KNOCK_OUT, 100, house_rules=HouseRules(highest_bust_loses=True))
+    tied.score_round(None, {"Dee": 130}, order=["Ann", "Bob", "Cy", "Dee"])
+    assert tied.losers == ("Dee",)
+    every = Game(FOUR, Mode.LOWEST_TOTAL, 100)
+    every.score_round("Ann", {"Bob": 120, "Cy": 150, "Dee": 10})
+    assert every.losers == ("Bob", "Cy")  # without the rule, everyone who reached the target

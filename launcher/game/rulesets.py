@@ -80,6 +80,7 @@ class HouseRules:
     last_card_not_skip_reverse_wild: bool = False
     red_zero_100: bool = False
     reshuffle_doubles: bool = False
+    highest_bust_loses: bool = False
     challenger_skipped: bool = False
     number_card_starts: bool = False
     first_draw_two_dealer: bool = False
@@ -221,6 +222,17 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "en": "If the draw pile ran out and was reshuffled during a round, that round's score counts double.",
             "zh-Hans": "这一局里牌库用完、重新洗过牌的话，这一局的分数加倍。",
             "zh-Hant": "這一局裡牌庫用完、重新洗過牌的話，這一局的分數加倍。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "highest_bust_loses",
+        {"en": "One loser", "zh-Hans": "只有一个输家", "zh-Hant": "只有一個輸家"},
+        {
+            "en": "Where passing the target loses (lowest total, knock-out play): if several pass it in the same "
+            "round, only the one with the highest total loses.",
+            "zh-Hans": "在先到目标分就输的玩法里（低分获胜、淘汰制）：同一局有几个人一起爆分时，只算分数最高的人输。",
+            "zh-Hant": "在先到目標分就輸的玩法裡（低分获胜、淘汰制）：同一局有幾個人一起爆分時，只算分數最高的人輸。",
         },
         _BOTH,
     ),

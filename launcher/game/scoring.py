@@ -58,7 +58,9 @@ class Game:
             raise GameError("knock-out play is for players, not teams: teams play a points mode")
         self.final_rule = self._check_final(final)
         self._checker = RoundChecker(self.players, self.mode, self.ruleset, house_rules)
-        rules = ModeRules(self.mode, self.target, self.final_rule, self.sides)
+        rules = ModeRules(
+            self.mode, self.target, self.final_rule, self.sides, one_loser=self.house_rules.highest_bust_loses
+        )
         self._replay = RoundReplay(self._sides, rules, self._checker.hand_value, doubles=house_rules.reshuffle_doubles)
         self._launcher = LauncherTally(self.players, self.ruleset.deck.total)
 
