@@ -83,3 +83,15 @@ def test_with_the_house_rule_a_draw_two_turned_up_is_the_dealers_to_take():
     official = classic_table()
     official.first_card("draw_two")
     assert official.demands == (Demand("Ann", Cause.DRAW_TWO, cards=2),) and official.current == "Bob"
+
+
+def test_with_the_house_rule_a_pair_goes_down_together_with_the_effect_of_one():
+    # Seed rule sheets: "若有一對牌……則可以一對一起出，下家不受一對的影響".
+    table = classic_table(pairs_one_effect=True)
+    table.draw_two("Ann", count=2)  # a pair of Draw Twos: Bob takes 2, not 4
+    assert table.demands == (Demand("Bob", Cause.DRAW_TWO, cards=2, by="Ann"),)
+    attack = Table(FOUR, Ruleset.UNO_ATTACK, HouseRules(pairs_one_effect=True), dealer="Dee")
+    attack.skip("Ann", count=2)  # a pair of Skips skips one player
+    assert attack.current == "Cy"
+    with pytest.raises(GameError, match="several identical cards at once need the house rule multiple_identical"):
+        attack.skip("Cy", count=3)  # a pair is two

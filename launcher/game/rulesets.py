@@ -75,6 +75,7 @@ class HouseRules:
     stacking: bool = False
     jump_in: bool = False
     multiple_identical: bool = False
+    pairs_one_effect: bool = False
     seven_zero: bool = False
     last_card_not_action: bool = False
     last_card_not_skip_reverse_wild: bool = False
@@ -163,6 +164,19 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "an even number of Reverses keeps the direction.",
             "zh-Hans": "完全相同的牌可以一次打出：n 张跳过就跳过 n 个人，n 张罚按牌或 +2 累加，偶数张反转方向不变。",
             "zh-Hant": "完全相同的牌可以一次打出：n 張阻擋就跳過 n 個人，n 張罰按牌或 +2 累加，偶數張反轉方向不變。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "pairs_one_effect",
+        {"en": "Pairs, one effect", "zh-Hans": "对牌一起出", "zh-Hant": "對牌一起出"},
+        {
+            "en": "Two identical cards may be played together, to go out faster; the pair acts as one card (a pair "
+            "of Skips skips one player, a pair of Draw Twos gives 2).",
+            "zh-Hans": "两张完全相同的牌可以一起出，出得更快；"
+            "一对只算一张的效果（一对禁止牌只跳过一个人，一对 +2 只罚两张）。",
+            "zh-Hant": "兩張完全相同的牌可以一起出，出得更快；"
+            "一對只算一張的效果（一對阻擋牌只跳過一個人，一對 +2 只罰兩張）。",
         },
         _BOTH,
     ),

@@ -232,8 +232,12 @@ class TableCore:
             self._current = player
 
     def _count(self, kind: str, count: int) -> int:
+        """How many of the cards played together take effect: all of them with multiple_identical; one for a pair
+        with pairs_one_effect (the pair only goes down faster)."""
         deck = self.ruleset.deck
         count = whole_number(f"number of {deck.kind(kind).label} cards", count, 1, deck.max_count(kind))
+        if count == 2 and self.house_rules.pairs_one_effect and not self.house_rules.multiple_identical:
+            return 1
         if count > 1 and not self.house_rules.multiple_identical:
             raise GameError("several identical cards at once need the house rule multiple_identical")
         return count

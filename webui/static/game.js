@@ -329,7 +329,7 @@ function buildTableControls() {
     }),
   );
   if (!players.includes(picked)) game.current = undefined; // then the picker follows whose turn it is again
-  const multiple = Boolean(data?.house_rules.multiple_identical);
+  const multiple = Boolean(data?.house_rules.multiple_identical || data?.house_rules.pairs_one_effect);
   $("count-row").hidden = !multiple;
   $("count").replaceChildren(...Array.from({ length: MAX_COUNT }, (_, i) => option(String(i + 1), `× ${i + 1}`)));
   const groups = { cards: [], penalties: [], start: [], fix: [] };
