@@ -1,99 +1,23 @@
 """What the phones send about the game, checked field by field and turned into calls on the pure model.
 
-Each declaration kind names the body fields it takes and the `Table` method it calls, with the arguments passed by
-position: a body field's name never has to match a parameter's. Which fields a body takes is checked by the one
-parser of request bodies (launcher/bodies.py: `BodyError`, with the game's codes); their values by the game itself
-(`GameError`s naming the field).
+Each declaration is an action of the registry (launcher/game_actions.py: the fields it takes, the table method it
+calls). Which fields a body takes is checked by the one parser of request bodies (launcher/bodies.py: `BodyError`,
+with the game's codes); their values by the game itself (`GameError`s naming the field).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from launcher import game_actions
 from launcher.bodies import Field, Shape, parsed_by
 from launcher.game import Game, GameError, HouseRules, Mode, Ruleset, Table
 from launcher.game.cards import flag
 from launcher.game.scoring import Hand
-from launcher.refusals import Refusal
-
-
-@dataclass(frozen=True, slots=True)
-class Declaration:
-    required: tuple[str, ...]
-    optional: tuple[str, ...]
-    apply: Callable[[Table, Mapping[str, Any]], object]
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return self.required + self.optional
-
-    def shape(self, kind: str) -> Shape:
-        fields = {"kind": Field(required=True)} | {f: Field(required=f in self.required) for f in self.fields}
-        return Shape(f"a {kind} declaration", fields, code="bad_declaration")
-
-
-def _by(method: Callable[[Table, str], None]) -> Declaration:
-    return Declaration(("by",), (), lambda table, body: method(table, body["by"]))
-
-
-def _by_count(method: Callable[[Table, str, int], None]) -> Declaration:
-    return Declaration(("by",), ("count",), lambda table, body: method(table, body["by"], body.get("count", 1)))
-
-
-def _player(method: Callable[[Table, str], None]) -> Declaration:
-    return Declaration(("player",), (), lambda table, body: method(table, body["player"]))
-
-
-def _first_card(table: Table, body: Mapping[str, Any]) -> None:
-    if not table.first_card(body["card"]):
-        raise GameError(
-            f"{body['card']} goes back into the deck: turn up another card", Refusal.FIRST_CARD_BACK, card=body["card"]
-        )
-
-
-DECLARATIONS: dict[str, Declaration] = {
-    "played": _by(Table.played),
-    "declined": _player(Table.declined),
-    "hit2": _by_count(Table.hit2),
-    "wild_all_hit": _by(Table.wild_all_hit),
-    "wild_hit_fire": _by(Table.wild_hit_fire),
-    "uno_penalty": _player(Table.uno_penalty),
-    "suggestion_penalty": _player(Table.suggestion_penalty),
-    "party_penalty": _player(Table.party_penalty),
-    "reverse": _by_count(Table.reverse),
-    "skip": _by_count(Table.skip),
-    "draw_two": _by_count(Table.draw_two),
-    "wild_draw_four": _by_count(Table.wild_draw_four),
-    "challenge": Declaration(
-        ("player", "legal"), (), lambda table, body: table.challenge(body["player"], body["legal"])
-    ),
-    "forgot_uno": _player(Table.forgot_uno),
-    "false_uno": _player(Table.false_uno),
-    "wrong_card": _player(Table.wrong_card),
-    "wrong_accusation": _player(Table.wrong_accusation),
-    "deal": Declaration((), ("cards",), lambda table, body: table.deal(body.get("cards", 7))),
-    "first_card": Declaration(("card",), (), _first_card),
-    "turn": _player(Table.set_turn),
-    "cancel": Declaration((), (), lambda table, body: table.cancel()),
-    "went_out": _player(Table.went_out),
-}
-
-# What phones may declare, per ruleset, in the order the page offers them.
-RULESET_DECLARATIONS: dict[Ruleset, tuple[str, ...]] = {
-    Ruleset.UNO_ATTACK: (
-        "played", "declined", "hit2", "wild_all_hit", "wild_hit_fire", "uno_penalty", "suggestion_penalty",
-        "party_penalty", "reverse", "skip", "first_card", "turn", "cancel",
-    ),
-    Ruleset.CLASSIC: (
-        "played", "declined", "draw_two", "wild_draw_four", "challenge", "forgot_uno", "false_uno", "wrong_card",
-        "wrong_accusation", "party_penalty", "reverse", "skip", "deal", "first_card", "turn", "cancel",
-    ),
-}  # fmt: skip
-# What phones may declare besides, in a game scored in this mode only.
-MODE_DECLARATIONS: dict[Mode, tuple[str, ...]] = {Mode.KNOCK_OUT: ("went_out",)}
+from launcher.game_actions import ACTIONS, BY_KIND, Action
 
 _NEW_GAME = Shape(
     "a new game",
@@ -116,7 +40,14 @@ def _round_shape(mode: Mode, *, new: bool) -> Shape:
 
 
 _ROUND_SHAPES = {(mode, new): _round_shape(mode, new=new) for mode in Mode for new in (True, False)}
-_DECLARATION_SHAPES = {kind: declared.shape(kind) for kind, declared in DECLARATIONS.items()}
+_DECLARATION_SHAPES = {
+    action.kind: Shape(
+        f"a {action.kind} declaration",
+        {"kind": Field(required=True)} | {f.name: Field(required=f.required) for f in action.fields},
+        code="bad_declaration",
+    )
+    for action in ACTIONS
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,20 +91,21 @@ def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
     return game, table
 
 
-def declaration(body: Mapping[str, Any], ruleset: Ruleset, mode: Mode) -> tuple[str, Declaration]:
-    """The kind and its declaration, with the body's fields checked against what the kind takes."""
+def declaration(body: Mapping[str, Any], ruleset: Ruleset, mode: Mode) -> Action:
+    """The action a declaration names, with the body's fields checked against what it takes."""
     kind = body.get("kind")
-    kinds = RULESET_DECLARATIONS[ruleset] + MODE_DECLARATIONS.get(mode, ())
-    for only_in, mode_kinds in MODE_DECLARATIONS.items():
-        if kind in mode_kinds and only_in is not mode:
-            raise GameError(
-                f"kind = {kind!r}: a player goes out of the round in play only in {only_in.label} play; this game is "
-                f"scored {mode.label}, where the round ends when the first player goes out"
-            )
-    if not isinstance(kind, str) or kind not in kinds:
+    action = BY_KIND.get(kind) if isinstance(kind, str) else None
+    if action is not None and ruleset in action.rulesets and not action.offered(ruleset, mode):
+        only_in = " or ".join(f"{m.label} play" for m in action.modes or ())
+        raise GameError(
+            f"kind = {kind!r}: a player goes out of the round in play only in {only_in}; this game is "
+            f"scored {mode.label}, where the round ends when the first player goes out"
+        )
+    if action is None or not action.offered(ruleset, mode):
+        kinds = game_actions.kinds(ruleset, mode)
         raise GameError(f"kind = {kind!r:.40} is not accepted in {ruleset.value}; expected one of " + ", ".join(kinds))
-    _DECLARATION_SHAPES[kind].read(body)
-    return kind, DECLARATIONS[kind]
+    _DECLARATION_SHAPES[action.kind].read(body)
+    return action
 
 
 def round_request(body: Mapping[str, Any], mode: Mode, *, new: bool) -> RoundRequest:

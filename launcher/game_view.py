@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from launcher import game_requests
+from launcher import game_actions
 from launcher.game import Final, Game, Mode, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
@@ -12,7 +12,8 @@ from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLA
 
 
 def rules() -> dict[str, Any]:
-    """Everything the page needs to offer choices: rulesets, modes, decks, house rules, declarations."""
+    """Everything the page needs to offer choices: rulesets, modes, decks, house rules, and the declarations (each
+    action of the registry, with its fields and buttons; and which kinds each ruleset and mode offers)."""
     return {
         "rulesets": [r.value for r in Ruleset],
         "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
@@ -26,8 +27,9 @@ def rules() -> dict[str, Any]:
         "house_rule_numbers": {
             key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()
         },
-        "declarations": {r.value: list(kinds) for r, kinds in game_requests.RULESET_DECLARATIONS.items()},
-        "mode_declarations": {m.value: list(kinds) for m, kinds in game_requests.MODE_DECLARATIONS.items()},
+        "declarations": {r.value: list(game_actions.kinds(r)) for r in Ruleset},
+        "mode_declarations": {m.value: list(kinds) for m, kinds in game_actions.mode_kinds().items()},
+        "actions": [action.view() for action in game_actions.ACTIONS],
     }
 
 

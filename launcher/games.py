@@ -164,8 +164,9 @@ class GameDesk:
     def declare(self, body: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
             game, table = self._copies()
-            kind, declared = game_requests.declaration(body, game.ruleset, game.mode)
-            declared.apply(table, body)
+            action = game_requests.declaration(body, game.ruleset, game.mode)
+            action.apply(table, body)
+            kind = action.kind
             assert self._table is not None  # _copies() checked it
             self._commit(game, table, {"kind": kind, "table": self._table.to_dict(), "pressed": False})
             view = table_view(table)

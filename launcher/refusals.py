@@ -18,6 +18,7 @@ class Refusal(StrEnum):
     STACK_NOT_HIT = "stack_not_hit"  # player: only they, who are hit, may stack
     STACK_TOO_LATE = "stack_too_late"  # player: they started pressing
     CHALLENGE_TOO_LATE = "challenge_too_late"  # player: they already took the cards
+    UNO_TOO_LATE = "uno_too_late"  # player: a forgotten UNO is caught only before the next player plays
     NAME_TOO_LONG = "name_too_long"  # name, max
     OUT_OF_RANGE = "out_of_range"  # low, high: a number typed (a target, a hand's total, a house rule's count)
     NAMES_DIFFER = "names_differ"  # first, second: the same name twice

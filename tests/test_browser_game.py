@@ -669,15 +669,16 @@ def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon
     expect(final).to_be_hidden()
     page.locator('input[name="mode"][value="elimination"]').check()
     expect(final).to_be_visible()
-    expect(page.locator('input[name="final"][value="next_round"]')).to_be_checked()  # the default
-    page.locator('input[name="final"][value="last_standing"]').check()
+    expect(page.locator('input[name="final"][value="last_standing"]')).to_be_checked()  # the seeds' ending
     expect(page.locator("#grules-mode")).to_contain_text(en["final.last_standing_about"])
+    page.locator('input[name="final"][value="next_round"]').check()
+    expect(page.locator("#grules-mode")).to_contain_text(en["final.next_round_about"])
     new_game(page, ["Ann", "Bob", "Cy"])
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    assert daemon.get("/api/game")["game"]["final"] == "last_standing"
+    assert daemon.get("/api/game")["game"]["final"] == "next_round"
     page.locator("#tab-scores").tap()
     mode = fill(en["scores.mode"], mode=en["mode.elimination"], target=500)
-    expect(page.locator("#scores-mode")).to_have_text(f"{mode} · {en['final.last_standing']}")
+    expect(page.locator("#scores-mode")).to_have_text(f"{mode} · {en['final.next_round']}")
 
     # Knock-out play has no teams; chips show the bust line and name the bust player.
     page.locator("#tab-new").tap()

@@ -168,6 +168,7 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
 
     # Live, over the event stream: a penalty naming IMG, then a round that IMG wins.
     page.locator("#tab-scores").tap()
+    assert daemon.post("/api/attacks", {"kind": "played", "by": IMG})[0] == 200  # caught on the card just played
     status, answer = daemon.post("/api/attacks", {"kind": "uno_penalty", "player": IMG})
     assert status == 200, answer
     penalty = fill(en["feed.declared"], player=IMG, what=en["decl.uno_penalty"])

@@ -30,7 +30,7 @@ from schemathesis import checks as schemathesis_checks
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.transport import Response
 
-from launcher.game_requests import DECLARATIONS
+from launcher.game_actions import BY_KIND
 from tests.conftest import RunningDaemon, http_json, start_daemon
 from webui.openapi import SPEC
 
@@ -151,7 +151,9 @@ def _aim_at_the_table(live: Live, case: Any, data: st.DataObject) -> None:
                   "cards": aim["cards"], "legal": aim["legal"], "card": pick(kinds, "card")}  # fmt: skip
         body.clear()
         body["kind"] = kind
-        body.update({name: fields[name] for name in DECLARATIONS[kind].fields if fields[name] is not None})
+        body.update(
+            {name: fields[name] for name in (f.name for f in BY_KIND[kind].fields) if fields.get(name) is not None}
+        )
     if isinstance(body.get("winner"), str):  # a round: the winner's hand is empty, the others' are scored
         winner = pick(players, "winner")
         others = [p for p in players if p != winner]

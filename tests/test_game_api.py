@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
-from launcher.game_requests import DECLARATIONS
+from launcher.game_actions import BY_KIND
 from tests.conftest import joined_client, start_daemon
 
 
@@ -199,9 +199,10 @@ def test_several_wild_draw_fours_and_the_forgotten_uno_penalty_from_the_house_ru
     post(client, "/api/games", {"players": FOUR, "ruleset": "classic", "house_rules": rules})
     game = post(client, "/api/attacks", {"kind": "wild_draw_four", "by": "Ann", "count": 2})
     assert (game["table"]["pending"]["player"], game["table"]["pending"]["cards"]) == ("Bob", 8)
-    game = post(client, "/api/attacks", {"kind": "forgot_uno", "player": "Dee"})
-    assert (game["table"]["demands"][1]["player"], game["table"]["demands"][1]["cards"]) == ("Dee", 3)
+    game = post(client, "/api/attacks", {"kind": "forgot_uno", "player": "Ann"})  # Ann's second-to-last card
+    assert (game["table"]["demands"][1]["player"], game["table"]["demands"][1]["cards"]) == ("Ann", 3)
     post(client, "/api/games", {"players": FOUR})
+    post(client, "/api/attacks", {"kind": "played", "by": "Dee"})
     game = post(client, "/api/attacks", {"kind": "uno_penalty", "player": "Dee"})
     assert game["table"]["pending"]["presses"] == 2  # UNO Attack: press twice, unless the table says otherwise
 
@@ -278,10 +279,10 @@ def test_a_correction_that_changes_no_seat_keeps_the_round_in_play(client: Flask
 @pytest.mark.parametrize("ruleset", ["uno_attack", "classic"])
 def test_every_declaration_the_page_is_offered_is_taken_or_refused_by_name(client: FlaskClient, ruleset: str) -> None:
     post(client, "/api/games", {"players": FOUR, "ruleset": ruleset, "house_rules": {"party_penalties": True}})
-    values = {"by": "Ann", "player": "Bob", "count": 1, "cards": 7, "legal": True, "card": "7"}
+    values = {"by": "Ann", "player": "Bob", "count": 1, "cards": 7, "legal": True, "card": "7", "catchers": 1}
     for kind in client.get("/api/game").get_json()["rules"]["declarations"][ruleset]:
         post(client, "/api/attacks", {"kind": "cancel"})
-        fields = DECLARATIONS[kind].fields
+        fields = [f.name for f in BY_KIND[kind].fields]
         reply = client.post("/api/attacks", json={"kind": kind, **{f: values[f] for f in fields}})
         assert reply.status_code in (200, 400), (kind, reply.get_json())
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.game.attacks import Cause, Demand, OpenAttacks, Press, Table
+from launcher.game.attacks import Cause, ClassicTable, Demand, OpenAttacks, Press, Table, UnoAttackTable
 from launcher.game.cards import GameError
 from launcher.game.rulesets import HouseRules, Ruleset
 
@@ -280,11 +280,12 @@ def test_declined_is_one_press_and_the_turn_ends():
 
 def test_uno_and_suggestion_penalties_wait_their_turn_without_holding_play():
     table = attack_table()
-    table.uno_penalty("Dee")
+    table.played("Bob")
+    table.uno_penalty("Bob")
     table.suggestion_penalty("Ann")
-    table.played("Bob")  # penalties do not stop play
-    assert [(d.player, d.presses) for d in table.demands] == [("Dee", 2), ("Ann", 4)]
-    assert press_order(table) == ["Dee"] * 2 + ["Ann"] * 4
+    table.played("Cy")  # penalties do not stop play
+    assert [(d.player, d.presses) for d in table.demands] == [("Bob", 2), ("Ann", 4)]
+    assert press_order(table) == ["Bob"] * 2 + ["Ann"] * 4
 
 
 def test_party_penalty_takes_the_configured_count_when_on():
@@ -332,15 +333,15 @@ def test_press_reports_are_checked(outcome_fired, cards):
         attack_table().on_press(outcome_fired, cards)
 
 
-def test_declarations_belong_to_their_ruleset():
-    with pytest.raises(GameError, match="Hit 2 belongs to UNO Attack; this table plays classic UNO"):
-        classic_table().hit2("Ann")
-    with pytest.raises(GameError, match="Draw Two belongs to classic UNO; this table plays UNO Attack"):
-        attack_table().draw_two("Ann")
-    with pytest.raises(GameError, match="The forgotten UNO belongs to classic UNO"):
-        attack_table().forgot_uno("Ann")
-    with pytest.raises(GameError, match="The UNO penalty belongs to UNO Attack"):
-        classic_table().uno_penalty("Ann")
+def test_each_ruleset_has_a_table_of_its_own_plays():
+    classic, attack = classic_table(), attack_table()
+    assert isinstance(classic, ClassicTable) and isinstance(attack, UnoAttackTable)
+    for only_attack in ("hit2", "wild_all_hit", "wild_hit_fire", "uno_penalty", "suggestion_penalty"):
+        assert hasattr(attack, only_attack) and not hasattr(classic, only_attack)
+    for only_classic in ("deal", "draw_two", "wild_draw_four", "challenge", "forgot_uno", "false_uno", "wrong_card"):
+        assert hasattr(classic, only_classic) and not hasattr(attack, only_classic)
+    assert type(Table.from_dict(classic.to_dict())) is ClassicTable
+    assert type(attack.next_round("Bob")) is UnoAttackTable
 
 
 # --- classic UNO on an exact-count dispenser -----------------------------------------------------------------------
@@ -383,8 +384,6 @@ def test_a_short_dispense_leaves_the_rest_owed():
 def test_deal_is_checked_against_the_deck():
     with pytest.raises(GameError, match="cards per player = 11 is not accepted; expected a whole number from 1 to 10"):
         classic_table([f"P{i}" for i in range(10)]).deal(11)
-    with pytest.raises(GameError, match="Dealing from the dispenser belongs to classic UNO"):
-        attack_table().deal()
 
 
 def test_play_waits_for_the_deal():
@@ -447,9 +446,10 @@ def test_challenges_that_cannot_be():
 @pytest.mark.parametrize("penalty", ["forgot_uno", "false_uno", "wrong_accusation", "wrong_card"])
 def test_classic_penalties_are_2_cards(penalty):
     table = classic_table()
-    getattr(table, penalty)("Cy")
-    assert table.pending() == Demand("Cy", Cause(penalty), cards=2)
-    assert table.current == "Bob"
+    table.played("Bob")
+    getattr(table, penalty)("Bob")
+    assert table.pending() == Demand("Bob", Cause(penalty), cards=2)
+    assert table.current == "Cy"
 
 
 def test_classic_declined_draws_one_card():
@@ -611,7 +611,7 @@ def test_the_first_card_is_applied_once(kind, presses):
         lambda table: table.hit2("Ann"),
         lambda table: table.played("Bob"),
         lambda table: table.on_press(False, 0),
-        lambda table: table.uno_penalty("Cy"),
+        lambda table: table.suggestion_penalty("Cy"),
     ],
 )
 def test_the_first_card_is_refused_once_the_round_is_under_way(opening):
@@ -674,11 +674,12 @@ def test_a_challenge_of_several_wild_draw_fours_is_about_all_of_them():
 
 
 def test_the_forgotten_uno_penalty_is_a_house_number():
-    default, three = attack_table(), attack_table(forgot_uno_penalty=3)
+    default, three, classic = attack_table(), attack_table(forgot_uno_penalty=3), classic_table(forgot_uno_penalty=3)
+    for table in (default, three, classic):
+        table.played("Cy")
     default.uno_penalty("Cy")
     three.uno_penalty("Cy")
     assert (default.pending().presses, three.pending().presses) == (2, 3)
-    classic = classic_table(forgot_uno_penalty=3)
     classic.forgot_uno("Cy")
     assert classic.pending() == Demand("Cy", Cause.FORGOT_UNO, cards=3)
 
@@ -751,6 +752,7 @@ def test_a_player_who_went_out_gets_no_more_turns_and_no_wild_all_hit() -> None:
 
 def test_going_out_waits_for_what_the_player_owes_and_stops_at_the_last_two() -> None:
     table = Table(["Ann", "Bob", "Cy"], dealer="Cy")
+    table.played("Ann")
     table.uno_penalty("Ann")
     with pytest.raises(GameError, match="Ann must first press 2 times"):
         table.went_out("Ann")

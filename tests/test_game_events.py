@@ -18,7 +18,7 @@ from launcher import games
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import Event
-from launcher.game.history import RoundHistory
+from launcher.game.standings import RoundReplay
 from tests.conftest import joined_client
 
 THREE = ["Ann", "Bob", "Cy"]
@@ -117,13 +117,13 @@ def test_a_press_in_a_long_game_replays_none_of_its_rounds(
     for _ in range(30):
         send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
     replayed: list[int] = []
-    play_round = RoundHistory._play_round
+    play_round = RoundReplay._play_round
 
-    def counted(self: RoundHistory, state: Any, index: int, entry: Any) -> Any:
+    def counted(self: RoundReplay, state: Any, index: int, entry: Any) -> Any:
         replayed.append(index)
         return play_round(self, state, index, entry)
 
-    monkeypatch.setattr(RoundHistory, "_play_round", counted)
+    monkeypatch.setattr(RoundReplay, "_play_round", counted)
     before = client.get("/api/game").get_json()["game"]["scoreboard"]["statistics"]["Bob"]["presses"]
     replayed.clear()
     assert daemon.games.pressed(False, 0, None) == "Bob"  # Ann won the last round and deals: Bob plays first
@@ -141,13 +141,13 @@ def test_scoring_a_round_in_a_long_game_plays_that_round_alone(
     for _ in range(30):
         send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
     played: list[int] = []
-    play_round = RoundHistory._play_round
+    play_round = RoundReplay._play_round
 
-    def counted(self: RoundHistory, state: Any, index: int, entry: Any) -> Any:
+    def counted(self: RoundReplay, state: Any, index: int, entry: Any) -> Any:
         played.append(index)
         return play_round(self, state, index, entry)
 
-    monkeypatch.setattr(RoundHistory, "_play_round", counted)
+    monkeypatch.setattr(RoundReplay, "_play_round", counted)
     answer = send(client, "POST", ROUNDS, {"winner": "Bob", "hands": {"Ann": 2, "Cy": 3}})
     assert played == [30]
     totals = answer["scoreboard"]["totals"]

@@ -63,7 +63,7 @@ def test_lowest_total_ties_share_the_win():
 
 
 def test_elimination_down_to_the_head_to_head_final():
-    game = Game(FOUR, Mode.ELIMINATION, 100)
+    game = Game(FOUR, Mode.ELIMINATION, 100, final="next_round")
     game.score_round("Ann", {"Bob": 40, "Cy": 10, "Dee": 120})
     assert game.eliminated == {"Dee": 0} and game.active_players == ("Ann", "Bob", "Cy")
     assert game.rounds[0].eliminated == ("Dee",)
@@ -83,7 +83,7 @@ def test_elimination_down_to_the_head_to_head_final():
 
 
 def test_elimination_of_two_at_once_leaves_the_last_player_standing():
-    game = Game(FOUR, Mode.ELIMINATION, 100)
+    game = Game(FOUR, Mode.ELIMINATION, 100, final="next_round")
     game.score_round("Ann", {"Bob": 100, "Cy": 150, "Dee": 30})
     assert game.eliminated == {"Bob": 0, "Cy": 0} and game.final
     game.score_round("Dee", {"Ann": 0})
@@ -129,7 +129,7 @@ def test_teams_under_winner_collects_gain_the_other_teams_hands():
 def test_teams_in_elimination_leave_together_and_all_crossing_at_once_goes_to_the_lowest():
     six = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
     teams = {"Red": ["Ann", "Dee"], "Blue": ["Bob", "Eve"], "Gold": ["Cy", "Fay"]}
-    game = Game(six, Mode.ELIMINATION, 100, teams)
+    game = Game(six, Mode.ELIMINATION, 100, teams, final="next_round")
     game.score_round("Ann", {"Bob": 60, "Cy": 20, "Dee": 30, "Eve": 50, "Fay": 10})
     assert game.eliminated == {"Blue": 0} and game.active_players == ("Ann", "Cy", "Dee", "Fay") and game.final
     game.undo_last()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from launcher.game_actions import ACTIONS
+
 WEBUI = Path(__file__).resolve().parent.parent / "webui"
 I18N = WEBUI / "static" / "i18n"
 LANGS = ["en", "zh-Hans", "zh-Hant"]
@@ -33,6 +35,11 @@ def scripts() -> list[Path]:
 
 def script_keys() -> set[str]:
     return {key for script in scripts() for key in SCRIPT_KEY.findall(script.read_text(encoding="utf-8"))}
+
+
+def registry_keys() -> set[str]:
+    """The words of the declarations' buttons: the page gets these keys from the daemon's registry."""
+    return {button.words for action in ACTIONS for button in action.buttons}
 
 
 def test_there_is_one_catalogue_per_language():
@@ -85,13 +92,13 @@ def test_every_script_is_loaded_by_the_page_and_uses_the_catalogues():
 
 
 def test_page_and_script_only_use_keys_that_exist():
-    used = template_keys() | script_keys()
+    used = template_keys() | script_keys() | registry_keys()
     assert script_keys(), 'no t("...") calls found: has the script changed its style?'
     assert sorted(used - set(catalogue("en"))) == []
 
 
 def test_every_catalogue_key_is_used():
-    assert sorted(set(catalogue("en")) - template_keys() - script_keys()) == []
+    assert sorted(set(catalogue("en")) - template_keys() - script_keys() - registry_keys()) == []
 
 
 # A count in front of a plural noun reads wrong for 1 ("1 cards"): such a text has a twin for one, which the page picks

@@ -86,7 +86,7 @@ class Table:
             scored = {"winner": winner, "hands": hands, "carry_open_attacks": carry}
             return self._post("score", "/api/games/current/rounds", scored)
         if game["table"]["pending"] is not None:
-            kind = self.rng.choice(["cancel", "uno_penalty", "suggestion_penalty", "turn"])
+            kind = self.rng.choice(["cancel", "suggestion_penalty", "turn"])
             body: dict[str, Any] = {"kind": kind} if kind == "cancel" else {"kind": kind, "player": self._anyone()}
         else:
             body = {"kind": self.rng.choice(PLAYS), "by": self._anyone()}

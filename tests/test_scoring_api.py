@@ -162,7 +162,9 @@ def test_elimination_to_the_last_standing_is_a_setting_of_the_game(client: Flask
     assert game["scoreboard"]["over"] is False  # the head-to-head final would have ended it here
     game = post(client, ROUNDS, {"winner": "Ann", "hands": {"Bob": 95}})
     assert game["scoreboard"]["winners"] == ["Ann"] and game["scoreboard"]["losers"] == []
-    assert post(client, "/api/games", {"players": FOUR, "mode": "elimination"})["final"] == "next_round"
+    assert post(client, "/api/games", {"players": FOUR, "mode": "elimination"})["final"] == "last_standing"
+    head_to_head = {"players": FOUR, "mode": "elimination", "final": "next_round"}
+    assert post(client, "/api/games", head_to_head)["final"] == "next_round"
     assert post(client, "/api/games", {"players": FOUR})["final"] is None
     message = refused(client, "/api/games", {"players": FOUR, "mode": "chips", "final": "last_standing"}, "bad_game")
     assert "final = 'last_standing' is a setting of elimination; this game is scored chips" in message

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from launcher.game.cards import GameError
+from launcher.game.rulesets import HouseRules
 from launcher.game.scoring import Game, Mode
 
 THREE = ["Ann", "Bob", "Cy"]
@@ -50,14 +51,20 @@ def test_with_two_left_whoever_reaches_the_target_is_out_and_the_other_wins_what
     assert game.winners == ("Ann",)
 
 
-def test_the_head_to_head_final_is_the_default_and_is_kept_with_the_game():
+def test_the_last_one_standing_is_the_default_ending_and_a_stored_game_keeps_its_own():
+    # The seeds: "剩下的人再繼續比賽，直至最後一人勝出為止"; "先到约定分数者淘汰，最后剩下的人获胜".
     game = Game(FOUR, Mode.ELIMINATION, 100)
-    assert game.final_rule == "next_round" and game.to_dict()["final"] == "next_round"
-    assert game.scoreboard()["final_rule"] == "next_round"
+    assert game.final_rule == "last_standing" and game.to_dict()["final"] == "last_standing"
+    assert game.scoreboard()["final_rule"] == "last_standing"
+    head_to_head = Game(FOUR, Mode.ELIMINATION, 100, final="next_round")  # the final stays a choice
+    assert Game.from_dict(head_to_head.to_dict()).final_rule == "next_round"
     data = game.to_dict()
-    del data["final"]  # a game stored before the choice existed
+    del data["final"]  # a game stored before the choice existed was played to the head-to-head final
     assert Game.from_dict(data).final_rule == "next_round"
     assert Game(FOUR, Mode.LOWEST_TOTAL).to_dict()["final"] is None
+    lowest = Game(FOUR, Mode.LOWEST_TOTAL).to_dict()
+    del lowest["final"]
+    assert Game.from_dict(lowest).final_rule is None
 
 
 @pytest.mark.parametrize(
@@ -102,7 +109,20 @@ def test_winner_collects_and_elimination_name_no_loser():
     collects = Game(THREE, Mode.WINNER_COLLECTS, 50)
     collects.score_round("Ann", {"Bob": 30, "Cy": 30})
     assert collects.over and collects.losers == ()
-    elimination = Game(THREE, Mode.ELIMINATION, 50)
+    elimination = Game(THREE, Mode.ELIMINATION, 50, final="next_round")
     elimination.score_round("Ann", {"Bob": 60, "Cy": 0})
     elimination.score_round("Cy", {"Ann": 10})
     assert elimination.over and elimination.losers == ()
+
+
+def test_with_the_house_rule_only_the_highest_of_those_who_bust_together_loses():
+    # Seed rule sheets: "先暴500分者為輸家" — one loser; when two pass the target in one round, the higher total.
+    one = Game(FOUR, Mode.LOWEST_TOTAL, 100, house_rules=HouseRules(highest_bust_loses=True))
+    one.score_round("Ann", {"Bob": 120, "Cy": 150, "Dee": 10})
+    assert one.winners == ("Ann",) and one.losers == ("Cy",)
+    tied = Game(FOUR, Mode.KNOCK_OUT, 100, house_rules=HouseRules(highest_bust_loses=True))
+    tied.score_round(None, {"Dee": 130}, order=["Ann", "Bob", "Cy", "Dee"])
+    assert tied.losers == ("Dee",)
+    every = Game(FOUR, Mode.LOWEST_TOTAL, 100)
+    every.score_round("Ann", {"Bob": 120, "Cy": 150, "Dee": 10})
+    assert every.losers == ("Bob", "Cy")  # without the rule, everyone who reached the target

@@ -69,3 +69,24 @@ def test_rounds_stored_without_a_last_card_load_under_the_house_rule():
     del data["rounds"][0]["last_card"]
     old = Game.from_dict(data)
     assert old.rounds[0].entry.last_card is None and old.totals == {"Ann": 0, "Bob": 10, "Cy": 20}
+
+
+# Seed rule sheets, "玩法二": the last card may not be a Reverse, a Skip or a Wild; a Draw Two or a Wild Draw Four may
+# end the round (its penalty is still taken by the next player).
+NOT_SKIP_REVERSE_WILD = HouseRules(last_card_not_skip_reverse_wild=True)
+
+
+@pytest.mark.parametrize("card", ["skip", "reverse", "wild"])
+def test_with_the_seed_variant_no_skip_reverse_or_wild_finishes_a_round(card):
+    game = Game(THREE, Mode.LOWEST_TOTAL, ruleset=Ruleset.CLASSIC, house_rules=NOT_SKIP_REVERSE_WILD)
+    with pytest.raises(GameError, match=r"Ann cannot go out on a .+: the house rule no Skip, Reverse or Wild to fin"):
+        game.score_round("Ann", HANDS, last_card=card)
+    assert game.rounds == ()
+
+
+@pytest.mark.parametrize("card", ["draw_two", "wild_draw_four", "7", "0"])
+def test_with_the_seed_variant_a_draw_card_or_a_number_finishes_and_the_card_is_required(card):
+    game = Game(THREE, Mode.LOWEST_TOTAL, ruleset=Ruleset.CLASSIC, house_rules=NOT_SKIP_REVERSE_WILD)
+    with pytest.raises(GameError, match=r"which card Ann went out on \(last_card\) is needed"):
+        game.score_round("Ann", HANDS)
+    assert game.score_round("Ann", HANDS, last_card=card).entry.last_card == card

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from launcher.game_actions import ACTIONS
+
 _ERROR = {
     "description": "refused: the message says what was wrong",
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
@@ -87,6 +89,18 @@ _NEW_ROUND_BODY: dict[str, Any] = {
             "description": "score although someone still owes the launcher: it is pressed first in the next round",
         },
     },
+}
+
+# Made from the registry of declarations: every kind, and every field any of them takes (which kind takes which is
+# in GET /api/game's rules.actions; a field another kind takes is refused with bad_declaration).
+_DECLARATION_BODY: dict[str, Any] = {
+    "type": "object",
+    "required": ["kind"],
+    "properties": {
+        "kind": {"enum": [action.kind for action in ACTIONS]},
+        **{f.name: dict(f.schema) for action in ACTIONS for f in action.fields},
+    },
+    "additionalProperties": False,
 }
 
 _COUNT = {"type": "integer", "minimum": 0}
@@ -253,22 +267,7 @@ SPEC: dict[str, Any] = {
             "post": _change(
                 "declare what was played, or a penalty",
                 {"200": _GAME},
-                _json_body(
-                    {
-                        "type": "object",
-                        "required": ["kind"],
-                        "properties": {
-                            "kind": {"type": "string"},
-                            "by": {"type": "string"},
-                            "player": {"type": "string"},
-                            "count": {"type": "integer", "minimum": 1},
-                            "cards": {"type": "integer", "minimum": 1},
-                            "legal": {"type": "boolean"},
-                            "card": {"type": "string"},
-                        },
-                        "additionalProperties": False,
-                    }
-                ),
+                _json_body(_DECLARATION_BODY),
             )
         },
         "/api/games/current/rounds": {

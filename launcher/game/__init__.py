@@ -1,5 +1,5 @@
 """The game at the table, as pure models with no I/O: decks and hand values (cards), rulesets and house rules
-(rulesets), turns and attacks (attacks), and scoring (scoring, composing modes, entries, history, teams and
+(rulesets), turns and attacks (attacks), and scoring (scoring, composing modes, entries, standings, teams and
 statistics). docs/GAME.md describes the model and its rule choices.
 """
 

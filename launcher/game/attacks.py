@@ -5,17 +5,36 @@ answers who must press and how many presses are left (UNO Attack) or how many ca
 (classic UNO). Demands are served one at a time in the order they were declared. No I/O, no clock:
 `to_dict()` and `Table.from_dict()` round-trip exactly, so a restarted daemon resumes an attack in progress.
 
-`Table` is made of three parts, each a module: the round's state and the launcher's side (table_core.py), the
-declarations of play by ruleset (plays.py), and what is owed (demands.py).
+A table is made of three parts, each a module: the round's state and the launcher's side (table_core.py), the
+declarations of play (plays.py: those of both rulesets, and those of each), and what is owed (demands.py). Each
+ruleset has its table class, with only its own plays.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from launcher.game.demands import Cause, Demand, NotYourPress, OpenAttacks, Press
 from launcher.game.plays import ClassicPlays, CommonPlays, UnoAttackPlays
+from launcher.game.rulesets import Ruleset
 
-__all__ = ["Cause", "Demand", "NotYourPress", "OpenAttacks", "Press", "Table"]
+__all__ = ["Cause", "ClassicTable", "Demand", "NotYourPress", "OpenAttacks", "Press", "Table", "UnoAttackTable"]
 
 
-class Table(CommonPlays, UnoAttackPlays, ClassicPlays):
-    """One round at the table: seats, whose turn, the open demands, and every declaration of both rulesets."""
+class Table(CommonPlays):
+    """One round at the table: seats, whose turn, the open demands. `Table(players, ruleset, …)` makes the table of
+    that ruleset, which adds the plays only it has: a declaration of the other ruleset is not even a method."""
+
+    def __new__(cls, players: object, ruleset: Ruleset | str = Ruleset.UNO_ATTACK, *args: Any, **kwargs: Any) -> Table:
+        return super().__new__(_TABLES[Ruleset.parse(ruleset)])
+
+
+class UnoAttackTable(Table, UnoAttackPlays):
+    """A round of UNO Attack: the launcher shoots a random number of cards per press."""
+
+
+class ClassicTable(Table, ClassicPlays):
+    """A round of classic UNO, with the dispenser as the draw pile dealing exact counts."""
+
+
+_TABLES: dict[Ruleset, type[Table]] = {Ruleset.UNO_ATTACK: UnoAttackTable, Ruleset.CLASSIC: ClassicTable}

@@ -169,14 +169,16 @@ class RoundChecker:
 
     def _last_card(self, winner: str, card: object, *, new: bool) -> str | None:
         """The card kind the winner went out on: never a Trade Hands in UNO Attack; with the house rule
-        last_card_not_action, never an action or Wild card, and a new round must say which card it was."""
+        last_card_not_action, never an action or Wild card; with last_card_not_skip_reverse_wild, never a Skip,
+        Reverse or Wild; under either, a new round must say which card it was."""
         deck = self.ruleset.deck
         rule = self.house_rules.last_card_not_action
+        variant = self.house_rules.last_card_not_skip_reverse_wild
         if card is None:
-            if rule and new:
+            if (rule or variant) and new:
+                which = "no action card to finish" if rule else "no Skip, Reverse or Wild to finish"
                 raise GameError(
-                    f"which card {winner} went out on (last_card) is needed: the house rule no action card to finish "
-                    "is on",
+                    f"which card {winner} went out on (last_card) is needed: the house rule {which} is on",
                     Refusal.LAST_CARD_NEEDED,
                     player=winner,
                 )
@@ -198,6 +200,14 @@ class RoundChecker:
             raise GameError(
                 f"{winner} cannot go out on a {label}: the house rule no action card to finish is on (only a number "
                 "card finishes a round)",
+                Refusal.NO_FINISH_ON,
+                player=winner,
+                card=card,
+            )
+        if variant and card in ("skip", "reverse", "wild"):
+            raise GameError(
+                f"{winner} cannot go out on a {label}: the house rule no Skip, Reverse or Wild to finish is on (a "
+                "number, a Draw Two or a Wild Draw Four finishes a round)",
                 Refusal.NO_FINISH_ON,
                 player=winner,
                 card=card,

@@ -63,6 +63,7 @@ class ModeRules:
     target: int
     final_rule: Final | None
     sides: tuple[str, ...]
+    one_loser: bool = False  # of the sides that bust in one round, only the highest total loses (ties share)
 
     def points(self, by_side: Mapping[str, int], winning_side: str, factor: int) -> dict[str, int]:
         """What each side still in scores, from the value of each side's hands (`factor` 2: a doubled round)."""
@@ -82,7 +83,8 @@ class ModeRules:
             if not reached:
                 return Verdict()
             winners = _lowest(totals, self.sides)  # those who reached the target busted: the lowest total wins
-            return Verdict(winners=winners, losers=tuple(s for s in reached if s not in winners))
+            busted = tuple(s for s in reached if s not in winners)
+            return Verdict(winners=winners, losers=_highest(totals, busted) if self.one_loser and busted else busted)
         if self.mode is Mode.CHIPS:
             bust = tuple(s for s in active if totals[s] <= -self.target)
             # zero-sum: a bust side never has the highest balance

@@ -12,12 +12,13 @@ from typing import Self
 
 from launcher.game.cards import GameError, flag, whole_number
 from launcher.game.demands import Cause, Demand, OpenAttacks
-from launcher.game.rulesets import Ruleset
 from launcher.game.table_core import TableCore, play
 from launcher.refusals import Refusal
 
 
 class CommonPlays(TableCore):
+    """The plays of both rulesets, the first card, corrections and the end of a round."""
+
     # --- declarations for both rulesets --------------------------------------------------------------------------
 
     @play
@@ -37,26 +38,54 @@ class CommonPlays(TableCore):
         self._demands.append(self._owed(player, Cause.DECLINED, 1))
         self._turn_to(self._after(player))
         self._drew = player
+        self._took_turn(player)
 
     @play
     def reverse(self, by: str, count: int = 1) -> None:
-        """The direction flips (an even number of Reverses at once keeps it). Two players: acts as a Skip."""
+        """The direction flips (an even number of Reverses at once keeps it). Two players: acts as a Skip. With the
+        house rule `reverse_returns_draw_two`, the player hit by a Draw Two hands it back to the player before."""
         self._known(by)
         count = self._count("reverse", count)
-        self._check_free()
-        self._check_turn(by)
+        owed = self._answer_draw_two(by, self.house_rules.reverse_returns_draw_two)
+        self._check_turn(by, stacked=owed > 0)
         if count % 2:
             self._direction = -self._direction
-        self._turn_to(by if len(self.in_play) == 2 else self._after(by))
+        if owed:
+            self._pass_draw_two(by, self._after(by), owed)
+        else:
+            self._turn_to(by if len(self.in_play) == 2 else self._after(by))
 
     @play
     def skip(self, by: str, count: int = 1) -> None:
-        """The next player (n players for n Skips) loses the turn; nobody skips the player who played."""
+        """The next player (n players for n Skips) loses the turn; nobody skips the player who played. With the
+        house rule `skip_passes_draw_two`, the player hit by a Draw Two passes it over them to the player after."""
         self._known(by)
         count = self._count("skip", count)
+        owed = self._answer_draw_two(by, self.house_rules.skip_passes_draw_two and len(self.in_play) > 2)
+        self._check_turn(by, stacked=owed > 0)
+        after = self._after(by, 1 + min(count, len(self.in_play) - 1))
+        if owed:
+            self._pass_draw_two(by, after, owed)
+        else:
+            self._turn_to(after)
+
+    def _answer_draw_two(self, by: str, allowed: bool) -> int:
+        """With the house rule (`allowed`), the player hit by a Draw Two, before taking a card, answers it with this
+        card: returns the cards it passes on (0: nothing answered). Else play must be free."""
+        holding = self._holding_play()
+        if allowed and len(holding) == 1:
+            attack = holding[0]
+            answerable = attack.by is not None and not attack.started and not attack.carried
+            if attack.cause is Cause.DRAW_TWO and attack.player == by and answerable:
+                self._demands.remove(attack)
+                return attack.cards
         self._check_free()
-        self._check_turn(by)
-        self._turn_to(self._after(by, 1 + min(count, len(self.in_play) - 1)))
+        return 0
+
+    def _pass_draw_two(self, by: str, victim: str, cards: int) -> None:
+        """The Draw Two `by` answered falls on `victim`, who loses the turn as after any Draw Two."""
+        self._demands.append(Demand(victim, Cause.DRAW_TWO, cards=cards, by=by, stacked=True))
+        self._turn_to(self._after(victim))
 
     @play
     def party_penalty(self, player: str) -> None:
@@ -87,6 +116,9 @@ class CommonPlays(TableCore):
             self._turn_to(self._after(left))
         elif kind == "wild_all_hit":
             self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1) for p in self._others(self._dealer)]
+            self._turn_to(left)
+        elif kind == "draw_two" and self.house_rules.first_draw_two_dealer:
+            self._demands.append(self._owed(self._dealer, Cause.DRAW_TWO, 2))
             self._turn_to(left)
         elif kind in ("hit_2", "draw_two"):
             self._demands.append(self._owed(left, Cause(kind), 2))
@@ -119,6 +151,7 @@ class CommonPlays(TableCore):
         if self._current == player:
             self._turn_to(self._after(player))
         self._out.append(player)
+        self._uno_window = None  # nobody is caught on a forgotten UNO once out of the round
 
     def set_turn(self, player: str) -> None:
         """A correction from a phone: it is this player's turn."""
@@ -163,12 +196,11 @@ class CommonPlays(TableCore):
 
 
 class UnoAttackPlays(TableCore):
-    # --- UNO Attack ----------------------------------------------------------------------------------------------
+    """The plays only UNO Attack has: the launcher's attacks and its penalties in presses."""
 
     @play
     def hit2(self, by: str, count: int = 1) -> None:
         """The next player presses twice (per Hit 2) and loses the turn."""
-        self._require(Ruleset.UNO_ATTACK, "Hit 2")
         self._known(by)
         count = self._count("hit_2", count)
         owed = self._take_stack(by, Cause.HIT_2, {Cause.HIT_2})
@@ -180,7 +212,6 @@ class UnoAttackPlays(TableCore):
     @play
     def wild_all_hit(self, by: str) -> None:
         """Every other player, from the next in the direction of play, presses once; then the next player plays."""
-        self._require(Ruleset.UNO_ATTACK, "Wild All Hit")
         self._known(by)
         self._check_free()
         self._check_turn(by)
@@ -190,7 +221,6 @@ class UnoAttackPlays(TableCore):
     @play
     def wild_hit_fire(self, by: str) -> None:
         """The next player presses until the launcher fires and loses the turn."""
-        self._require(Ruleset.UNO_ATTACK, "Wild Hit-Fire")
         self._known(by)
         self._check_free()
         self._check_turn(by)
@@ -199,22 +229,22 @@ class UnoAttackPlays(TableCore):
         self._turn_to(self._after(victim))
 
     @play
-    def uno_penalty(self, player: str) -> None:
-        """Forgot to call UNO and was caught: two presses, or the table's own number."""
-        self._penalty(Ruleset.UNO_ATTACK, player, Cause.UNO_PENALTY, self.house_rules.forgot_uno_penalty)
+    def uno_penalty(self, player: str, catchers: int = 1) -> None:
+        """Forgot to call UNO and was caught before the next player played: two presses, or the table's own number,
+        for each player who caught it."""
+        self._forgot_uno(player, Cause.UNO_PENALTY, catchers)
 
     @play
     def suggestion_penalty(self, player: str) -> None:
         """Suggested a play to another player: four presses."""
-        self._penalty(Ruleset.UNO_ATTACK, player, Cause.SUGGESTION_PENALTY, 4)
+        self._penalty(player, Cause.SUGGESTION_PENALTY, 4)
 
 
 class ClassicPlays(TableCore):
-    # --- classic UNO on an exact-count dispenser -----------------------------------------------------------------
+    """The plays only classic UNO has, on an exact-count dispenser: the deal, draws, challenges, penalties in cards."""
 
     def deal(self, n: int = 7) -> list[tuple[str, int]]:
         """n cards to each player, from the dealer's left round to the dealer."""
-        self._require(Ruleset.CLASSIC, "Dealing from the dispenser")
         self._check_free()
         deck = self.ruleset.deck
         # One card must remain to turn up as the first card.
@@ -226,7 +256,6 @@ class ClassicPlays(TableCore):
     @play
     def draw_two(self, by: str, count: int = 1) -> None:
         """The next player takes exactly 2 cards (per Draw Two) and loses the turn."""
-        self._require(Ruleset.CLASSIC, "Draw Two")
         self._known(by)
         count = self._count("draw_two", count)
         owed = self._take_stack(by, Cause.DRAW_TWO, {Cause.DRAW_TWO})
@@ -238,7 +267,6 @@ class ClassicPlays(TableCore):
     @play
     def wild_draw_four(self, by: str, count: int = 1) -> None:
         """The next player takes exactly 4 cards (per Wild Draw Four) and loses the turn, unless they challenge."""
-        self._require(Ruleset.CLASSIC, "Wild Draw Four")
         self._known(by)
         count = self._count("wild_draw_four", count)
         owed = self._take_stack(by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
@@ -253,7 +281,6 @@ class ClassicPlays(TableCore):
         whoever played it takes the 4, the challenger none, and the challenger plays (with the house rule
         `challenger_skipped`, the next player does). Several Wild Draw Fours played
         at once are challenged together: the challenger takes 4 per card and 2 more, or their player 4 per card."""
-        self._require(Ruleset.CLASSIC, "A challenge")
         self._known(challenger)
         flag("legal", legal)
         index = next(
@@ -286,21 +313,22 @@ class ClassicPlays(TableCore):
             self._turn_to(self._after(challenger) if self.house_rules.challenger_skipped else challenger)
 
     @play
-    def forgot_uno(self, player: str) -> None:
-        """Forgot to call UNO and was caught before the next play: 2 cards, or the table's own number."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.FORGOT_UNO, self.house_rules.forgot_uno_penalty)
+    def forgot_uno(self, player: str, catchers: int = 1) -> None:
+        """Forgot to call UNO and was caught before the next player played: 2 cards, or the table's own number, for
+        each player who caught it."""
+        self._forgot_uno(player, Cause.FORGOT_UNO, catchers)
 
     @play
     def false_uno(self, player: str) -> None:
         """Called UNO without holding one card: 2 cards."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.FALSE_UNO, 2)
+        self._penalty(player, Cause.FALSE_UNO, 2)
 
     @play
     def wrong_accusation(self, accuser: str) -> None:
         """Accused someone of not calling UNO, wrongly: the accuser takes 2 cards."""
-        self._penalty(Ruleset.CLASSIC, accuser, Cause.WRONG_ACCUSATION, 2)
+        self._penalty(accuser, Cause.WRONG_ACCUSATION, 2)
 
     @play
     def wrong_card(self, player: str) -> None:
         """Played a card that does not match: 2 cards."""
-        self._penalty(Ruleset.CLASSIC, player, Cause.WRONG_CARD, 2)
+        self._penalty(player, Cause.WRONG_CARD, 2)

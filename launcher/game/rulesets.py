@@ -75,12 +75,18 @@ class HouseRules:
     stacking: bool = False
     jump_in: bool = False
     multiple_identical: bool = False
+    pairs_one_effect: bool = False
     seven_zero: bool = False
     last_card_not_action: bool = False
+    last_card_not_skip_reverse_wild: bool = False
     red_zero_100: bool = False
     reshuffle_doubles: bool = False
+    highest_bust_loses: bool = False
     challenger_skipped: bool = False
     number_card_starts: bool = False
+    first_draw_two_dealer: bool = False
+    skip_passes_draw_two: bool = False
+    reverse_returns_draw_two: bool = False
     party_penalties: bool = False
     party_penalty: int = HOUSE_RULE_NUMBERS["party_penalty"].default
     forgot_uno_penalty: int = HOUSE_RULE_NUMBERS["forgot_uno_penalty"].default
@@ -162,6 +168,19 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         _BOTH,
     ),
     HouseRuleText(
+        "pairs_one_effect",
+        {"en": "Pairs, one effect", "zh-Hans": "对牌一起出", "zh-Hant": "對牌一起出"},
+        {
+            "en": "Two identical cards may be played together, to go out faster; the pair acts as one card (a pair "
+            "of Skips skips one player, a pair of Draw Twos gives 2).",
+            "zh-Hans": "两张完全相同的牌可以一起出，出得更快；"
+            "一对只算一张的效果（一对禁止牌只跳过一个人，一对 +2 只罚两张）。",
+            "zh-Hant": "兩張完全相同的牌可以一起出，出得更快；"
+            "一對只算一張的效果（一對阻擋牌只跳過一個人，一對 +2 只罰兩張）。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
         "seven_zero",
         {"en": "Seven-zero", "zh-Hans": "七零规则", "zh-Hant": "七零規則"},
         {
@@ -180,6 +199,23 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "or press (UNO Attack) instead.",
             "zh-Hans": "最后一张不能是功能牌或万能牌；只剩这种牌时，必须摸牌（经典）或按发牌机（UNO Attack）。",
             "zh-Hant": "最後一張不能是功能牌或萬用牌；只剩這種牌時，必須摸牌（經典）或按發牌機（UNO Attack）。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
+        "last_card_not_skip_reverse_wild",
+        {
+            "en": "No Skip, Reverse or Wild to finish",
+            "zh-Hans": "最后一张不能是禁止、反转或变色",
+            "zh-Hant": "最後一張不能是阻擋、反轉或變色",
+        },
+        {
+            "en": "Nobody may go out on a Skip, a Reverse or a Wild; a Draw Two or Wild Draw Four may end the "
+            "round (the next player still takes it). Holding only such a card counts as having no card to play.",
+            "zh-Hans": "最后一张不能是禁止牌、反转牌或变色牌；+2、+4 可以最后出（下家照样受罚）。"
+            "只剩这种牌时，算作无牌可出。",
+            "zh-Hant": "最後一張不能是阻擋牌、反轉牌或變色牌；+2、+4 可以最後出（下家照樣受罰）。"
+            "只剩這種牌時，算作無牌可出。",
         },
         _BOTH,
     ),
@@ -204,6 +240,17 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         _BOTH,
     ),
     HouseRuleText(
+        "highest_bust_loses",
+        {"en": "One loser", "zh-Hans": "只有一个输家", "zh-Hant": "只有一個輸家"},
+        {
+            "en": "Where passing the target loses (lowest total, knock-out play): if several pass it in the same "
+            "round, only the one with the highest total loses.",
+            "zh-Hans": "在先到目标分就输的玩法里（低分获胜、淘汰制）：同一局有几个人一起爆分时，只算分数最高的人输。",
+            "zh-Hant": "在先到目標分就輸的玩法裡（低分获胜、淘汰制）：同一局有幾個人一起爆分時，只算分數最高的人輸。",
+        },
+        _BOTH,
+    ),
+    HouseRuleText(
         "challenger_skipped",
         {"en": "Challenger always skipped", "zh-Hans": "质疑者总被跳过", "zh-Hant": "質疑者總被跳過"},
         {
@@ -224,6 +271,41 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話插回牌庫，再翻下一張。",
         },
         _BOTH,
+    ),
+    HouseRuleText(
+        "first_draw_two_dealer",
+        {"en": "Dealer takes a first Draw Two", "zh-Hans": "首张 +2 由庄家罚摸", "zh-Hant": "首張 +2 由莊家罰摸"},
+        {
+            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards (officially "
+            "the player left of the dealer does and loses the turn); play starts left of the dealer.",
+            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张（正式规则是庄家左边的人摸两张并停出一次）；"
+            "仍由庄家左边的人先出。",
+            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張（正式規則是莊家左邊的人摸兩張並停出一次）；"
+            "仍由莊家左邊的人先出。",
+        },
+        frozenset({Ruleset.CLASSIC}),
+    ),
+    HouseRuleText(
+        "skip_passes_draw_two",
+        {"en": "Skip passes a Draw Two on", "zh-Hans": "禁止牌把 +2 转给下下家", "zh-Hant": "阻擋牌把 +2 轉給下下家"},
+        {
+            "en": "Whoever is hit by a Draw Two may, before taking a card, play a Skip of its colour: the next "
+            "player is skipped and the one after takes the cards and loses the turn.",
+            "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的禁止牌：下家被跳过，+2 转给下下家，由他摸牌并停出一次。",
+            "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的阻擋牌：下家被跳過，+2 轉給下下家，由他摸牌並停出一次。",
+        },
+        frozenset({Ruleset.CLASSIC}),
+    ),
+    HouseRuleText(
+        "reverse_returns_draw_two",
+        {"en": "Reverse returns a Draw Two", "zh-Hans": "反转牌把 +2 还给上家", "zh-Hant": "反轉牌把 +2 還給上家"},
+        {
+            "en": "Whoever is hit by a Draw Two may, before taking a card, play a Reverse of its colour: the "
+            "direction flips and the player before takes the cards and loses the turn.",
+            "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的反转牌：出牌方向反转，+2 还给上家，由他摸牌并停出一次。",
+            "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的反轉牌：出牌方向反轉，+2 還給上家，由他摸牌並停出一次。",
+        },
+        frozenset({Ruleset.CLASSIC}),
     ),
     HouseRuleText(
         "party_penalties",

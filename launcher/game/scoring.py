@@ -1,7 +1,7 @@
 """Scoring a game: its settings, its rounds, the standings, and what it stores.
 
 `Game` composes the pieces, each in a module of its own: the sides (teams.py), a round's own checks and hand values
-(entries.py), the rounds as entered and their replay (history.py), the modes' arithmetic (modes.py) and the
+(entries.py), the rounds as entered and their replay (standings.py), the modes' arithmetic (modes.py) and the
 statistics (statistics.py). The rounds as entered are the truth; every total is their replay, so undoing or
 correcting any round recomputes everything after it. No I/O: `to_dict()` and `Game.from_dict()` round-trip exactly,
 and games stored before a field existed still load.
@@ -16,9 +16,9 @@ from typing import Any
 
 from launcher.game.cards import GameError, exact_keys, whole_number
 from launcher.game.entries import Hand, RoundChecker, RoundEntry, RoundResult
-from launcher.game.history import RoundHistory
 from launcher.game.modes import Final, Mode, ModeRules
 from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
+from launcher.game.standings import RoundReplay
 from launcher.game.statistics import LauncherTally, PlayerStats
 from launcher.game.teams import Sides, known
 from launcher.refusals import Refusal
@@ -64,17 +64,17 @@ class Game:
             )
         self.final_rule = self._check_final(final)
         self._checker = RoundChecker(self.players, self.mode, self.ruleset, house_rules)
-        rules = ModeRules(self.mode, self.target, self.final_rule, self.sides)
-        self._history = RoundHistory(
-            self._sides, rules, self._checker.hand_value, doubles=house_rules.reshuffle_doubles
+        rules = ModeRules(
+            self.mode, self.target, self.final_rule, self.sides, one_loser=self.house_rules.highest_bust_loses
         )
+        self._replay = RoundReplay(self._sides, rules, self._checker.hand_value, doubles=house_rules.reshuffle_doubles)
         self._launcher = LauncherTally(self.players, self.ruleset.deck.total)
 
     def copy(self) -> Game:
         """A copy to change, as cheap at the 500th round as at the first: the settings are shared (nothing changes
         them), the rounds and standings too (every change replaces them); the launcher's counts are copied."""
         twin = copy.copy(self)
-        twin._history = copy.copy(self._history)
+        twin._replay = copy.copy(self._replay)
         twin._launcher = self._launcher.copy()
         return twin
 
@@ -82,20 +82,20 @@ class Game:
 
     @property
     def rounds(self) -> tuple[RoundResult, ...]:
-        return tuple(self._history.standings.results)
+        return tuple(self._replay.standings.results)
 
     @property
     def totals(self) -> dict[str, int]:
-        return dict(self._history.standings.totals)
+        return dict(self._replay.standings.totals)
 
     @property
     def eliminated(self) -> dict[str, int]:
         """Side → index of the round that put it out."""
-        return dict(self._history.standings.eliminated)
+        return dict(self._replay.standings.eliminated)
 
     @property
     def active_sides(self) -> tuple[str, ...]:
-        return tuple(s for s in self.sides if s not in self._history.standings.eliminated)
+        return tuple(s for s in self.sides if s not in self._replay.standings.eliminated)
 
     @property
     def active_players(self) -> tuple[str, ...]:
@@ -109,27 +109,27 @@ class Game:
 
     @property
     def over(self) -> bool:
-        return bool(self._history.standings.winners)
+        return bool(self._replay.standings.winners)
 
     @property
     def winners(self) -> tuple[str, ...]:
         """The winning sides (ties share); empty while the game goes on."""
-        return self._history.standings.winners
+        return self._replay.standings.winners
 
     @property
     def losers(self) -> tuple[str, ...]:
         """Lowest total, knock-out and chips: the sides that busted in the round that ended the game, unless they
         won anyway (every side busted); empty while the game goes on and in the other modes."""
-        return self._history.standings.losers
+        return self._replay.standings.losers
 
     @property
     def dealer(self) -> str:
         """Who deals the next round: the last round's winner (play starts at their left), in knock-out play its
         loser (the last one holding cards shuffles), else the first dealer. A winner whose team went out passes
         the deal to the next player still in, clockwise."""
-        if not self._history.entries:
+        if not self._replay.entries:
             return self.first_dealer
-        last = self._history.entries[-1]
+        last = self._replay.entries[-1]
         seat = self.players.index(last.order[-1] if last.order else last.winner)
         clockwise = self.players[seat:] + self.players[:seat]
         return next((p for p in clockwise if p in self.active_players), clockwise[0])
@@ -155,10 +155,10 @@ class Game:
         None (it is the first out). `last_card` is the kind the winner went out on (required by the house rule
         last_card_not_action)."""
         entry = self._checker.entry(winner, hands, reshuffled, red_zero, order, last_card, new=True)
-        return self._history.add(entry)
+        return self._replay.add(entry)
 
     def undo_last(self) -> RoundEntry:
-        return self._history.undo_last()
+        return self._replay.undo_last()
 
     def edit_round(
         self,
@@ -173,11 +173,11 @@ class Game:
     ) -> RoundResult:
         """Correct round `index` (0-based) with a round as `score_round` takes it; every total after it is
         recomputed."""
-        whole_number("round index", index, 0, max(0, len(self._history.entries) - 1))
-        if not self._history.entries:
+        whole_number("round index", index, 0, max(0, len(self._replay.entries) - 1))
+        if not self._replay.entries:
             raise GameError("there is no round to edit")
         entry = self._checker.entry(winner, hands, reshuffled, red_zero, order, last_card, new=True)
-        return self._history.replace(index, entry)
+        return self._replay.replace(index, entry)
 
     # --- statistics ----------------------------------------------------------------------------------------------
 
@@ -191,13 +191,13 @@ class Game:
         return self._launcher.longest_droughts()
 
     def statistics(self) -> dict[str, PlayerStats]:
-        return self._launcher.statistics(self._history.standings.results)
+        return self._launcher.statistics(self._replay.standings.results)
 
     def scoreboard(self) -> dict[str, Any]:
         """Everything a phone shows, as JSON types."""
         statistics = self.statistics()
         board = self._scores(statistics)
-        board["rounds"] = [result.to_dict() for result in self._history.standings.results]
+        board["rounds"] = [result.to_dict() for result in self._replay.standings.results]
         for player, stats in statistics.items():
             board["statistics"][player]["places"] = list(stats.places)
         return board
@@ -238,14 +238,16 @@ class Game:
             "house_rules": self.house_rules.to_dict(),
             "dealer": self.first_dealer,
             "final": None if self.final_rule is None else self.final_rule.value,
-            "rounds": [entry.to_dict() for entry in self._history.entries],
+            "rounds": [entry.to_dict() for entry in self._replay.entries],
             "launcher": self._launcher.to_dict(),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Game:
-        # Games stored before these were kept: the first seat dealt first; elimination had the head-to-head final.
-        data = {"dealer": None, "final": None, **data}
+        # Games stored before these were kept: the first seat dealt first; elimination had the head-to-head final
+        # (the default of new games is the seeds' last one standing, but a stored game keeps the ending it had).
+        before = Final.NEXT_ROUND.value if data.get("mode") == Mode.ELIMINATION.value else None
+        data = {"dealer": None, "final": before, **data}
         exact_keys("a game", data, _GAME_KEYS)
         game = cls(
             data["players"],
@@ -265,21 +267,21 @@ class Game:
                 entry = {"order": None, "last_card": None, **entry}
             exact_keys(f"round {number}", entry, _ROUND_KEYS)
             entries.append(game._checker.entry(*(entry[key] for key in _ROUND_KEYS), new=False))
-        game._history.reset(entries)
+        game._replay.reset(entries)
         game._launcher.load(data["launcher"])
         return game
 
     # --- helpers -------------------------------------------------------------------------------------------------
 
     def _check_final(self, final: object) -> Final | None:
-        """Elimination's ending with two sides left (default: the head-to-head final); None in the other modes."""
+        """Elimination's ending with two sides left (default: the last one standing); None in the other modes."""
         if self.mode is not Mode.ELIMINATION:
             if final is not None:
                 raise GameError(
                     f"final = {final!r:.40} is a setting of elimination; this game is scored {self.mode.label}"
                 )
             return None
-        return Final.NEXT_ROUND if final is None else Final.parse(final)
+        return Final.LAST_STANDING if final is None else Final.parse(final)
 
 
 _GAME_KEYS = (

@@ -53,6 +53,8 @@ class TableCore:
         self._out: list[str] = []  # knock-out play: who went out this round, first out first; they play no more
         self._drew: str | None = None  # whose press (or declined play) just ended their turn: they may play it
         self.out_of_turn: str | None = None  # the last play came out of this player's turn (see _check_turn)
+        # Who played the last card: a forgotten UNO is caught on them only until another player has their turn.
+        self._uno_window: str | None = None
         self._dealer = self.players[0] if dealer is None else self._known(dealer)
         self._direction = 1
         self._current: str | None = None
@@ -149,6 +151,7 @@ class TableCore:
             if player is not None:
                 self._turn_to(self._after(player))
                 self._drew = player
+                self._took_turn(player)
             return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
         index = self._demands.index(demand)
         if demand.cause is not Cause.DEAL and not demand.carried:
@@ -183,12 +186,13 @@ class TableCore:
             "demands": [demand.to_dict() for demand in self._demands],
             "out": list(self._out),
             "drew": self._drew,
+            "uno_window": self._uno_window,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        # Tables stored before these were kept: too late for a first card, nobody out.
-        data = {"under_way": True, "out": [], "drew": None, **data}
+        # Tables stored before these were kept: too late for a first card, nobody out, nobody to catch on UNO.
+        data = {"under_way": True, "out": [], "drew": None, "uno_window": None, **data}
         exact_keys("a table", data, _TABLE_KEYS)
         table = cls(
             data["players"],
@@ -210,6 +214,7 @@ class TableCore:
             raise GameError(f"out = {out!r:.60} is not accepted; expected different players, two left in play")
         table._out = [table._known(player) for player in out]
         table._drew = None if data["drew"] is None else table._known(data["drew"])
+        table._uno_window = None if data["uno_window"] is None else table._known(data["uno_window"])
         if not isinstance(data["demands"], list):
             raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
         table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
@@ -239,13 +244,13 @@ class TableCore:
         if self.track_turns:
             self._current = player
 
-    def _require(self, ruleset: Ruleset, what: str) -> None:
-        if self.ruleset is not ruleset:
-            raise GameError(f"{what} belongs to {ruleset.label}; this table plays {self.ruleset.label}")
-
     def _count(self, kind: str, count: int) -> int:
+        """How many of the cards played together take effect: all of them with multiple_identical; one for a pair
+        with pairs_one_effect (the pair only goes down faster)."""
         deck = self.ruleset.deck
         count = whole_number(f"number of {deck.kind(kind).label} cards", count, 1, deck.max_count(kind))
+        if count == 2 and self.house_rules.pairs_one_effect and not self.house_rules.multiple_identical:
+            return 1
         if count > 1 and not self.house_rules.multiple_identical:
             raise GameError("several identical cards at once need the house rule multiple_identical")
         return count
@@ -256,8 +261,7 @@ class TableCore:
             return Demand(player, cause, presses=amount)
         return Demand(player, cause, cards=amount)
 
-    def _penalty(self, ruleset: Ruleset, player: str, cause: Cause, amount: int) -> None:
-        self._require(ruleset, f"The {cause.label}")
+    def _penalty(self, player: str, cause: Cause, amount: int) -> None:
         self._known(player)
         self._demands.append(self._owed(player, cause, amount))
 
@@ -282,6 +286,26 @@ class TableCore:
         in_turn = not self.track_turns or stacked or by in (self._current, self._drew)
         self.out_of_turn = None if in_turn else self._current
         self._drew = None
+        self._uno_window = by
+
+    def _took_turn(self, player: str) -> None:
+        """`player` had a turn without playing a card (declined, or pressed for nothing owed): a forgotten UNO of
+        the player before them can no longer be caught."""
+        if self._uno_window != player:
+            self._uno_window = None
+
+    def _forgot_uno(self, player: str, cause: Cause, catchers: int) -> None:
+        """Caught not calling UNO, before the next player played: the table's number per player who caught it."""
+        self._known(player)
+        catchers = whole_number("catchers", catchers, 1, len(self.in_play) - 1)
+        if self._uno_window != player:
+            raise GameError(
+                f"too late to catch {player}'s forgotten UNO: only the player who just played can be caught, and "
+                "only before the next player plays",
+                Refusal.UNO_TOO_LATE,
+                player=player,
+            )
+        self._penalty(player, cause, self.house_rules.forgot_uno_penalty * catchers)
 
     def _press_refusal(self, player: str) -> str | None:
         """Why a press for `player` is not called for, or None: they owe, or it is their turn and play is free."""
@@ -332,5 +356,5 @@ class TableCore:
 
 _TABLE_KEYS = (
     "players", "ruleset", "house_rules", "track_turns", "dealer", "direction", "current", "under_way", "demands",
-    "out", "drew",
+    "out", "drew", "uno_window",
 )  # fmt: skip

@@ -61,6 +61,7 @@ const REFUSALS = {
   stack_not_hit: (said) => t("refused.stack_not_hit", said),
   stack_too_late: (said) => t("refused.stack_too_late", said),
   challenge_too_late: (said) => t("refused.challenge_too_late", said),
+  uno_too_late: (said) => t("refused.uno_too_late", said),
   name_too_long: (said) => t("refused.name_too_long", said),
   out_of_range: (said) => t("refused.out_of_range", said),
   names_differ: (said) => t("refused.names_differ", said),

@@ -26,49 +26,40 @@ const WATCH_KEY = "uno-launcher.watching"; // "yes": this phone chose to watch, 
 const VIBRATE_ME = [200, 100, 200];
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
 const MAX_COUNT = 4; // identical cards at once (house rule): 1 to this
-// What each declaration sends besides its kind ("by": who played the card; "player": who takes the penalty),
-// where its button goes, its symbol (never colour alone) and its words.
-const DECLARATIONS = {
-  played: { group: "cards", field: "by", symbol: "▶", text: () => t("decl.played") },
-  hit2: { group: "cards", field: "by", symbol: "✋2", count: true, text: () => t("kind.hit_2") },
-  wild_all_hit: { group: "cards", field: "by", symbol: "✋✋", text: () => t("kind.wild_all_hit") },
-  wild_hit_fire: { group: "cards", field: "by", symbol: "🔥", text: () => t("kind.wild_hit_fire") },
-  draw_two: { group: "cards", field: "by", symbol: "+2", count: true, text: () => t("kind.draw_two") },
-  wild_draw_four: { group: "cards", field: "by", symbol: "+4", count: true, text: () => t("kind.wild_draw_four") },
-  skip: { group: "cards", field: "by", symbol: "⊘", count: true, text: () => t("kind.skip") },
-  reverse: { group: "cards", field: "by", symbol: "⇄", count: true, text: () => t("kind.reverse") },
-  // Knock-out play only: the picked player played their last card and leaves the round; the others play on.
-  went_out: { group: "cards", field: "player", symbol: "🏁", text: () => t("decl.went_out") },
-  declined: {
-    group: "penalties",
-    field: "player",
-    symbol: "✋1",
-    text: () => (game.data?.ruleset === "classic" ? t("decl.declined_classic") : t("decl.declined")),
-  },
-  uno_penalty: { group: "penalties", field: "player", symbol: "✋2", text: () => t("decl.uno_penalty") },
-  suggestion_penalty: { group: "penalties", field: "player", symbol: "✋4", text: () => t("decl.suggestion") },
-  party_penalty: { group: "penalties", field: "player", symbol: "🎉", text: () => t("decl.party_penalty") },
-  forgot_uno: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.forgot_uno") },
-  false_uno: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.false_uno") },
-  wrong_card: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.wrong_card") },
-  wrong_accusation: { group: "penalties", field: "player", symbol: "+2", text: () => t("decl.wrong_accusation") },
-  challenge: { group: "penalties", field: "player", legal: true, symbol: "?+4", text: () => t("decl.challenge_legal") },
-  challenge_illegal: {
-    group: "penalties",
-    field: "player",
-    legal: false,
-    symbol: "!+4",
-    text: () => t("decl.challenge_illegal"),
-  },
-  deal: { group: "start", symbol: `${CARD}7`, text: () => t("decl.deal") },
-  // The beginners' deal: 5 cards each, for a shorter game.
-  deal_5: { group: "start", kind: "deal", cards: 5, symbol: `${CARD}5`, text: () => t("decl.deal_5") },
-  turn: { group: "fix", field: "player", symbol: "▶", text: () => t("decl.turn") },
-  cancel: { group: "fix", symbol: "✕", text: () => t("decl.cancel") },
-};
+// The declarations come from the daemon's registry (rules.actions): each action's kind, the rulesets, modes and
+// house rule it belongs to, its fields (how the page fills each: "who", "count", "first_card", "preset", "none")
+// and its buttons (group, symbol, catalogue key, the values it sends). The page keeps no list of its own.
 
-function declarationName(kind) {
-  return DECLARATIONS[kind]?.text() ?? kind;
+// The declarations this game offers, as buttons in the order the registry gives: each with its action's kind,
+// group and fields, and the button's id, words, symbol and preset values. [] without a game.
+export function offeredDeclarations(data = game.data) {
+  if (!data || !game.rules?.actions) return [];
+  const offered = [];
+  for (const action of game.rules.actions) {
+    if (!action.rulesets.includes(data.ruleset)) continue;
+    if (action.modes && !action.modes.includes(data.mode)) continue;
+    if (action.house_rule && !data.house_rules[action.house_rule]) continue;
+    for (const button of action.buttons) {
+      if (!button.rulesets.includes(data.ruleset)) continue;
+      offered.push({ ...button, kind: action.kind, group: action.group, fields: action.fields });
+    }
+  }
+  return offered;
+}
+
+function registryAction(kind) {
+  return game.rules?.actions?.find((action) => action.kind === kind);
+}
+
+// A declaration's button (by its id, else the first of its kind) in this game's ruleset.
+function declarationButton(id) {
+  const offered = offeredDeclarations();
+  return offered.find((button) => button.id === id) ?? offered.find((button) => button.kind === id);
+}
+
+function declarationName(id) {
+  const button = declarationButton(id);
+  return button ? t(button.words) : id;
 }
 
 // ---- The game from the daemon ----
@@ -403,27 +394,19 @@ function buildTableControls() {
     }),
   );
   if (!players.includes(picked)) game.current = undefined; // then the picker follows whose turn it is again
-  const multiple = Boolean(data?.house_rules.multiple_identical);
+  const multiple = Boolean(data?.house_rules.multiple_identical || data?.house_rules.pairs_one_effect);
   $("count-row").hidden = !multiple;
   $("count").replaceChildren(...Array.from({ length: MAX_COUNT }, (_, i) => option(String(i + 1), `× ${i + 1}`)));
-  const allowed = new Set(
-    data
-      ? [...(game.rules?.declarations[data.ruleset] ?? []), ...(game.rules?.mode_declarations?.[data.mode] ?? [])]
-      : [],
-  );
-  if (!data?.house_rules.party_penalties) allowed.delete("party_penalty");
-  if (allowed.has("challenge")) allowed.add("challenge_illegal");
-  if (allowed.has("deal")) allowed.add("deal_5");
   const groups = { cards: [], penalties: [], start: [], fix: [] };
-  for (const [kind, spec] of Object.entries(DECLARATIONS)) {
-    if (!allowed.has(kind)) continue;
-    groups[spec.group].push(declButton(kind, () => (kind === "cancel" ? cancelNewest() : declare(kind))));
+  const offered = offeredDeclarations(data);
+  for (const spec of offered) {
+    groups[spec.group].push(declButton(spec, () => (spec.kind === "cancel" ? cancelNewest() : declare(spec.id))));
   }
   for (const [group, buttons] of Object.entries(groups)) $(`decl-${group}`).replaceChildren(...buttons);
-  buildQuick(allowed);
+  buildQuick(offered);
   const deck = data ? game.rules?.decks[data.ruleset] : null;
   $("first-card").replaceChildren(...(deck?.kinds ?? []).map((kind) => option(kind.id, kindName(kind.id))));
-  game.firstCardOffered = allowed.has("first_card");
+  game.firstCardOffered = Boolean(data && registryAction("first_card")?.rulesets.includes(data.ruleset));
 }
 
 // ---- Declare from the top ----
@@ -432,21 +415,19 @@ function buildTableControls() {
 // phone's player played. Built from the same list as the table panel's buttons, which stay for corrections.
 const QUICK_LAST = "played";
 
-function buildQuick(allowed) {
-  const kinds = Object.keys(DECLARATIONS).filter(
-    (kind) => DECLARATIONS[kind].group === "cards" && kind !== "went_out" && kind !== QUICK_LAST && allowed.has(kind),
-  );
-  if (allowed.has(QUICK_LAST)) kinds.push(QUICK_LAST);
-  $("quick-cards").replaceChildren(...kinds.map((kind) => declButton(kind, () => declare(kind, game.me))));
+function buildQuick(offered) {
+  const cards = offered.filter((spec) => spec.group === "cards" && spec.kind !== "went_out");
+  const quick = [...cards.filter((spec) => spec.id !== QUICK_LAST), ...cards.filter((spec) => spec.id === QUICK_LAST)];
+  $("quick-cards").replaceChildren(...quick.map((spec) => declButton(spec, () => declare(spec.id, game.me))));
 }
 
 // A declaration's button: its symbol (never colour alone) and its words, which renderTablePanel() and
 // renderQuick() write in the language shown.
-function declButton(kind, onClick) {
+function declButton(spec, onClick) {
   const button = el("button", "decl");
   button.type = "button";
-  button.dataset.kind = kind;
-  button.append(el("span", "decl-symbol", DECLARATIONS[kind].symbol), el("span", "decl-text"));
+  button.dataset.kind = spec.id;
+  button.append(el("span", "decl-symbol", spec.symbol), el("span", "decl-text"));
   button.firstChild.setAttribute("aria-hidden", "true");
   button.addEventListener("click", onClick);
   return button;
@@ -518,16 +499,24 @@ function whoPicked() {
   return document.querySelector('#who input[name="who"]:checked')?.value ?? game.data.table.current;
 }
 
+// The body of a declaration, each field filled as the registry says.
+const FILL = {
+  who: (who) => who,
+  count: () => (!$("count-row").hidden && $("count").value !== "1" ? Number($("count").value) : undefined),
+  first_card: () => $("first-card").value,
+  none: () => undefined,
+};
+
 // `who`: the player named (from the top: this phone's own); else the one picked in the table panel.
-async function declare(kind, who = whoPicked()) {
+async function declare(id, who = whoPicked()) {
   if (game.sending || !game.data) return;
-  const spec = DECLARATIONS[kind];
-  const body = { kind: spec?.kind ?? (kind === "challenge_illegal" ? "challenge" : kind) };
-  if (spec?.cards) body.cards = spec.cards;
-  if (spec?.field) body[spec.field] = who;
-  if (spec?.legal !== undefined) body.legal = spec.legal;
-  if (spec?.count && !$("count-row").hidden && $("count").value !== "1") body.count = Number($("count").value);
-  if (kind === "first_card") body.card = $("first-card").value;
+  const spec = id === "first_card" ? { ...registryAction("first_card"), preset: {} } : declarationButton(id);
+  if (!spec) return;
+  const body = { kind: spec.kind };
+  for (const [name, field] of Object.entries(spec.fields)) {
+    const value = field.page === "preset" ? spec.preset[name] : FILL[field.page](who);
+    if (value !== undefined) body[name] = value;
+  }
   game.sending = true;
   showError("declare-error", "");
   renderTablePanel();
@@ -665,7 +654,7 @@ function declarationLine({ kind, by, player, table }) {
       return [illegal ? "!+4" : "?+4", t("feed.declared", { player, what })];
     }
     default: {
-      const symbol = DECLARATIONS[kind]?.symbol ?? "•";
+      const symbol = declarationButton(kind)?.symbol ?? "•";
       return [symbol, t("feed.declared", { player: by ?? player ?? "", what: declarationName(kind) })];
     }
   }

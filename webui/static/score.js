@@ -104,7 +104,8 @@ function knockOut() {
 
 // The house rule "no action card to finish": the round form asks which card the winner went out on.
 function lastCardRule() {
-  return Boolean(game.data?.house_rules.last_card_not_action);
+  const rules = game.data?.house_rules;
+  return Boolean(rules?.last_card_not_action || rules?.last_card_not_skip_reverse_wild);
 }
 
 // Who went out first: chosen, or in knock-out play the first in the finishing order.

@@ -28,7 +28,7 @@ export const setup = {
   ruleset: "uno_attack",
   house: {}, // house rule key → on
   mode: "winner_collects",
-  final: "next_round", // elimination: with two left, the next round decides, or play on to the last standing
+  final: "last_standing", // elimination: with two left, play on to the last standing, or the next round decides
   target: "500", // one of TARGETS, or "other"
   teams: 0, // how many teams; 0: everyone for themselves
   dealer: 0, // seat index
@@ -88,7 +88,7 @@ function buildSetup() {
     setup.ruleset = game.data.ruleset;
     setup.house = { ...game.data.house_rules };
     setup.mode = game.data.mode;
-    setup.final = game.data.final ?? "next_round";
+    setup.final = game.data.final ?? "last_standing";
     setup.target = TARGETS.includes(String(game.data.target)) ? String(game.data.target) : "other";
     $("target-other").value = String(game.data.target);
     $("party-penalty").value = String(game.data.house_rules.party_penalty ?? 2);

@@ -31,7 +31,7 @@ class Standings:
         return Standings(dict(self.totals), list(self.results), dict(self.eliminated), self.winners, self.losers)
 
 
-class RoundHistory:
+class RoundReplay:
     """The rounds entered so far and their standings. `doubles`: a reshuffled round counts double.
 
     Every change replaces `entries` and `standings`, never changes them in place: a shallow copy is a copy to change.
