@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     restore_ = commands.add_parser("restore", help="make a backup the store again (the daemon must be stopped)")
     restore_.add_argument("file", type=Path, help="a backup written by `uno-launcher backup`")
     restore_.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+    restore_.add_argument(
+        "--keep-pins", action="store_true", help="take the backup's PINs too (default: the PINs set now stay)"
+    )
 
     export = commands.add_parser("export", help="the games, one or all, as CSV or JSON (docs/HISTORY.md)")
     export.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
@@ -322,14 +325,15 @@ def _restore(args: argparse.Namespace) -> int:
 
     state_dir = _effective_config(args).state_dir
     try:
-        restored, kept = backup.restore(args.file, state_dir)
+        restored, kept = backup.restore(args.file, state_dir, keep_pins=args.keep_pins)
     except StateDirBusy as e:
         print(f"uno-launcher restore: {e}", file=sys.stderr)
         return EXIT_USAGE
     print(f"Restored {args.file} as {restored.path} (schema {restored.schema}).")
     if kept is not None:
         print(f"The store it replaced is kept as {kept}.")
-    print("Start the daemon again (sudo systemctl start uno-launcher); phones join again with the restored PINs.")
+    pins = "the backup's PINs" if args.keep_pins or kept is None else "the PINs set before"
+    print(f"Start the daemon again (sudo systemctl start uno-launcher); phones join again, with {pins}.")
     return 0
 
 

@@ -188,13 +188,38 @@ def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
+# One entry per object of a database: (type, name, table it belongs to, its columns as PRAGMA table_info or
+# index_info gives them). Two databases with the same description have the same tables, columns and indexes.
+SchemaObject = tuple[str, str, str, tuple[tuple[object, ...], ...]]
+
+
+def schema_of(conn: sqlite3.Connection) -> frozenset[SchemaObject]:
+    """Every object in the database (tables, indexes, views, triggers) with its columns."""
+    described: set[SchemaObject] = set()
+    for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall():
+        columns: list[tuple[object, ...]] = []
+        if kind == "table":
+            columns = conn.execute(
+                'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid', (name,)
+            ).fetchall()
+        elif kind == "index":
+            columns = conn.execute("SELECT seqno, name FROM pragma_index_info(?) ORDER BY seqno", (name,)).fetchall()
+        described.add((kind, name, table, tuple(columns)))
+    return frozenset(described)
+
+
 @functools.cache
-def tables_at(version: int) -> frozenset[str]:
-    """The tables of a store of ours at this schema version."""
+def schema_at(version: int) -> frozenset[SchemaObject]:
+    """The objects of a store of ours at this schema version, exactly."""
     conn = sqlite3.connect(":memory:")
     try:
         for migration in MIGRATIONS[:version]:
             conn.executescript(migration)
-        return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        return schema_of(conn)
     finally:
         conn.close()
+
+
+def tables_at(version: int) -> frozenset[str]:
+    """The tables of a store of ours at this schema version."""
+    return frozenset(name for kind, name, _, _ in schema_at(version) if kind == "table")
