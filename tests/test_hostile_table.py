@@ -12,12 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from launcher import backup
 from launcher.access import AccessBook, Role
 from launcher.cli import main
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError
 from launcher.store.migrations import STAMPED_FROM
+from tests import test_browser
+from tests.test_browser import WAIT_MS, open_joined
+
+playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
 
 # --- 6. restore trusts the file -------------------------------------------------------------------------------
 
@@ -163,3 +168,42 @@ def test_restore_with_keep_pins_takes_the_backups_pins(tmp_path: Path) -> None:
     book = AccessBook(Store(state / STORE_FILE))
     assert book.role_for_pin("111111") is Role.TABLE and book.role_for_pin("22222222") is Role.ADMIN
     assert book.role_for_pin("333333") is Role.NONE
+
+
+# --- 5. a player named __proto__ ---------------------------------------------------------------------------------
+
+OBJECT_NAMES = ["__proto__", "constructor", "toString", "hasOwnProperty"]
+
+
+@pytest.mark.browser
+def test_players_named_like_objects_keys_score_and_keep_their_statistics_on_the_page(  # type: ignore[no-untyped-def]
+    daemon, playwright_chromium
+) -> None:
+    playwright, browser = playwright_chromium
+    status, answer = daemon.post("/api/games", {"players": OBJECT_NAMES, "mode": "lowest_total"})
+    assert status == 201, answer
+    errors: list[str] = []
+    context = browser.new_context(**{**playwright.devices["Pixel 5"], "locale": "en-US"})
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    open_joined(page, daemon)
+    page.locator("#tab-round").tap()
+    page.locator("#winner").select_option("__proto__")
+    for name, cards in zip(OBJECT_NAMES[1:], (["7"], ["skip"], ["7", "7"]), strict=True):
+        hand = page.locator("#hands .hand").filter(has_text=name)
+        hand.locator("summary").tap()
+        for kind in cards:
+            hand.locator(f'.cell[data-kind="{kind}"] .card-add').tap()
+    page.locator("#entry-save").tap()
+    expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    scoreboard = daemon.get("/api/game")["game"]["scoreboard"]
+    assert scoreboard["totals"] == {"__proto__": 0, "constructor": 7, "toString": 20, "hasOwnProperty": 14}
+    rows = page.locator("#totals tbody tr")
+    expect(rows.locator(".side-name")).to_have_text(OBJECT_NAMES)
+    expect(rows.locator(".total")).to_have_text(["0", "7", "20", "14"])
+    stats = page.locator("#stats tbody tr")
+    expect(stats.locator("th")).to_have_text(OBJECT_NAMES, timeout=WAIT_MS)
+    expect(stats.nth(0).locator("td")).to_have_text(["0", "0", "1"])  # __proto__ won the round: it is counted
+    expect(page.locator("#rounds li")).to_have_count(1)
+    context.close()
+    assert errors == []
