@@ -3,7 +3,7 @@
 Reading the table is open; acting needs a session joined with the table PIN, and hardware and admin settings need
 one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the first run and kept as
 salted PBKDF2 hashes (the table PIN also as it is, for the invite any joined phone shows), so the console shows them
-that once; a first start hashes them on a thread of its own while
+that once (under systemd a file only root reads, launcher/cli.py); a first start hashes them on a thread of its own while
 the daemon already answers (PBKDF2 is slow on purpose: 1.4 billion instructions for the two, see
 docs/BENCHMARKS.md), and a join meanwhile is checked against the PIN in memory. Sessions are random tokens kept by
 their SHA-256: the phones hold the token in a cookie, the store holds the digest, and this book holds the live ones
@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
+import os
 import secrets
 import sqlite3
 import threading
@@ -37,6 +38,9 @@ MADE_UP_DIGITS = 6
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
 MOST_SESSIONS = 500  # beyond, the longest idle ones end: memory stays bounded however often phones join
+# Beside the store: replaced whenever a PIN changes, so that a running daemon notices `uno-launcher new-pins` from
+# another process on its next lookup (one stat) and signs out the sessions that process ended.
+PINS_CHANGED_FILE = "pins-changed"
 # PBKDF2 rather than scrypt: scrypt's 16 MiB per check stayed in each thread's malloc arena (the daemon's RSS went
 # from 39 to 90 MB), and for a PIN of 4 to 12 digits memory-hardness buys nothing. About 60 ms per check here.
 PBKDF2_ITERATIONS = 100_000
@@ -123,6 +127,11 @@ class AccessBook:
         self._made: dict[Role, str] = {}
         self._made_lock = threading.Lock()
         self._saver: StoppableThread | None = None
+        self._pins_changed = store.path.with_name(PINS_CHANGED_FILE)
+        # Held while a session is opened (memory, then disk) and while sessions are reread after a PIN change
+        # elsewhere, so that a reread never drops a session opened meanwhile.
+        self._opening = threading.Lock()
+        self._pins_mark = self._pins_change_mark()
         with store.connect() as conn:
             access_tables.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
             rows = access_tables.sessions(conn)
@@ -210,7 +219,35 @@ class AccessBook:
             for digest in ended:
                 del self._sessions[digest]
         with self._store.connect() as conn:
-            access_tables.end_sessions(conn, ended)
+            access_tables.end_sessions_of(conn, role.value, keep=kept)  # a running daemon's too (another process)
+        self._mark_pins_changed()
+
+    def _mark_pins_changed(self) -> None:
+        """Tell a daemon running on this store (perhaps this one) that sessions ended: a new file takes the name,
+        so its identity changes even within the file system's time resolution."""
+        draft = self._pins_changed.with_name(f".{PINS_CHANGED_FILE}-{os.getpid()}")
+        draft.write_bytes(b"")
+        os.replace(draft, self._pins_changed)
+
+    def _pins_change_mark(self) -> tuple[int, int] | None:
+        try:
+            seen = os.stat(self._pins_changed)
+        except FileNotFoundError:
+            return None
+        return seen.st_ino, seen.st_mtime_ns
+
+    def _follow_pin_changes(self) -> None:
+        """After a PIN change (here or by `uno-launcher new-pins`), keep only the sessions the store still has."""
+        mark = self._pins_change_mark()
+        if mark == self._pins_mark:
+            return
+        with self._opening:
+            self._pins_mark = mark
+            with self._store.connect() as conn:
+                kept = {digest for digest, _, _ in access_tables.sessions(conn)}
+            with self._lock:
+                for digest in [d for d in self._sessions if d not in kept]:
+                    del self._sessions[digest]
 
     def _save_pin(self, role: Role, pin: str) -> None:
         salt = secrets.token_bytes(16)
@@ -263,23 +300,26 @@ class AccessBook:
         now = self._clock()
         old = _digest(replacing) if replacing else None
         ended = [old] if old is not None else []
-        with self._lock:
-            self._sessions.pop(old or "", None)
-            self._sessions[_digest(token)] = _Session(role, now)
-            overflow = len(self._sessions) - MOST_SESSIONS
-            if overflow > 0:
-                idlest = sorted(self._sessions, key=lambda digest: self._sessions[digest].seen_ts)[:overflow]
-                for digest in idlest:
-                    del self._sessions[digest]
-                ended += idlest
-        with self._store.connect() as conn:
-            access_tables.open_session(conn, _digest(token), role.value, now, ended=ended)
+        with self._opening:
+            with self._lock:
+                self._sessions.pop(old or "", None)
+                self._sessions[_digest(token)] = _Session(role, now)
+                overflow = len(self._sessions) - MOST_SESSIONS
+                if overflow > 0:
+                    idlest = sorted(self._sessions, key=lambda digest: self._sessions[digest].seen_ts)[:overflow]
+                    for digest in idlest:
+                        del self._sessions[digest]
+                    ended += idlest
+            with self._store.connect() as conn:
+                access_tables.open_session(conn, _digest(token), role.value, now, ended=ended)
         return token
 
     def role_of(self, token: str | None) -> Role:
-        """The role of a session token; NONE for no token, an unknown one, or one idle too long. No disk read."""
+        """The role of a session token; NONE for no token, an unknown one, or one idle too long. No disk read but
+        a stat, unless a PIN changed."""
         if not token:
             return Role.NONE
+        self._follow_pin_changes()
         with self._lock:
             session = self._sessions.get(_digest(token))
         if session is None or self._clock() - session.seen_ts > SESSION_IDLE_S:

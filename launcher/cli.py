@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import gc
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -171,7 +172,14 @@ def _run(args: argparse.Namespace) -> int:
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
     new = daemon.new_pins
     table, admin = (new.table, new.admin) if new else (None, None)
-    _print_pins(table, admin)
+    if new is not None and _journal_only():
+        # Under systemd the console is the journal, which more people read than root: the PINs go to a file only
+        # the service's user and root can read, and the journal says where.
+        where = _write_first_pins(config.state_dir, table, admin)
+        print(f"The PINs made up on this first start are in {where} (readable by root only): sudo cat {where}")
+        table = admin = None  # nor in the QR code below
+    else:
+        _print_pins(table, admin)
     # The QR code is drawn while the daemon already serves: importing the maker and drawing the code cost more than
     # the rest of the console's output (about a fifth of a second on a Pi Zero 2 W, benchmarks/bench_instructions.py),
     # and the phones need the page before anyone scans the picture.
@@ -183,6 +191,28 @@ def _run(args: argparse.Namespace) -> int:
     qr.stop()
     print("Stopped; motor off.")
     return 0
+
+
+FIRST_PINS_FILE = "first-pins.txt"  # in the state directory, under systemd only
+
+
+def _journal_only() -> bool:
+    """True when the console is not a terminal anyone watches: the daemon runs under systemd and its output goes
+    to the journal."""
+    return "INVOCATION_ID" in os.environ and not sys.stdout.isatty()
+
+
+def _write_first_pins(state_dir: Path, table: str | None, admin: str | None) -> Path:
+    """The first start's PINs in a file of mode 0600 (made so, never widened after), for `sudo cat`."""
+    path = (state_dir / FIRST_PINS_FILE).resolve()
+    path.unlink(missing_ok=True)  # a file left by an earlier first start: this one's PINs replace it
+    lines = [f"Table PIN: {table}\n"] if table else []
+    lines += [f"Admin PIN: {admin}\n"] if admin else []
+    lines.append("Delete this file once noted; change them on the page under Admin, or: uno-launcher new-pins\n")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    return path
 
 
 def _print_pins(table: str | None, admin: str | None) -> None:
@@ -235,7 +265,7 @@ def _new_pins(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     _print_pins(pins.get(Role.TABLE), pins.get(Role.ADMIN))
     _print_qr(pins.get(Role.TABLE), public_urls(config.web.host, config.web.port)[-1])
-    print("A running daemon takes them at once; restart it to sign out the phones joined with the old ones.")
+    print("A running daemon takes them at once and signs out the phones joined with the old ones.")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from launcher.cli import main
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError
 from launcher.store.migrations import STAMPED_FROM
 from tests import test_browser
+from tests.conftest import http_json, wait_until
 from tests.test_browser import WAIT_MS, open_joined
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
@@ -168,6 +170,76 @@ def test_restore_with_keep_pins_takes_the_backups_pins(tmp_path: Path) -> None:
     book = AccessBook(Store(state / STORE_FILE))
     assert book.role_for_pin("111111") is Role.TABLE and book.role_for_pin("22222222") is Role.ADMIN
     assert book.role_for_pin("333333") is Role.NONE
+
+
+# --- 4. new-pins while the daemon runs -------------------------------------------------------------------------
+
+
+def test_new_pins_signs_out_the_old_pins_phones_in_the_running_daemon_at_once(daemon) -> None:  # type: ignore[no-untyped-def]
+    config = daemon.state_dir.parent / "config.toml"
+    assert daemon.post("/api/press")[0] == 200
+    assert daemon.get("/api/session") == {"role": "none"}  # no cookie
+    assert http_json(daemon.url + "/api/session", "GET", cookie=daemon.joined.table_cookie)[1] == {"role": "table"}
+    done = subprocess.run(
+        [sys.executable, "-m", "launcher", "new-pins", "--config", str(config), "--only", "table"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "signs out the phones joined with the old ones" in done.stdout
+    # The very next request with the old table PIN's cookie is a stranger's; the admin's session stays.
+    assert http_json(daemon.url + "/api/session", "GET", cookie=daemon.joined.table_cookie)[1] == {"role": "none"}
+    status, answer = daemon.post("/api/press")
+    assert status == 401 and answer["error"]["code"] == "join_required"
+    assert daemon.request("GET", "/api/session", admin=True)[1] == {"role": "admin"}
+    new_pin = re.search(r"Table PIN: (\d+)", done.stdout)
+    assert new_pin is not None
+    assert http_json(daemon.url + "/api/session", "POST", {"pin": daemon.table_pin})[0] == 401
+    assert http_json(daemon.url + "/api/session", "POST", {"pin": new_pin.group(1)})[0] == 201
+
+
+# --- 7. first-start PINs in the journal -----------------------------------------------------------------------
+
+
+def test_under_systemd_the_first_pins_go_to_a_file_only_root_reads_and_the_journal_says_where(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{state}"\n', encoding="utf-8")
+    env = {**os.environ, "INVOCATION_ID": "0123456789abcdef0123456789abcdef", "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "launcher", "run", "--sim", "--port", "0", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if "first start are in" in line:
+                break
+        url = re.search(r"Open (http://\S+?)/? on a phone", "".join(lines))
+        assert url is not None
+        wait_until(lambda: http_json(url.group(1) + "/api/session", "GET")[0] == 200)  # serving: SIGTERM is handled
+    finally:
+        process.terminate()
+        rest, _ = process.communicate(timeout=30)
+    journal = "".join(lines) + rest
+    pins_file = (state / "first-pins.txt").resolve()
+    assert f"are in {pins_file} (readable by root only)" in journal
+    assert (pins_file.stat().st_mode & 0o777) == 0o600
+    written = pins_file.read_text(encoding="utf-8")
+    table, admin = (re.search(rf"{role} PIN: (\d+)", written) for role in ("Table", "Admin"))
+    assert table is not None and admin is not None
+    assert table.group(1) not in journal and admin.group(1) not in journal
+    book = AccessBook(Store(state / STORE_FILE))
+    assert book.role_for_pin(table.group(1)) is Role.TABLE and book.role_for_pin(admin.group(1)) is Role.ADMIN
 
 
 # --- 5. a player named __proto__ ---------------------------------------------------------------------------------

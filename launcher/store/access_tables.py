@@ -71,6 +71,12 @@ def end_sessions(conn: sqlite3.Connection, digests: Iterable[str]) -> None:
         conn.executemany("DELETE FROM sessions WHERE digest = ?", [(d,) for d in digests])
 
 
+def end_sessions_of(conn: sqlite3.Connection, role: int, *, keep: str | None) -> None:
+    """End every session of `role` but `keep` (a digest), those another process opened too."""
+    with transaction(conn):
+        conn.execute("DELETE FROM sessions WHERE role = ? AND digest IS NOT ?", (role, keep))
+
+
 def forget_sessions_seen_before(conn: sqlite3.Connection, ts: float) -> None:
     with transaction(conn):
         conn.execute("DELETE FROM sessions WHERE seen_ts < ?", (ts,))
