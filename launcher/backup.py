@@ -166,26 +166,39 @@ def _keep_aside(store_path: Path, now: float | None) -> tuple[Path | None, int |
     return kept, handed_out
 
 
-def _pins_of(store_path: Path) -> list[tuple[object, ...]] | None:
-    """The PINs (their hashes) of the store about to be replaced; None if it has none or cannot be read."""
+@dataclass(frozen=True, slots=True)
+class _Pins:
+    """What lets phones in: the PINs' hashes (role, salt, hash, changed_ts, digits) and the invite's token."""
+
+    hashes: list[tuple[object, ...]]
+    join_token: list[tuple[object, ...]]
+
+
+def _pins_of(store_path: Path) -> _Pins | None:
+    """The PINs and the invite of the store about to be replaced (run by this version: of its schema); None if
+    it has no PINs or cannot be read."""
     if not store_path.exists():
         return None
     with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(store_path)) as conn:
-        rows: list[tuple[object, ...]] = conn.execute("SELECT role, salt, hash, changed_ts FROM pins").fetchall()
-        return rows or None
+        hashes = conn.execute("SELECT role, salt, hash, changed_ts, digits FROM pins").fetchall()
+        token = conn.execute("SELECT id, token, made_ts FROM join_token").fetchall()
+        return _Pins(hashes, token) if hashes else None
     return None
 
 
-def _sign_everyone_out(path: Path, pins: list[tuple[object, ...]] | None) -> None:
+def _sign_everyone_out(path: Path, pins: _Pins | None) -> None:
     """No session of the backup survives (a row planted in it would be someone's cookie); `pins`, if any, replace
-    the backup's."""
+    the backup's PINs and invite."""
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DELETE FROM sessions")
         if pins is not None:
             conn.execute("DELETE FROM pins")
-            conn.executemany("INSERT INTO pins (role, salt, hash, changed_ts) VALUES (?, ?, ?, ?)", pins)
-            conn.execute("DELETE FROM invite")
+            conn.executemany(
+                "INSERT INTO pins (role, salt, hash, changed_ts, digits) VALUES (?, ?, ?, ?, ?)", pins.hashes
+            )
+            conn.execute("DELETE FROM join_token")
+            conn.executemany("INSERT INTO join_token (id, token, made_ts) VALUES (?, ?, ?)", pins.join_token)
         conn.execute("COMMIT")
 
 

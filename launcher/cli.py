@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     new_pins = commands.add_parser("new-pins", help="set or make up new table and admin PINs (when forgotten)")
     new_pins.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
     new_pins.add_argument("--only", choices=("table", "admin"), help="change only this PIN")
-    new_pins.add_argument("--table", metavar="DIGITS", help="the new table PIN (default: made up, 4 digits)")
+    new_pins.add_argument("--table", metavar="DIGITS", help="the new table PIN (default: made up, 6 digits)")
     new_pins.add_argument("--admin", metavar="DIGITS", help="the new admin PIN (default: made up, 6 digits)")
     new_pins.add_argument(
         "--new-store", action="store_true", help="no store yet: make one, to set the PINs before the first start"
@@ -183,7 +183,8 @@ def _run(args: argparse.Namespace) -> int:
     # The QR code is drawn while the daemon already serves: importing the maker and drawing the code cost more than
     # the rest of the console's output (about a fifth of a second on a Pi Zero 2 W, benchmarks/bench_instructions.py),
     # and the phones need the page before anyone scans the picture.
-    qr = StoppableThread(lambda: _print_qr(table, daemon.urls[-1]), "console-qr")
+    token = daemon.access.invite_token() if table is not None else None
+    qr = StoppableThread(lambda: _print_qr(token, daemon.urls[-1]), "console-qr")
     qr.start()
     for sig in (signal.SIGTERM, signal.SIGINT):  # what serve() leaves once it is done: a late second signal (Ctrl-C
         signal.signal(sig, signal.SIG_IGN)  # twice) must not turn a finished shutdown's exit code 0 into a kill
@@ -225,16 +226,16 @@ def _print_pins(table: str | None, admin: str | None) -> None:
         print(f"Admin PIN: {admin}  (for the launcher's settings: keep it to yourself)")
     if table is not None or admin is not None:
         print(
-            "Shown only now (any joined phone can show the table's invite). Change them on the page under Admin, or: "
-            "uno-launcher new-pins"
+            "Shown only now (kept only hashed; any joined phone can show the table's invite, a link that joins without "
+            "the PIN). Change them on the page under Admin, or: uno-launcher new-pins"
         )
 
 
-def _print_qr(table: str | None, page_url: str) -> None:
-    """A QR code of the page: one that joins with the table PIN when it is known."""
+def _print_qr(token: str | None, page_url: str) -> None:
+    """A QR code of the page: one that joins with the invite's token when it is given."""
     from launcher.qr import join_url, qr_text
 
-    print(qr_text(page_url if table is None else join_url(page_url, table)), end="", flush=True)
+    print(qr_text(page_url if token is None else join_url(page_url, token)), end="", flush=True)
 
 
 def _new_pins(args: argparse.Namespace) -> int:
@@ -264,7 +265,7 @@ def _new_pins(args: argparse.Namespace) -> int:
         print(f"uno-launcher new-pins: {e}", file=sys.stderr)
         return EXIT_USAGE
     _print_pins(pins.get(Role.TABLE), pins.get(Role.ADMIN))
-    _print_qr(pins.get(Role.TABLE), public_urls(config.web.host, config.web.port)[-1])
+    _print_qr(book.invite_token() if Role.TABLE in pins else None, public_urls(config.web.host, config.web.port)[-1])
     print("A running daemon takes them at once and signs out the phones joined with the old ones.")
     return 0
 

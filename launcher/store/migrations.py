@@ -170,12 +170,27 @@ MIGRATIONS: tuple[str, ...] = (
         table_pin TEXT NOT NULL
     );
     """,
+    # The table PIN is kept only hashed again (a store and its backups gave it away): the invite carries a token of
+    # its own instead, which joins and is revoked by a new one. `digits`: how long a PIN is, so that the admin is
+    # told to change a table PIN shorter than new ones may be. The plain PIN's row is deleted with secure_delete on.
+    """
+    ALTER TABLE pins ADD COLUMN digits INTEGER;
+    UPDATE pins SET digits = (SELECT length(table_pin) FROM invite) WHERE role = 'table';
+    DELETE FROM invite;
+    DROP TABLE invite;
+    CREATE TABLE join_token (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        token   TEXT NOT NULL,
+        made_ts REAL NOT NULL
+    );
+    """,
 )
 
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring the store of `conn` to the newest schema."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")  # what a migration deletes (a plain PIN) is overwritten, not left free
     for number in range(version, len(MIGRATIONS)):
         # Statement by statement: executescript() would commit before the version bump.
         with transaction(conn):
