@@ -1,13 +1,16 @@
 """Who may act at the table: the table PIN, the admin PIN, the phones' sessions and a limit on PIN guesses.
 
-Reading the table is open; acting needs a session joined with the table PIN, and hardware and admin settings need
-one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the first run and kept as
-salted PBKDF2 hashes (the table PIN also as it is, for the invite any joined phone shows), so the console shows them
-that once; a first start hashes them on a thread of its own while
-the daemon already answers (PBKDF2 is slow on purpose: 1.4 billion instructions for the two, see
-docs/BENCHMARKS.md), and a join meanwhile is checked against the PIN in memory. Sessions are random tokens kept by
-their SHA-256: the phones hold the token in a cookie, the store holds the digest, and this book holds the live ones
-in memory so that checking a press costs no disk read.
+Reading the table is open; acting needs a session joined with the table PIN (or the invite's token), and hardware
+and admin settings need one joined with the admin PIN (docs/API.md: who may call what). PINs are made up on the
+first run and kept only as salted PBKDF2 hashes, so the console shows them that once (under systemd, a file only
+root reads: launcher/cli.py). The invite's link carries a random token instead of the PIN: it joins as the table
+PIN does, needs no guess, and a new invite or a new table PIN revokes it. The PIN's digits stay in memory only for
+a session that typed them (or the admin's that set them), to show under the invite's QR code. A first start
+hashes the PINs on a thread of its own while the daemon already answers (PBKDF2 is slow on purpose: 1.4 billion
+instructions for the two, see docs/BENCHMARKS.md), and a join meanwhile is checked against the PIN in memory.
+Sessions are random tokens kept by their SHA-256: the phones hold the token in a cookie, the store holds the
+digest, and this book holds the live ones in memory so that checking a press costs no disk read (one stat tells
+whether `uno-launcher new-pins` ended some).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
+import os
 import secrets
 import sqlite3
 import threading
@@ -28,15 +32,20 @@ from launcher.errors import LauncherError
 from launcher.store import Store, access_tables
 from launcher.threads import JOIN_S, StoppableThread
 
-# (fewest, most) digits. Made-up PINs have MADE_UP_DIGITS: with PinGuard's budget a 6-digit PIN takes months to
-# guess, and the QR code's link carries it, so its length costs players nothing. 4 digits are still accepted for
-# PINs a table chose itself.
-TABLE_PIN_DIGITS = (4, 8)
+# (fewest, most) digits of a PIN set now: with PinGuard's budget a 6-digit PIN takes months to guess, and the
+# invite's link joins without typing it. A shorter table PIN set before still joins (OLDEST_TABLE_PIN_DIGITS) until
+# it is changed, and the admin is asked to change it.
+TABLE_PIN_DIGITS = (6, 8)
 ADMIN_PIN_DIGITS = (6, 12)
+OLDEST_TABLE_PIN_DIGITS = 4
 MADE_UP_DIGITS = 6
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
+JOIN_TOKEN_BYTES = 16  # 128 random bits: never guessed, so a join with it needs no try of PinGuard's
 MOST_SESSIONS = 500  # beyond, the longest idle ones end: memory stays bounded however often phones join
+# Beside the store: replaced whenever a PIN changes, so that a running daemon notices `uno-launcher new-pins` from
+# another process on its next lookup (one stat) and signs out the sessions that process ended.
+PINS_CHANGED_FILE = "pins-changed"
 # PBKDF2 rather than scrypt: scrypt's 16 MiB per check stayed in each thread's malloc arena (the daemon's RSS went
 # from 39 to 90 MB), and for a PIN of 4 to 12 digits memory-hardness buys nothing. About 60 ms per check here.
 PBKDF2_ITERATIONS = 100_000
@@ -76,8 +85,8 @@ def check_pin_shape(role: Role, pin: object) -> str:
 
 
 def _pin_digits(role: Role) -> tuple[int, int]:
-    if role is Role.NONE:
-        return TABLE_PIN_DIGITS[0], ADMIN_PIN_DIGITS[1]
+    if role is Role.NONE:  # a PIN typed to join: any set now or before
+        return OLDEST_TABLE_PIN_DIGITS, ADMIN_PIN_DIGITS[1]
     return TABLE_PIN_DIGITS if role is Role.TABLE else ADMIN_PIN_DIGITS
 
 
@@ -108,6 +117,7 @@ def _digest(token: str) -> str:
 class _Session:
     role: Role
     seen_ts: float
+    table_pin: str | None = None  # the digits, only if this session typed them or set them: the invite shows them
 
 
 class AccessBook:
@@ -123,6 +133,11 @@ class AccessBook:
         self._made: dict[Role, str] = {}
         self._made_lock = threading.Lock()
         self._saver: StoppableThread | None = None
+        self._pins_changed = store.path.with_name(PINS_CHANGED_FILE)
+        # Held while a session is opened (memory, then disk) and while sessions are reread after a PIN change
+        # elsewhere, so that a reread never drops a session opened meanwhile.
+        self._opening = threading.Lock()
+        self._pins_mark = self._pins_change_mark()
         with store.connect() as conn:
             access_tables.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
             rows = access_tables.sessions(conn)
@@ -144,6 +159,8 @@ class AccessBook:
             made[role] = pin
         if not made:
             return None
+        if Role.TABLE in made:
+            self.new_invite()  # the console's QR code carries it: known at once, unlike the PINs' hashes
         with self._made_lock:
             self._made = dict(made)
         self._saver = StoppableThread(self._save_made, "pin-hashing", clock=self._threads)
@@ -194,7 +211,7 @@ class AccessBook:
         with self._store.connect() as conn:
             access_tables.forget_pin_hashes(conn, [role.label for role in roles])
             if Role.TABLE in roles:
-                access_tables.forget_table_pin(conn)
+                access_tables.forget_join_token(conn)
 
     def set_pin(self, role: Role, pin: str, *, keep: str | None = None) -> None:
         """Change one PIN and sign out the sessions it opened, except the token `keep` (the one changing it)."""
@@ -209,8 +226,47 @@ class AccessBook:
             ended = [d for d, s in self._sessions.items() if s.role is role and d != kept]
             for digest in ended:
                 del self._sessions[digest]
+            if role is Role.TABLE:
+                for session in self._sessions.values():
+                    session.table_pin = None
+                if kept in self._sessions:
+                    self._sessions[kept].table_pin = pin  # the admin who set it may show it under the invite
         with self._store.connect() as conn:
-            access_tables.end_sessions(conn, ended)
+            access_tables.end_sessions_of(conn, role.value, keep=kept)  # a running daemon's too (another process)
+        if role is Role.TABLE:
+            self.new_invite()  # the old link joined with the old PIN's rights: it goes with it
+        self._mark_pins_changed()
+
+    def _mark_pins_changed(self) -> None:
+        """Tell a daemon running on this store (perhaps this one) that sessions ended: a new file takes the name,
+        so its identity changes even within the file system's time resolution."""
+        draft = self._pins_changed.with_name(f".{PINS_CHANGED_FILE}-{os.getpid()}")
+        draft.write_bytes(b"")
+        with self._opening:
+            os.replace(draft, self._pins_changed)
+            self._pins_mark = self._pins_change_mark()  # this book knows already
+
+    def _pins_change_mark(self) -> tuple[int, int] | None:
+        try:
+            seen = os.stat(self._pins_changed)
+        except FileNotFoundError:
+            return None
+        return seen.st_ino, seen.st_mtime_ns
+
+    def _follow_pin_changes(self) -> None:
+        """After a PIN change (here or by `uno-launcher new-pins`), keep only the sessions the store still has."""
+        mark = self._pins_change_mark()
+        if mark == self._pins_mark:
+            return
+        with self._opening:
+            self._pins_mark = mark
+            with self._store.connect() as conn:
+                kept = {digest for digest, _, _ in access_tables.sessions(conn)}
+            with self._lock:
+                for digest in [d for d in self._sessions if d not in kept]:
+                    del self._sessions[digest]
+                for session in self._sessions.values():
+                    session.table_pin = None  # perhaps no longer the table's
 
     def _save_pin(self, role: Role, pin: str) -> None:
         salt = secrets.token_bytes(16)
@@ -218,19 +274,44 @@ class AccessBook:
             self._save_hashed(conn, role, pin, salt, _hash(pin, salt))
 
     def _save_hashed(self, conn: sqlite3.Connection, role: Role, pin: str, salt: bytes, digest: bytes) -> None:
-        access_tables.save_pin_hash(conn, role.label, salt, digest, self._clock())
-        if role is Role.TABLE:
-            access_tables.save_table_pin(conn, pin)
+        access_tables.save_pin_hash(conn, role.label, salt, digest, self._clock(), len(pin))
 
-    def table_pin(self) -> str | None:
-        """The table PIN, for the invite any joined phone may show; None while it is not known (a store upgraded
-        from before the invite, until a phone joins with the PIN or the admin changes it)."""
-        with self._made_lock:
-            made = self._made.get(Role.TABLE)
-        if made is not None:
-            return made
+    def new_invite(self) -> str:
+        """A new token for the invite's link; the one before no longer joins."""
+        token = secrets.token_urlsafe(JOIN_TOKEN_BYTES)
         with self._store.connect() as conn:
-            return access_tables.table_pin(conn)
+            access_tables.save_join_token(conn, token, self._clock())
+        return token
+
+    def invite_token(self) -> str:
+        """The token the invite's link carries (made now if there is none: a store from before the token)."""
+        with self._store.connect() as conn:
+            made = secrets.token_urlsafe(JOIN_TOKEN_BYTES)
+            access_tables.save_join_token(conn, made, self._clock(), only_if_none=True)
+            token = access_tables.join_token(conn)
+        return token or made
+
+    def role_for_token(self, token: str) -> Role:
+        """TABLE for the invite's token, else NONE. Costs no hash: 128 random bits need no guessing limit."""
+        with self._store.connect() as conn:
+            current = access_tables.join_token(conn)
+        if current is not None and hmac.compare_digest(current.encode(), token.encode()):
+            return Role.TABLE
+        return Role.NONE
+
+    def table_pin_too_short(self) -> bool:
+        """The table PIN was set before PINs had TABLE_PIN_DIGITS at least: the admin is asked to change it."""
+        with self._store.connect() as conn:
+            digits = access_tables.pin_digits(conn, Role.TABLE.label)
+        return digits is not None and digits < TABLE_PIN_DIGITS[0]
+
+    def table_pin_shown_to(self, token: str | None) -> str | None:
+        """The table PIN's digits if this session typed them (or its admin set them), else None."""
+        if not token:
+            return None
+        with self._lock:
+            session = self._sessions.get(_digest(token))
+            return None if session is None else session.table_pin
 
     def role_for_pin(self, pin: str) -> Role:
         """The role a PIN opens (admin first), or NONE. Costs one hash per PIN set: limit guesses before."""
@@ -245,41 +326,36 @@ class AccessBook:
             if role.label in stored:
                 salt, digest = stored[role.label]
                 if hmac.compare_digest(_hash(pin, salt), digest):
-                    if role is Role.TABLE:
-                        self._learn_table_pin(pin)
                     return role
         return Role.NONE
 
-    def _learn_table_pin(self, pin: str) -> None:
-        """A store from before the invite knows the table PIN only by its hash: keep it once a phone proves it."""
-        with self._store.connect() as conn:
-            if access_tables.table_pin(conn) != pin:
-                access_tables.save_table_pin(conn, pin)
-
-    def open_session(self, role: Role, *, replacing: str | None = None) -> str:
+    def open_session(self, role: Role, *, replacing: str | None = None, table_pin: str | None = None) -> str:
         """A new session token for `role`; the session `replacing` (the phone's old one) ends, and the longest
-        idle ones beyond MOST_SESSIONS."""
+        idle ones beyond MOST_SESSIONS. `table_pin`: the digits it typed, kept in memory to show under the invite."""
         token = secrets.token_urlsafe(32)
         now = self._clock()
         old = _digest(replacing) if replacing else None
         ended = [old] if old is not None else []
-        with self._lock:
-            self._sessions.pop(old or "", None)
-            self._sessions[_digest(token)] = _Session(role, now)
-            overflow = len(self._sessions) - MOST_SESSIONS
-            if overflow > 0:
-                idlest = sorted(self._sessions, key=lambda digest: self._sessions[digest].seen_ts)[:overflow]
-                for digest in idlest:
-                    del self._sessions[digest]
-                ended += idlest
-        with self._store.connect() as conn:
-            access_tables.open_session(conn, _digest(token), role.value, now, ended=ended)
+        with self._opening:
+            with self._lock:
+                self._sessions.pop(old or "", None)
+                self._sessions[_digest(token)] = _Session(role, now, table_pin)
+                overflow = len(self._sessions) - MOST_SESSIONS
+                if overflow > 0:
+                    idlest = sorted(self._sessions, key=lambda digest: self._sessions[digest].seen_ts)[:overflow]
+                    for digest in idlest:
+                        del self._sessions[digest]
+                    ended += idlest
+            with self._store.connect() as conn:
+                access_tables.open_session(conn, _digest(token), role.value, now, ended=ended)
         return token
 
     def role_of(self, token: str | None) -> Role:
-        """The role of a session token; NONE for no token, an unknown one, or one idle too long. No disk read."""
+        """The role of a session token; NONE for no token, an unknown one, or one idle too long. No disk read but
+        a stat, unless a PIN changed."""
         if not token:
             return Role.NONE
+        self._follow_pin_changes()
         with self._lock:
             session = self._sessions.get(_digest(token))
         if session is None or self._clock() - session.seen_ts > SESSION_IDLE_S:

@@ -18,15 +18,21 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.statelock import StateLock
-from launcher.store import STORE_FILE, Store, StoreError, check_is_ours, sync_directory
+from launcher.store import APPLICATION_ID, STORE_FILE, Store, StoreError, check_is_ours, sync_directory
+from launcher.store.database import SQLITE_MAGIC
+from launcher.store.migrations import STAMPED_FROM, schema_at, schema_of
 
 BACKUP_PREFIX = "uno-launcher-"  # what `--into` names its files, and the only files `--keep` removes
 BACKUP_SUFFIX = ".sqlite3"
+# The largest file restore takes: well above what a table's years of games make (docs/RELIABILITY.md), and a
+# bound on what a file handed to it can make it read and copy.
+MAX_RESTORE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +99,13 @@ def _taken_at(name: str) -> tuple[str, int] | None:
     return f"{date}-{clock}", int(n or 1)
 
 
-def restore(source: Path, state_dir: Path, *, now: float | None = None) -> tuple[Copied, Path | None]:
-    """Make `source` the store of `state_dir`. Returns what was restored and where the replaced store was kept."""
+def restore(
+    source: Path, state_dir: Path, *, keep_pins: bool = False, now: float | None = None
+) -> tuple[Copied, Path | None]:
+    """Make `source` the store of `state_dir`. Returns what was restored and where the replaced store was kept.
+
+    The backup's sessions are dropped (every phone joins again), and the PINs in force stay unless `keep_pins`
+    (then the backup's come back); a store with no PINs to keep keeps the backup's."""
     _check_source(source)
     store_path = state_dir / STORE_FILE
     try:
@@ -105,10 +116,12 @@ def restore(source: Path, state_dir: Path, *, now: float | None = None) -> tuple
         draft = store_path.with_name(f"{STORE_FILE}.restoring-{os.getpid()}")
         try:
             _copy(source, draft)
-            schema = check_is_ours(draft)
+            schema = _check_whole(draft)  # the copy is what is restored: checked again, whatever the source became
             Store(draft)  # upgraded now to this version's schema, so that its event ids can be moved on
+            pins = None if keep_pins else _pins_of(store_path)
             kept, handed_out = _keep_aside(store_path, now)
-            _reserve_past(draft, handed_out)
+            _sign_everyone_out(draft, pins)
+            _reserve_past(draft, handed_out)  # last: it puts the draft back in one file, on the disk
             _own_like(draft, state_dir)
             for suffix in ("-wal", "-shm"):  # the replaced store's (kept aside): a stale WAL must never meet the new
                 with contextlib.suppress(FileNotFoundError):
@@ -153,23 +166,103 @@ def _keep_aside(store_path: Path, now: float | None) -> tuple[Path | None, int |
     return kept, handed_out
 
 
+@dataclass(frozen=True, slots=True)
+class _Pins:
+    """What lets phones in: the PINs' hashes (role, salt, hash, changed_ts, digits) and the invite's token."""
+
+    hashes: list[tuple[object, ...]]
+    join_token: list[tuple[object, ...]]
+
+
+def _pins_of(store_path: Path) -> _Pins | None:
+    """The PINs and the invite of the store about to be replaced (run by this version: of its schema); None if
+    it has no PINs or cannot be read."""
+    if not store_path.exists():
+        return None
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(store_path)) as conn:
+        hashes = conn.execute("SELECT role, salt, hash, changed_ts, digits FROM pins").fetchall()
+        token = conn.execute("SELECT id, token, made_ts FROM join_token").fetchall()
+        return _Pins(hashes, token) if hashes else None
+    return None
+
+
+def _sign_everyone_out(path: Path, pins: _Pins | None) -> None:
+    """No session of the backup survives (a row planted in it would be someone's cookie); `pins`, if any, replace
+    the backup's PINs and invite."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM sessions")
+        if pins is not None:
+            conn.execute("DELETE FROM pins")
+            conn.executemany(
+                "INSERT INTO pins (role, salt, hash, changed_ts, digits) VALUES (?, ?, ?, ?, ?)", pins.hashes
+            )
+            conn.execute("DELETE FROM join_token")
+            conn.executemany("INSERT INTO join_token (id, token, made_ts) VALUES (?, ?, ?)", pins.join_token)
+        conn.execute("COMMIT")
+
+
 def _check_source(source: Path) -> None:
-    """Refuse, naming why, a file that is not a whole backup of this project's store."""
+    """Refuse, naming why, a file that is not a whole backup of this project's store: before anything is copied."""
     try:
-        with source.open("rb") as f:
-            head = f.read(16)
+        # Non-blocking: a named pipe must be refused, not waited on for a writer.
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise StoreError(f"there is no file {source}") from None
-    except IsADirectoryError:
-        raise StoreError(f"{source} is a directory, not a backup file") from None
     except OSError as e:
         raise StoreError(f"cannot read {source}: {e.strerror}") from None
-    if head != b"SQLite format 3\x00":
+    try:
+        kind = os.fstat(fd)
+        if stat.S_ISDIR(kind.st_mode):
+            raise StoreError(f"{source} is a directory, not a backup file")
+        if not stat.S_ISREG(kind.st_mode):
+            raise StoreError(f"{source} is not a regular file (a pipe or a device?): give the backup file itself")
+        if kind.st_size > MAX_RESTORE_BYTES:
+            raise StoreError(
+                f"{source} is {kind.st_size / 2**20:,.0f} MiB, more than a store of ours may be "
+                f"({MAX_RESTORE_BYTES // 2**20} MiB): it was not restored"
+            )
+        head = os.read(fd, len(SQLITE_MAGIC))
+    finally:
+        os.close(fd)
+    if head != SQLITE_MAGIC:
         raise StoreError(f"{source} is not a backup of an uno-launcher store: it is not an SQLite database")
-    check_is_ours(source)
-    problems = _integrity(source)
+    _check_whole(source)
+
+
+def _check_whole(path: Path) -> int:
+    """The schema version of `path` if it is exactly a store of ours at that version and undamaged, else StoreError.
+    Exactly: the tables with their columns and the indexes the migrations made, and nothing else (a view or a
+    trigger would run in the daemon with the store's rights)."""
+    version = check_is_ours(path)
+    if version < STAMPED_FROM:
+        # Stores before the stamp are told by their tables (check_is_ours); a stamped one is at least this new.
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            stamped = conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        if stamped:
+            raise StoreError(f"{path} is not a whole uno-launcher store (schema {version}): it was not restored")
+    problems = _integrity(path)
     if problems:
-        raise StoreError(f"{source} is damaged ({problems}): it was not restored; try an older backup")
+        raise StoreError(f"{path} is damaged ({problems}): it was not restored; try an older backup")
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            found = schema_of(conn)
+    except sqlite3.Error as e:
+        raise StoreError(f"{path} is damaged ({e}): it was not restored; try an older backup") from None
+    expected = schema_at(version)
+    first = {"trigger": 0, "view": 1, "table": 2}  # what would run code in the daemon is named first
+    extra = sorted(found - expected, key=lambda o: (first.get(o[0], 3), o[1]))
+    missing = sorted(expected - found, key=lambda o: (first.get(o[0], 3), o[1]))
+    if extra or missing:
+        kind, name = (extra or missing)[0][:2]
+        if not extra:
+            what = f"its {kind} {name!r} is missing"
+        elif (kind, name) in {o[:2] for o in expected}:
+            what = f"its {kind} {name!r} is not as schema {version} makes it"
+        else:
+            what = f"it holds a {kind} {name!r} that no uno-launcher makes"
+        raise StoreError(f"{path} is not a store as uno-launcher writes it ({what}): it was not restored")
+    return version
 
 
 def _integrity(path: Path) -> str:

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import gc
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -64,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     new_pins = commands.add_parser("new-pins", help="set or make up new table and admin PINs (when forgotten)")
     new_pins.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
     new_pins.add_argument("--only", choices=("table", "admin"), help="change only this PIN")
-    new_pins.add_argument("--table", metavar="DIGITS", help="the new table PIN (default: made up, 4 digits)")
+    new_pins.add_argument("--table", metavar="DIGITS", help="the new table PIN (default: made up, 6 digits)")
     new_pins.add_argument("--admin", metavar="DIGITS", help="the new admin PIN (default: made up, 6 digits)")
     new_pins.add_argument(
         "--new-store", action="store_true", help="no store yet: make one, to set the PINs before the first start"
@@ -79,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     restore_ = commands.add_parser("restore", help="make a backup the store again (the daemon must be stopped)")
     restore_.add_argument("file", type=Path, help="a backup written by `uno-launcher backup`")
     restore_.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
+    restore_.add_argument(
+        "--keep-pins", action="store_true", help="take the backup's PINs too (default: the PINs set now stay)"
+    )
 
     export = commands.add_parser("export", help="the games, one or all, as CSV or JSON (docs/HISTORY.md)")
     export.add_argument("--config", type=Path, help="the daemon's config file, to find its store")
@@ -168,11 +172,19 @@ def _run(args: argparse.Namespace) -> int:
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
     new = daemon.new_pins
     table, admin = (new.table, new.admin) if new else (None, None)
-    _print_pins(table, admin)
+    if new is not None and _journal_only():
+        # Under systemd the console is the journal, which more people read than root: the PINs go to a file only
+        # the service's user and root can read, and the journal says where.
+        where = _write_first_pins(config.state_dir, table, admin)
+        print(f"The PINs made up on this first start are in {where} (readable by root only): sudo cat {where}")
+        table = admin = None  # nor in the QR code below
+    else:
+        _print_pins(table, admin)
     # The QR code is drawn while the daemon already serves: importing the maker and drawing the code cost more than
     # the rest of the console's output (about a fifth of a second on a Pi Zero 2 W, benchmarks/bench_instructions.py),
     # and the phones need the page before anyone scans the picture.
-    qr = StoppableThread(lambda: _print_qr(table, daemon.urls[-1]), "console-qr")
+    token = daemon.access.invite_token() if table is not None else None
+    qr = StoppableThread(lambda: _print_qr(token, daemon.urls[-1]), "console-qr")
     qr.start()
     for sig in (signal.SIGTERM, signal.SIGINT):  # what serve() leaves once it is done: a late second signal (Ctrl-C
         signal.signal(sig, signal.SIG_IGN)  # twice) must not turn a finished shutdown's exit code 0 into a kill
@@ -180,6 +192,28 @@ def _run(args: argparse.Namespace) -> int:
     qr.stop()
     print("Stopped; motor off.")
     return 0
+
+
+FIRST_PINS_FILE = "first-pins.txt"  # in the state directory, under systemd only
+
+
+def _journal_only() -> bool:
+    """True when the console is not a terminal anyone watches: the daemon runs under systemd and its output goes
+    to the journal."""
+    return "INVOCATION_ID" in os.environ and not sys.stdout.isatty()
+
+
+def _write_first_pins(state_dir: Path, table: str | None, admin: str | None) -> Path:
+    """The first start's PINs in a file of mode 0600 (made so, never widened after), for `sudo cat`."""
+    path = (state_dir / FIRST_PINS_FILE).resolve()
+    path.unlink(missing_ok=True)  # a file left by an earlier first start: this one's PINs replace it
+    lines = [f"Table PIN: {table}\n"] if table else []
+    lines += [f"Admin PIN: {admin}\n"] if admin else []
+    lines.append("Delete this file once noted; change them on the page under Admin, or: uno-launcher new-pins\n")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    return path
 
 
 def _print_pins(table: str | None, admin: str | None) -> None:
@@ -192,16 +226,16 @@ def _print_pins(table: str | None, admin: str | None) -> None:
         print(f"Admin PIN: {admin}  (for the launcher's settings: keep it to yourself)")
     if table is not None or admin is not None:
         print(
-            "Shown only now (any joined phone can show the table's invite). Change them on the page under Admin, or: "
-            "uno-launcher new-pins"
+            "Shown only now (kept only hashed; any joined phone can show the table's invite, a link that joins without "
+            "the PIN). Change them on the page under Admin, or: uno-launcher new-pins"
         )
 
 
-def _print_qr(table: str | None, page_url: str) -> None:
-    """A QR code of the page: one that joins with the table PIN when it is known."""
+def _print_qr(token: str | None, page_url: str) -> None:
+    """A QR code of the page: one that joins with the invite's token when it is given."""
     from launcher.qr import join_url, qr_text
 
-    print(qr_text(page_url if table is None else join_url(page_url, table)), end="", flush=True)
+    print(qr_text(page_url if token is None else join_url(page_url, token)), end="", flush=True)
 
 
 def _new_pins(args: argparse.Namespace) -> int:
@@ -231,8 +265,8 @@ def _new_pins(args: argparse.Namespace) -> int:
         print(f"uno-launcher new-pins: {e}", file=sys.stderr)
         return EXIT_USAGE
     _print_pins(pins.get(Role.TABLE), pins.get(Role.ADMIN))
-    _print_qr(pins.get(Role.TABLE), public_urls(config.web.host, config.web.port)[-1])
-    print("A running daemon takes them at once; restart it to sign out the phones joined with the old ones.")
+    _print_qr(book.invite_token() if Role.TABLE in pins else None, public_urls(config.web.host, config.web.port)[-1])
+    print("A running daemon takes them at once and signs out the phones joined with the old ones.")
     return 0
 
 
@@ -322,14 +356,15 @@ def _restore(args: argparse.Namespace) -> int:
 
     state_dir = _effective_config(args).state_dir
     try:
-        restored, kept = backup.restore(args.file, state_dir)
+        restored, kept = backup.restore(args.file, state_dir, keep_pins=args.keep_pins)
     except StateDirBusy as e:
         print(f"uno-launcher restore: {e}", file=sys.stderr)
         return EXIT_USAGE
     print(f"Restored {args.file} as {restored.path} (schema {restored.schema}).")
     if kept is not None:
         print(f"The store it replaced is kept as {kept}.")
-    print("Start the daemon again (sudo systemctl start uno-launcher); phones join again with the restored PINs.")
+    pins = "the backup's PINs" if args.keep_pins or kept is None else "the PINs set before"
+    print(f"Start the daemon again (sudo systemctl start uno-launcher); phones join again, with {pins}.")
     return 0
 
 

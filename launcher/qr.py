@@ -1,7 +1,7 @@
 """QR codes of the page's address: as text for the console, as an SVG image for the admin's page.
 
-A join link carries the table PIN in the fragment (`#pin=…`), which browsers never send to a server: the page reads
-it, joins, and removes it from the address bar.
+A join link carries the invite's token (never the PIN) in the fragment (`#join=…`), which browsers never send to a
+server: the page reads it, joins, and removes it from the address bar.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import qrcode
 from qrcode.image.svg import SvgPathFillImage
 
 
-def join_url(page_url: str, table_pin: str) -> str:
-    return f"{page_url.rstrip('/')}/#pin={table_pin}"
+def join_url(page_url: str, token: str) -> str:
+    return f"{page_url.rstrip('/')}/#join={token}"
 
 
 def qr_text(url: str) -> str:

@@ -187,11 +187,11 @@ def test_the_admin_changes_the_table_pin_and_the_old_phones_must_join_again(daem
     old_table, _ = _pins(daemon)
     player = joined_client(daemon)
     admin = joined_client(daemon, admin=True)
-    reply = admin.put("/api/pins", json={"table": "2468"})
+    reply = admin.put("/api/pins", json={"table": "246800"})
     assert reply.status_code == 200
     answer = reply.get_json()
     assert answer["changed"] == ["table"]
-    assert answer["join_url"].endswith("/#pin=2468")
+    assert "/#join=" in answer["join_url"] and "246800" not in answer["join_url"]
     prefix = "data:image/svg+xml;base64,"
     assert answer["join_qr"].startswith(prefix)
     assert base64.b64decode(answer["join_qr"][len(prefix) :]).startswith(b"<svg")
@@ -200,7 +200,7 @@ def test_the_admin_changes_the_table_pin_and_the_old_phones_must_join_again(daem
     assert player.post("/api/press").status_code == 401  # signed out
     assert admin.post("/api/press").status_code == 200  # the admin's own session stays
     assert _join(daemon.app.test_client(), old_table) == 401
-    assert _join(daemon.app.test_client(), "2468") == 201
+    assert _join(daemon.app.test_client(), "246800") == 201
 
 
 def test_the_admin_changes_the_admin_pin_and_other_admins_are_signed_out(daemon: Daemon) -> None:
@@ -223,7 +223,7 @@ def test_the_admin_changes_the_admin_pin_and_other_admins_are_signed_out(daemon:
         ({"admin": 123456}, "bad_pin"),
         ({"table": "123456", "admin": "123456"}, "bad_pin"),
         ({}, "bad_pin"),
-        ({"table": "2468", "colour": "red"}, "unknown_field"),
+        ({"table": "246800", "colour": "red"}, "unknown_field"),
     ],
 )
 def test_a_bad_pin_change_is_refused_and_changes_nothing(daemon: Daemon, body: object, code: str) -> None:
@@ -279,10 +279,10 @@ def test_pins_are_stored_hashed_and_made_up_once(tmp_path: Path) -> None:
 
 def test_a_pin_set_before_the_first_start_is_kept_and_the_other_made_up(tmp_path: Path) -> None:
     book = AccessBook(Store(tmp_path / STORE_FILE))
-    book.set_pin(Role.TABLE, "8642")  # `uno-launcher new-pins --only table` before the daemon ever ran
+    book.set_pin(Role.TABLE, "864200")  # `uno-launcher new-pins --only table` before the daemon ever ran
     pins = book.first_run()
     assert pins is not None and pins.table is None and pins.admin is not None and len(pins.admin) == 6
-    assert book.role_for_pin("8642") is Role.TABLE and book.role_for_pin(pins.admin) is Role.ADMIN
+    assert book.role_for_pin("864200") is Role.TABLE and book.role_for_pin(pins.admin) is Role.ADMIN
     assert book.first_run() is None
 
 
@@ -338,13 +338,13 @@ def test_new_pins_from_the_command_line(tmp_path: Path) -> None:
     made_up = cli()
     assert made_up.returncode == 0, made_up.stderr
     assert "Table PIN: " in made_up.stdout and "Admin PIN: " in made_up.stdout
-    chosen = cli("--only", "table", "--table", "8642")
+    chosen = cli("--only", "table", "--table", "864200")
     assert chosen.returncode == 0 and "Table PIN: 8642" in chosen.stdout and "Admin PIN" not in chosen.stdout
-    assert AccessBook(store).role_for_pin("8642") is Role.TABLE
+    assert AccessBook(store).role_for_pin("864200") is Role.TABLE
     bad = cli("--table", "86")
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "uno-launcher new-pins: the table PIN must be a string of 4 to 8 digits, not 2 digits"
-    assert AccessBook(store).role_for_pin("8642") is Role.TABLE  # nothing changed
+    assert bad.stderr.strip() == "uno-launcher new-pins: the table PIN must be a string of 6 to 8 digits, not 2 digits"
+    assert AccessBook(store).role_for_pin("864200") is Role.TABLE  # nothing changed
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:8080", "uno.attacker.test."])
@@ -446,12 +446,12 @@ def test_a_pin_changed_before_the_made_up_one_is_saved_stays_changed(
     store = Store(tmp_path / STORE_FILE)
     book = AccessBook(store, threads=clock)
     table, admin = _made(book.first_run())
-    book.set_pin(Role.TABLE, "8642")  # the admin joined at once and chose the table's PIN
-    assert book.role_for_pin(table) is Role.NONE and book.role_for_pin("8642") is Role.TABLE
+    book.set_pin(Role.TABLE, "864200")  # the admin joined at once and chose the table's PIN
+    assert book.role_for_pin(table) is Role.NONE and book.role_for_pin("864200") is Role.TABLE
     clock.run_until(lambda: "admin" in _saved(store), within=3 * HASH_S, step=0.25)
     book.close()
     again = AccessBook(store)
-    assert again.role_for_pin("8642") is Role.TABLE and again.role_for_pin(table) is Role.NONE
+    assert again.role_for_pin("864200") is Role.TABLE and again.role_for_pin(table) is Role.NONE
     assert again.role_for_pin(admin) is Role.ADMIN
     clock.close()
 

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests import test_browser
-from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue, open_joined, origin, watch
+from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue, fill, open_joined, origin, watch
 from tests.test_browser_access import open_not_joined, phone
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
@@ -34,7 +34,10 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     assert qr.evaluate("img => img.naturalWidth") > 0  # the policy let it draw
     assert qr.bounding_box()["width"] >= 0.7 * host.viewport_size["width"]  # big enough to scan across a table
     link = dialog.locator("#invite-link")
-    expect(link).to_have_text(re.compile(rf"/#pin={daemon.table_pin}$"), timeout=WAIT_MS)
+    expect(link).to_have_text(re.compile(r"/#join=[\w-]{22}$"), timeout=WAIT_MS)  # a token, never the PIN
+    # This phone joined with the PIN typed (the test's link fills it in): the digits show under the code.
+    expect(dialog.locator("#invite-pin")).to_have_text(fill(english["invite.pin"], pin=daemon.table_pin))
+    expect(dialog.locator("#invite-ask")).to_be_hidden()
     expect(dialog.get_by_role("button", name=english["invite.copy"])).to_be_enabled()
     join_url = link.text_content()
     ARTIFACTS.mkdir(exist_ok=True)
@@ -50,6 +53,10 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     watch(guest, origin(daemon.url), foreign_requests, console_errors)
     guest.goto(join_url)
     expect(guest.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
+    assert "#join" not in guest.url  # taken out of the address bar at once
+    guest.locator("#invite").tap()  # joined by the link: it never learnt the PIN, and is told whom to ask
+    expect(guest.locator("#invite-ask")).to_have_text(english["invite.ask_pin"], timeout=WAIT_MS)
+    expect(guest.locator("#invite-pin")).to_be_hidden()
     assert foreign_requests == [] and console_errors == []
 
 

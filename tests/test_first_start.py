@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from launcher import access
-from launcher.access import Role
+from launcher.access import AccessBook, Role
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
 from launcher.qr import join_url, qr_text
-from launcher.store import Store, access_tables
+from launcher.store import STORE_FILE, Store, access_tables
 from tests.conftest import http_json, join, start_daemon, wait_until
 
 
@@ -77,15 +77,17 @@ def _saved(store: Store) -> set[str]:
         return {role for role, _, _ in access_tables.pin_hashes(conn)}
 
 
-def test_the_first_start_prints_a_qr_code_that_joins_with_the_table_pin(tmp_path: Path) -> None:
-    """Drawn while the daemon already serves; the same code a phone's camera reads from the page's own maker."""
+def test_the_first_start_prints_a_qr_code_that_joins_with_the_invites_token(tmp_path: Path) -> None:
+    """Drawn while the daemon already serves; the same code a phone's camera reads from the page's own maker, the
+    link the invite shows (its token, never the PIN)."""
     daemon = start_daemon(tmp_path)
     try:
         shown = "".join(daemon.output)
         listed = re.search(r"Open (\S+) on a phone(?: \(or (.*)\))?", shown)
         assert listed is not None, shown
         last_url = (listed.group(2) or listed.group(1)).split(", ")[-1]
-        code = qr_text(join_url(last_url, daemon.table_pin))
+        token = AccessBook(Store(daemon.state_dir / STORE_FILE)).invite_token()
+        code = qr_text(join_url(last_url, token))
         wait_until(lambda: code in "".join(daemon.output))
     finally:
         daemon.close()

@@ -52,6 +52,15 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
 
 
 _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"enum": ["none", "table", "admin"]}}})
+_INVITE = _ok(
+    "the join link (the invite's token, never the PIN), its QR code as a data: URL, and the table PIN only for a "
+    "session that typed it or set it",
+    {
+        "type": "object",
+        "required": ["join_url", "join_qr"],
+        "properties": {"pin": _PIN, "join_url": {"type": "string"}, "join_qr": {"type": "string"}},
+    },
+)
 
 
 _HAND = {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "object", "additionalProperties": {"type": "integer"}}]}
@@ -293,31 +302,26 @@ SPEC: dict[str, Any] = {
             }
         },
         "/api/session": {
-            "get": _operation("the role of the caller's session", {"200": _ROLE}),
+            "get": _operation("the role of the caller's session (the admin's with its notices)", {"200": _ROLE}),
             "post": _operation(
-                "join with the table PIN or the admin PIN: sets the session cookie; wrong guesses are limited",
+                "join with the table PIN, the admin PIN or the invite's token: sets the session cookie; wrong PIN "
+                "guesses are limited",
                 {"201": _ROLE},
                 _json_body(
-                    {"type": "object", "required": ["pin"], "properties": {"pin": _PIN}, "additionalProperties": False}
+                    {
+                        "type": "object",
+                        "properties": {"pin": _PIN, "token": {"type": "string", "minLength": 1, "maxLength": 64}},
+                        "minProperties": 1,
+                        "maxProperties": 1,
+                        "additionalProperties": False,
+                    }
                 ),
             ),
             "delete": _operation("leave: the session ends and its cookie is cleared", {"200": _ROLE}),
         },
         "/api/invite": {
-            "get": _operation(
-                "the invite a joined phone shows: the table PIN, the link that joins with it and its QR code (SVG)",
-                {
-                    "200": _ok(
-                        "the table PIN, the join link and its QR code as a data: URL",
-                        {
-                            "type": "object",
-                            "required": ["pin", "join_url", "join_qr"],
-                            "properties": {"pin": _PIN, "join_url": {"type": "string"}, "join_qr": {"type": "string"}},
-                        },
-                    )
-                },
-                role="table",
-            )
+            "get": _operation("the invite a joined phone shows", {"200": _INVITE}, role="table"),
+            "post": _operation("a new invite: the links made before stop joining", {"201": _INVITE}, role="admin"),
         },
         "/api/pins": {
             "put": _operation(

@@ -22,7 +22,13 @@ def _pin(role: Role) -> Check:
     return parsed_by("bad_pin", partial(check_pin_shape, role))  # its message names the rule, not the PIN
 
 
-_JOIN = Shape("joining", {"pin": Field(required=True, check=_pin(Role.NONE))})
+def _token(value: object) -> str:
+    if not isinstance(value, str) or not 0 < len(value) <= 64:
+        raise PinError("an invite's token is the text after #join= in its link")
+    return value
+
+
+_JOIN = Shape("joining", {"pin": Field(check=_pin(Role.NONE)), "token": Field(check=parsed_by("bad_token", _token))})
 _CHANGEABLE = (Role.TABLE, Role.ADMIN)
 _PINS = Shape("a PIN change", {role.label: Field(check=_pin(role)) for role in _CHANGEABLE})
 
@@ -35,13 +41,27 @@ def _guard() -> PinGuard:
 @bp.get("/session")
 def whoami() -> Response:
     access.book().seen(access.session_token())
-    return jsonify(role=access.caller_role().label)
+    role = access.caller_role()
+    if role is not Role.ADMIN:
+        return jsonify(role=role.label)
+    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be.
+    if access.book().table_pin_too_short():
+        return jsonify(role=role.label, notices=["table_pin_short"])
+    return jsonify(role=role.label)
 
 
 @bp.post("/session")
 @needs(Role.NONE)
 def join() -> tuple[Response, int]:
-    pin: str = _JOIN.read(json_object())["pin"]
+    sent = _JOIN.read(json_object())
+    if ("pin" in sent) == ("token" in sent):
+        raise ApiError(400, "bad_pin", 'send the table PIN {"pin": "…"}, or the invite\'s {"token": "…"}')
+    if "token" in sent:
+        role = access.book().role_for_token(sent["token"])  # 128 random bits: no guess to limit
+        if role is Role.NONE:
+            raise ApiError(401, "invite_revoked", "this invite is no longer valid: ask for a new one, or type the PIN")
+        return _joined(role, None)
+    pin: str = sent["pin"]
     guard, client = _guard(), access.client()
     try:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
@@ -61,7 +81,11 @@ def join() -> tuple[Response, int]:
             401, "wrong_pin", f"wrong PIN; wait {wait} s before the next try", tries_left=0, retry_after_s=wait
         )
     guard.forgive(client)
-    token = access.book().open_session(role, replacing=access.session_token())
+    return _joined(role, pin if role is Role.TABLE else None)
+
+
+def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:
+    token = access.book().open_session(role, replacing=access.session_token(), table_pin=table_pin)
     response = jsonify(role=role.label)
     access.set_session_cookie(response, token)
     return response, 201
@@ -81,7 +105,7 @@ def leave() -> Response:
 def change_pins() -> Response:
     sent = _PINS.read(json_object())
     if not sent:
-        raise ApiError(400, "bad_pin", 'send the PIN to change: {"table": "1234"} and/or {"admin": "123456"}')
+        raise ApiError(400, "bad_pin", 'send the PIN to change: {"table": "123456"} and/or {"admin": "123456"}')
     pins: dict[Role, str] = {role: sent[role.label] for role in _CHANGEABLE if role.label in sent}
     try:
         if len(pins) == 2 and pins[Role.TABLE] == pins[Role.ADMIN]:
@@ -94,24 +118,34 @@ def change_pins() -> Response:
     bus: EventBus = current_app.extensions["launcher.bus"]
     bus.publish(EventType.PINS_CHANGED, {"changed": answer["changed"]})  # phones signed out learn it at once
     if Role.TABLE in pins:
-        answer.update(_join_link(pins[Role.TABLE]))
+        answer.update(_invite_answer())
     return jsonify(answer)
 
 
 @bp.get("/invite")
 @needs(Role.TABLE)
 def invite() -> Response:
-    """What a joined phone shows to invite another: the link that joins with the table PIN, and its QR code."""
-    pin = access.book().table_pin()
-    if pin is None:
-        raise ApiError(409, "invite_unknown", "the launcher learns its table PIN again when a phone next joins with it")
-    return jsonify(pin=pin, **_join_link(pin))
+    """What a joined phone shows to invite another: the link that joins with the invite's token, its QR code, and
+    the table PIN's digits only to a phone that typed them (or the admin who set them)."""
+    return jsonify(_invite_answer())
 
 
-def _join_link(table_pin: str) -> dict[str, str]:
+@bp.post("/invite")
+@needs(Role.ADMIN)
+def new_invite() -> tuple[Response, int]:
+    """A new invite: the links shown or printed before stop joining."""
+    access.book().new_invite()
+    return jsonify(_invite_answer()), 201
+
+
+def _invite_answer() -> dict[str, str]:
     # Imported here, not at start-up: the QR code maker costs about 65 million instructions to import (0.13 s
     # on a Pi Zero 2 W, benchmarks/bench_instructions.py), and only an invite or a PIN change draws a code.
     from launcher.qr import join_url, qr_svg_data_url
 
-    url = join_url(current_app.config["PUBLIC_URLS"][-1], table_pin)
-    return {"join_url": url, "join_qr": qr_svg_data_url(url)}
+    url = join_url(current_app.config["PUBLIC_URLS"][-1], access.book().invite_token())
+    answer = {"join_url": url, "join_qr": qr_svg_data_url(url)}
+    pin = access.book().table_pin_shown_to(access.session_token())
+    if pin is not None:
+        answer["pin"] = pin
+    return answer

@@ -1,5 +1,5 @@
-"""The `pins`, `invite` and `sessions` tables: the PINs' salted hashes, the table PIN for the invite, and the
-signed-in phones (launcher/access.py)."""
+"""The `pins`, `join_token` and `sessions` tables: the PINs' salted hashes, the invite's token, and the signed-in
+phones (launcher/access.py)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,19 @@ def pin_hashes(conn: sqlite3.Connection) -> list[tuple[str, bytes, bytes]]:
     return conn.execute("SELECT role, salt, hash FROM pins").fetchall()
 
 
-def save_pin_hash(conn: sqlite3.Connection, role: str, salt: bytes, digest: bytes, ts: float) -> None:
+def pin_digits(conn: sqlite3.Connection, role: str) -> int | None:
+    """How many digits the PIN of `role` has; None if it is not set or its length is not known."""
+    row = conn.execute("SELECT digits FROM pins WHERE role = ?", (role,)).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def save_pin_hash(conn: sqlite3.Connection, role: str, salt: bytes, digest: bytes, ts: float, digits: int) -> None:
     with transaction(conn):
         conn.execute(
-            "INSERT INTO pins (role, salt, hash, changed_ts) VALUES (?, ?, ?, ?) ON CONFLICT (role) DO UPDATE "
-            "SET salt = excluded.salt, hash = excluded.hash, changed_ts = excluded.changed_ts",
-            (role, salt, digest, ts),
+            "INSERT INTO pins (role, salt, hash, changed_ts, digits) VALUES (?, ?, ?, ?, ?) ON CONFLICT (role) DO "
+            "UPDATE SET salt = excluded.salt, hash = excluded.hash, changed_ts = excluded.changed_ts, "
+            "digits = excluded.digits",
+            (role, salt, digest, ts, digits),
         )
 
 
@@ -28,24 +35,25 @@ def forget_pin_hashes(conn: sqlite3.Connection, roles: Iterable[str]) -> None:
         conn.executemany("DELETE FROM pins WHERE role = ?", [(role,) for role in roles])
 
 
-def table_pin(conn: sqlite3.Connection) -> str | None:
-    """The table PIN as set, for the invite; None until it is known (an upgraded store)."""
-    row = conn.execute("SELECT table_pin FROM invite").fetchone()
+def join_token(conn: sqlite3.Connection) -> str | None:
+    """The invite's token, which joins as the table PIN does; None until one is made."""
+    row = conn.execute("SELECT token FROM join_token").fetchone()
     return None if row is None else str(row[0])
 
 
-def save_table_pin(conn: sqlite3.Connection, pin: str) -> None:
+def save_join_token(conn: sqlite3.Connection, token: str, ts: float, *, only_if_none: bool = False) -> None:
+    """The invite's token from now on (the one before no longer joins); `only_if_none`: unless one exists."""
+    on_conflict = "NOTHING" if only_if_none else "UPDATE SET token = excluded.token, made_ts = excluded.made_ts"
     with transaction(conn):
         conn.execute(
-            "INSERT INTO invite (id, table_pin) VALUES (1, ?) "
-            "ON CONFLICT (id) DO UPDATE SET table_pin = excluded.table_pin",
-            (pin,),
+            f"INSERT INTO join_token (id, token, made_ts) VALUES (1, ?, ?) ON CONFLICT (id) DO {on_conflict}",
+            (token, ts),
         )
 
 
-def forget_table_pin(conn: sqlite3.Connection) -> None:
+def forget_join_token(conn: sqlite3.Connection) -> None:
     with transaction(conn):
-        conn.execute("DELETE FROM invite")
+        conn.execute("DELETE FROM join_token")
 
 
 def sessions(conn: sqlite3.Connection) -> list[tuple[str, int, float]]:
@@ -69,6 +77,12 @@ def session_seen(conn: sqlite3.Connection, digest: str, ts: float) -> None:
 def end_sessions(conn: sqlite3.Connection, digests: Iterable[str]) -> None:
     with transaction(conn):
         conn.executemany("DELETE FROM sessions WHERE digest = ?", [(d,) for d in digests])
+
+
+def end_sessions_of(conn: sqlite3.Connection, role: int, *, keep: str | None) -> None:
+    """End every session of `role` but `keep` (a digest), those another process opened too."""
+    with transaction(conn):
+        conn.execute("DELETE FROM sessions WHERE role = ? AND digest IS NOT ?", (role, keep))
 
 
 def forget_sessions_seen_before(conn: sqlite3.Connection, ts: float) -> None:

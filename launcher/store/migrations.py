@@ -170,12 +170,27 @@ MIGRATIONS: tuple[str, ...] = (
         table_pin TEXT NOT NULL
     );
     """,
+    # The table PIN is kept only hashed again (a store and its backups gave it away): the invite carries a token of
+    # its own instead, which joins and is revoked by a new one. `digits`: how long a PIN is, so that the admin is
+    # told to change a table PIN shorter than new ones may be. The plain PIN's row is deleted with secure_delete on.
+    """
+    ALTER TABLE pins ADD COLUMN digits INTEGER;
+    UPDATE pins SET digits = (SELECT length(table_pin) FROM invite) WHERE role = 'table';
+    DELETE FROM invite;
+    DROP TABLE invite;
+    CREATE TABLE join_token (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        token   TEXT NOT NULL,
+        made_ts REAL NOT NULL
+    );
+    """,
 )
 
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Bring the store of `conn` to the newest schema."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute("PRAGMA secure_delete = ON")  # what a migration deletes (a plain PIN) is overwritten, not left free
     for number in range(version, len(MIGRATIONS)):
         # Statement by statement: executescript() would commit before the version bump.
         with transaction(conn):
@@ -188,13 +203,38 @@ def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
+# One entry per object of a database: (type, name, table it belongs to, its columns as PRAGMA table_info or
+# index_info gives them). Two databases with the same description have the same tables, columns and indexes.
+SchemaObject = tuple[str, str, str, tuple[tuple[object, ...], ...]]
+
+
+def schema_of(conn: sqlite3.Connection) -> frozenset[SchemaObject]:
+    """Every object in the database (tables, indexes, views, triggers) with its columns."""
+    described: set[SchemaObject] = set()
+    for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall():
+        columns: list[tuple[object, ...]] = []
+        if kind == "table":
+            columns = conn.execute(
+                'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid', (name,)
+            ).fetchall()
+        elif kind == "index":
+            columns = conn.execute("SELECT seqno, name FROM pragma_index_info(?) ORDER BY seqno", (name,)).fetchall()
+        described.add((kind, name, table, tuple(columns)))
+    return frozenset(described)
+
+
 @functools.cache
-def tables_at(version: int) -> frozenset[str]:
-    """The tables of a store of ours at this schema version."""
+def schema_at(version: int) -> frozenset[SchemaObject]:
+    """The objects of a store of ours at this schema version, exactly."""
     conn = sqlite3.connect(":memory:")
     try:
         for migration in MIGRATIONS[:version]:
             conn.executescript(migration)
-        return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        return schema_of(conn)
     finally:
         conn.close()
+
+
+def tables_at(version: int) -> frozenset[str]:
+    """The tables of a store of ours at this schema version."""
+    return frozenset(name for kind, name, _, _ in schema_at(version) if kind == "table")

@@ -1,6 +1,6 @@
-// Who may act from this phone. Reading needs nothing; the table PIN (typed, or in the QR code's #pin=… link) joins
-// the table; the admin PIN may also change the PINs and reset a fault. The session is an HttpOnly cookie: the page
-// only learns its role.
+// Who may act from this phone. Reading needs nothing; the table PIN, typed, or the invite's link (#join=<token>)
+// joins the table; the admin PIN may also change the PINs and reset a fault. The session is an HttpOnly cookie: the
+// page only learns its role (and, for the admin, what to see to: a table PIN too short).
 import { request, refusal } from "./api.js";
 import { renderButton, renderFault, reopenStream } from "./app.js";
 import { $, hooks, ui, t, toast } from "./core.js";
@@ -10,6 +10,7 @@ const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` mak
 
 export const access = {
   role: null, // "none" | "table" | "admin" once known
+  notices: [], // for the admin: "table_pin_short"
   joining: false, // a PIN is being checked
 };
 
@@ -22,6 +23,7 @@ function renderAccess() {
   $("join").hidden = role !== "none";
   $("admin-join").hidden = role === "admin";
   $("pins").hidden = role !== "admin";
+  $("pins-short").hidden = !access.notices.includes("table_pin_short");
   $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
   $("join-qr").alt = t("admin.qr");
   for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
@@ -32,21 +34,25 @@ function renderAccess() {
 
 async function readRole() {
   try {
-    access.role = (await request("GET", "/api/session")).role;
+    const session = await request("GET", "/api/session");
+    access.role = session.role;
+    access.notices = session.notices ?? [];
   } catch (error) {
     if (error.status === 0) throw error; // offline: nothing known, nothing shown
   }
   renderAccess();
 }
 
-// POST the PIN; true once joined. A refusal (wrong PIN and the tries left, a wait) shows in the box `errorId`.
-async function join(pin, errorId) {
+// POST the PIN (or the invite's token); true once joined. A refusal (wrong PIN and the tries left, a wait) shows
+// in the box `errorId`.
+async function join(proof, errorId) {
   if (access.joining) return false;
   access.joining = true;
   showError(errorId, "");
   renderAccess();
   try {
-    access.role = (await request("POST", "/api/session", { pin })).role;
+    access.role = (await request("POST", "/api/session", proof)).role;
+    if (access.role === "admin") await readRole(); // its notices
     reopenStream();
     return true;
   } catch (error) {
@@ -61,15 +67,17 @@ async function join(pin, errorId) {
 async function submitPin(event) {
   event.preventDefault();
   const form = event.target;
-  if (await join(form.elements.pin.value.trim(), `${form.id}-error`)) form.reset();
+  if (await join({ pin: form.elements.pin.value.trim() }, `${form.id}-error`)) form.reset();
 }
 
-// Join with the QR code's PIN, and take it out of the address at once: out of the history and of screenshots.
+// Join with the invite's token (or a PIN a link was made with by hand), and take it out of the address at once:
+// out of the history and of screenshots.
 function joinFromLink() {
-  const pin = /^#pin=(\d+)$/.exec(location.hash)?.[1];
-  if (!pin) return readRole();
+  const [, kind, value] = /^#(join|pin)=([\w-]+)$/.exec(location.hash) ?? [];
+  if (!value) return readRole();
   history.replaceState(null, "", location.pathname + location.search);
-  return join(pin, "join-error").then((joined) => joined || readRole());
+  const proof = kind === "join" ? { token: value } : { pin: value };
+  return join(proof, "join-error").then((joined) => joined || readRole());
 }
 
 // A call whose answer goes to `done`, and whose refusal to `tell` (a toast unless a form has its own box).

@@ -102,7 +102,8 @@ const REFUSALS = {
   wrong_pin: (error) => (error.tries_left > 0 ? t("refused.wrong_pin", error) : t("refused.too_many_tries", error)),
   too_many_tries: (error) => t("refused.too_many_tries", error),
   bad_pin: () => t("refused.bad_pin"),
-  invite_unknown: () => t("refused.invite_unknown"),
+  invite_revoked: () => t("refused.invite_revoked"),
+  bad_token: () => t("refused.invite_revoked"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
 

@@ -40,6 +40,13 @@ export const ui = {
   suspense: null, // timer that ends a suspense the outcome did not follow
 };
 
+// ---- Objects keyed by names people typed ----
+
+// A player or team may be called "__proto__", "constructor" or "toString": a map keyed by names starts empty of
+// Object's own keys (byName), and a name is looked up only among a map's own keys (own).
+export const byName = () => Object.create(null);
+export const own = (object, name) => (object != null && Object.hasOwn(object, name) ? object[name] : undefined);
+
 // ---- Translation ----
 
 // t("feed.fired", {press: 13, dispensed: 4}) fills the {press} and {dispensed} placeholders.

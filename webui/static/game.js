@@ -4,7 +4,7 @@
 // Player and team names are data: they only ever reach the page through textContent.
 import { request, refusal } from "./api.js";
 import { confirmed } from "./confirm.js";
-import { $, hooks, ui, t, stored, remember, vibrate, toast } from "./core.js";
+import { $, byName, hooks, ui, t, stored, remember, vibrate, toast } from "./core.js";
 import {
   game,
   view,
@@ -130,7 +130,7 @@ function showScores(type, data) {
   let { rounds } = game.data.scoreboard;
   if (type === "round.scored") rounds = [...rounds.slice(0, data.round), data.result];
   else if (type === "round.undone") rounds = rounds.slice(0, data.round);
-  const statistics = {};
+  const statistics = byName();
   for (const [player, stats] of Object.entries(data.scores.statistics)) {
     const places = rounds.filter((r) => r.order?.includes(player)).map((r) => r.order.indexOf(player) + 1);
     statistics[player] = { ...stats, places };

@@ -1,30 +1,52 @@
-// The invite: any joined phone shows the QR code and the link that join the table (the table PIN inside), large
-// enough to scan across the table. The launcher draws the code (GET /api/invite); the page's policy allows data:
+// The invite: any joined phone shows the QR code and the link that join the table, large enough to scan across
+// the table. The link carries the invite's token, never the PIN; the PIN's digits show under it only on a phone
+// that typed them (or the admin's, after setting them), else a hint says whom to ask. The admin may make a new
+// invite, which stops the old links. The launcher draws the code (GET /api/invite); the page's policy allows data:
 // images, so it is shown as an <img>, never as inline markup.
 import { request, refusal } from "./api.js";
 import { copyText } from "./app.js";
-import { $, t, ui } from "./core.js";
+import { access } from "./access.js";
+import { $, t, toast, ui } from "./core.js";
 import { showError } from "./gamestate.js";
 
-async function openInvite() {
+function showInvite(invite) {
+  $("invite-qr").src = invite.join_qr;
+  $("invite-qr").hidden = false;
+  $("invite-link").textContent = invite.join_url;
+  $("invite-copy").disabled = false;
+  $("invite-pin").textContent = invite.pin ? t("invite.pin", { pin: invite.pin }) : "";
+  $("invite-pin").hidden = !invite.pin;
+  $("invite-ask").hidden = Boolean(invite.pin);
+}
+
+async function loadInvite(method) {
   showError("invite-error", "");
-  $("invite-qr").hidden = true;
-  $("invite-link").textContent = "";
-  $("invite-copy").disabled = true;
-  $("invite-dialog").showModal();
   try {
-    const invite = await request("GET", "/api/invite");
-    $("invite-qr").src = invite.join_qr;
-    $("invite-qr").hidden = false;
-    $("invite-link").textContent = invite.join_url;
-    $("invite-copy").disabled = false;
+    showInvite(await request(method, "/api/invite"));
+    return true;
   } catch (error) {
     showError("invite-error", refusal(error));
+    return false;
   }
+}
+
+function openInvite() {
+  $("invite-qr").hidden = true;
+  $("invite-link").textContent = "";
+  $("invite-pin").hidden = true;
+  $("invite-ask").hidden = true;
+  $("invite-copy").disabled = true;
+  $("invite-dialog").showModal();
+  return loadInvite("GET");
+}
+
+async function renewInvite() {
+  if (await loadInvite("POST")) toast(t("invite.renewed"));
 }
 
 function renderInvite() {
   $("invite").hidden = !ui.joined;
+  $("invite-new").hidden = access.role !== "admin";
   $("invite-qr").alt = t("invite.qr");
   if (!ui.joined && $("invite-dialog").open) $("invite-dialog").close(); // signed out: not this phone's to show
 }
@@ -32,6 +54,7 @@ function renderInvite() {
 export const plug = {
   start() {
     $("invite").addEventListener("click", openInvite);
+    $("invite-new").addEventListener("click", renewInvite);
     $("invite-close").addEventListener("click", () => $("invite-dialog").close());
     $("invite-copy").addEventListener("click", () => copyText($("invite-link"), t("invite.copied")));
   },

@@ -4,7 +4,7 @@
 // game.js imports it and calls its redraws; it shows a game through gamestate.js's `view`. Player and team names
 // only ever go into the page through textContent.
 import { request, refusal } from "./api.js";
-import { $, t, toast } from "./core.js";
+import { $, byName, own, t, toast } from "./core.js";
 import {
   game,
   view,
@@ -146,7 +146,7 @@ export function resetEntry(edit = null) {
   entry.edit = edit;
   entry.rounds = game.data?.scoreboard.rounds.length ?? -1;
   entry.winner = "";
-  entry.hands = {};
+  entry.hands = byName();
   entry.open = new Set();
   entry.reshuffled = false;
   entry.redZero = "";
@@ -386,7 +386,7 @@ export function renderEntry() {
 }
 
 function roundBody() {
-  const hands = {};
+  const hands = byName();
   for (const player of handPlayers()) {
     const hand = entry.hands[player];
     if (hand.mode === "total") {
@@ -506,7 +506,7 @@ export function renderScores() {
     marker.setAttribute("aria-hidden", "true");
     const name = el("th", "side-name", side);
     name.scope = "row";
-    if (sb.teams?.[side]) name.append(el("span", "members", names(sb.teams[side])));
+    if (own(sb.teams, side)) name.append(el("span", "members", names(sb.teams[side])));
     if (winners.has(side)) {
       row.dataset.winner = "true";
       name.append(el("span", "badge", `🏆 ${t("scores.won")}`));
@@ -519,7 +519,7 @@ export function renderScores() {
       row.dataset.loser = "true";
       name.append(el("span", "badge", `💥 ${t("scores.lost")}`));
     }
-    row.append(marker, name, el("td", "num total", number(sb.totals[side] ?? 0)));
+    row.append(marker, name, el("td", "num total", number(own(sb.totals, side) ?? 0)));
     body.append(row);
   });
   const thead = el("thead");
@@ -536,7 +536,7 @@ export function renderScores() {
         const text = el("span", "round-text");
         text.append(el("strong", "", t("scores.round", { round: round.index + 1, winner: round.winner })));
         const points = sb.sides
-          .filter((side) => side in round.points)
+          .filter((side) => Object.hasOwn(round.points, side))
           .map((side) => `${side} ${round.points[side] > 0 ? "+" : ""}${number(round.points[side])}`);
         if (round.order) {
           const order = el("span", "round-order", t("scores.order", { order: round.order.join(" › ") }));
@@ -580,7 +580,7 @@ export function renderScores() {
   }
   const statsBody = el("tbody");
   for (const player of data.players) {
-    const stats = sb.statistics[player] ?? {};
+    const stats = own(sb.statistics, player) ?? {};
     const row = el("tr");
     row.dataset.player = player;
     const name = el("th", "", player);
@@ -667,7 +667,7 @@ function drawChart(sb) {
   const top = 12;
   const bottom = height - 22;
   const n = sb.rounds.length;
-  const series = sb.sides.map((side) => [0, ...sb.rounds.map((round) => round.totals[side] ?? 0)]);
+  const series = sb.sides.map((side) => [0, ...sb.rounds.map((round) => own(round.totals, side) ?? 0)]);
   // In chips the balances go below zero, and the line to watch is minus the target (bust).
   const line = sb.mode === "chips" ? -sb.target : sb.target;
   const high = Math.max(line, ...series.flat(), 1);
