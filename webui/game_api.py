@@ -97,7 +97,8 @@ def game() -> Response:
     response = Response(body, mimetype="application/json")
     response.set_etag(etag)
     response.headers["Cache-Control"] = "no-cache"  # kept by the browser, always asked again with its ETag
-    return response.make_conditional(request)
+    response.make_conditional(request)  # 304 with no body when the phone has this version (changes it in place)
+    return response
 
 
 @bp.post("/games")
