@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from measure import ROOT, peak_rss_mb, percentile, rss_mb
+from measure import ROOT, parse, peak_rss_mb, percentile, rss_mb
 
 PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
 # FAST_SIM_TOML's values (tests/conftest.py), with no rest after a fire, no soft start or reverse pulse, and a
@@ -515,7 +515,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, nargs=2, default=[10, 500], metavar=("SMALL", "LARGE"))
     parser.add_argument("--presses", type=int, nargs=2, default=[1000, 100_000], metavar=("SMALL", "LARGE"))
-    args = parser.parse_args()
+    args = parse(parser, rounds=[2, 3], presses=[4, 6])
     if min(args.rounds) < 2 or any(p < r for p, r in zip(args.presses, args.rounds, strict=True)):
         parser.error("at least 2 rounds, and at least a press a round")
     runs = []
@@ -532,6 +532,11 @@ def main() -> int:
             f" scoring), {run.busy} presses refused as busy and retried, largest event: {run.largest_type}"
         )
     print(table(small, large))
+    shown = ("press, last round, median (ms)", "GET /api/game median (ms)")
+    print(
+        "ratio large/small: "
+        + ", ".join(f"{key} {ratio_text(small.figures.get(key), large.figures.get(key))}" for key in shown)
+    )
     return 0
 
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from measure import cpu_seconds, peak_rss_mb, threads
+from measure import cpu_seconds, exit_code, parse, peak_rss_mb, threads
 
 from tests.conftest import FAST_SIM_TOML, join, start_daemon
 from tests.sse_client import SseClient
@@ -39,7 +39,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=30)
-    args = parser.parse_args()
+    args = parse(parser, clients=2, seconds=1.0)
 
     baseline = subprocess.Popen([sys.executable, "-c", BASELINE], stdout=subprocess.PIPE, text=True)
     assert baseline.stdout is not None and baseline.stdout.readline().strip() == "ready"
@@ -75,7 +75,7 @@ def main() -> int:
     print(f"ratio daemon/bare: RSS {ours_rss / base_rss:.2f}x; threads {threads_before} -> {threads_after}")
     ok = ours_cpu < 0.02 and ours_rss < 80
     print(f"targets CPU < 2 % and RSS < 80 MB: {'PASS' if ok else 'FAIL'}")
-    return 0 if ok else 1
+    return exit_code(ok, args)
 
 
 if __name__ == "__main__":

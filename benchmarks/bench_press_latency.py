@@ -21,7 +21,7 @@ from pathlib import Path
 from bench_press_under_load import CONFIG, header_daemon
 from gpiozero import Button, Motor
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-from measure import percentile
+from measure import exit_code, parse, percentile
 
 from launcher.config import Config
 
@@ -68,7 +68,7 @@ def full_daemon(fires: int, state_dir: Path) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fires", type=int, default=1000)
-    args = parser.parse_args()
+    args = parse(parser, fires=20)
     with tempfile.TemporaryDirectory() as tmp:
         full_daemon(10, Path(tmp) / "warm")  # warm-up: imports, first SQLite file
         base = bare_gpiozero(args.fires)
@@ -85,7 +85,7 @@ def main() -> int:
     overhead_ms = (d99 - b99) / 1000
     print(f"ratio daemon/bare: p50 {d50 / b50:.2f}x, p99 {d99 / b99:.2f}x")
     print(f"p99 overhead {overhead_ms:.3f} ms (target < 1 ms): {'PASS' if overhead_ms < 1 else 'FAIL'}")
-    return 0 if overhead_ms < 1 else 1
+    return exit_code(overhead_ms < 1, args)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from measure import parse
+
 from launcher.fairness import shuffle_key
 from launcher.schedule import PROFILES, Schedule, draw_stream
 
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presses", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--profile", choices=list(PROFILES), action="append", help="default: every profile")
-    args = parser.parse_args(argv)
+    args = parse(parser, argv, presses=1_000, repeats=1)
     names = args.profile or list(PROFILES)
     n = args.presses
     loops = [bare_stream, bare_random, *(schedule_loop(name) for name in names)]
@@ -113,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         f"target at most {TARGET_RATIO:.0f}x against {n:,} stream draws: met by {', '.join(met) or 'none'}"
         + (f"; missed by {', '.join(missed)}" if missed else "")
     )
+    print("ratio to stream draws: " + ", ".join(f"{name} {ratio:.1f}x" for name, ratio in ratios.items()))
     return 0
 
 

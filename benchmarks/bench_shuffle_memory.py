@@ -25,6 +25,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from measure import parse
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from launcher.clock import VirtualClock
@@ -71,7 +73,7 @@ def run(presses: int, shuffle_presses: int) -> tuple[int, float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--presses", type=int, default=20_000)
-    args = parser.parse_args()
+    args = parse(parser, presses=200)
     tracemalloc.start()
     rows = {
         "bounded": run(args.presses, SHUFFLE_PRESSES),

@@ -43,7 +43,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench_sse_fanout import start_baseline
-from measure import ROOT, TICKS, cpu_seconds, peak_rss_mb, percentile, rss_mb, threads
+from measure import ROOT, TICKS, cpu_seconds, parse, peak_rss_mb, percentile, rss_mb, threads
 
 from launcher.access import MOST_SESSIONS
 from launcher.config import WebConfig
@@ -466,7 +466,7 @@ def main() -> int:
     parser.add_argument("--presses", type=int, default=50)
     parser.add_argument("--floor-s", type=float, default=5.0, help="idle window with no stream open")
     parser.add_argument("--heartbeat-s", type=float, default=WebConfig().heartbeat_s)
-    args = parser.parse_args()
+    args = parse(parser, streams=5, idle_s=1.0, presses=3, floor_s=1.0)
     if args.streams < 1 or args.presses < 1:
         parser.error("--streams and --presses must be at least 1")
     try:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as `python benchmarks/x.py` from a checkout
@@ -42,3 +44,18 @@ def _status_mb(pid: int, key: str) -> float:
 
 def threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None = None, **quick: Any) -> argparse.Namespace:
+    """The command line, with `--quick`: the short run CI makes of every script (tests/test_benchmarks.py), to check
+    that it still works, not its figures; `quick` gives that run's defaults (an argument given still wins), and
+    `exit_code()` lets it pass whatever its figures."""
+    parser.add_argument("--quick", action="store_true", help="a short run that checks the script works, not figures")
+    if parser.parse_known_args(argv)[0].quick:
+        parser.set_defaults(**quick)
+    return parser.parse_args(argv)
+
+
+def exit_code(passed: bool, args: argparse.Namespace) -> int:
+    """0 when the targets are met, or in a `--quick` run, whose figures are too few to judge; 1 otherwise."""
+    return 0 if passed or args.quick else 1

@@ -8,7 +8,6 @@ hardware, state in ./var/, the page on 127.0.0.1:8080.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,8 +16,6 @@ from typing import Any
 
 from launcher.errors import LauncherError
 from launcher.schedule import PROFILES, Profile, ProfileError, custom_profile
-
-log = logging.getLogger(__name__)
 
 
 class ConfigError(LauncherError, ValueError):
@@ -216,36 +213,10 @@ def _check_value(key: str, value: Any, kind: type, meta: Mapping[str, Any]) -> A
     return value
 
 
-# Keys renamed, still read under their old name for one release (docs/CONFIG.md): (section, old) -> new.
-RENAMED_KEYS = {("dispense", "deck_cards"): "hopper_cards"}
-
-
-def _renamed(section: str, table: dict[str, Any]) -> dict[str, Any]:
-    """The table with each old key under its new name, a warning naming the new one; both at once are refused."""
-    table = dict(table)
-    for (where, old), new in RENAMED_KEYS.items():
-        if where != section or old not in table:
-            continue
-        if new in table:
-            raise ConfigError(
-                f"{section}.{old} and {section}.{new} are both set: {old} is the old name of {new}; keep only {new}"
-            )
-        log.warning(
-            "%s.%s is now called %s.%s: rename it (the old name is read for this release only)",
-            section,
-            old,
-            section,
-            new,
-        )
-        table[new] = table.pop(old)
-    return table
-
-
 def _build_section(section: str, table: Any) -> Any:
     cls = _SECTIONS[section]
     if not isinstance(table, dict):
         raise ConfigError(f"[{section}] must be a table of keys, not {table!r}")
-    table = _renamed(section, table)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in table:
         if key not in fields:

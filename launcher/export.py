@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from launcher.errors import LauncherError
 from launcher.fairness import RecordError
 from launcher.game import Game
 from launcher.history import UNREADABLE, History, load_game
@@ -37,7 +38,7 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-class NoSuchGame(LookupError):
+class NoSuchGame(LauncherError, LookupError):
     """The store has no game with this id."""
 
 

@@ -127,9 +127,10 @@ class GameDesk:
             if press.player is not None:
                 game.record_press(press.player, cards)
             self._commit(game, table, None if self._undo is None else {**self._undo, "pressed": True})
-            view = table_view(table)
+            view, scores = table_view(table), game.scores()
         data = {"player": press.player, "cause": press.cause.value, "fired": fired, "cards": cards}
-        self._bus.publish(EventType.ATTACK_PROGRESS, {**data, "closed": press.closed, "table": view})
+        # The table and the scores (the press counts) are all a press changes: phones need not read the game.
+        self._bus.publish(EventType.ATTACK_PROGRESS, {**data, "closed": press.closed, "table": view, "scores": scores})
         if press.closed and view["pending"] is None and press.cause.value != "plain":
             self._bus.publish(
                 EventType.ATTACK_FINISHED, {"player": press.player, "cause": data["cause"], "table": view}

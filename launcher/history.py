@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any
 
+from launcher.errors import LauncherError
 from launcher.game import Game, GameError, Mode
 from launcher.store import Store, transaction
 from launcher.summaries import GameSummary, Outcome, summarize
@@ -38,11 +39,11 @@ class Period(StrEnum):
     ALL = "all"
 
 
-class UnknownGame(LookupError):
+class UnknownGame(LauncherError, LookupError):
     """No ended game has this id (it was never played, or it is still being played)."""
 
 
-class UnreadableGame(ValueError):
+class UnreadableGame(LauncherError, ValueError):
     """An ended game whose summary or rounds the store holds but cannot be read: edited or damaged since."""
 
 

@@ -129,3 +129,13 @@ def test_every_setting_is_documented() -> None:
             else:
                 shown = f'"{default}"' if isinstance(default, str) else f"{default}"
             assert f"| `{key.name}` | {shown} |" in text.replace(f"`{shown}`", shown), f"{section.name}.{key.name}"
+
+
+def test_a_key_from_before_the_renames_is_refused_by_name_in_a_file_and_in_replace() -> None:
+    """`deck_cards` was renamed `hopper_cards` before any release: no alias is read, and replace() (the CLI's
+    flags) refuses it as the file does, by name, instead of crashing on it."""
+    accepted = "accepted keys are"
+    with pytest.raises(ConfigError, match=f"dispense.deck_cards: unknown key; {accepted}"):
+        from_mapping({"dispense": {"deck_cards": 60}})
+    with pytest.raises(ConfigError, match=f"dispense.deck_cards: unknown key; {accepted}"):
+        Config().replace("dispense", deck_cards=60)

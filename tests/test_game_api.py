@@ -346,3 +346,28 @@ def test_seat_angles_are_checked() -> None:
     for bad in ([100], "left", [True], list(range(11))):
         with pytest.raises(ConfigError, match=r"aim\.seat_angles"):
             from_mapping({"aim": {"seat_angles": bad}})
+
+
+def test_the_game_has_an_etag_per_version_and_a_phone_that_has_it_gets_304(daemon: Daemon, client: FlaskClient) -> None:
+    """Phones read the whole game only when it changed: each version has its own ETag, a phone that sends it back
+    is answered 304 with no body, and its browser asks again each time (no-cache) instead of guessing."""
+    empty = client.get("/api/game")
+    assert empty.status_code == 200 and empty.headers["Cache-Control"] == "no-cache" and empty.headers["ETag"]
+    post(client, "/api/games", {"players": ["Ann", "Bob"]})
+    first = client.get("/api/game")
+    assert first.status_code == 200 and first.headers["ETag"] != empty.headers["ETag"]
+    again = client.get("/api/game", headers={"If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 304 and again.data == b""
+    press(daemon)  # the press is attributed to whoever is asked: the game changed
+    changed = client.get("/api/game", headers={"If-None-Match": first.headers["ETag"]})
+    assert changed.status_code == 200 and changed.headers["ETag"] != first.headers["ETag"]
+    statistics = changed.get_json()["game"]["scoreboard"]["statistics"]
+    assert sum(player["presses"] for player in statistics.values()) == 1
+    gzipped = client.get("/api/game", headers={"Accept-Encoding": "gzip"})
+    assert gzipped.headers["Content-Encoding"] == "gzip"
+    assert (
+        client.get(
+            "/api/game", headers={"Accept-Encoding": "gzip", "If-None-Match": gzipped.headers["ETag"]}
+        ).status_code
+        == 304
+    )

@@ -1,17 +1,15 @@
 """The names from before the renames answer for one release as the new ones do: the old paths (docs/API.md,
 "Renamed") are served by the same views and described in the OpenAPI document as deprecated twins of the new
-operations; the old config key (docs/CONFIG.md) is read with a warning naming the new one, and refused beside it."""
+operations."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.config import ConfigError, from_mapping, load
 from launcher.daemon import Daemon
 from tests.conftest import joined_client
 from tests.test_shuffles import fast
@@ -70,27 +68,3 @@ def test_the_old_hopper_path_answers_as_the_new_one(daemon: Daemon, client: Flas
     refused_old, refused_new = (client.post(path, json={"cards": 0}) for path in ("/api/deck", "/api/hopper"))
     assert refused_old.status_code == refused_new.status_code == 400
     assert refused_old.get_json() == refused_new.get_json()
-
-
-def test_the_old_name_of_hopper_cards_is_read_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    path = tmp_path / "launcher.toml"
-    path.write_text("[dispense]\ndeck_cards = 60\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="launcher.config"):
-        assert load(path).dispense.hopper_cards == 60
-    assert [r.getMessage() for r in caplog.records] == [
-        "dispense.deck_cards is now called dispense.hopper_cards: rename it "
-        "(the old name is read for this release only)"
-    ]
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="launcher.config"):
-        assert from_mapping({"dispense": {"hopper_cards": 60}}).dispense.hopper_cards == 60
-    assert caplog.records == []
-
-
-def test_both_names_of_hopper_cards_at_once_are_refused_naming_both() -> None:
-    with pytest.raises(ConfigError) as refused:
-        from_mapping({"dispense": {"deck_cards": 60, "hopper_cards": 80}})
-    assert str(refused.value) == (
-        "dispense.deck_cards and dispense.hopper_cards are both set: deck_cards is the old name of hopper_cards; "
-        "keep only hopper_cards"
-    )

@@ -5,11 +5,12 @@ refusals to 4xx answers."""
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from flask.json.provider import JSONProvider
 
@@ -27,24 +28,29 @@ bp = Blueprint("game", __name__, url_prefix="/api")
 
 
 class _GameText:
-    """GET /api/game's body, encoded once per change of the game: every phone reads the whole game after each
-    press, and encoding a long game is the largest piece of work an answer does, in one call that holds the
-    interpreter's lock (a press waits behind it). The desk hands out the same view until the next change."""
+    """GET /api/game's body and its ETag, made once per change of the game: encoding a long game is the largest
+    piece of work an answer does, so it is done once per version (the desk hands out the same view until the next
+    change), compressed once per version (webui/compress.py keeps the gzip by ETag), and a phone that has the
+    version is answered 304. The ETag names this run too: numbers start again after a restart."""
 
     def __init__(self, json: JSONProvider) -> None:
         self._json = json
         self._lock = threading.Lock()
+        self._run = secrets.token_hex(4)
+        self._version = 0
         self._rules = ""  # the choices the page offers never change while the daemon runs
         self._view: object = None  # the view last encoded, kept so that its identity stays its own
         self._body = ""
 
-    def body(self, view: dict[str, Any] | None) -> str:
+    def body(self, view: dict[str, Any] | None) -> tuple[str, str]:
+        """(ETag, text) of the game as `view` shows it."""
         with self._lock:
             if not self._rules:
                 self._rules = self._json.dumps(rules())
             if not self._body or view is not self._view:
                 self._view, self._body = view, f'{{"game":{self._json.dumps(view)},"rules":{self._rules}}}'
-            return self._body
+                self._version += 1
+            return f"game-{self._run}-{self._version}", self._body
 
 
 @bp.record_once
@@ -87,7 +93,12 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
 @bp.get("/game")
 def game() -> Response:
     text: _GameText = current_app.extensions["launcher.game_text"]
-    return Response(text.body(_desk().view()), mimetype="application/json")
+    etag, body = text.body(_desk().view())
+    response = Response(body, mimetype="application/json")
+    response.set_etag(etag)
+    response.headers["Cache-Control"] = "no-cache"  # kept by the browser, always asked again with its ETag
+    response.make_conditional(request)  # 304 with no body when the phone has this version (changes it in place)
+    return response
 
 
 @bp.post("/games")

@@ -138,25 +138,18 @@ function showScores(type, data) {
   showScoreboard({ ...data.scores, statistics, rounds });
 }
 
+// Events after which the whole game is read again (GET /api/game, 304 when this phone has that version). Not a
+// press: its attack.progress carries all a press changes (the table and the scores), so a long game's presses do
+// not each make every phone read every round.
 const GAME_EVENTS = new Set([
   "game.started",
   "attack.started",
-  "attack.progress",
   "attack.finished",
   "attack.undone",
   "round.scored",
   "round.undone",
   "round.edited",
   "game.finished",
-  "launcher.dealt",
-]);
-// A press ends with one of these; the press may have moved the turn or the statistics.
-const PRESS_ENDS = new Set([
-  "launcher.missed",
-  "launcher.fired",
-  "launcher.jammed",
-  "launcher.empty",
-  "launcher.stopped",
 ]);
 
 function onGameEvent({ type, data }, fresh) {
@@ -167,8 +160,9 @@ function onGameEvent({ type, data }, fresh) {
     if (game.data && data.table && type.startsWith("attack.")) showTable(data.table);
     if (game.data && data.scores) showScores(type, data);
     reloadSoon();
-  } else if (PRESS_ENDS.has(type) && game.data) {
-    reloadSoon();
+  } else if (type === "attack.progress" && game.data) {
+    showTable(data.table);
+    showScores(type, data);
   }
 }
 
