@@ -32,6 +32,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import TOURNAMENT_LEVEL, MqttConfig
@@ -318,9 +319,10 @@ class MqttBridge:
         extra = discovery_messages(self._config) if self._config.discovery else []
         for message in state_messages(self._config.table, presses=presses, snapshot=snapshot) + extra:
             client.publish(message.topic, message.payload, qos=1, retain=message.retain)
-        subscriptions = [(tournament_topic("#"), 1)]
+        # No local: what this table publishes is not sent back to it (its retained rounds still come at a start).
+        subscriptions = [(tournament_topic("#"), SubscribeOptions(qos=1, noLocal=True))]
         if self._config.allow_new_shuffle:
-            subscriptions.append((table_topic(self._config.table, "command", "#"), 1))
+            subscriptions.append((table_topic(self._config.table, "command", "#"), SubscribeOptions(qos=1)))
         client.subscribe(subscriptions)
         with self._changed:
             self._connected = True

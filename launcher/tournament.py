@@ -95,8 +95,10 @@ class TournamentBook:
             score = _round_score(data)
             if [score.table, str(score.number)] != levels[2:]:
                 raise TournamentError("bad_message", "the round does not match its topic")
-            if score.table == self.table:
-                raise TournamentError("foreign_round", "another publisher sent a round of this table")
+            if score.table == self.table:  # this table scores its own rounds: the broker may only echo them
+                if not self._kept(levels[0], score):
+                    raise TournamentError("foreign_round", "another publisher sent a round of this table")
+                return False
             return self._apply_round(score, levels[0], origin=None)
         raise TournamentError("bad_message", f"no tournament message goes to {'/'.join(levels)!r}")
 
@@ -115,6 +117,11 @@ class TournamentBook:
             return [{**_view(t, self.table), "created_ts": created} for t, created in ordered]
 
     # --- internals ----------------------------------------------------------------------------------------
+
+    def _kept(self, id: str, score: RoundScore) -> bool:
+        with self._lock:
+            kept = self._tournaments.get(id)
+            return kept is not None and any(r == score for r in kept[0].rounds)
 
     def _current(self) -> Tournament | None:
         mine = [(created, t) for t, created in self._tournaments.values() if self.table in t.rotation.tables]
