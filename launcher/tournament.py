@@ -105,10 +105,10 @@ class TournamentBook:
     # --- what phones read -----------------------------------------------------------------------------------
 
     def view(self) -> dict[str, Any]:
-        """The current tournament of this table as phones show it, or {"tournament": None}."""
+        """This table's name and its current tournament as phones show it (None before the first)."""
         with self._lock:
             current = self._current()
-            return {"tournament": None if current is None else _view(current, self.table)}
+            return {"table": self.table, "tournament": None if current is None else _view(current, self.table)}
 
     def export(self) -> list[dict[str, Any]]:
         """Every tournament kept, oldest first, with its rounds and standings (the history's export)."""

@@ -99,9 +99,9 @@ def test_a_round_that_does_not_fit_the_rotation_is_refused_by_code(score: RoundS
 @pytest.mark.parametrize(
     ("players", "tables", "code"),
     [
-        (FOUR[:3], ["kitchen"], "player_count"),
-        (FOUR, ["kitchen", "garden"], "player_count"),
-        (["Ann", "ann", "Cy", "Di"], ["kitchen"], "names_differ"),
+        (FOUR[:3], ["kitchen"], "seat_count"),
+        (FOUR, ["kitchen", "garden"], "seat_count"),
+        (["Ann", "ann", "Cy", "Di"], ["kitchen"], "same_name"),
         (["Ann", " ", "Cy", "Di"], ["kitchen"], "bad_name"),
         (FOUR, [], "bad_tables"),
         (EIGHT, ["kitchen", "kitchen"], "bad_tables"),

@@ -36,7 +36,7 @@ def points_for(table: str, number: int, seats: list[str]) -> dict[str, int]:
 def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: Path) -> None:
     with local_daemon(tmp_path) as daemon:
         client: FlaskClient = joined_client(daemon)
-        assert client.get("/api/tournament").get_json() == {"tournament": None}
+        assert client.get("/api/tournament").get_json() == {"table": "table", "tournament": None}
         reply = client.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
         assert reply.status_code == 201, reply.get_json()
         partners: Counter[frozenset[str]] = Counter()
@@ -62,7 +62,7 @@ def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: 
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
-        ({"players": FOUR[:3], "tables": ["table"]}, 400, "player_count"),
+        ({"players": FOUR[:3], "tables": ["table"]}, 400, "seat_count"),
         ({"players": FOUR, "tables": ["garden"]}, 400, "unknown_table"),
         ({"players": "Ann", "tables": ["table"]}, 400, "bad_tournament"),
         ({"players": FOUR}, 400, "bad_tournament"),
@@ -196,7 +196,7 @@ def test_a_round_heard_before_its_setup_is_kept_until_the_setup_comes(
 ) -> None:
     book, _ = garden_book
     book.receive([ID, "round", "kitchen", "1"], round_message("kitchen", 1, dict.fromkeys(kitchen_seats(1), 2)))
-    assert book.view() == {"tournament": None}
+    assert book.view() == {"table": "garden", "tournament": None}
     book.receive([ID, "setup"], SETUP.encode())
     assert [r["number"] for r in book.view()["tournament"]["rounds"]] == [1]
 

@@ -65,14 +65,14 @@ class Rotation:
             raise TournamentError("bad_tables", f"expected 1 to {MAX_TABLES} different tables, not {list(tables)!r}")
         if len(players) != SEATS * len(tables):
             raise TournamentError(
-                "player_count",
+                "seat_count",
                 f"{len(tables)} table(s) seat {SEATS * len(tables)} players, not {len(players)}",
             )
         for name in players:
             if not name.strip() or len(name) > MAX_NAME or name != name.strip():
                 raise TournamentError("bad_name", f"a player's name must be 1 to {MAX_NAME} characters: {name!r}")
         if len({p.casefold() for p in players}) != len(players):
-            raise TournamentError("names_differ", "each player needs a name of their own")
+            raise TournamentError("same_name", "each player needs a name of their own")
         return cls(tuple(players), tuple(tables))
 
     @property
