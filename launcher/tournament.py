@@ -8,6 +8,8 @@ are kept once by their ids, so a message that comes twice (QoS 1 delivers at lea
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 import re
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 TOURNAMENT_ID = re.compile(r"[0-9a-f]{12}")
 MAX_MESSAGE_BYTES = 4096  # a setup of 16 names or a round of 4 scores is far below
 MAX_PENDING = 512  # rounds heard before their tournament's setup (a broker sends retained messages in any order)
+CSV_COLUMNS = ("tournament", "table", "round", "player", "points", "total")
 SETUP = "setup"
 ROUND = "round"
 
@@ -115,6 +118,23 @@ class TournamentBook:
         with self._lock:
             ordered = sorted(self._tournaments.values(), key=lambda kept: kept[1])
             return [{**_view(t, self.table), "created_ts": created} for t, created in ordered]
+
+    def export_csv(self) -> str:
+        """Every tournament's rounds, a row per player per round, for a spreadsheet (UTF-8 with a BOM, as the
+        history's CSV: launcher/export.py)."""
+        from launcher.export import text_cell  # the exports are no part of the start
+
+        buffer = io.StringIO()
+        out = csv.writer(buffer, lineterminator="\r\n")
+        out.writerow(CSV_COLUMNS)
+        for tournament in self.export():
+            totals: dict[str, int] = {}
+            for r in tournament["rounds"]:
+                for player, points in r["points"].items():
+                    totals[player] = totals.get(player, 0) + points
+                    row = (tournament["id"], r["table"], r["number"], text_cell(player), points, totals[player])
+                    out.writerow(row)
+        return "\ufeff" + buffer.getvalue()
 
     # --- internals ----------------------------------------------------------------------------------------
 

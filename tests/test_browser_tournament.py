@@ -62,6 +62,7 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             expect(there.locator("#tour-rounds li").first).to_contain_text("kitchen")
             expect(there.locator("#tour-standings tr")).to_have_count(9)  # the head and eight players
             expect(there.locator("#tour-standings tr").nth(1)).to_contain_text("40")
+            expect(there.locator("#tour-export")).to_be_visible()
             assert errors == [] and foreign == []
         finally:
             kitchen.close()

@@ -56,7 +56,14 @@ def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: 
         assert {s["player"]: s["points"] for s in view["standings"]} == totals
         assert set(partners.values()) == {4} and len(partners) == 6  # each pair four rounds, once
         # Kept: the export has it, and a restart reads it back.
-        assert client.get("/api/tournaments").get_json()["tournaments"][0]["standings"] == view["standings"]
+        exported = client.get("/api/tournaments/export")
+        assert exported.get_json()["tournaments"][0]["standings"] == view["standings"]
+        rows = client.get("/api/tournaments/export?format=csv").get_data(as_text=True).lstrip("\ufeff").splitlines()
+        assert rows[0] == "tournament,table,round,player,points,total" and len(rows) == 1 + 12 * 4
+        assert daemon.app.test_client().get("/api/tournaments/export").status_code == 401  # not joined
+        assert client.get("/api/tournaments/export?format=xml").status_code == 400
+    with local_daemon(tmp_path) as again:  # kept over a restart
+        assert again.tournaments.view()["tournament"]["standings"] == view["standings"]
 
 
 @pytest.mark.parametrize(

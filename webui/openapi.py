@@ -364,8 +364,17 @@ SPEC: dict[str, Any] = {
                 {"200": _ok("the tournament, or null")},
             )
         },
+        "/api/tournaments/export": {
+            "get": {
+                **_operation(
+                    "every tournament kept: JSON with rounds and standings, or CSV, a row per player per round",
+                    {"200": {"description": "the download"}},
+                    role="table",
+                ),
+                "parameters": [_query("format", {"type": "string", "enum": ["json", "csv"]}, "json (default) or csv")],
+            }
+        },
         "/api/tournaments": {
-            "get": _operation("every tournament kept, with its rounds and standings", {"200": _ok("the tournaments")}),
             "post": _operation(
                 "a tournament of partner rotation: 4 players a table, this table among the tables",
                 {"201": _ok("the tournament")},

@@ -3,11 +3,13 @@ sets one up; every table scores its own rounds; every phone reads the seats, the
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, request
 
+from launcher.access import Role
 from launcher.bodies import Field, Shape
 from launcher.game.rotation import TournamentError
 from launcher.tournament import TournamentBook
+from webui.access import needs
 from webui.api import json_object
 from webui.errors import ApiError
 
@@ -35,10 +37,20 @@ def tournament() -> Response:
     return jsonify(_book().view())
 
 
-@bp.get("/tournaments")
-def tournaments() -> Response:
-    """Every tournament kept, with its rounds and standings (the export)."""
-    return jsonify(tournaments=_book().export())
+@bp.get("/tournaments/export")
+@needs(Role.TABLE)  # every name and score: for the table, as the history's export
+def export() -> Response:
+    """Every tournament kept: JSON with the rounds and standings, or CSV with a row per player per round."""
+    kind = request.args.get("format", "json")
+    if set(request.args) - {"format"} or kind not in ("json", "csv"):
+        raise ApiError(400, "bad_query", "this takes format=json or format=csv", field="format")
+    if kind == "csv":
+        response = Response(_book().export_csv(), content_type="text/csv; charset=utf-8")
+    else:
+        response = jsonify(tournaments=_book().export())
+    response.headers["Content-Disposition"] = f'attachment; filename="uno-tournaments.{kind}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @bp.post("/tournaments")

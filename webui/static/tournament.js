@@ -3,7 +3,7 @@
 // table's next round, the rounds of every table and the standings per player, live: tournament.set_up and
 // tournament.round come on the stream whichever table they were made at. This table's round is scored here.
 import { request, refusal } from "./api.js";
-import { $, t, toast } from "./core.js";
+import { $, t, toast, ui } from "./core.js";
 
 const tour = {
   table: "", // this table's name
@@ -137,6 +137,7 @@ function renderTournament() {
   if ($("tour-tables-input").value === "" && tour.table) $("tour-tables-input").value = tour.table;
   $("tour-tables-hint").textContent = t("tournament.tables_hint", { table: tour.table });
   if (current === null) return;
+  $("tour-export").hidden = !ui.joined; // every name and score: for the table (the API asks for a joined phone)
   renderTables(current);
   renderScoreForm(current);
   renderStandings(current);
@@ -188,4 +189,5 @@ export const plug = {
   describe: ({ type, data }) =>
     type === "tournament.round" ? ["🏆", t("feed.tournament_round", { table: data.table, round: data.number })] : null,
   render: () => renderTournament(),
+  seated: () => renderTournament(),
 };
