@@ -101,6 +101,13 @@ def press(daemon: RunningDaemon) -> dict[str, object]:
     return answer  # type: ignore[no-any-return]
 
 
+PRESSED = "uno-launcher/kitchen/event/button.pressed"
+
+
+def wait_online(listener: Listener) -> None:
+    wait_until(lambda: listener.on("uno-launcher/kitchen/status") == [b"online"])
+
+
 def event_ids(listener: Listener, topic: str) -> list[int]:
     return [json.loads(payload)["id"] for payload in listener.on(topic)]
 
@@ -109,9 +116,9 @@ def event_ids(listener: Listener, topic: str) -> list[int]:
 def test_presses_fires_and_state_reach_the_broker_with_the_device_for_home_assistant(
     kitchen: RunningDaemon, listener: Listener
 ) -> None:
-    wait_until(lambda: listener.on("uno-launcher/kitchen/status") == [b"online"])
+    wait_online(listener)
     answers = [press(kitchen) for _ in range(6)]
-    wait_until(lambda: len(listener.on("uno-launcher/kitchen/event/button.pressed")) == 6)
+    wait_until(lambda: len(listener.on(PRESSED)) == 6)
     wait_until(lambda: listener.on("uno-launcher/kitchen/state/presses")[-1:] == [b"6"])
     fired = [a for a in answers if a["dispensed"]]
     if fired:
@@ -135,17 +142,16 @@ def test_presses_fires_and_state_reach_the_broker_with_the_device_for_home_assis
 def test_a_broker_down_loses_nothing_the_table_plays_on_and_catches_up_in_order(
     kitchen: RunningDaemon, broker: Broker, listener: Listener
 ) -> None:
-    topic = "uno-launcher/kitchen/event/button.pressed"
-    wait_until(lambda: listener.on("uno-launcher/kitchen/status") == [b"online"])
+    wait_online(listener)
     for _ in range(3):
         press(kitchen)
-    wait_until(lambda: len(listener.on(topic)) == 3)
+    wait_until(lambda: len(listener.on(PRESSED)) == 3)
     broker.stop()
     for _ in range(15):  # the table plays on
         press(kitchen)
     broker.start()
-    wait_until(lambda: len(set(event_ids(listener, topic))) == 18, timeout=30)
-    ids = event_ids(listener, topic)
+    wait_until(lambda: len(set(event_ids(listener, PRESSED))) == 18, timeout=30)
+    ids = event_ids(listener, PRESSED)
     assert ids == sorted(ids), "sent in the order they happened"
     wait_until(lambda: listener.on("uno-launcher/kitchen/state/presses")[-1:] == [b"18"])
 
@@ -154,10 +160,9 @@ def test_a_broker_down_loses_nothing_the_table_plays_on_and_catches_up_in_order(
 def test_a_daemon_restarted_while_the_broker_was_down_sends_what_it_had_not(
     tmp_path: Path, broker: Broker, listener: Listener
 ) -> None:
-    topic = "uno-launcher/kitchen/event/button.pressed"
     first = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen"))
     try:
-        wait_until(lambda: listener.on("uno-launcher/kitchen/status") == [b"online"])
+        wait_online(listener)
         broker.stop()
         for _ in range(5):
             press(first)
@@ -166,7 +171,7 @@ def test_a_daemon_restarted_while_the_broker_was_down_sends_what_it_had_not(
     again = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen"))
     try:
         broker.start()
-        wait_until(lambda: len(set(event_ids(listener, topic))) == 5, timeout=30)
+        wait_until(lambda: len(set(event_ids(listener, PRESSED))) == 5, timeout=30)
     finally:
         again.close()
 
@@ -197,7 +202,7 @@ def test_a_hostile_publisher_gets_log_lines_never_a_fire_nor_a_change(tmp_path: 
     table = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen", "allow_new_shuffle = true"))
     hostile = Listener(broker, "uno-launcher/kitchen/status", client_id="hostile")
     try:
-        wait_until(lambda: hostile.on("uno-launcher/kitchen/status") == [b"online"])
+        wait_online(hostile)
         before = table.get("/api/state")
         for topic, payload in HOSTILE:
             hostile.publish(topic, payload)
