@@ -17,6 +17,7 @@ from launcher.bodies import Field, Shape, parsed_by
 from launcher.game import Game, GameError, HouseRules, Mode, Ruleset, Table
 from launcher.game.cards import flag
 from launcher.game.scoring import Hand
+from launcher.refusals import Refusal
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,9 @@ def _player(method: Callable[[Table, str], None]) -> Declaration:
 
 def _first_card(table: Table, body: Mapping[str, Any]) -> None:
     if not table.first_card(body["card"]):
-        raise GameError(f"{body['card']} goes back into the deck: turn up another card")
+        raise GameError(
+            f"{body['card']} goes back into the deck: turn up another card", Refusal.FIRST_CARD_BACK, card=body["card"]
+        )
 
 
 DECLARATIONS: dict[str, Declaration] = {

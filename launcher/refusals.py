@@ -19,6 +19,7 @@ class Refusal(StrEnum):
     STACK_TOO_LATE = "stack_too_late"  # player: they started pressing
     CHALLENGE_TOO_LATE = "challenge_too_late"  # player: they already took the cards
     NAME_TOO_LONG = "name_too_long"  # name, max
+    OUT_OF_RANGE = "out_of_range"  # low, high: a number typed (a target, a hand's total, a house rule's count)
     NAMES_DIFFER = "names_differ"  # first, second: the same name twice
     PLAYER_COUNT = "player_count"  # count, low, high
     FAULT = "fault"  # the launcher stopped to be safe; the admin resets it
@@ -26,6 +27,24 @@ class Refusal(StrEnum):
     BUSY = "busy"  # the launcher is still firing
     UNDO_TOO_LATE = "undo_too_late"  # a press came after the declaration: cancel or correct instead
     NOTHING_TO_UNDO = "nothing_to_undo"  # no declaration since the round began, or it was undone already
+    NOT_YOUR_PRESS = "not_your_press"  # asked: whom the table asks instead, or null
+    # A round's hands and its card, as the round entry sends them (launcher/game/cards.py, entries.py, history.py).
+    OVER_DECK = "over_deck"  # card, count, max, held: [[player, count], …] (empty for a hand without a player)
+    POINTS_OVER_DECK = "points_over_deck"  # the hands hold more points than the whole deck
+    RED_ZERO_NOT_HELD = "red_zero_not_held"  # player: said to hold the red 0, with no 0 among their cards
+    HAND_MISSING = "hand_missing"  # players: still in the game, with no hand
+    ELIMINATED = "eliminated"  # side, round: out of the game since that round
+    LAST_CARD_NEEDED = "last_card_needed"  # player: the house rule needs the card they went out on
+    NO_FINISH_ON = "no_finish_on"  # player, card: nobody goes out on that card (Trade Hands, or the house rule)
+    # Declarations (launcher/game/plays.py, table_core.py, launcher/game_requests.py).
+    FIRST_CARD_BACK = "first_card_back"  # card: it goes back into the deck, another is turned up
+    FIRST_CARD_LATE = "first_card_late"  # the round is under way
+    NOTHING_TO_CHALLENGE = "nothing_to_challenge"  # player: owes no Wild Draw Four
+    CHALLENGE_CLOSED = "challenge_closed"  # the Wild Draw Four was stacked on, or carried from a scored round
+    STACK_MISMATCH = "stack_mismatch"  # card, onto: that card does not stack on that attack
+    # A new game's settings (launcher/game/scoring.py).
+    ELIMINATION_NEEDS_THREE = "elimination_needs_three"  # elimination with 2 players or teams
+    KNOCK_OUT_TEAMS = "knock_out_teams"  # knock-out play with teams
     # A phone's contribution to a shuffle (launcher/shuffles.py), each with `shuffle`, the number it was sent for.
     CONTRIBUTIONS_CLOSED = "contributions_closed"  # its first press fixed it
     CONTRIBUTIONS_FULL = "contributions_full"  # max: it has the most it takes

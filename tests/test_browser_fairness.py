@@ -515,7 +515,8 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         expect(page.locator("#fair-verdict")).to_have_text(fill(hant["fair.verdict_short"], shuffle=1), timeout=WAIT_MS)
         record = running.get("/api/shuffles/1")
         drawn = record["outcomes"][0]["cards"]
-        short = fill(hant["fair.short"], press=1, cards=drawn, dispensed=0, why=hant["fair.stop_jam"])
+        words = hant["fair.short_one" if drawn == 1 else "fair.short"]
+        short = fill(words, press=1, cards=drawn, dispensed=0, why=hant["fair.stop_jam"])
         page.locator("#fair-check summary").tap()
         expect(page.locator('#fair-lines li[data-state="note"] .fair-text')).to_have_text([short])
 

@@ -192,13 +192,14 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     expect(cy.locator(".hand-total")).to_have_text(hand_total(en, 50, 1))
     expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=hand_total(en, 164)))
     phone_a.locator("#entry-save").tap()
-    # The daemon's message, as it returned it (nothing stored: the same round is refused again).
+    # Worded by the page from the refusal's reason and numbers (nothing stored: the same round is refused again).
     status, refused = daemon.post(
         "/api/games/current/rounds",
         {"winner": "Ann", "hands": {ZED: {"7": 2, "wild_all_hit": 2}, CY: {"wild_all_hit": 1}}, "reshuffled": False},
     )
-    assert status == 400 and "Wild All Hit" in refused["error"]["message"]
-    expect(phone_a.locator("#entry-error")).to_have_text(refused["error"]["message"])
+    assert status == 400 and refused["error"]["reason"] == "over_deck"
+    over = fill(en["refused.over_deck"], count=3, card=en["kind.wild_all_hit"], held=f"{ZED} 2, {CY} 1", max=2)
+    expect(phone_a.locator("#entry-error")).to_have_text(over)
     assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
 
     tap(cy, "wild_all_hit", 1, "card-minus")

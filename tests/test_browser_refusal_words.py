@@ -1,6 +1,8 @@
 """A refusal from the daemon shows in the reader's language, with the player's name: the page words it from the
 refusal's reason and parameters, not from the daemon's English message."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -73,4 +75,36 @@ def test_a_contribution_this_phone_made_from_another_page_is_told_in_chinese(dae
     expect(page.locator("html")).to_have_attribute("lang", "zh-Hans")
     words = fill(zh["refused.already_contributed"], shuffle=number)
     expect(page.locator("#fair-mine")).to_have_text(words, timeout=WAIT_MS)
+    page.context.close()
+
+
+# Latin letters a Chinese page may show: the names of things (UNO, UNO Attack, PIN, QR …), none of the daemon's.
+NAMES = re.compile(r"UNO Attack|UNO|PIN|QR")
+
+
+@pytest.mark.parametrize("lang", ["zh-Hans", "zh-Hant"])
+def test_a_round_with_more_of_a_card_than_the_deck_holds_is_refused_in_chinese(daemon, playwright_chromium, lang):
+    """The UNO Attack deck has 2 Wild Hit-Fire (docs/GAME.md): three across the hands is refused, and a Chinese page
+    says so in Chinese, with the count, the card's name and who holds them, and no English word."""
+    playwright, browser = playwright_chromium
+    zh = catalogue(lang)
+    players = ["Ann", "爸爸", "小明", "小美"]
+    assert daemon.post("/api/games", {"players": players})[0] == 201
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#lang").select_option(lang)
+    expect(page.locator("html")).to_have_attribute("lang", lang)
+    page.locator("#tab-round").tap()
+    page.locator("#winner").select_option("Ann")
+    for name in players[1:]:
+        hand = page.locator("#hands .hand").filter(has_text=name)
+        hand.locator("summary").tap()
+        hand.locator('.cell[data-kind="wild_hit_fire"] .card-add').tap()
+    page.locator("#entry-save").tap()
+    held = zh["list.sep"].join(f"{name} 1" for name in players[1:])
+    words = fill(zh["refused.over_deck"], count=3, card=zh["kind.wild_hit_fire"], held=held, max=2)
+    error = page.locator("#entry-error")
+    expect(error).to_have_text(words, timeout=WAIT_MS)
+    assert re.search(r"[A-Za-z]", NAMES.sub("", error.inner_text()).replace("Ann", "")) is None
+    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
     page.context.close()

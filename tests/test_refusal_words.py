@@ -240,3 +240,150 @@ def test_the_page_words_every_refusal_and_fault_cause_from_its_tables() -> None:
     """api.js's REFUSALS and app.js's FAULT_CAUSES have an entry for each, so a new one without words fails here."""
     assert sorted(r.value for r in Refusal if r.value not in table_entries("api.js", "REFUSALS")) == []
     assert sorted(c.value for c in FaultCause if c.value not in table_entries("app.js", "FAULT_CAUSES")) == []
+
+
+# --- the round entry, the declarations and a new game's settings: each refusal a person can meet has a reason ------
+
+
+def test_more_of_a_card_across_the_hands_than_the_deck_holds_names_the_card_its_count_and_who_holds_them(
+    client: FlaskClient,
+) -> None:
+    """The UNO Attack deck holds 2 Wild Hit-Fire (docs/GAME.md, The deck): three in the hands cannot be."""
+    new_game(client, players=["Ann", "Bob", "Cy", "Dee"])
+    hands = {"Bob": {"wild_hit_fire": 1}, "Cy": {"wild_hit_fire": 1, "7": 1}, "Dee": {"wild_hit_fire": 1}}
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": hands})
+    expected = {"code": "bad_round", "reason": "over_deck", "card": "wild_hit_fire", "count": 3, "max": 2}
+    assert error | expected == error
+    assert error["held"] == [["Bob", 1], ["Cy", 1], ["Dee", 1]]
+
+
+def test_one_hand_over_the_deck_names_its_player(client: FlaskClient) -> None:
+    new_game(client, players=["Ann", "Bob"])
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": {"reverse": 9}}})
+    expected = {"reason": "over_deck", "card": "reverse", "count": 9, "max": 8, "held": [["Bob", 9]]}
+    assert error | expected == error
+
+
+@pytest.mark.parametrize(
+    ("game", "body", "expected"),
+    [
+        (  # Trade Hands cannot end a round in UNO Attack
+            {},
+            {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5}, "last_card": "trade_hands"},
+            {"reason": "no_finish_on", "player": "Ann", "card": "trade_hands"},
+        ),
+        (  # the house rule: only a number card finishes a round
+            {"house_rules": {"last_card_not_action": True}},
+            {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5}, "last_card": "skip"},
+            {"reason": "no_finish_on", "player": "Ann", "card": "skip"},
+        ),
+        (
+            {"house_rules": {"last_card_not_action": True}},
+            {"winner": "Ann", "hands": {"Bob": 5, "Cy": 5}},
+            {"reason": "last_card_needed", "player": "Ann"},
+        ),
+        (
+            {"ruleset": "classic", "house_rules": {"red_zero_100": True}},
+            {"winner": "Ann", "hands": {"Bob": {"7": 1}, "Cy": 5}, "red_zero": "Bob"},
+            {"reason": "red_zero_not_held", "player": "Bob"},
+        ),
+        ({}, {"winner": "Ann", "hands": {"Bob": 5}}, {"reason": "hand_missing", "players": ["Cy"]}),
+    ],
+)
+def test_a_round_the_rules_refuse_says_why_by_reason(
+    client: FlaskClient, game: dict[str, Any], body: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    new_game(client, players=["Ann", "Bob", "Cy"], **game)
+    error = refused(client, "POST", "/api/games/current/rounds", body)
+    assert error | expected == error
+
+
+def test_a_side_eliminated_in_an_earlier_round_is_named_with_that_round(client: FlaskClient) -> None:
+    """Elimination: reaching the target puts a side out (docs/GAME.md); a later round naming them is refused."""
+    new_game(client, players=["Ann", "Bob", "Cy", "Dee"], mode="elimination", target=100)
+    reply = client.post("/api/games/current/rounds", json={"winner": "Ann", "hands": {"Bob": 100, "Cy": 5, "Dee": 5}})
+    assert reply.status_code == 201, reply.get_json()
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Bob", "hands": {"Ann": 5, "Cy": 5}})
+    assert error | {"reason": "eliminated", "side": "Bob", "round": 1} == error
+
+
+def test_a_first_card_that_goes_back_and_one_turned_too_late_say_so_by_reason(client: FlaskClient) -> None:
+    """docs/GAME.md, The first card: a Trade Hands goes back into the deck; the first card is turned once."""
+    new_game(client, players=["Ann", "Bob", "Cy"])
+    error = refused(client, "POST", "/api/attacks", {"kind": "first_card", "card": "trade_hands"})
+    assert error | {"reason": "first_card_back", "card": "trade_hands"} == error
+    declare(client, {"kind": "first_card", "card": "7"})
+    error = refused(client, "POST", "/api/attacks", {"kind": "first_card", "card": "5"})
+    assert error["reason"] == "first_card_late"
+
+
+def test_challenges_that_cannot_be_made_say_why_by_reason(client: FlaskClient) -> None:
+    """Classic UNO: only the player hit by a Wild Draw Four challenges it, and not one stacked on."""
+    new_game(client, players=["Ann", "Bob", "Cy"], ruleset="classic", house_rules={"stacking": True})
+    error = refused(client, "POST", "/api/attacks", {"kind": "challenge", "player": "Bob", "legal": True})
+    assert error | {"reason": "nothing_to_challenge", "player": "Bob"} == error
+    declare(client, {"kind": "wild_draw_four", "by": "Ann"})
+    declare(client, {"kind": "wild_draw_four", "by": "Bob"})  # stacked: Cy now owes 8
+    error = refused(client, "POST", "/api/attacks", {"kind": "challenge", "player": "Cy", "legal": True})
+    assert error["reason"] == "challenge_closed"
+
+
+def test_a_card_that_does_not_stack_on_the_attack_names_both(client: FlaskClient) -> None:
+    """Stacking (docs/GAME.md): a Draw Two does not answer a Wild Draw Four."""
+    new_game(client, players=["Ann", "Bob", "Cy"], ruleset="classic", house_rules={"stacking": True})
+    declare(client, {"kind": "wild_draw_four", "by": "Ann"})
+    error = refused(client, "POST", "/api/attacks", {"kind": "draw_two", "by": "Bob"})
+    assert error | {"reason": "stack_mismatch", "card": "draw_two", "onto": "wild_draw_four"} == error
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ({"players": ["Ann", "Bob"], "mode": "elimination"}, "elimination_needs_three"),
+        (
+            {
+                "players": ["Ann", "Bob", "Cy", "Dee"],
+                "mode": "knock_out",
+                "teams": {"A": ["Ann", "Cy"], "B": ["Bob", "Dee"]},
+            },
+            "knock_out_teams",
+        ),
+    ],
+)
+def test_a_game_whose_settings_do_not_go_together_says_why_by_reason(
+    client: FlaskClient, body: dict[str, Any], reason: str
+) -> None:
+    assert refused(client, "POST", "/api/games", body)["reason"] == reason
+
+
+def test_a_press_for_a_player_the_table_does_not_ask_is_refused_by_code(client: FlaskClient) -> None:
+    new_game(client, players=["Ann", "Bob", "Cy"])
+    declare(client, {"kind": "hit2", "by": "Ann"})  # Bob owes 2 presses
+    error = refused(client, "POST", "/api/press", {"player": "Cy"})
+    assert (error["code"], error["asked"]) == ("not_your_press", "Bob")
+
+
+def test_the_page_never_shows_the_daemons_english_message() -> None:
+    """api.js's refusal(): a reason or code without words in REFUSALS says the status in the reader's language."""
+    text = (STATIC / "api.js").read_text(encoding="utf-8").split("export function refusal(", 1)[1].split("\n}\n")[0]
+    assert "message" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "expected"),
+    [
+        ("/api/games", {"players": ["Ann", "Bob"], "target": 100_001}, {"low": 1, "high": 100_000}),
+        ("/api/games", {"players": ["Ann", "Bob"], "house_rules": {"party_penalty": 0}}, {"low": 1}),
+    ],
+)
+def test_a_number_typed_out_of_its_range_is_refused_with_the_range(
+    client: FlaskClient, path: str, body: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    error = refused(client, "POST", path, body)
+    assert error | {"reason": "out_of_range", **expected} == error
+
+
+def test_a_typed_hand_total_over_the_whole_deck_is_refused_with_the_range(client: FlaskClient) -> None:
+    new_game(client, players=["Ann", "Bob"])
+    error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 10**6}})
+    assert (error["reason"], error["low"]) == ("out_of_range", 0)

@@ -129,7 +129,12 @@ def _whole(value: object) -> bool:
 def whole_number(what: str, value: object, low: int, high: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return value
-    raise GameError(f"{what} = {value!r:.40} is not accepted; expected a whole number from {low} to {high}")
+    raise GameError(
+        f"{what} = {value!r:.40} is not accepted; expected a whole number from {low} to {high}",
+        Refusal.OUT_OF_RANGE,
+        low=low,
+        high=high,
+    )
 
 
 def flag(what: str, value: object) -> bool:
@@ -170,7 +175,14 @@ def validate_hand(deck: Deck, hand: Mapping[str, int], *, player: str | None = N
         if count < 0:
             raise GameError(f"{who}{count} × {label}: a count cannot be negative")
         if count > deck.max_count(kind_id):
-            raise GameError(f"{who}{count} × {label}, but the {deck.label} deck has only {deck.max_count(kind_id)}")
+            raise GameError(
+                f"{who}{count} × {label}, but the {deck.label} deck has only {deck.max_count(kind_id)}",
+                Refusal.OVER_DECK,
+                card=kind_id,
+                count=count,
+                max=deck.max_count(kind_id),
+                held=[] if player is None else [[player, count]],
+            )
     return {kind_id: hand[kind_id] for kind_id in deck.kind_ids if hand.get(kind_id, 0) > 0}
 
 
@@ -185,7 +197,12 @@ def validate_round_hands(deck: Deck, hands: Mapping[str, Mapping[str, int]]) -> 
             held = ", ".join(f"{player} {count}" for player, count in holders.items())
             raise GameError(
                 f"{sum(holders.values())} × {kind.label} across the hands ({held}), "
-                f"but the {deck.label} deck has only {kind.count}"
+                f"but the {deck.label} deck has only {kind.count}",
+                Refusal.OVER_DECK,
+                card=kind.id,
+                count=sum(holders.values()),
+                max=kind.count,
+                held=[[player, count] for player, count in holders.items()],
             )
     return checked
 

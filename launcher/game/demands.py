@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from launcher.game.cards import GameError, exact_keys
+from launcher.refusals import Refusal
 
 
 class Cause(StrEnum):
@@ -74,7 +75,7 @@ class NotYourPress(GameError):
     """A press for a player the table does not ask; `asked` is who it asks (the page offers to press for them)."""
 
     def __init__(self, message: str, *, asked: str | None) -> None:
-        super().__init__(message)
+        super().__init__(message, Refusal.NOT_YOUR_PRESS, asked=asked)
         self.asked = asked
 
 

@@ -118,10 +118,16 @@ class RoundChecker:
             if deck.red_zeros == 0:
                 raise GameError(f"the {deck.label} deck has no red 0")
             if red_zero not in counted or not counted[red_zero].get("0"):
-                raise GameError(f"{red_zero} holds the red 0, so {red_zero}'s cards must include a 0")
+                raise GameError(
+                    f"{red_zero} holds the red 0, so {red_zero}'s cards must include a 0",
+                    Refusal.RED_ZERO_NOT_HELD,
+                    player=red_zero,
+                )
         worth = sum(self.hand_value(h, p == red_zero) for p, h in counted.items()) + sum(typed.values())
         if worth > deck.max_points + bonus:
-            raise GameError(f"the hands add up to more points than the whole {deck.label} deck holds")
+            raise GameError(
+                f"the hands add up to more points than the whole {deck.label} deck holds", Refusal.POINTS_OVER_DECK
+            )
         normalised = {p: counted.get(p, typed.get(p, 0)) for p in self.players if p in hands and p != winner}
         return RoundEntry(winner, normalised, reshuffled, red_zero, checked_order, last_card)
 
@@ -170,7 +176,9 @@ class RoundChecker:
             if rule and new:
                 raise GameError(
                     f"which card {winner} went out on (last_card) is needed: the house rule no action card to finish "
-                    "is on"
+                    "is on",
+                    Refusal.LAST_CARD_NEEDED,
+                    player=winner,
                 )
             return None
         if not isinstance(card, str) or card not in deck.kind_ids:
@@ -180,10 +188,18 @@ class RoundChecker:
             )
         label = deck.kind(card).label
         if self.ruleset is Ruleset.UNO_ATTACK and card == "trade_hands":
-            raise GameError(f"{winner} cannot go out on a Trade Hands: in UNO Attack nobody goes out on a Trade Hands")
+            raise GameError(
+                f"{winner} cannot go out on a Trade Hands: in UNO Attack nobody goes out on a Trade Hands",
+                Refusal.NO_FINISH_ON,
+                player=winner,
+                card=card,
+            )
         if rule and not card.isdigit():
             raise GameError(
                 f"{winner} cannot go out on a {label}: the house rule no action card to finish is on (only a number "
-                "card finishes a round)"
+                "card finishes a round)",
+                Refusal.NO_FINISH_ON,
+                player=winner,
+                card=card,
             )
         return card

@@ -84,17 +84,22 @@ class RoundHistory:
         try:
             return self._play_round(state, index, entry)
         except GameError as error:
-            raise GameError(f"round {index + 1}: {error}") from None
+            raise GameError(f"round {index + 1}: {error}", error.refusal, **error.params) from None
 
     def _play_round(self, state: Standings, index: int, entry: RoundEntry) -> RoundResult:
         if state.winners:
-            raise GameError(f"the game is already over ({', '.join(state.winners)} won)")
+            raise GameError(f"the game is already over ({', '.join(state.winners)} won)", Refusal.GAME_OVER)
         side_of = self._sides.side_of
         active = [s for s in self._sides.names if s not in state.eliminated]
         for player in (entry.winner, *entry.hands, *(entry.order or ())):
             side = side_of(player)
             if side in state.eliminated:
-                raise GameError(f"{side} was eliminated in round {state.eliminated[side] + 1}")
+                raise GameError(
+                    f"{side} was eliminated in round {state.eliminated[side] + 1}",
+                    Refusal.ELIMINATED,
+                    side=side,
+                    round=state.eliminated[side] + 1,
+                )
         in_game = [p for p in self._sides.players if side_of(p) in active]
         if entry.order is not None:
             if missing := [p for p in in_game if p not in entry.order]:
@@ -102,7 +107,11 @@ class RoundHistory:
                     f"the order misses {', '.join(missing)}; it lists every player still in the game, first out first"
                 )
         elif missing := [p for p in in_game if p not in (entry.winner, *entry.hands)]:
-            raise GameError(f"no hand for {', '.join(missing)}; every player still in the game needs one")
+            raise GameError(
+                f"no hand for {', '.join(missing)}; every player still in the game needs one",
+                Refusal.HAND_MISSING,
+                players=missing,
+            )
         values = {p: self._value(h, p == entry.red_zero) for p, h in entry.hands.items()}
         by_side = {s: sum(v for p, v in values.items() if side_of(p) == s) for s in active}
         winning_side = side_of(entry.winner)

@@ -73,7 +73,9 @@ class CommonPlays(TableCore):
         it goes back into the deck and another is turned (Trade Hands; Wild Draw Four in classic UNO)."""
         self.ruleset.deck.kind(kind)  # refuses kinds the deck does not have
         if self._under_way:
-            raise GameError("the first card starts the round: once, before any play or press of the round")
+            raise GameError(
+                "the first card starts the round: once, before any play or press of the round", Refusal.FIRST_CARD_LATE
+            )
         left = self._after(self._dealer)
         if kind in ("trade_hands", "wild_draw_four"):
             return False
@@ -259,7 +261,9 @@ class ClassicPlays(TableCore):
             None,
         )
         if index is None:
-            raise GameError(f"{challenger} has no Wild Draw Four to challenge")
+            raise GameError(
+                f"{challenger} has no Wild Draw Four to challenge", Refusal.NOTHING_TO_CHALLENGE, player=challenger
+            )
         demand = self._demands[index]
         if demand.by is None:  # only a stored state could hold one: a Wild Draw Four turned up goes back
             raise GameError("this Wild Draw Four was played by nobody: there is nothing to challenge")
@@ -270,9 +274,9 @@ class ClassicPlays(TableCore):
                 player=challenger,
             )
         if demand.carried:
-            raise GameError("the round was scored: too late to challenge")
+            raise GameError("the round was scored: too late to challenge", Refusal.CHALLENGE_CLOSED)
         if demand.stacked:
-            raise GameError("a stacked Wild Draw Four cannot be challenged")
+            raise GameError("a stacked Wild Draw Four cannot be challenged", Refusal.CHALLENGE_CLOSED)
         if legal:
             self._demands[index] = Demand(challenger, Cause.CHALLENGE_FAILED, cards=demand.cards + 2, by=demand.by)
         else:

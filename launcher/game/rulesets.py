@@ -156,8 +156,8 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         {
             "en": "Identical cards may be played at once: n Skips skip n players, n Hit 2s or Draw Twos add up, "
             "an even number of Reverses keeps the direction.",
-            "zh-Hans": "完全相同的牌可以一次打出：n 张跳过就跳过 n 个人，n 张罚按牌或 +2 累加，偶数张反转方向不变。",
-            "zh-Hant": "完全相同的牌可以一次打出：n 張阻擋就跳過 n 個人，n 張罰按牌或 +2 累加，偶數張反轉方向不變。",
+            "zh-Hans": "完全相同的牌可以一次打出：n 张禁止牌就跳过 n 个人，n 张罚按牌或 +2 累加，偶数张反转方向不变。",
+            "zh-Hant": "完全相同的牌可以一次打出：n 張阻擋牌就跳過 n 個人，n 張罰按牌或 +2 累加，偶數張反轉方向不變。",
         },
         _BOTH,
     ),
@@ -178,8 +178,8 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         {
             "en": "Nobody may go out on an action or Wild card; whoever holds only such a card must draw (classic) "
             "or press (UNO Attack) instead.",
-            "zh-Hans": "最后一张不能是功能牌或万能牌；只剩这种牌时，必须摸牌（经典）或按发牌器（UNO Attack）。",
-            "zh-Hant": "最後一張不能是功能牌或萬用牌；只剩這種牌時，必須摸牌（經典）或按發牌器（UNO Attack）。",
+            "zh-Hans": "最后一张不能是功能牌或万能牌；只剩这种牌时，必须摸牌（经典）或按发牌机（UNO Attack）。",
+            "zh-Hant": "最後一張不能是功能牌或萬用牌；只剩這種牌時，必須摸牌（經典）或按發牌機（UNO Attack）。",
         },
         _BOTH,
     ),
@@ -220,8 +220,8 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         {
             "en": "The card turned up to start a round must be a number card: any other goes back into the deck "
             "and the next is turned up.",
-            "zh-Hans": "开局翻开的第一张牌必须是数字牌：不是的话放回牌堆，再翻下一张。",
-            "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話放回牌堆，再翻下一張。",
+            "zh-Hans": "开局翻开的第一张牌必须是数字牌：不是的话插回牌库，再翻下一张。",
+            "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話插回牌庫，再翻下一張。",
         },
         _BOTH,
     ),
@@ -231,9 +231,9 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         {
             "en": "Silence after a 6, slap the pile on a 9 or 4, five seconds per turn: whoever fails takes the set "
             "penalty, 2 cards or 2 presses unless changed.",
-            "zh-Hans": "出 6 后不许出声，出 9 或 4 时抢拍牌堆，每轮限时 5 秒：犯规的人受设定的惩罚，"
+            "zh-Hans": "出 6 后不许出声，出 9 或 4 时抢拍弃牌堆，每次出牌限时 5 秒：犯规的人受设定的惩罚，"
             "默认摸 2 张或按 2 次。",
-            "zh-Hant": "出 6 後不准出聲，出 9 或 4 時搶拍牌堆，每輪限時 5 秒：犯規的人受設定的懲罰，"
+            "zh-Hant": "出 6 後不准出聲，出 9 或 4 時搶拍棄牌堆，每次出牌限時 5 秒：犯規的人受設定的懲罰，"
             "預設摸 2 張或按 2 次。",
         },
         _BOTH,

@@ -21,6 +21,7 @@ from launcher.game.modes import Final, Mode, ModeRules
 from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
 from launcher.game.statistics import LauncherTally, PlayerStats
 from launcher.game.teams import Sides, known
+from launcher.refusals import Refusal
 
 __all__ = ["Final", "Game", "Hand", "Mode", "PlayerStats", "RoundEntry", "RoundResult"]
 
@@ -53,9 +54,14 @@ class Game:
         self._sides = Sides(self.players, teams)
         self.teams, self.sides = self._sides.teams, self._sides.names
         if self.mode is Mode.ELIMINATION and len(self.sides) < 3:
-            raise GameError("elimination needs at least 3 players or teams; with 2, play lowest total")
+            raise GameError(
+                "elimination needs at least 3 players or teams; with 2, play lowest total",
+                Refusal.ELIMINATION_NEEDS_THREE,
+            )
         if self.mode is Mode.KNOCK_OUT and self.teams is not None:
-            raise GameError("knock-out play is for players, not teams: teams play a points mode")
+            raise GameError(
+                "knock-out play is for players, not teams: teams play a points mode", Refusal.KNOCK_OUT_TEAMS
+            )
         self.final_rule = self._check_final(final)
         self._checker = RoundChecker(self.players, self.mode, self.ruleset, house_rules)
         rules = ModeRules(self.mode, self.target, self.final_rule, self.sides)

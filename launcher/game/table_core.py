@@ -292,7 +292,12 @@ class TableCore:
             # Only a card somebody played this round is answered: not a first card, not a carried attack.
             if attack.player == by and not attack.started and attack.by is not None and not attack.carried:
                 if attack.cause not in onto:
-                    raise GameError(f"a {card.label} does not stack on a {attack.cause.label}")
+                    raise GameError(
+                        f"a {card.label} does not stack on a {attack.cause.label}",
+                        Refusal.STACK_MISMATCH,
+                        card=card.value,
+                        onto=attack.cause.value,
+                    )
                 self._demands.remove(attack)
                 return attack.presses + attack.cards
             owed = f"{attack.player} must first {attack.describe()} for the {attack.cause.label}"

@@ -3,7 +3,7 @@
 // of a session goes to hooks.refused too (access.js asks the phone to join). refusal(error) says it in the
 // reader's language.
 import { hooks, t, ui } from "./core.js";
-import { causeName, demandText } from "./gamestate.js";
+import { causeName, demandText, kindName, modeName, names } from "./gamestate.js";
 
 export class ApiError extends Error {
   // status 0: the daemon was not reached (`cause`: the browser's own error); body: the answer, {} if not JSON.
@@ -62,13 +62,35 @@ const REFUSALS = {
   stack_too_late: (said) => t("refused.stack_too_late", said),
   challenge_too_late: (said) => t("refused.challenge_too_late", said),
   name_too_long: (said) => t("refused.name_too_long", said),
+  out_of_range: (said) => t("refused.out_of_range", said),
   names_differ: (said) => t("refused.names_differ", said),
-  player_count: (said) => t("refused.player_count", said),
+  player_count: (said) => (said.count === 1 ? t("refused.player_count_one", said) : t("refused.player_count", said)),
   fault: () => t("refused.fault"),
   lid_open: () => t("refused.lid_open"),
   busy: () => t("refused.busy"),
   undo_too_late: () => t("refused.undo_too_late"),
   nothing_to_undo: () => t("refused.nothing_to_undo"),
+  not_your_press: () => t("refused.not_your_press"),
+  over_deck: (said) => {
+    const values = { count: said.count, card: kindName(said.card), max: said.max };
+    if (!said.held?.length) return t("refused.over_deck_hand", values);
+    const held = said.held.map(([player, count]) => `${player} ${count}`).join(t("list.sep"));
+    return t("refused.over_deck", { ...values, held });
+  },
+  points_over_deck: () => t("refused.points_over_deck"),
+  red_zero_not_held: (said) => t("refused.red_zero_not_held", said),
+  hand_missing: (said) => t("refused.hand_missing", { players: names(said.players) }),
+  eliminated: (said) => t("refused.eliminated", said),
+  last_card_needed: (said) => t("refused.last_card_needed", said),
+  no_finish_on: (said) => t("refused.no_finish_on", { player: said.player, card: kindName(said.card) }),
+  first_card_back: (said) => t("refused.first_card_back", { card: kindName(said.card) }),
+  first_card_late: () => t("refused.first_card_late"),
+  nothing_to_challenge: (said) => t("refused.nothing_to_challenge", { ...said, card: kindName("wild_draw_four") }),
+  challenge_closed: () => t("refused.challenge_closed", { card: kindName("wild_draw_four") }),
+  stack_mismatch: (said) => t("refused.stack_mismatch", { card: causeName(said.card), onto: causeName(said.onto) }),
+  elimination_needs_three: () =>
+    t("refused.elimination_needs_three", { mode: modeName("elimination"), other: modeName("lowest_total") }),
+  knock_out_teams: () => t("refused.knock_out_teams", { mode: modeName("knock_out") }),
   contributions_closed: (said) => t("refused.contributions_closed", said),
   contributions_full: (said) => t("refused.contributions_full", said),
   already_contributed: (said) => t("refused.already_contributed", said),
@@ -84,11 +106,11 @@ const REFUSALS = {
 };
 
 // What to tell of a failed call: offline when the daemon was not reached (or anything else went wrong); a refusal
-// in the reader's language; otherwise the daemon's own English message (it names the player, card or setting), else the
-// status.
+// in the reader's language; otherwise the status, never the daemon's English message (what only a faulty client
+// is told, or a page older than the daemon: tests/test_refusal_words.py).
 export function refusal(error) {
   if (!(error instanceof ApiError) || error.status === 0) return t("toast.offline");
   const said = error.body.error;
   const words = REFUSALS[said?.reason] ?? REFUSALS[said?.code];
-  return words?.(said) ?? said?.message ?? t("game.failed", { status: error.status });
+  return words?.(said) ?? t("game.failed", { status: error.status });
 }

@@ -155,7 +155,7 @@ function buildSetup() {
   const keep = $("setup-profile").value;
   $("setup-profile").replaceChildren(
     option("", t("setup.profile_keep")),
-    ...profiles.map((name) => option(name, `${profileName(name)}: ${profileAbout(name)}`)),
+    ...profiles.map((name) => option(name, t("profile.option", { name: profileName(name), about: profileAbout(name) }))),
   );
   $("setup-profile").value = profiles.includes(keep) ? keep : "";
 }
@@ -264,7 +264,7 @@ function addSeat() {
 // What depends on the names and the number of seats: the hint, teams, the dealer.
 export function renderSeatsAround() {
   const count = setup.seats.length;
-  $("seats-hint").textContent = t("setup.seats_hint", { count });
+  $("seats-hint").textContent = count === 1 ? t("setup.seats_hint_one") : t("setup.seats_hint", { count });
   const choices = teamChoices();
   if (!choices.includes(setup.teams)) setup.teams = 0;
   $("teams").replaceChildren(

@@ -574,7 +574,10 @@ function fairLines(result) {
   }
   for (const s of result.shortfalls) {
     const why = FAIR_STOPS[s.stop]?.() ?? t("fair.stop_unknown");
-    const text = s.dispensed === null ? t("fair.short_unknown", { ...s, why }) : t("fair.short", { ...s, why });
+    const values = { ...s, why };
+    let text;
+    if (s.dispensed === null) text = s.cards === 1 ? t("fair.short_unknown_one", values) : t("fair.short_unknown", values);
+    else text = s.cards === 1 ? t("fair.short_one", values) : t("fair.short", values);
     lines.push(fairLine("note", text));
   }
   return lines;
