@@ -8,7 +8,9 @@ hardware, state in ./var/, the page on 127.0.0.1:8080.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,6 +160,84 @@ class PowerConfig:
     hold_to_poweroff_s: float = field(default=0.0, metadata={"parse": _hold_to_poweroff})
 
 
+# A table's name is one level of its MQTT topics (uno-launcher/<table>/…) and of Home Assistant's ids.
+TABLE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+TOURNAMENT_LEVEL = "tournament"  # uno-launcher/tournament/… is shared by every table: no table may be called that
+DISCOVERY_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,64}(/[A-Za-z0-9_-]{1,64}){0,3}")
+
+
+def _broker(value: Any) -> str:
+    """[mqtt] broker: "mqtt://host[:port]" or "mqtts://host[:port]" (TLS); "" (the default) is no MQTT at all."""
+    bad = ConfigError(
+        f'mqtt.broker = {value!r} is not accepted: expected "mqtt://host:1883" or "mqtts://host:8883" '
+        "(the port may be left out)"
+    )
+    if not isinstance(value, str):
+        raise bad
+    if value == "":
+        return value
+    try:
+        url = urllib.parse.urlsplit(value)
+        port = url.port
+    except ValueError:
+        raise bad from None
+    if url.scheme not in ("mqtt", "mqtts") or not url.hostname or url.path not in ("", "/") or url.query:
+        raise bad
+    if url.username is not None or port == 0:  # credentials have keys of their own, not hidden in a URL
+        raise bad
+    return value
+
+
+def _table_name(value: Any) -> str:
+    if not isinstance(value, str) or not TABLE_NAME.fullmatch(value) or value == TOURNAMENT_LEVEL:
+        raise ConfigError(
+            f"mqtt.table = {value!r} is not accepted: expected 1 to 32 lower-case letters, digits, - or _, "
+            f"starting with a letter or digit, and not {TOURNAMENT_LEVEL!r}"
+        )
+    return value
+
+
+def _discovery_prefix(value: Any) -> str:
+    if not isinstance(value, str) or not DISCOVERY_PREFIX.fullmatch(value):
+        raise ConfigError(
+            f'mqtt.discovery_prefix = {value!r} is not accepted: expected a topic such as "homeassistant" '
+            "(letters, digits, - and _, up to four levels, no wildcards)"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class MqttConfig:
+    """The table on a home MQTT broker (docs/HOME.md): its events, Home Assistant's device, a shared tournament."""
+
+    broker: str = field(default="", metadata={"parse": _broker})  # "": no MQTT
+    table: str = field(default="", metadata={"parse": _table_name})  # needed with a broker: "kitchen"
+    username: str = _opt("")
+    password: str = _opt("")
+    password_file: str = _opt("")  # read at start-up; keeps the secret out of a config file others may read
+    ca_file: str = _opt("")  # mqtts only: the CA that signed the broker's certificate (else the system's CAs)
+    discovery_prefix: str = field(default="homeassistant", metadata={"parse": _discovery_prefix})
+    discovery: bool = _opt(True)  # announce the launcher to Home Assistant
+    allow_new_shuffle: bool = _opt(False)  # Home Assistant may start a new shuffle (never a press)
+    keepalive_s: int = _opt(30, lo=5, hi=3600)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.broker)
+
+    @property
+    def tls(self) -> bool:
+        return self.broker.startswith("mqtts:")
+
+    @property
+    def host(self) -> str:
+        return urllib.parse.urlsplit(self.broker).hostname or ""
+
+    @property
+    def port(self) -> int:
+        return urllib.parse.urlsplit(self.broker).port or (8883 if self.tls else 1883)
+
+
 @dataclass(frozen=True)
 class Config:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
@@ -170,6 +250,7 @@ class Config:
     web: WebConfig = field(default_factory=WebConfig)
     state: StateConfig = field(default_factory=StateConfig)
     power: PowerConfig = field(default_factory=PowerConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
 
     @property
     def state_dir(self) -> Path:
@@ -256,6 +337,17 @@ def _check_serial(config: Config) -> None:
         )
 
 
+def _check_mqtt(mqtt: MqttConfig) -> None:
+    if mqtt.enabled and not mqtt.table:
+        raise ConfigError('mqtt.broker needs mqtt.table, this table\'s name on the broker, e.g. "kitchen"')
+    if mqtt.password and mqtt.password_file:
+        raise ConfigError("mqtt.password and mqtt.password_file are both set: keep one")
+    if mqtt.ca_file and not mqtt.tls:
+        raise ConfigError('mqtt.ca_file is set but mqtt.broker is not "mqtts://…": a CA file is only for TLS')
+    if (mqtt.password or mqtt.password_file) and not mqtt.username:
+        raise ConfigError("mqtt.password needs mqtt.username")
+
+
 def from_mapping(data: dict[str, Any]) -> Config:
     """Build and validate a Config from parsed TOML."""
     for section in data:
@@ -264,6 +356,7 @@ def from_mapping(data: dict[str, Any]) -> Config:
     config = Config(**{name: _build_section(name, table) for name, table in data.items()})
     _check_pins(config.pins)
     _check_serial(config)
+    _check_mqtt(config.mqtt)
     if config.schedule.profile not in PROFILES:
         raise ConfigError(
             f"schedule.profile = {config.schedule.profile!r} is not accepted: "

@@ -31,6 +31,7 @@ from launcher.games import GameDesk
 from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.history import History
 from launcher.hopper import Hopper, HopperCount
+from launcher.mqtt import MqttBridge, MqttError, Snapshot
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, SysfsPowerFlags
 from launcher.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
@@ -38,6 +39,7 @@ from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import STORE_FILE, Store, hopper_table
+from launcher.tournament import TournamentBook
 from launcher.wear import Wear
 from webui import MAX_BODY_BYTES, create_app
 
@@ -59,6 +61,7 @@ CONNECTION_OPTIONS = [
 ]
 CONNECTION_LIMIT = 768
 CHANNEL_TIMEOUT_S = 30
+LOCAL_TABLE = "table"  # this table's name in a tournament when it has no [mqtt] table
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
 
 
@@ -165,6 +168,10 @@ class Daemon:
             )
             self.games.starting = self.controller.arming_paused
             undo.callback(self.controller.close)
+            self.tournaments = TournamentBook(self.store, self.bus, table=config.mqtt.table or LOCAL_TABLE)
+            self.mqtt = self._mqtt_bridge()
+            if self.mqtt is not None:
+                undo.callback(self.mqtt.close)
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
             self.power.start()
             undo.callback(self.power.close)
@@ -177,6 +184,30 @@ class Daemon:
             self.server = self._listen()
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
+
+    def _mqtt_bridge(self) -> MqttBridge | None:
+        """[mqtt]: the table on the home broker. Its outbox thread waits on the network and the event log, which keep
+        real time, as the web server does."""
+        if not self.config.mqtt.enabled:
+            return None
+        try:
+            bridge = MqttBridge(
+                self.config.mqtt,
+                bus=self.bus,
+                store=self.store,
+                tournaments=self.tournaments,
+                snapshot=self._mqtt_snapshot,
+                new_shuffle=self.controller.new_shuffle,
+                clock=REAL_CLOCK,
+            )
+        except MqttError as e:
+            raise StartupError(str(e)) from None
+        bridge.start()  # connects in the background: a broker that is down does not hold the table up
+        return bridge
+
+    def _mqtt_snapshot(self) -> Snapshot:
+        state = self.controller.snapshot()
+        return Snapshot(hopper=state["hopper"]["remaining"], fault=state["fault"] is not None)
 
     def _saved_hopper(self) -> HopperCount:
         """The hopper as the last run left it (full on a first start); the simulated one is set to match."""
@@ -259,6 +290,7 @@ class Daemon:
         app.extensions["launcher.power"] = self.power
         app.extensions["launcher.history"] = self.history
         app.extensions["launcher.wear"] = self.wear
+        app.extensions["launcher.tournaments"] = self.tournaments
         return waitress.create_server(
             app,
             map=self._sockets,
@@ -320,6 +352,8 @@ class Daemon:
 
     def close(self) -> None:
         """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
+        if self.mqtt is not None:
+            self.mqtt.close()  # first: the broker is told "offline" while the table is still whole
         self.power.close()
         if self.power_off is not None:
             self.power_off.close()

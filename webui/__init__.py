@@ -16,7 +16,19 @@ from launcher.games import GameDesk
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
 from webui import access as gate
-from webui import api, care_api, compress, errors, fairness_api, game_api, history_api, page, session_api, stream
+from webui import (
+    api,
+    care_api,
+    compress,
+    errors,
+    fairness_api,
+    game_api,
+    history_api,
+    page,
+    session_api,
+    stream,
+    tournament_api,
+)
 from webui.routing import App
 
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
@@ -74,6 +86,7 @@ def create_app(
     app.register_blueprint(fairness_api.bp)
     app.register_blueprint(history_api.bp)
     app.register_blueprint(care_api.bp)
+    app.register_blueprint(tournament_api.bp)
     page.install(app)
     errors.register_errors(app)
 

@@ -361,6 +361,58 @@ SPEC: dict[str, Any] = {
                 role="admin",
             )
         },
+        "/api/tournament": {
+            "get": _operation(
+                "this table's current tournament: the seats of each table's next round, the rounds, the standings",
+                {"200": _ok("the tournament, or null")},
+            )
+        },
+        "/api/tournaments/export": {
+            "get": {
+                **_operation(
+                    "every tournament kept: JSON with rounds and standings, or CSV, a row per player per round",
+                    {"200": {"description": "the download"}},
+                    role="table",
+                ),
+                "parameters": [_query("format", {"type": "string", "enum": ["json", "csv"]}, "json (default) or csv")],
+            }
+        },
+        "/api/tournaments": {
+            "post": _operation(
+                "a tournament of partner rotation: 4 players a table, this table among the tables",
+                {"201": _ok("the tournament")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["players", "tables"],
+                        "properties": {
+                            "players": {"type": "array", "items": {"type": "string"}, "minItems": 4, "maxItems": 16},
+                            "tables": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4},
+                        },
+                    }
+                ),
+                role="table",
+            ),
+        },
+        "/api/tournament/rounds": {
+            "post": _operation(
+                "this table's next round of the tournament, scored: each of its four players' points",
+                {"201": _ok("the tournament")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["number", "points"],
+                        "properties": {
+                            "number": {"type": "integer", "minimum": 1},
+                            "points": {"type": "object", "additionalProperties": {"type": "integer"}},
+                        },
+                    }
+                ),
+                role="table",
+            )
+        },
         "/api/history/games": {
             "get": {
                 **_operation("ended games, newest first, a page at a time", {"200": _ok("a page of game summaries")}),

@@ -184,6 +184,27 @@ MIGRATIONS: tuple[str, ...] = (
         made_ts REAL NOT NULL
     );
     """,
+    # MQTT (launcher/mqtt.py): the event log is the outbox; `sent` is the last event the broker acknowledged, so a
+    # broker down for an hour (or a restart meanwhile) loses nothing. `presses` counts presses for Home Assistant.
+    # Tournaments shared by tables over the broker (launcher/tournament.py): the setup and every scored round, by id.
+    """
+    CREATE TABLE mqtt_outbox (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        sent    INTEGER NOT NULL,
+        presses INTEGER NOT NULL
+    );
+    CREATE TABLE tournaments (
+        id         TEXT PRIMARY KEY,
+        setup      TEXT NOT NULL,
+        created_ts REAL NOT NULL
+    );
+    CREATE TABLE tournament_rounds (
+        tournament TEXT NOT NULL REFERENCES tournaments (id),
+        round      TEXT NOT NULL,
+        result     TEXT NOT NULL,
+        PRIMARY KEY (tournament, round)
+    );
+    """,
 )
 
 

@@ -14,11 +14,12 @@ import * as power from "./power.js";
 import * as score from "./score.js";
 import * as setup from "./setup.js";
 import * as sound from "./sound.js";
+import * as tournament from "./tournament.js";
 import * as verify from "./verify.js";
 import * as welcome from "./welcome.js";
 import * as winner from "./winner.js";
 
-for (const { plug } of [game, score, setup, access, verify, power, history, care, invite, welcome, winner, sound, motion, confirm]) {
+for (const { plug } of [game, score, setup, access, verify, power, history, tournament, care, invite, welcome, winner, sound, motion, confirm]) {
   for (const [name, hook] of Object.entries(plug)) hooks[name].push(hook);
 }
 

@@ -1,0 +1,414 @@
+"""The table on a home MQTT broker: its events out, a shared tournament in and out, and a Home Assistant device.
+
+The event log is the outbox. A thread of ours (`mqtt-outbox`) reads the bus from the last event the broker
+acknowledged (kept in the store, with the presses counted), publishes what the table tells (QoS 1), waits for every
+acknowledgement, then moves the mark on. A broker that is down for an hour, or a daemon restarted meanwhile, loses
+nothing: the table plays on, and the backlog goes out in order once the broker is back. paho keeps unacknowledged
+messages over a reconnect (a persistent session: clean_start false, a session expiry) and sends them again.
+
+Topics (docs/HOME.md has them all, docs/RELIABILITY.md who may publish what):
+    uno-launcher/<table>/status              "online", or "offline" by the last will (retained)
+    uno-launcher/<table>/event/<type>        each event told, as the phones get it (QoS 1)
+    uno-launcher/<table>/state/<name>        presses, last_fire, hopper, fault (retained)
+    uno-launcher/tournament/<id>/…           tournaments, shared by every table (retained; launcher/tournament.py)
+    uno-launcher/<table>/command/new_shuffle Home Assistant's button, only with [mqtt] allow_new_shuffle
+
+Nothing from the broker reaches the motor: the only messages taken are tournament results and, if the admin
+allows it, the request for a new shuffle. Anything else, or anything malformed, is a log line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from launcher.clock import REAL_CLOCK, Clock
+from launcher.config import TOURNAMENT_LEVEL, MqttConfig
+from launcher.errors import LauncherError
+from launcher.events import Event, EventBus, EventType
+from launcher.store import Store, StoreError, mqtt_table
+from launcher.threads import StoppableThread
+from launcher.tournament import TournamentBook
+
+log = logging.getLogger(__name__)
+
+ROOT = "uno-launcher"
+SESSION_EXPIRY_S = 7 * 24 * 3600  # the broker keeps our session (and what it queued for us) this long offline
+BATCH = 256  # events read and published before their acknowledgements are awaited
+IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
+RETRY_S = 1.0  # after a failure to save the mark
+RECONNECT_S = (1, 30)  # paho's reconnect delay: first, doubling up to
+
+# What the table tells the broker, as it happened: presses, fires, what came out, rounds, hopper, faults.
+TOLD = frozenset(
+    {
+        EventType.BUTTON_PRESSED,
+        EventType.LAUNCHER_MISSED,
+        EventType.LAUNCHER_FIRED,
+        EventType.LAUNCHER_DEALT,
+        EventType.LAUNCHER_JAMMED,
+        EventType.LAUNCHER_EMPTY,
+        EventType.LAUNCHER_STOPPED,
+        EventType.GAME_STARTED,
+        EventType.GAME_FINISHED,
+        EventType.ROUND_SCORED,
+        EventType.ROUND_UNDONE,
+        EventType.ROUND_EDITED,
+        EventType.HOPPER_CHANGED,
+        EventType.HOPPER_RELOADED,
+        EventType.HARDWARE_FAULT,
+        EventType.HARDWARE_OK,
+        EventType.SHUFFLE_STARTED,
+    }
+)
+FIRES = (EventType.LAUNCHER_FIRED, EventType.LAUNCHER_DEALT)
+HOPPER = (EventType.HOPPER_CHANGED, EventType.HOPPER_RELOADED)
+
+
+class MqttError(LauncherError, RuntimeError):
+    """MQTT cannot be set up (a password file that cannot be read, a CA file TLS refuses)."""
+
+
+class Unexpected(LauncherError, ValueError):
+    """A message this table does not take: a topic nothing listens on, or a command it does not know."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    topic: str
+    payload: str
+    retain: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The launcher's state as it stands, sent (retained) at each connection."""
+
+    hopper: int
+    fault: bool
+
+
+def table_topic(table: str, *levels: str) -> str:
+    return "/".join((ROOT, table, *levels))
+
+
+def tournament_topic(*levels: str) -> str:
+    return "/".join((ROOT, TOURNAMENT_LEVEL, *levels))
+
+
+def state_messages(table: str, *, presses: int | None = None, snapshot: Snapshot | None = None) -> list[Message]:
+    out = []
+    if presses is not None:
+        out.append(Message(table_topic(table, "state", "presses"), str(presses), retain=True))
+    if snapshot is not None:
+        out.append(Message(table_topic(table, "state", "hopper"), str(snapshot.hopper), retain=True))
+        out.append(Message(table_topic(table, "state", "fault"), "ON" if snapshot.fault else "OFF", retain=True))
+    return out
+
+
+def messages_for(table: str, event: Event, presses: int) -> list[Message]:
+    """What one event of the log becomes on the broker; `presses` counts this event if it is a press."""
+    kind = event.type
+    out: list[Message] = []
+    if kind in TOLD:
+        out.append(Message(table_topic(table, "event", kind), event.json_text))
+    if kind == EventType.BUTTON_PRESSED:
+        out += state_messages(table, presses=presses)
+    elif kind in FIRES:
+        data = event.data
+        fire = {"cards": data.get("dispensed", 0), "ts": event.ts, "event": event.id}
+        out.append(Message(table_topic(table, "state", "last_fire"), json.dumps(fire), retain=True))
+    elif kind in HOPPER:
+        out.append(Message(table_topic(table, "state", "hopper"), str(event.data.get("remaining", 0)), retain=True))
+    elif kind in (EventType.HARDWARE_FAULT, EventType.HARDWARE_OK):
+        fault = "ON" if kind == EventType.HARDWARE_FAULT else "OFF"
+        out.append(Message(table_topic(table, "state", "fault"), fault, retain=True))
+    elif kind in (EventType.TOURNAMENT_SET_UP, EventType.TOURNAMENT_ROUND) and event.data.get("origin") == table:
+        out.append(_tournament_message(event))  # this table's own; what came from the broker is not sent back
+    return out
+
+
+def _tournament_message(event: Event) -> Message:
+    data = {k: v for k, v in event.data.items() if k not in ("origin", "standings")}
+    if event.type == EventType.TOURNAMENT_SET_UP:
+        topic = tournament_topic(data["tournament"], "setup")
+    else:
+        topic = tournament_topic(data["tournament"], "round", data["table"], str(data["number"]))
+    return Message(topic, json.dumps(data, ensure_ascii=False, separators=(",", ":")), retain=True)
+
+
+def discovery_messages(config: MqttConfig) -> list[Message]:
+    """Home Assistant's MQTT discovery: the launcher as a device with its entities (retained). The button is
+    announced only if the admin allows it, else its config is emptied, which removes one announced before."""
+    table = config.table
+    node = f"uno_launcher_{table.replace('-', '_')}"
+    device = {
+        "identifiers": [node],
+        "name": f"UNO launcher {table}",
+        "manufacturer": "home-built",
+        "model": "UNO Attack card launcher",
+    }
+    common = {"device": device, "availability_topic": table_topic(table, "status")}
+
+    def entity(component: str, key: str, fields: dict[str, Any]) -> Message:
+        body = {**common, "unique_id": f"{node}_{key}", "object_id": f"{node}_{key}", **fields}
+        return Message(f"{config.discovery_prefix}/{component}/{node}/{key}/config", json.dumps(body), retain=True)
+
+    state = {name: table_topic(table, "state", name) for name in ("presses", "last_fire", "hopper", "fault")}
+    out = [
+        entity("sensor", "presses", {"name": "Presses", "state_topic": state["presses"], "state_class": "total"}),
+        entity(
+            "sensor",
+            "last_fire",
+            {
+                "name": "Last fire",
+                "state_topic": state["last_fire"],
+                "value_template": "{{ value_json.cards }}",
+                "json_attributes_topic": state["last_fire"],
+                "unit_of_measurement": "cards",
+            },
+        ),
+        entity("sensor", "hopper", {"name": "Hopper", "state_topic": state["hopper"], "unit_of_measurement": "cards"}),
+        entity(
+            "binary_sensor",
+            "fault",
+            {"name": "FAULT", "state_topic": state["fault"], "device_class": "problem"},
+        ),
+    ]
+    button = entity(
+        "button",
+        "new_shuffle",
+        {
+            "name": "New shuffle",
+            "command_topic": table_topic(table, "command", "new_shuffle"),
+            "payload_press": "PRESS",
+        },
+    )
+    out.append(button if config.allow_new_shuffle else Message(button.topic, "", retain=True))
+    return out
+
+
+def _password(config: MqttConfig) -> str | None:
+    if config.password_file:
+        try:
+            return Path(config.password_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise MqttError(f"mqtt.password_file {config.password_file}: cannot read it ({e})") from None
+    return config.password or None
+
+
+class MqttBridge:
+    """This table on the broker: the outbox thread, paho's network thread, and what comes in."""
+
+    def __init__(
+        self,
+        config: MqttConfig,
+        *,
+        bus: EventBus,
+        store: Store,
+        tournaments: TournamentBook,
+        snapshot: Callable[[], Snapshot],
+        new_shuffle: Callable[[], object],
+        clock: Clock = REAL_CLOCK,
+    ) -> None:
+        """`snapshot`: the launcher's state, sent at each connection. `new_shuffle`: Home Assistant's button, called
+        only with [mqtt] allow_new_shuffle."""
+        self._config = config
+        self._bus = bus
+        self._store = store
+        self._tournaments = tournaments
+        self._snapshot = snapshot
+        self._new_shuffle = new_shuffle
+        self._clock = clock
+        self._status = table_topic(config.table, "status")
+        with store.connect() as conn:
+            kept = mqtt_table.load(conn)
+            if kept is None:  # MQTT is new here: the broker hears from now on, not the whole log
+                kept = (bus.last_id, 0)
+                mqtt_table.save(conn, *kept)
+        self._sent, self._presses = kept
+        self._acked: set[int] = set()
+        self._changed = clock.condition()
+        self._connected = False
+        self._client = self._make_client(config)
+        self._outbox = StoppableThread(self._drain, "mqtt-outbox", clock=clock, wake=self._wake)
+
+    def _wake(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    def _make_client(self, config: MqttConfig) -> paho.Client:
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2, client_id=f"uno-launcher-{config.table}", protocol=paho.MQTTv5
+        )
+        if config.username:
+            client.username_pw_set(config.username, _password(config))
+        if config.tls:
+            try:
+                client.tls_set(ca_certs=config.ca_file or None, cert_reqs=ssl.CERT_REQUIRED)
+            except (OSError, ssl.SSLError) as e:
+                raise MqttError(f"mqtt.ca_file {config.ca_file}: TLS cannot use it ({e})") from None
+        client.will_set(self._status, "offline", qos=1, retain=True)
+        client.reconnect_delay_set(*RECONNECT_S)
+        client.max_inflight_messages_set(BATCH)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        return client
+
+    @property
+    def connected(self) -> bool:
+        with self._changed:
+            return self._connected
+
+    @property
+    def sent(self) -> int:
+        """The last event id the broker acknowledged."""
+        with self._changed:
+            return self._sent
+
+    def start(self) -> None:
+        properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        properties.SessionExpiryInterval = SESSION_EXPIRY_S
+        self._client.connect_async(
+            self._config.host,
+            self._config.port,
+            keepalive=self._config.keepalive_s,
+            clean_start=False,
+            properties=properties,
+        )
+        self._client.loop_start()
+        self._outbox.start()
+
+    def close(self) -> None:
+        """Stop sending; tell the broker the table goes offline (the will says it when we cannot). Safe twice."""
+        self._outbox.stop()
+        if self.connected:
+            self._client.publish(self._status, "offline", qos=1, retain=True).wait_for_publish(timeout=1)
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    # --- paho's network thread ------------------------------------------------------------------------------
+
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any) -> None:
+        if reason.is_failure:
+            log.warning("the MQTT broker refused the connection: %s", reason)
+            return
+        log.info("connected to the MQTT broker %s as table %s", self._config.broker, self._config.table)
+        client.publish(self._status, "online", qos=1, retain=True)
+        with self._changed:
+            presses = self._presses
+        try:
+            snapshot = self._snapshot()
+        except LauncherError as e:  # a store in trouble: the outbox's state messages still come
+            log.warning("the launcher's state for MQTT cannot be read: %s", e)
+            snapshot = None
+        extra = discovery_messages(self._config) if self._config.discovery else []
+        for message in state_messages(self._config.table, presses=presses, snapshot=snapshot) + extra:
+            client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+        # No local: what this table publishes is not sent back to it (its retained rounds still come at a start).
+        subscriptions = [(tournament_topic("#"), SubscribeOptions(qos=1, noLocal=True))]
+        if self._config.allow_new_shuffle:
+            subscriptions.append((table_topic(self._config.table, "command", "#"), SubscribeOptions(qos=1)))
+        client.subscribe(subscriptions)
+        with self._changed:
+            self._connected = True
+            self._changed.notify_all()
+
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any) -> None:
+        with self._changed:
+            was, self._connected = self._connected, False
+        if was:
+            log.warning("the MQTT broker is gone (%s): the table plays on, its events wait in the log", reason)
+
+    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode, props: Any) -> None:
+        with self._changed:
+            self._acked.add(mid)
+            self._changed.notify_all()
+
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+        """Whatever comes in is judged here; a refusal is one log line, never an exception in paho's thread."""
+        try:
+            self._take(message.topic, bytes(message.payload))
+        except LauncherError as e:  # refused: malformed, foreign, or the launcher cannot now (busy)
+            log.warning("MQTT message on %.120r refused: %s", message.topic, e)
+        except Exception:  # a bug must not end paho's thread, and with it the table's link
+            log.exception("MQTT message on %.120r could not be handled", message.topic)
+
+    def _take(self, topic: str, payload: bytes) -> None:
+        levels = topic.split("/")
+        if levels[:2] == [ROOT, TOURNAMENT_LEVEL]:
+            if not payload:
+                return  # a retained message cleared: nothing to learn
+            self._tournaments.receive(levels[2:], payload)
+        elif self._config.allow_new_shuffle and topic == table_topic(self._config.table, "command", "new_shuffle"):
+            if payload != b"PRESS":
+                raise Unexpected("the new shuffle button sends PRESS")
+            log.info("Home Assistant asks for a new shuffle")
+            self._new_shuffle()
+        else:
+            raise Unexpected("nothing of this table listens there")
+
+    # --- the outbox thread ------------------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        stopping = self._outbox.stopping
+        while not stopping.is_set():
+            with self._changed:
+                self._changed.wait_for(lambda: self._connected or stopping.is_set(), timeout=IDLE_S)
+                if not self._connected:
+                    continue
+                sent, presses = self._sent, self._presses
+            events = self._bus.events_after(sent, limit=BATCH)
+            if not events:
+                self._bus.wait(sent, timeout=IDLE_S)
+                continue
+            mids = []
+            for event in events:
+                if event.type == EventType.BUTTON_PRESSED:
+                    presses += 1
+                for message in messages_for(self._config.table, event, presses):
+                    info = self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+                    mids.append(info.mid)
+            if not self._await(mids):
+                return  # stopping: what was not acknowledged goes out at the next start
+            self._mark(events[-1].id, presses)
+
+    def _await(self, mids: list[int]) -> bool:
+        """Wait until the broker acknowledged every message (over reconnects, paho sends them again)."""
+        stopping = self._outbox.stopping
+        with self._changed:
+            while not all(mid in self._acked for mid in mids):
+                if stopping.is_set():
+                    return False
+                self._changed.wait(timeout=IDLE_S)
+            # Cleared, not only these: the acknowledgements of what the connection sent itself (status, discovery)
+            # must not stay to be taken for a later message's when paho's message ids come round again.
+            self._acked.clear()
+        return True
+
+    def _mark(self, sent: int, presses: int) -> None:
+        stopping = self._outbox.stopping
+        while not stopping.is_set():
+            try:
+                with self._store.connect() as conn:
+                    mqtt_table.save(conn, sent, presses)
+                break
+            except StoreError as e:  # sent again after a restart if it never saves: duplicates, never a loss
+                log.error("%s; the MQTT outbox's mark is saved again in %g s", e, RETRY_S)
+                stopping.wait(RETRY_S)
+        with self._changed:
+            self._sent, self._presses = sent, presses

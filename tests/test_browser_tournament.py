@@ -1,0 +1,69 @@
+"""A tournament on the phone page, in Debian's Chromium as a Pixel 5: two tables, each its own daemon on a real
+Mosquitto. A phone at the kitchen sets it up; a phone at the garden shows who sits where, and a round the kitchen's
+phone scores shows in the garden's rounds and standings, live."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests import test_browser
+from tests.conftest import start_daemon
+from tests.mosquitto import running_broker
+from tests.test_browser import WAIT_MS, catalogue, fill, open_joined, origin, watch
+from tests.test_mqtt import mqtt_toml, table_dir
+
+playwright_chromium = test_browser.playwright_chromium
+
+pytestmark = pytest.mark.browser
+
+EIGHT = ["Ann", "Bo", "Cy", "Di", "小明", "Flo", "Gus", "Hu"]
+
+
+def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_path: Path, playwright_chromium) -> None:
+    playwright, browser = playwright_chromium
+    english, simplified = catalogue("en"), catalogue("zh-Hans")
+    with running_broker(tmp_path / "broker") as broker:
+        kitchen = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen"))
+        garden = start_daemon(table_dir(tmp_path, "garden"), mqtt_toml(broker, "garden"))
+        try:
+            errors: list[str] = []
+            foreign: list[str] = []
+            pages = []
+            for daemon, locale in ((kitchen, "en-US"), (garden, "zh-CN")):
+                page = browser.new_context(**playwright.devices["Pixel 5"], locale=locale).new_page()
+                watch(page, origin(daemon.url), foreign, errors)
+                open_joined(page, daemon)
+                pages.append(page)
+            here, there = pages
+            expect(there.locator("#tour-none")).to_have_text(simplified["tournament.none"], timeout=WAIT_MS)
+            here.locator("#tour-setup summary").tap()
+            here.locator("#tour-players").fill("\n".join(EIGHT))
+            expect(here.locator("#tour-tables-input")).to_have_value("kitchen")
+            here.locator("#tour-tables-input").fill("kitchen\ngarden")
+            here.locator("#tour-setup-form button[type=submit]").tap()
+            expect(here.locator("#tour-tables li")).to_have_count(2, timeout=WAIT_MS)
+            expect(here.locator("#tour-tables li").first).to_contain_text(
+                fill(english["tournament.next"], table="kitchen", round=1, rounds=28)
+            )
+            # The garden's phone shows the tournament the kitchen set up, in its reader's language.
+            expect(there.locator("#tour-tables li").nth(1)).to_contain_text(
+                fill(simplified["tournament.next"], table="garden", round=1, rounds=28), timeout=WAIT_MS
+            )
+            inputs = here.locator("#tour-points input")
+            expect(inputs).to_have_count(4)
+            for i in range(4):
+                inputs.nth(i).fill(str(10 * (i + 1)))
+            here.locator("#tour-score button[type=submit]").tap()
+            expect(here.locator("#tour-tables li").first).to_contain_text(
+                fill(english["tournament.next"], table="kitchen", round=2, rounds=28), timeout=WAIT_MS
+            )
+            expect(there.locator("#tour-rounds li")).to_have_count(1, timeout=WAIT_MS)
+            expect(there.locator("#tour-rounds li").first).to_contain_text("kitchen")
+            expect(there.locator("#tour-standings tr")).to_have_count(9)  # the head and eight players
+            expect(there.locator("#tour-standings tr").nth(1)).to_contain_text("40")
+            expect(there.locator("#tour-export")).to_be_visible()
+            assert errors == [] and foreign == []
+        finally:
+            kitchen.close()
+            garden.close()

@@ -1,0 +1,232 @@
+"""Tournaments: four players at one table through the API, and eight players at two tables, each its own daemon,
+sharing one tournament over a real Mosquitto, with the broker stopped and started in the middle."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.events import EventBus
+from launcher.game.rotation import Rotation, TournamentError
+from launcher.store import Store
+from launcher.tournament import TournamentBook
+from tests.conftest import RunningDaemon, joined_client, local_daemon, start_daemon, wait_until
+from tests.mosquitto import Broker, running_broker
+from tests.sse_client import SseClient
+from tests.test_mqtt import mqtt_toml, table_dir
+
+FOUR = ["Ann", "Bo", "Cy", "Di"]
+EIGHT = [*FOUR, "Ed", "Flo", "Gus", "Hu"]
+
+
+def points_for(table: str, number: int, seats: list[str]) -> dict[str, int]:
+    """Seats 0 and 2 partner; who collects, and how much, changes from round to round."""
+    won = 5 + (number * 7 + len(table)) % 40
+    winners = (seats[0], seats[2]) if number % 3 else (seats[1], seats[3])
+    return {p: (won if p in winners else 0) for p in seats}
+
+
+def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        client: FlaskClient = joined_client(daemon)
+        assert client.get("/api/tournament").get_json() == {"table": "table", "tournament": None}
+        reply = client.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        assert reply.status_code == 201, reply.get_json()
+        partners: Counter[frozenset[str]] = Counter()
+        totals = dict.fromkeys(FOUR, 0)
+        for number in range(1, 13):
+            (table,) = client.get("/api/tournament").get_json()["tournament"]["tables"]
+            assert table["next_round"] == number
+            seats = table["seats"]
+            partners.update([frozenset((seats[0], seats[2])), frozenset((seats[1], seats[3]))])
+            points = points_for("table", number, seats)
+            for p, v in points.items():
+                totals[p] += v
+            reply = client.post("/api/tournament/rounds", json={"number": number, "points": points})
+            assert reply.status_code == 201, reply.get_json()
+        view = client.get("/api/tournament").get_json()["tournament"]
+        assert view["tables"][0]["next_round"] is None and len(view["rounds"]) == 12
+        assert {s["player"]: s["points"] for s in view["standings"]} == totals
+        assert set(partners.values()) == {4} and len(partners) == 6  # each pair four rounds, once
+        # Kept: the export has it, and a restart reads it back.
+        exported = client.get("/api/tournaments/export")
+        assert exported.get_json()["tournaments"][0]["standings"] == view["standings"]
+        rows = client.get("/api/tournaments/export?format=csv").get_data(as_text=True).lstrip("\ufeff").splitlines()
+        assert rows[0] == "tournament,table,round,player,points,total" and len(rows) == 1 + 12 * 4
+        assert daemon.app.test_client().get("/api/tournaments/export").status_code == 401  # not joined
+        assert client.get("/api/tournaments/export?format=xml").status_code == 400
+    with local_daemon(tmp_path) as again:  # kept over a restart
+        assert again.tournaments.view()["tournament"]["standings"] == view["standings"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"players": FOUR[:3], "tables": ["table"]}, 400, "seat_count"),
+        ({"players": FOUR, "tables": ["garden"]}, 400, "unknown_table"),
+        ({"players": "Ann", "tables": ["table"]}, 400, "bad_tournament"),
+        ({"players": FOUR}, 400, "bad_tournament"),
+        ({"players": FOUR, "tables": ["table"], "rounds": 3}, 400, "bad_tournament"),
+    ],
+)
+def test_a_setup_refused_says_why_by_code(tmp_path: Path, body: dict[str, Any], status: int, code: str) -> None:
+    with local_daemon(tmp_path) as daemon:
+        reply = joined_client(daemon).post("/api/tournaments", json=body)
+        assert (reply.status_code, reply.get_json()["error"]["code"]) == (status, code)
+
+
+def test_a_round_refused_says_why_and_changes_nothing(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        client = joined_client(daemon)
+        round_one = {"number": 1, "points": dict.fromkeys(FOUR, 0)}
+        reply = client.post("/api/tournament/rounds", json=round_one)
+        assert (reply.status_code, reply.get_json()["error"]["code"]) == (409, "no_tournament")
+        client.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        for body, status, code in [
+            ({"number": 2, "points": dict.fromkeys(FOUR, 0)}, 409, "not_next_round"),
+            ({"number": 1, "points": {"Ann": 1}}, 400, "wrong_players"),
+            ({"number": 1, "points": {**dict.fromkeys(FOUR, 0), "Ann": "lots"}}, 400, "bad_points"),
+            ({"number": "1", "points": dict.fromkeys(FOUR, 0)}, 400, "bad_round"),
+        ]:
+            reply = client.post("/api/tournament/rounds", json=body)
+            assert (reply.status_code, reply.get_json()["error"]["code"]) == (status, code), body
+        assert client.get("/api/tournament").get_json()["tournament"]["rounds"] == []
+        assert client.post("/api/tournament/rounds", json=round_one).status_code == 201
+        reply = client.post("/api/tournament/rounds", json=round_one)  # sent twice: the second is refused
+        assert (reply.status_code, reply.get_json()["error"]["code"]) == (409, "not_next_round")
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    with running_broker(tmp_path / "broker") as running:
+        yield running
+
+
+def score_next(daemon: RunningDaemon, table: str) -> dict[str, int]:
+    view = daemon.get("/api/tournament")["tournament"]
+    (mine,) = [t for t in view["tables"] if t["table"] == table]
+    points = points_for(table, mine["next_round"], mine["seats"])
+    status, answer = daemon.post("/api/tournament/rounds", {"number": mine["next_round"], "points": points})
+    assert status == 201, answer
+    return points
+
+
+@pytest.mark.slow
+def test_eight_players_at_two_tables_play_28_rounds_each_over_the_broker_through_a_restart_of_it(
+    tmp_path: Path, broker: Broker
+) -> None:
+    kitchen = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen"))
+    garden = start_daemon(table_dir(tmp_path, "garden"), mqtt_toml(broker, "garden"))
+    stream = SseClient(garden.url, cookie=garden.joined.table_cookie)
+    try:
+        status, answer = kitchen.post("/api/tournaments", {"players": EIGHT, "tables": ["kitchen", "garden"]})
+        assert status == 201, answer
+        id = answer["tournament"]["id"]
+        wait_until(lambda: (garden.get("/api/tournament")["tournament"] or {}).get("id") == id)
+        totals: Counter[str] = Counter()
+        partners: Counter[frozenset[str]] = Counter()
+        for number in range(1, 29):
+            if number == 15:
+                broker.stop()  # both tables play on
+            if number == 19:
+                broker.start()
+            for daemon, table in ((kitchen, "kitchen"), (garden, "garden")):
+                points = score_next(daemon, table)
+                totals.update(points)
+                winners = [p for p, v in points.items() if v]
+                seats = [p for p in points]
+                partners[frozenset(winners)] += 1
+                partners[frozenset(p for p in seats if p not in winners)] += 1
+        for daemon in (kitchen, garden):
+            wait_until(lambda d=daemon: len(d.get("/api/tournament")["tournament"]["rounds"]) == 56, timeout=30)
+            view = daemon.get("/api/tournament")["tournament"]
+            assert [t["next_round"] for t in view["tables"]] == [None, None]
+            assert {s["player"]: s["points"] for s in view["standings"]} == dict(totals)
+            assert all(s["rounds"] == 28 for s in view["standings"])
+        assert set(partners.values()) == {4}
+        assert set(partners) == {frozenset(p) for p in itertools.combinations(EIGHT, 2)}
+        # Every round of the kitchen was an event on the garden's phones' stream.
+        heard = {
+            (e["data"]["table"], e["data"]["number"]) for _, e, _ in stream.events if e["type"] == "tournament.round"
+        }
+        assert {("kitchen", n) for n in range(1, 29)} <= heard
+    finally:
+        stream.close()
+        kitchen.close()
+        garden.close()
+
+
+# --- what a table's book takes from the broker (no broker needed: the messages as they come) ----------------------
+
+
+@pytest.fixture
+def garden_book(tmp_path: Path) -> Iterator[tuple[TournamentBook, EventBus]]:
+    bus = EventBus(Store(tmp_path / "launcher.sqlite3"))
+    try:
+        yield TournamentBook(Store(tmp_path / "launcher.sqlite3"), bus, table="garden", wall=lambda: 1000.0), bus
+    finally:
+        bus.close()
+
+
+ID = "0123456789ab"
+SETUP = json.dumps({"tournament": ID, "players": EIGHT, "tables": ["kitchen", "garden"], "created_ts": 999.0})
+
+
+def round_message(table: str, number: int, points: dict[str, int]) -> bytes:
+    return json.dumps({"tournament": ID, "table": table, "number": number, "points": points}).encode()
+
+
+def kitchen_seats(number: int) -> list[str]:
+    return list(Rotation.of(EIGHT, ["kitchen", "garden"]).seats_at("kitchen", number).seats)
+
+
+def test_a_message_heard_twice_changes_nothing_the_second_time(garden_book: tuple[TournamentBook, EventBus]) -> None:
+    book, bus = garden_book
+    assert book.receive([ID, "setup"], SETUP.encode()) is True
+    assert book.receive([ID, "setup"], SETUP.encode()) is False
+    message = round_message("kitchen", 1, dict.fromkeys(kitchen_seats(1), 3))
+    assert book.receive([ID, "round", "kitchen", "1"], message) is True
+    assert book.receive([ID, "round", "kitchen", "1"], message) is False
+    kinds = [e.type for e in bus.events_after(0)]
+    assert kinds == ["tournament.set_up", "tournament.round"]
+
+
+def test_a_round_heard_before_its_setup_is_kept_until_the_setup_comes(
+    garden_book: tuple[TournamentBook, EventBus],
+) -> None:
+    book, _ = garden_book
+    book.receive([ID, "round", "kitchen", "1"], round_message("kitchen", 1, dict.fromkeys(kitchen_seats(1), 2)))
+    assert book.view() == {"table": "garden", "tournament": None}
+    book.receive([ID, "setup"], SETUP.encode())
+    assert [r["number"] for r in book.view()["tournament"]["rounds"]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("levels", "payload", "code"),
+    [
+        ([ID, "setup"], b"{", "bad_json"),
+        ([ID, "setup"], b"x" * 5000, "too_large"),
+        (["ZZZ", "setup"], json.dumps({"tournament": "ZZZ"}).encode(), "bad_message"),
+        ([ID, "setup"], json.dumps({"tournament": "fedcba987654"}).encode(), "bad_message"),
+        ([ID, "round", "kitchen", "2"], round_message("kitchen", 1, {}), "bad_message"),
+        ([ID, "round", "garden", "1"], round_message("garden", 1, {}), "foreign_round"),
+        ([ID, "press"], json.dumps({"tournament": ID}).encode(), "bad_message"),
+    ],
+)
+def test_a_malformed_or_foreign_message_is_refused_by_code_and_changes_nothing(
+    garden_book: tuple[TournamentBook, EventBus], levels: list[str], payload: bytes, code: str
+) -> None:
+    book, bus = garden_book
+    book.receive([ID, "setup"], SETUP.encode())
+    before = bus.last_id
+    with pytest.raises(TournamentError) as refused:
+        book.receive(levels, payload)
+    assert refused.value.code == code
+    assert bus.last_id == before

@@ -1,0 +1,81 @@
+"""Tournaments: the partner rotation shared by the tables of a home (launcher/tournament.py). A phone at one table
+sets one up; every table scores its own rounds; every phone reads the seats, the rounds and the standings."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from launcher.access import Role
+from launcher.bodies import Field, Shape
+from launcher.game.rotation import TournamentError
+from launcher.tournament import TournamentBook
+from webui.access import needs
+from webui.api import json_object
+from webui.errors import ApiError
+
+bp = Blueprint("tournament", __name__, url_prefix="/api")
+
+_SETUP = Shape("a tournament", {"players": Field(required=True), "tables": Field(required=True)}, code="bad_tournament")
+_ROUND = Shape("a tournament round", {"number": Field(required=True), "points": Field(required=True)}, code="bad_round")
+_CONFLICTS = frozenset(
+    {"round_scored", "not_next_round", "no_tournament"}
+)  # fine requests the tournament's state refuses
+
+
+def _book() -> TournamentBook:
+    book: TournamentBook = current_app.extensions["launcher.tournaments"]
+    return book
+
+
+def _refused(e: TournamentError) -> ApiError:
+    return ApiError(409 if e.code in _CONFLICTS else 400, e.code, str(e))
+
+
+@bp.get("/tournament")
+def tournament() -> Response:
+    """The current tournament of this table: who sits where next at each table, the rounds, the standings."""
+    return jsonify(_book().view())
+
+
+@bp.get("/tournaments/export")
+@needs(Role.TABLE)  # every name and score: for the table, as the history's export
+def export() -> Response:
+    """Every tournament kept: JSON with the rounds and standings, or CSV with a row per player per round."""
+    kind = request.args.get("format", "json")
+    if set(request.args) - {"format"} or kind not in ("json", "csv"):
+        raise ApiError(400, "bad_query", "this takes format=json or format=csv", field="format")
+    if kind == "csv":
+        response = Response(_book().export_csv(), content_type="text/csv; charset=utf-8")
+    else:
+        response = jsonify(tournaments=_book().export())
+    response.headers["Content-Disposition"] = f'attachment; filename="uno-tournaments.{kind}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/tournaments")
+def set_up() -> tuple[Response, int]:
+    body = _SETUP.read(json_object())
+    players, tables = body["players"], body["tables"]
+    for name, value in (("players", players), ("tables", tables)):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ApiError(400, "bad_tournament", f"{name} must be a list of names", field=name)
+    try:
+        return jsonify(_book().set_up(players, tables)), 201
+    except TournamentError as e:
+        raise _refused(e) from None
+
+
+@bp.post("/tournament/rounds")
+def score() -> tuple[Response, int]:
+    """This table's next round, scored: {"number": 3, "points": {"Ann": 20, …}}."""
+    body = _ROUND.read(json_object())
+    number, points = body["number"], body["points"]
+    if isinstance(number, bool) or not isinstance(number, int):
+        raise ApiError(400, "bad_round", "number must be the round's number", field="number")
+    if not isinstance(points, dict):
+        raise ApiError(400, "bad_points", "points must be an object of player: points", field="points")
+    try:
+        return jsonify(_book().score(number, points)), 201
+    except TournamentError as e:
+        raise _refused(e) from None
