@@ -168,16 +168,13 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
 
     # Live, over the event stream: a penalty naming IMG, then a round that IMG wins.
     page.locator("#tab-scores").tap()
+    cancel_everything_owed(daemon)  # the Wild All Hit: a card may be played again only once nothing holds play
     assert daemon.post("/api/attacks", {"kind": "played", "by": IMG})[0] == 200  # caught on the card just played
     status, answer = daemon.post("/api/attacks", {"kind": "uno_penalty", "player": IMG})
     assert status == 200, answer
     penalty = fill(en["feed.declared"], player=IMG, what=en["decl.uno_penalty"])
     expect(page.locator('#feed li[data-type="attack.started"] .feed-text').first).to_have_text(penalty, timeout=WAIT_MS)
-    for _ in range(len(PLAYERS) + 1):  # a cancel drops the newest of what is owed: the penalty, the Wild All Hit
-        if not daemon.get("/api/game")["game"]["table"]["demands"]:
-            break
-        status, answer = daemon.post("/api/attacks", {"kind": "cancel"})
-        assert status == 200, answer
+    cancel_everything_owed(daemon)
     status, answer = daemon.post("/api/games/current/rounds", {"winner": IMG, "hands": {SCRIPT: 1, SVG: 2, LEE: 3}})
     assert status == 201, answer
     expect(page.locator('#feed li[data-type="round.scored"] .feed-text').first).to_have_text(
@@ -186,6 +183,16 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
     expect(page.locator("#rounds li strong").first).to_have_text(fill(en["scores.round"], round=2, winner=IMG))
     expect_inert(page, own_scripts)
     page.context.close()
+
+
+def cancel_everything_owed(daemon) -> None:
+    """A cancel drops the newest of what is owed (a penalty, a Wild All Hit): cancel until nothing is."""
+    for _ in range(len(PLAYERS) + 2):
+        if not daemon.get("/api/game")["game"]["table"]["demands"]:
+            return
+        status, answer = daemon.post("/api/attacks", {"kind": "cancel"})
+        assert status == 200, answer
+    raise AssertionError("demands still owed after cancelling every one")
 
 
 def test_the_policy_allows_no_inline_script_and_the_page_has_none(daemon):
