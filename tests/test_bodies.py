@@ -83,6 +83,14 @@ ENDPOINTS: dict[str, tuple[str, str, Cases]] = {
         "missing": ({"hands": {"Bob": 1, "Cy": 2}}, "bad_round", "winner"),
         "wrong type": ({**ROUND, "reshuffled": "yes"}, "bad_round", "reshuffled"),
     }),
+    "tournament": ("POST", "/api/tournaments", {
+        "unknown": ({"colour": "red"}, "bad_tournament", "colour"),
+        "missing": ({}, "bad_tournament", "players"),
+    }),
+    "tournament round": ("POST", "/api/tournament/rounds", {
+        "unknown": ({"colour": "red"}, "bad_round", "colour"),
+        "missing": ({}, "bad_round", "number"),
+    }),
 }  # fmt: skip
 
 

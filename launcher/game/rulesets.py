@@ -246,7 +246,7 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
             "en": "Where passing the target loses (lowest total, knock-out play): if several pass it in the same "
             "round, only the one with the highest total loses.",
             "zh-Hans": "在先到目标分就输的玩法里（低分获胜、淘汰制）：同一局有几个人一起爆分时，只算分数最高的人输。",
-            "zh-Hant": "在先到目標分就輸的玩法裡（低分获胜、淘汰制）：同一局有幾個人一起爆分時，只算分數最高的人輸。",
+            "zh-Hant": "在先到目標分就輸的玩法裡（低分獲勝、淘汰制）：同一局有幾個人一起爆分時，只算分數最高的人輸。",
         },
         _BOTH,
     ),
