@@ -156,7 +156,6 @@ def main() -> int:
         tmp = Path(tmp_name)
         marks = build_marks(tmp)
         native(tmp, str(PROBE), str(marks), "start", str(write_config(tmp / "warm")))  # the bytecode compiled
-        native(tmp, str(PROBE), str(marks), "press-path", str(write_config(tmp / "warm-press")))
         if {"help", "start"} & set(args.only):
             bare = int(counted(tmp, marks, "bare", from_start=True, main_thread=True)["bare"][0])
         if "help" in args.only:
@@ -177,10 +176,9 @@ def main() -> int:
             for row in rows[-3:]:
                 print(f"{row[0]}: {row[1]:,}", flush=True)
         if "press" in args.only:
+            native(tmp, str(PROBE), str(marks), "header-press-path", str(write_config(tmp / "warm-press")))
             found = counted(tmp, marks, "bare-press-path", str(write_config(tmp / "bare-press")))["press-path"]
             bare_press = int(found[0]) // int(found[1])
-            found = counted(tmp, marks, "press-path", str(write_config(tmp / "press")))["press-path"]
-            press = int(found[0]) // int(found[1])
             found = counted(tmp, marks, "header-press-path", str(write_config(tmp / "header")))["press-path"]
             header_press = int(found[0]) // int(found[1])
             every = write_config(tmp / "press-all")
@@ -195,12 +193,11 @@ def main() -> int:
                 f"{idle / idle_s:,.0f} per second taken off)"
             )
             rows += [
-                ("press -> motor on, pressing thread", press, "bare gpiozero press", bare_press),
                 ("press -> motor on, header process", header_press, "bare gpiozero press", bare_press),
                 ("one press, every thread, 20 phones", every_thread, "bare gpiozero press", bare_press),
             ]
             print(
-                f"press {press:,}, header process {header_press:,}, bare {bare_press:,}, every thread {every_thread:,}",
+                f"header process {header_press:,}, bare {bare_press:,}, every thread {every_thread:,}",
                 flush=True,
             )
         if "replay" in args.only:

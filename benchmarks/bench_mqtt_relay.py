@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from measure import percentile
+from measure import exit_code, parse, percentile
 
 from tests.conftest import RunningDaemon, join, start_daemon
 from tests.mosquitto import running_broker
@@ -91,7 +91,7 @@ def score(daemon: RunningDaemon, table: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phones", type=int, default=20, help="phones following each table's stream")
-    args = parser.parse_args()
+    args = parse(parser, phones=2)
     with tempfile.TemporaryDirectory() as tmp:
         own, other = run(Path(tmp), args.phones)
     print(f"round scored -> tournament.round at {args.phones} phones per table, 2 x 28 rounds, milliseconds")
@@ -105,7 +105,7 @@ def main() -> int:
         f"p99 {percentile(other, 99) / percentile(own, 99):.2f}x"
     )
     print(f"other table p99 {p99:.2f} ms (target < {TARGET_MS} ms): {'PASS' if p99 < TARGET_MS else 'FAIL'}")
-    return 0 if p99 < TARGET_MS else 1
+    return exit_code(p99 < TARGET_MS, args)
 
 
 if __name__ == "__main__":

@@ -140,19 +140,6 @@ def _pass_the_card(daemon: object, beam: object) -> None:
         seen = bus.last_id
 
 
-def probe_press_path(config: str) -> None:
-    """The daemon's press, from the button's edge to the motor on, on the pressing thread only."""
-    presses = _Presses()
-    marked = _marked_pin(presses.motor_on)
-    daemon, button, beam, forward = _daemon(config, marked)
-    marked.forward = forward
-    for n in range(2 + PRESSES):
-        presses.press(daemon, button, count=n >= 2)
-        _pass_the_card(daemon, beam)
-    daemon.close()  # type: ignore[attr-defined]
-    dump(f"press-path {presses.fired}")
-
-
 def probe_bare_press_path(config: str) -> None:
     """The baseline: a bare gpiozero program, `button.when_pressed = motor.forward`, the same pins."""
     from gpiozero import Button, Motor
