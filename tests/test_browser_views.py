@@ -125,7 +125,7 @@ def test_the_winner_card_on_every_phone_and_play_again_with_the_same_players(
         # The same four, Ann deals again: Bob plays first, and Bob's phone is still Bob's.
         expect(page.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Bob"), timeout=WAIT_MS)
         expect(page.get_by_text(s["welcome.no_game"])).to_have_count(0)
-    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.turn"])
+    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.play"])
     j.shoot(bob, "2-played-again-on-bob")
     again = daemon.get("/api/game")["game"]
     assert again["id"] != ended["id"]

@@ -33,7 +33,8 @@ function staged(kind, words) {
   const stage = $("stage");
   stage.dataset.moment = "outcome";
   stage.dataset.staged = kind;
-  $("press-outcome").textContent = words;
+  const outcome = $("press-outcome"); // the phone's button; the table screen tells the outcome in its own line
+  if (outcome) outcome.textContent = words;
   clearTimeout(timer);
   timer = setTimeout(settle, STAGED_MS);
 }
@@ -42,7 +43,8 @@ function settle() {
   const stage = $("stage");
   delete stage.dataset.moment;
   delete stage.dataset.staged;
-  $("press-outcome").textContent = "";
+  const outcome = $("press-outcome");
+  if (outcome) outcome.textContent = "";
 }
 
 function cardsWords(n) {
