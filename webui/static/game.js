@@ -57,9 +57,13 @@ function declarationButton(id) {
   return offered.find((button) => button.id === id) ?? offered.find((button) => button.kind === id);
 }
 
+// The words for a declaration. A feed line may come before this phone has read the game's rules (an event
+// over the stream as the page opens): then the catalogue's own key for that kind.
 function declarationName(id) {
   const button = declarationButton(id);
-  return button ? t(button.words) : id;
+  if (button) return t(button.words);
+  const key = [`decl.${id}`, `kind.${id}`].find((name) => ui.strings[name] !== undefined);
+  return key ? t(key) : id;
 }
 
 // ---- The game from the daemon ----
