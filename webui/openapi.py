@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from launcher.game.rotation import MAX_NAME, MAX_POINTS, MAX_TABLES, SEATS
 from launcher.game_actions import ACTIONS
 
 _ERROR = {
@@ -387,8 +388,18 @@ SPEC: dict[str, Any] = {
                         "additionalProperties": False,
                         "required": ["players", "tables"],
                         "properties": {
-                            "players": {"type": "array", "items": {"type": "string"}, "minItems": 4, "maxItems": 16},
-                            "tables": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 4},
+                            "players": {
+                                "type": "array",
+                                "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME},
+                                "minItems": SEATS,
+                                "maxItems": SEATS * MAX_TABLES,
+                            },
+                            "tables": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "minItems": 1,
+                                "maxItems": MAX_TABLES,
+                            },
                         },
                     }
                 ),
@@ -406,7 +417,14 @@ SPEC: dict[str, Any] = {
                         "required": ["number", "points"],
                         "properties": {
                             "number": {"type": "integer", "minimum": 1},
-                            "points": {"type": "object", "additionalProperties": {"type": "integer"}},
+                            "points": {
+                                "type": "object",
+                                "additionalProperties": {
+                                    "type": "integer",
+                                    "minimum": -MAX_POINTS,
+                                    "maximum": MAX_POINTS,
+                                },
+                            },
                         },
                     }
                 ),
