@@ -273,3 +273,37 @@ def test_a_wild_all_hit_at_four_phones_declared_from_the_top_credits_every_press
             page.context.close()
     finally:
         running.close()
+
+
+def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-Hans"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_toast_never_hides_the_prompt(tmp_path, playwright_chromium, size, lang):
+    """A toast ("New game started", "Round saved") goes where it covers neither a control nor the prompt: the
+    one line every phone must be able to read."""
+    _, browser = playwright_chromium
+    running = start_daemon(tmp_path, FAST_SIM_TOML)
+    try:
+        start_game(running)
+        page = phone(browser, lang, size)
+        open_joined(page, running)
+        page.locator("#welcome-players button", has_text="Dad").tap()  # the cards to declare fill the bottom
+        expect(page.locator("#prompt-me-text")).to_be_visible(timeout=WAIT_MS)
+        script = page.locator('script[type="module"]').get_attribute("src")
+        core = script.rsplit("/", 1)[0] + "/core.js"
+        page.evaluate(f"import('{core}').then((core) => core.toast('A toast'))")
+        toast = page.locator("#toast")
+        expect(toast).to_be_visible()
+        shoot(page, f"toast-{size}-{lang}")
+        box = toast.bounding_box()
+        assert box is not None
+        for selector in ["#prompt", "#press"]:
+            other = page.locator(selector).bounding_box()
+            assert other is not None
+            assert not overlaps(box, other), (selector, box, other)
+        page.context.close()
+    finally:
+        running.close()

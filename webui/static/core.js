@@ -121,18 +121,19 @@ export function vibrate(pattern) {
   }
 }
 
-// What a person may tap next: the toast never lies over one of these.
-const CONTROLS = "button, a[href], input, select, summary, textarea";
+// What a person may tap next, and what the page marks as the words to read now (the prompt): the toast never
+// lies over one of these.
+const KEPT_CLEAR = "button, a[href], input, select, summary, textarea, [data-toast-clear]";
 
 // At the bottom of the screen, unless a control is there (the Undo of the round just saved): then, going up, in the
-// first band of the screen as tall as the toast with no control in it. Placed again as the page scrolls under it,
-// for as long as it shows.
+// first band of the screen as tall as the toast with no control in it. Placed again as the page scrolls or moves
+// under it, for as long as it shows.
 function placeToast() {
   const box = $("toast");
   if (box.hidden) return;
   box.style.top = box.style.bottom = ""; // its own place, at the bottom
   const { left, right, top: lowest, height } = box.getBoundingClientRect();
-  const controls = [...document.querySelectorAll(CONTROLS)]
+  const controls = [...document.querySelectorAll(KEPT_CLEAR)]
     .map((control) => control.getBoundingClientRect())
     .filter((at) => at.width > 0 && at.bottom > 0 && at.top < innerHeight && at.left < right && left < at.right);
   const free = (top) => controls.every((at) => at.bottom <= top || at.top >= top + height);
@@ -143,6 +144,7 @@ function placeToast() {
   }
 }
 addEventListener("scroll", placeToast, { passive: true });
+new ResizeObserver(placeToast).observe(document.body); // what is under it moved (a card shown, a panel opened)
 
 let toastTimer;
 export function toast(text) {
