@@ -117,7 +117,6 @@ TWINS = {
     "fair.mix_closed_many": "fair.mix_closed_one",
 }
 NEVER_ONE = {
-    "hopper.level": "the count of cards loaded: a deck",
     "feed.reloaded": "a refill: a deck",
     "grules.deck_total": "a deck",
     "line.jackpot": "a jackpot is 12 cards or more",
