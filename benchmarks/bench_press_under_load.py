@@ -312,6 +312,20 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
             time.sleep(0.002)
         return True
 
+    def host_press() -> None:
+        # The card goes past the beam only once the motor runs: on a loaded machine the host takes its time, and a
+        # card before the motor would leave the fire to end in a jam (which stops the arming for good).
+        before = daemon.controller.snapshot()["presses"]
+        probe.send(b"p")
+        probe.send(b"r")
+        deadline = time.monotonic() + 10
+        while daemon.controller.snapshot()["presses"] == before and time.monotonic() < deadline:
+            time.sleep(0.002)
+        if daemon.controller.snapshot()["busy"]:
+            probe.line()  # the motor went on
+            probe.send(b"c")
+        settle()
+
     assert daemon.new_pins is not None
     try:
         deadline = time.monotonic() + 30
@@ -330,11 +344,7 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
                     break
                 # A shuffle's first press, and a miss the profile forces now and then, are the host's: not timed.
                 if not armed_soon():
-                    probe.send(b"p")
-                    probe.send(b"r")
-                    time.sleep(0.05)
-                    probe.send(b"c")
-                    settle()
+                    host_press()
                     continue
                 sent = probe.send(b"p")
                 woke, on = (float(t) for t in probe.line().split())
