@@ -144,13 +144,16 @@ function placeToast() {
   }
 }
 addEventListener("scroll", placeToast, { passive: true });
-new ResizeObserver(placeToast).observe(document.body); // what is under it moved (a card shown, a panel opened)
+// What is under it moved (a card shown, a panel opened). Watched only once a toast has shown: the table screen
+// has no toast.
+const moved = new ResizeObserver(placeToast);
 
 let toastTimer;
 export function toast(text) {
   const box = $("toast");
   box.textContent = text;
   box.hidden = false;
+  moved.observe(document.body);
   placeToast();
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => (box.hidden = true), TOAST_MS);
