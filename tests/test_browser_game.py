@@ -659,6 +659,38 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     assert console_errors == []
 
 
+def test_the_scoring_form_is_drawn_from_the_daemons_scoring_options(daemon, playwright_chromium):
+    """Modes, target presets and limits, and a house rule that scores only some modes, come from rules.scoring."""
+    playwright, browser = playwright_chromium
+    en = catalogue("en")
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-new").tap()
+    more_rules(page)
+    modes = page.locator('input[name="mode"]')
+    expect(modes).to_have_count(5)
+    assert [modes.nth(i).get_attribute("value") for i in range(5)] == [
+        "winner_collects", "lowest_total", "elimination", "knock_out", "chips",
+    ]  # fmt: skip
+    expect(page.locator('input[name="mode"][value="winner_collects"]')).to_be_checked()  # the default
+    expect(page.locator("#mode-choices")).to_contain_text(en["mode.chips_about"])
+    expect(page.locator('input[name="target"][value="500"]')).to_be_checked()
+    expect(page.locator('input[name="target"]')).to_have_count(4)  # 100, 250, 500 and another
+    expect(page.locator("#target-other")).to_have_attribute("max", "100000")
+    one_loser = page.locator('input[name="house"][value="highest_bust_loses"]')
+    expect(one_loser).to_have_count(0)  # winner collects names no loser
+    page.locator('input[name="mode"][value="lowest_total"]').check()
+    one_loser.check()
+    page.locator('input[name="mode"][value="winner_collects"]').check()
+    expect(one_loser).to_have_count(0)
+    page.locator('input[name="mode"][value="knock_out"]').check()
+    expect(one_loser).to_be_checked()
+    new_game(page, ["Ann", "Bob", "Cy"])
+    expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    game = daemon.get("/api/game")["game"]
+    assert (game["mode"], game["target"], game["house_rules"]["highest_bust_loses"]) == ("knock_out", 500, True)
+
+
 def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
