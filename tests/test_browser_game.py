@@ -552,6 +552,7 @@ def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwrig
 
 def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_chromium):
     playwright, browser = playwright_chromium
+    en = catalogue("en")
     page = phone(browser, playwright, origin(daemon.url), [], [])
     open_joined(page, daemon)
     page.locator("#tab-new").tap()
@@ -561,6 +562,16 @@ def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_c
     new_game(page, ["Ann", "Bob", "Cy"])
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     assert daemon.get("/api/game")["game"]["house_rules"]["forgot_uno_penalty"] == 3
+    # Two players catch Bob, who just played: one tap, 3 presses for each of them; the button says the table's 3.
+    assert daemon.post("/api/attacks", {"kind": "played", "by": "Bob"})[0] == 200
+    page.locator("#tab-table").tap()
+    button = page.locator('#decl-penalties button[data-kind="uno_penalty"]')
+    expect(button).to_contain_text(fill(en["decl.uno_penalty"], forgot_uno_penalty=3))
+    expect(page.locator("#catchers option")).to_have_count(2)  # the other players
+    page.locator('#who input[value="Bob"]').check(force=True)
+    page.locator("#catchers").select_option("2")
+    button.tap()
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.times"], player="Bob", n=6), timeout=WAIT_MS)
     page.context.close()
 
 
