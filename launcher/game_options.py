@@ -4,18 +4,20 @@ its words; and the house rules that only change the scoring of some modes.
 
 The request checks (launcher/game_requests.py: which fields a new game takes, and the defaults), the OpenAPI
 description of POST /api/games (webui/openapi.py) and the rules every phone receives (launcher/game_view.py, from
-which webui/static/setup.js draws the scoring part of the new-game form) are made from `OPTIONS`. The values
+which webui/static/setup.js draws the scoring part of the new-game form) are made from `OPTIONS`; the API's
+description of a new game's house rules from the model's own list of them. The values
 themselves are checked by the game (launcher/game/scoring.py), each refusal naming the setting.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from launcher.game import Final, Mode
+from launcher.game import Final, HouseRules, Mode
 from launcher.game.modes import DEFAULT_FINAL
+from launcher.game.rulesets import HOUSE_RULE_NUMBERS
 from launcher.game.scoring import DEFAULT_TARGET, MAX_TARGET
 
 _ALL_MODES = frozenset(Mode)
@@ -113,6 +115,18 @@ OPTIONS: tuple[ScoringOption, ...] = (MODE, FINAL, TARGET, TEAMS)
 HOUSE_RULE_MODES: dict[str, frozenset[Mode]] = {
     "highest_bust_loses": frozenset({Mode.LOWEST_TOTAL, Mode.KNOCK_OUT}),  # where passing the target loses
 }
+
+
+def house_rules_schema() -> dict[str, Any]:
+    """A new game's `house_rules` as JSON Schema, from the model's own list: each toggle, each number's range."""
+    numbers = {key: {"type": "integer", "minimum": n.low, "maximum": n.high} for key, n in HOUSE_RULE_NUMBERS.items()}
+    toggles = {f.name: {"type": "boolean"} for f in fields(HouseRules) if f.name not in HOUSE_RULE_NUMBERS}
+    return {
+        "type": "object",
+        "properties": toggles | numbers,
+        "additionalProperties": False,
+        "description": "the house rules played, each left out off (or at its default)",
+    }
 
 
 def house_rule_modes(key: str) -> list[str]:

@@ -31,6 +31,13 @@ def test_the_api_describes_each_option_with_the_registrys_schema():
     assert properties["final"]["enum"] == [f.value for f in Final]
 
 
+def test_the_api_describes_every_house_rule_and_number_of_the_model():
+    described = new_game_schema()["properties"]["house_rules"]
+    assert set(described["properties"]) == set(HouseRules().to_dict())
+    assert described["properties"]["forgot_uno_penalty"] == {"type": "integer", "minimum": 1, "maximum": 10}
+    assert described["properties"]["stacking"] == {"type": "boolean"} and described["additionalProperties"] is False
+
+
 def test_the_page_receives_the_registry():
     offered = rules()
     assert offered["scoring"] == [option.view() for option in OPTIONS]
