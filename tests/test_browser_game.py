@@ -74,6 +74,16 @@ def new_game(page: Page, players: list[str], ruleset: str | None = None) -> None
     page.locator("#setup-start").tap()
 
 
+def new_game_form(daemon, playwright_chromium) -> Page:
+    """A joined phone on the new-game form, with "More rules" unfolded."""
+    playwright, browser = playwright_chromium
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-new").tap()
+    more_rules(page)
+    return page
+
+
 def more_rules(page: Page) -> None:
     """Unfold the new-game form's "More rules" (the players and the scoring come first)."""
     if page.locator("#setup-more").get_attribute("open") is None:
@@ -551,12 +561,8 @@ def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwrig
 
 
 def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_chromium):
-    playwright, browser = playwright_chromium
     en = catalogue("en")
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
-    page.locator("#tab-new").tap()
-    more_rules(page)
+    page = new_game_form(daemon, playwright_chromium)
     expect(page.locator("#forgot-uno")).to_have_value("2")  # the official rules
     page.locator("#forgot-uno").fill("3")
     new_game(page, ["Ann", "Bob", "Cy"])
@@ -672,12 +678,8 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
 
 def test_the_scoring_form_is_drawn_from_the_daemons_scoring_options(daemon, playwright_chromium):
     """Modes, target presets and limits, and a house rule that scores only some modes, come from rules.scoring."""
-    playwright, browser = playwright_chromium
     en = catalogue("en")
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
-    page.locator("#tab-new").tap()
-    more_rules(page)
+    page = new_game_form(daemon, playwright_chromium)
     modes = page.locator('input[name="mode"]')
     expect(modes).to_have_count(5)
     assert [modes.nth(i).get_attribute("value") for i in range(5)] == [
