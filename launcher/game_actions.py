@@ -28,8 +28,9 @@ _CARD_EMOJI = "🃏\ufe0f"  # the playing card as an emoji, not as a text glyph
 @dataclass(frozen=True, slots=True)
 class ActionField:
     """A body field: its JSON Schema (the API's description; the game checks each value itself, by name) and how
-    the page fills it: "who" (the player picked), "count" (identical cards at once, with that house rule), "first_card"
-    (the card chosen), "preset" (the value the button sends), or "none" (the page leaves it out: its default)."""
+    the page fills it: "who" (the player picked), "count" (identical cards at once, with that house rule), "catchers"
+    (how many players caught a forgotten UNO), "first_card" (the card chosen) or "preset" (the value the button
+    sends)."""
 
     name: str
     schema: Mapping[str, Any]
@@ -43,7 +44,7 @@ class ActionField:
 BY = ActionField("by", _NAME, "who")  # who played the card
 PLAYER = ActionField("player", _NAME, "who")  # who takes the penalty, or whose turn it is
 COUNT = ActionField("count", {"type": "integer", "minimum": 1}, "count", required=False)
-CATCHERS = ActionField("catchers", {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS - 1}, "none", False)
+CATCHERS = ActionField("catchers", {"type": "integer", "minimum": 1, "maximum": MAX_PLAYERS - 1}, "catchers", False)
 LEGAL = ActionField("legal", {"type": "boolean"}, "preset")
 CARDS = ActionField("cards", {"type": "integer", "minimum": 1}, "preset", required=False)
 CARD = ActionField("card", {"enum": sorted(set(UNO_ATTACK.kind_ids) | set(CLASSIC.kind_ids))}, "first_card")

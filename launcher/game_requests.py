@@ -1,8 +1,9 @@
 """What the phones send about the game, checked field by field and turned into calls on the pure model.
 
 Each declaration is an action of the registry (launcher/game_actions.py: the fields it takes, the table method it
-calls). Which fields a body takes is checked by the one parser of request bodies (launcher/bodies.py: `BodyError`,
-with the game's codes); their values by the game itself (`GameError`s naming the field).
+calls); a new game's scoring options and their defaults are those of launcher/game_options.py. Which fields a body
+takes is checked by the one parser of request bodies (launcher/bodies.py: `BodyError`, with the game's codes); their
+values by the game itself (`GameError`s naming the field).
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from launcher.game import Game, GameError, HouseRules, Mode, Ruleset, Table
 from launcher.game.cards import flag
 from launcher.game.scoring import Hand
 from launcher.game_actions import ACTIONS, BY_KIND, Action
+from launcher.game_options import FINAL, MODE, OPTIONS, TARGET, TEAMS
 
+# The players and the table's settings, then the scoring options of the registry (launcher/game_options.py).
 _NEW_GAME = Shape(
     "a new game",
-    {"players": Field(required=True)} | {f: Field() for f in (
-        "ruleset", "house_rules", "mode", "target", "teams", "dealer", "track_turns", "profile", "final",
-    )},
+    {"players": Field(required=True)}
+    | {f: Field() for f in ("ruleset", "house_rules", "dealer", "track_turns", "profile")}
+    | {option.name: Field() for option in OPTIONS},
     code="bad_game",
-)  # fmt: skip
+)
 
 
 def _round_shape(mode: Mode, *, new: bool) -> Shape:
@@ -75,15 +78,16 @@ class RoundRequest:
 def new_game(body: Mapping[str, Any]) -> tuple[Game, Table]:
     """A new game and its first table, from `POST /api/games` (the profile is the web layer's)."""
     _NEW_GAME.read(body)
+    mode = Mode.parse(MODE.value(body, Mode.WINNER_COLLECTS))
     game = Game(
         body["players"],
-        body.get("mode", Mode.WINNER_COLLECTS.value),
-        body.get("target", 500),
-        body.get("teams"),
+        mode,
+        TARGET.value(body, mode),
+        TEAMS.value(body, mode),
         ruleset=body.get("ruleset", Ruleset.UNO_ATTACK.value),
         house_rules=HouseRules.from_mapping(body.get("house_rules", {})),
         dealer=body.get("dealer"),
-        final=body.get("final"),
+        final=FINAL.value(body, mode),
     )
     table = Table(
         game.players, game.ruleset, game.house_rules, dealer=game.dealer, track_turns=body.get("track_turns", True)

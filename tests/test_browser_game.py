@@ -74,6 +74,16 @@ def new_game(page: Page, players: list[str], ruleset: str | None = None) -> None
     page.locator("#setup-start").tap()
 
 
+def new_game_form(daemon, playwright_chromium) -> Page:
+    """A joined phone on the new-game form, with "More rules" unfolded."""
+    playwright, browser = playwright_chromium
+    page = phone(browser, playwright, origin(daemon.url), [], [])
+    open_joined(page, daemon)
+    page.locator("#tab-new").tap()
+    more_rules(page)
+    return page
+
+
 def more_rules(page: Page) -> None:
     """Unfold the new-game form's "More rules" (the players and the scoring come first)."""
     if page.locator("#setup-more").get_attribute("open") is None:
@@ -551,16 +561,23 @@ def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwrig
 
 
 def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_chromium):
-    playwright, browser = playwright_chromium
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
-    page.locator("#tab-new").tap()
-    more_rules(page)
+    en = catalogue("en")
+    page = new_game_form(daemon, playwright_chromium)
     expect(page.locator("#forgot-uno")).to_have_value("2")  # the official rules
     page.locator("#forgot-uno").fill("3")
     new_game(page, ["Ann", "Bob", "Cy"])
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     assert daemon.get("/api/game")["game"]["house_rules"]["forgot_uno_penalty"] == 3
+    # Two players catch Bob, who just played: one tap, 3 presses for each of them; the button says the table's 3.
+    assert daemon.post("/api/attacks", {"kind": "played", "by": "Bob"})[0] == 200
+    page.locator("#tab-table").tap()
+    button = page.locator('#decl-penalties button[data-kind="uno_penalty"]')
+    expect(button).to_contain_text(fill(en["decl.uno_penalty"], forgot_uno_penalty=3))
+    expect(page.locator("#catchers option")).to_have_count(2)  # the other players
+    page.locator('#who input[value="Bob"]').check(force=True)
+    page.locator("#catchers").select_option("2")
+    button.tap()
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.times"], player="Bob", n=6), timeout=WAIT_MS)
     page.context.close()
 
 
@@ -657,6 +674,34 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     chinese.context.close()
     assert foreign_requests == []
     assert console_errors == []
+
+
+def test_the_scoring_form_is_drawn_from_the_daemons_scoring_options(daemon, playwright_chromium):
+    """Modes, target presets and limits, and a house rule that scores only some modes, come from rules.scoring."""
+    en = catalogue("en")
+    page = new_game_form(daemon, playwright_chromium)
+    modes = page.locator('input[name="mode"]')
+    expect(modes).to_have_count(5)
+    assert [modes.nth(i).get_attribute("value") for i in range(5)] == [
+        "winner_collects", "lowest_total", "elimination", "knock_out", "chips",
+    ]  # fmt: skip
+    expect(page.locator('input[name="mode"][value="winner_collects"]')).to_be_checked()  # the default
+    expect(page.locator("#mode-choices")).to_contain_text(en["mode.chips_about"])
+    expect(page.locator('input[name="target"][value="500"]')).to_be_checked()
+    expect(page.locator('input[name="target"]')).to_have_count(4)  # 100, 250, 500 and another
+    expect(page.locator("#target-other")).to_have_attribute("max", "100000")
+    one_loser = page.locator('input[name="house"][value="highest_bust_loses"]')
+    expect(one_loser).to_have_count(0)  # winner collects names no loser
+    page.locator('input[name="mode"][value="lowest_total"]').check()
+    one_loser.check()
+    page.locator('input[name="mode"][value="winner_collects"]').check()
+    expect(one_loser).to_have_count(0)
+    page.locator('input[name="mode"][value="knock_out"]').check()
+    expect(one_loser).to_be_checked()
+    new_game(page, ["Ann", "Bob", "Cy"])
+    expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    game = daemon.get("/api/game")["game"]
+    assert (game["mode"], game["target"], game["house_rules"]["highest_bust_loses"]) == ("knock_out", 500, True)
 
 
 def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon, playwright_chromium):

@@ -32,6 +32,15 @@ def test_a_finished_game_is_in_past_games_and_its_players_are_offered_next_time(
     expect(entry).to_contain_text(fill(strings["past.won_by"], winners="小明"))
     expect(page.locator("#board tr")).to_have_count(3)  # the head, 小明 first, Bob
     expect(page.locator("#board tr").nth(1)).to_contain_text("小明")
+    # The leaderboard's modes are the registry's, in the reader's language.
+    modes = page.locator("#board-mode option")
+    expect(modes).to_have_count(6)
+    expect(modes.nth(0)).to_have_text(strings["past.every_mode"])
+    expect(modes.nth(5)).to_have_text(strings["mode.chips"])
+    page.locator("#board-mode").select_option("lowest_total")
+    expect(page.locator("#board tr")).to_have_count(1)  # no lowest-total game yet: the head only
+    page.locator("#board-mode").select_option("winner_collects")
+    expect(page.locator("#board tr")).to_have_count(3)
     expect(page.locator("#past-export")).to_be_visible()
     entry.tap()
     expect(page.locator("#past-totals")).to_contain_text("60")

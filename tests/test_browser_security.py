@@ -172,7 +172,7 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
     assert daemon.post("/api/attacks", {"kind": "played", "by": IMG})[0] == 200  # caught on the card just played
     status, answer = daemon.post("/api/attacks", {"kind": "uno_penalty", "player": IMG})
     assert status == 200, answer
-    penalty = fill(en["feed.declared"], player=IMG, what=en["decl.uno_penalty"])
+    penalty = fill(en["feed.declared"], player=IMG, what=fill(en["decl.uno_penalty"], forgot_uno_penalty=2))
     expect(page.locator('#feed li[data-type="attack.started"] .feed-text').first).to_have_text(penalty, timeout=WAIT_MS)
     cancel_everything_owed(daemon)
     status, answer = daemon.post("/api/games/current/rounds", {"winner": IMG, "hands": {SCRIPT: 1, SVG: 2, LEE: 3}})

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from launcher.game_actions import ACTIONS
+from launcher.game_options import OPTIONS
 
 WEBUI = Path(__file__).resolve().parent.parent / "webui"
 I18N = WEBUI / "static" / "i18n"
@@ -38,8 +39,11 @@ def script_keys() -> set[str]:
 
 
 def registry_keys() -> set[str]:
-    """The words of the declarations' buttons: the page gets these keys from the daemon's registry."""
-    return {button.words for action in ACTIONS for button in action.buttons}
+    """The words of the declarations' buttons and of the scoring options and their choices: the page gets these keys
+    from the daemon's registries."""
+    buttons = {button.words for action in ACTIONS for button in action.buttons}
+    choices = {key for option in OPTIONS for c in option.choices for key in c.view().values() if key != c.value}
+    return buttons | {option.words for option in OPTIONS} | choices
 
 
 def test_there_is_one_catalogue_per_language():

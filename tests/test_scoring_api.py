@@ -57,7 +57,8 @@ def refused(client: FlaskClient, path: str, body: Any, code: str, method: str = 
 def test_knock_out_players_go_out_of_the_round_and_the_loser_deals_the_next(daemon: Daemon, client: FlaskClient):
     game = post(client, "/api/games", {"players": FOUR, "mode": "knock_out", "target": 100})
     rules = client.get("/api/game").get_json()["rules"]
-    assert "knock_out" in rules["modes"] and rules["mode_declarations"] == {"knock_out": ["went_out"]}
+    assert "knock_out" in [c["value"] for c in rules["scoring"][0]["choices"]]
+    assert rules["mode_declarations"] == {"knock_out": ["went_out"]}
     assert (game["table"]["out"], game["table"]["in_play"]) == ([], FOUR)
     game = post(client, "/api/attacks", {"kind": "went_out", "player": "Bob"})  # Bob played his last card
     assert (game["table"]["out"], game["table"]["in_play"]) == (["Bob"], ["Ann", "Cy", "Dee"])

@@ -7,6 +7,7 @@ from typing import Any
 
 from launcher.game.rotation import MAX_NAME, MAX_POINTS, MAX_TABLES, SEATS
 from launcher.game_actions import ACTIONS
+from launcher.game_options import OPTIONS, house_rules_schema
 
 _ERROR = {
     "description": "refused: the message says what was wrong",
@@ -255,15 +256,8 @@ SPEC: dict[str, Any] = {
                         "properties": {
                             "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 10},
                             "ruleset": {"enum": ["uno_attack", "classic"]},
-                            "house_rules": {"type": "object"},
-                            "mode": {"enum": ["winner_collects", "lowest_total", "elimination", "knock_out", "chips"]},
-                            "final": {
-                                "enum": ["next_round", "last_standing"],
-                                "description": "elimination only: with two left, the next round decides, or play "
-                                "on to the last one standing",
-                            },
-                            "target": {"type": "integer", "minimum": 1},
-                            "teams": {"type": ["object", "null"]},
+                            "house_rules": house_rules_schema(),
+                            **{option.name: option.api_schema() for option in OPTIONS},
                             "dealer": {"type": "string"},
                             "track_turns": {"type": "boolean"},
                             "profile": {"type": "string"},

@@ -46,6 +46,9 @@ class Final(StrEnum):
         return parse_choice(cls, "final", value)
 
 
+DEFAULT_FINAL = Final.LAST_STANDING  # the rule sheets' ending; the head-to-head final is a choice
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What a round decided beyond its points."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from launcher.game.cards import GameError, exact_keys, whole_number
 from launcher.game.entries import Hand, RoundChecker, RoundEntry, RoundResult
-from launcher.game.modes import Final, Mode, ModeRules
+from launcher.game.modes import DEFAULT_FINAL, Final, Mode, ModeRules
 from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
 from launcher.game.standings import RoundReplay
 from launcher.game.statistics import LauncherTally, PlayerStats
@@ -26,6 +26,7 @@ from launcher.refusals import Refusal
 __all__ = ["Final", "Game", "Hand", "Mode", "PlayerStats", "RoundEntry", "RoundResult"]
 
 MAX_TARGET = 100_000
+DEFAULT_TARGET = 500
 
 
 class Game:
@@ -35,7 +36,7 @@ class Game:
         self,
         players: Sequence[str],
         mode: Mode | str,
-        target: int = 500,
+        target: int = DEFAULT_TARGET,
         teams: Mapping[str, Sequence[str]] | None = None,
         *,
         ruleset: Ruleset | str = Ruleset.UNO_ATTACK,
@@ -281,7 +282,7 @@ class Game:
                     f"final = {final!r:.40} is a setting of elimination; this game is scored {self.mode.label}"
                 )
             return None
-        return Final.LAST_STANDING if final is None else Final.parse(final)
+        return DEFAULT_FINAL if final is None else Final.parse(final)
 
 
 _GAME_KEYS = (

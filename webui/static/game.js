@@ -27,7 +27,7 @@ const VIBRATE_ME = [200, 100, 200];
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
 const MAX_COUNT = 4; // identical cards at once (house rule): 1 to this
 // The declarations come from the daemon's registry (rules.actions): each action's kind, the rulesets, modes and
-// house rule it belongs to, its fields (how the page fills each: "who", "count", "first_card", "preset", "none")
+// house rule it belongs to, its fields (how the page fills each: "who", "count", "catchers", "first_card", "preset")
 // and its buttons (group, symbol, catalogue key, the values it sends). The page keeps no list of its own.
 
 // The declarations this game offers, as buttons in the order the registry gives: each with its action's kind,
@@ -57,13 +57,16 @@ function declarationButton(id) {
   return offered.find((button) => button.id === id) ?? offered.find((button) => button.kind === id);
 }
 
-// The words for a declaration. A feed line may come before this phone has read the game's rules (an event
-// over the stream as the page opens): then the catalogue's own key for that kind.
+// The words for a declaration, with the table's house numbers in them ("Forgot UNO: press 3"). A feed line may
+// come before this phone has read the game's rules (an event over the stream as the page opens): then the
+// catalogue's own key for that kind.
 function declarationName(id) {
+  const defaults = Object.entries(game.rules?.house_rule_numbers ?? {}).map(([key, number]) => [key, number.default]);
+  const numbers = { ...Object.fromEntries(defaults), ...game.data?.house_rules };
   const button = declarationButton(id);
-  if (button) return t(button.words);
+  if (button) return t(button.words, numbers);
   const key = [`decl.${id}`, `kind.${id}`].find((name) => ui.strings[name] !== undefined);
-  return key ? t(key) : id;
+  return key ? t(key, numbers) : id;
 }
 
 // ---- The game from the daemon ----
@@ -397,6 +400,11 @@ function buildTableControls() {
   $("count").replaceChildren(...Array.from({ length: MAX_COUNT }, (_, i) => option(String(i + 1), `× ${i + 1}`)));
   const groups = { cards: [], penalties: [], start: [], fix: [] };
   const offered = offeredDeclarations(data);
+  // How many caught a forgotten UNO (each adds the penalty): 1 to every other player; the daemon names a number
+  // beyond the players still in the round.
+  $("catchers-row").hidden = !offered.some((spec) => Object.values(spec.fields).some((f) => f.page === "catchers"));
+  const others = Math.max(players.length - 1, 1);
+  $("catchers").replaceChildren(...Array.from({ length: others }, (_, i) => option(String(i + 1), String(i + 1))));
   for (const spec of offered) {
     groups[spec.group].push(declButton(spec, () => (spec.kind === "cancel" ? cancelNewest() : declare(spec.id))));
   }
@@ -501,8 +509,8 @@ function whoPicked() {
 const FILL = {
   who: (who) => who,
   count: () => (!$("count-row").hidden && $("count").value !== "1" ? Number($("count").value) : undefined),
+  catchers: () => ($("catchers").value !== "1" ? Number($("catchers").value) : undefined),
   first_card: () => $("first-card").value,
-  none: () => undefined,
 };
 
 // `who`: the player named (from the top: this phone's own); else the one picked in the table panel.

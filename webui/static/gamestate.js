@@ -8,7 +8,7 @@ export const CARD = "🃏\uFE0F"; // the playing card as an emoji, not as a text
 
 export const game = {
   data: null, // GET /api/game's "game": the current game, or null
-  rules: null, // GET /api/game's "rules": rulesets, modes, decks, house rules, declarations
+  rules: null, // GET /api/game's "rules": rulesets, decks, scoring options, house rules, declarations
   tab: null, // the tab shown
   me: null, // the player this phone belongs to ("I am …") in the current game, or null
   mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
@@ -155,29 +155,30 @@ export function rulesetName(id) {
   return RULESET_TEXTS[id]?.()[0] ?? id;
 }
 
-export const MODE_TEXTS = {
-  winner_collects: () => [t("mode.winner_collects"), t("mode.winner_collects_about")],
-  lowest_total: () => [t("mode.lowest_total"), t("mode.lowest_total_about")],
-  elimination: () => [t("mode.elimination"), t("mode.elimination_about")],
-  knock_out: () => [t("mode.knock_out"), t("mode.knock_out_about")],
-  chips: () => [t("mode.chips"), t("mode.chips_about")],
-};
+// A scoring option of the daemon's registry (rules.scoring: mode, final, target, teams), or undefined before the
+// rules are read.
+export function scoringOption(name) {
+  return game.rules?.scoring.find((option) => option.name === name);
+}
 
-// Elimination: how it ends with two left.
-export const FINAL_TEXTS = {
-  next_round: () => [t("final.next_round"), t("final.next_round_about")],
-  last_standing: () => [t("final.last_standing"), t("final.last_standing_about")],
-};
+// The words of one value of a scoring choice ("mode", "final"): [name, one line about it]. A past game or a feed
+// line may come before this phone has read the rules: then the catalogue's own key for that value.
+export function choiceTexts(name, value) {
+  const choice = scoringOption(name)?.choices.find((c) => c.value === value);
+  if (choice) return [t(choice.words), t(choice.about)];
+  const key = `${name}.${value}`;
+  return ui.strings[key] === undefined ? [value, ""] : [t(key), t(`${key}_about`)];
+}
 
 export function modeName(mode) {
-  return MODE_TEXTS[mode]?.()[0] ?? mode;
+  return choiceTexts("mode", mode)[0];
 }
 
 // "Knock-out · target 500", "Chips · bust at −500", "Elimination · target 500 · to the last one standing".
 export function modeLine(sb) {
   const values = { mode: modeName(sb.mode), target: number(sb.target) };
   const line = sb.mode === "chips" ? t("scores.mode_chips", values) : t("scores.mode", values);
-  const final = FINAL_TEXTS[sb.final_rule]?.()[0];
+  const final = sb.final_rule && choiceTexts("final", sb.final_rule)[0];
   return final ? `${line} · ${final}` : line;
 }
 

@@ -3,7 +3,7 @@
 // up; and, for a joined phone, the downloads.
 import { request } from "./api.js";
 import { $, ui, t, toast } from "./core.js";
-import { el, option, modeName, tableParts } from "./gamestate.js";
+import { el, option, modeName, scoringOption, tableParts } from "./gamestate.js";
 import { setup, buildSeats, mostSeats, renderSeatsAround } from "./setup.js";
 
 const past = {
@@ -14,13 +14,13 @@ const past = {
   board: null, // /api/history/leaderboard
   period: "evening",
   mode: "",
+  modesKey: "", // the language and modes the mode choices were drawn for
 };
 const PERIODS = {
   evening: () => t("past.period_evening"),
   month: () => t("past.period_month"),
   all: () => t("past.period_all"),
 };
-const BOARD_MODES = ["", "winner_collects", "lowest_total", "elimination", "knock_out", "chips"];
 const DAY = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
 
 async function loadPast(more = false) {
@@ -145,7 +145,17 @@ function seatKnown(name) {
 function renderChoices() {
   $("board-period").replaceChildren(...Object.entries(PERIODS).map(([p, text]) => option(p, text())));
   $("board-period").value = past.period;
-  $("board-mode").replaceChildren(...BOARD_MODES.map((m) => option(m, m ? modeName(m) : t("past.every_mode"))));
+  renderModeChoices();
+}
+
+// The modes of the registry of scoring options (rules.scoring), drawn again once the rules are read: before, only
+// the one chosen.
+function renderModeChoices() {
+  const modes = scoringOption("mode")?.choices.map((choice) => choice.value) ?? (past.mode ? [past.mode] : []);
+  const key = JSON.stringify([ui.lang, modes]);
+  if (key === past.modesKey) return;
+  past.modesKey = key;
+  $("board-mode").replaceChildren(option("", t("past.every_mode")), ...modes.map((m) => option(m, modeName(m))));
   $("board-mode").value = past.mode;
 }
 
@@ -192,6 +202,7 @@ function startPast() {
 export const plug = {
   start: startPast,
   render: renderPast,
+  seated: renderModeChoices, // the game's rules were read
   connected: refreshPast,
   // A game that ends (or is replaced, or undone after its end) changes the history.
   event: ({ type }, fresh) => {

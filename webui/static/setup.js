@@ -7,8 +7,8 @@ import {
   game,
   view,
   RULESET_TEXTS,
-  MODE_TEXTS,
-  FINAL_TEXTS,
+  choiceTexts,
+  scoringOption,
   el,
   option,
   names,
@@ -20,16 +20,16 @@ import {
   tableParts,
 } from "./gamestate.js";
 
-const TARGETS = ["100", "250", "500"];
 const TEAM_LETTERS = "ABCDE";
 
 export const setup = {
   seats: ["", "", ""],
   ruleset: "uno_attack",
   house: {}, // house rule key → on
-  mode: "winner_collects",
-  final: "last_standing", // elimination: with two left, play on to the last standing, or the next round decides
-  target: "500", // one of TARGETS, or "other"
+  // The scoring options (the daemon's registry, rules.scoring): null until the rules come, then their defaults.
+  mode: null,
+  final: null, // elimination: with two left, play on to the last standing, or the next round decides
+  target: null, // one of the target's presets, as text, or "other"
   teams: 0, // how many teams; 0: everyone for themselves
   dealer: 0, // seat index
   built: "", // the language the form's texts were made in
@@ -39,14 +39,30 @@ export const setup = {
 
 // ---- The form ----
 
+// The target's one-tap values, as text.
+function targetPresets() {
+  return scoringOption("target").presets.map(String);
+}
+
+// Whether a scoring option (or a house rule) is a setting of the chosen mode.
+function inMode(option) {
+  return option.modes.includes(setup.mode);
+}
+
+function scoringDefaults() {
+  setup.mode ??= scoringOption("mode").default;
+  setup.final ??= scoringOption("final").default;
+  setup.target ??= String(scoringOption("target").default);
+}
+
 function seatName(i) {
   return setup.seats[i].trim() || t("setup.player_n", { n: i + 1 });
 }
 
 // Team counts that fit: every team at least two players, partners on alternate seats (seat i joins team i mod k).
-// Knock-out play is for players only.
+// Not in a mode without teams (knock-out play is for players only).
 function teamChoices() {
-  if (setup.mode === "knock_out") return [];
+  if (!inMode(scoringOption("teams"))) return [];
   const n = setup.seats.length;
   const counts = [];
   for (let k = 2; k <= n / 2; k++) if (n % k === 0) counts.push(k);
@@ -88,15 +104,24 @@ function buildSetup() {
     setup.ruleset = game.data.ruleset;
     setup.house = { ...game.data.house_rules };
     setup.mode = game.data.mode;
-    setup.final = game.data.final ?? "last_standing";
-    setup.target = TARGETS.includes(String(game.data.target)) ? String(game.data.target) : "other";
+    setup.final = game.data.final;
+    setup.target = targetPresets().includes(String(game.data.target)) ? String(game.data.target) : "other";
     $("target-other").value = String(game.data.target);
-    $("party-penalty").value = String(game.data.house_rules.party_penalty ?? 2);
-    const forgot = game.rules.house_rule_numbers.forgot_uno_penalty;
-    $("forgot-uno").min = String(forgot.min);
-    $("forgot-uno").max = String(forgot.max);
-    $("forgot-uno").value = String(game.data.house_rules.forgot_uno_penalty ?? forgot.default);
   }
+  scoringDefaults();
+  // The house numbers' and the target's limits, from the daemon's rules; the current game's values to start from.
+  for (const [id, key] of [
+    ["party-penalty", "party_penalty"],
+    ["forgot-uno", "forgot_uno_penalty"],
+  ]) {
+    const limits = game.rules.house_rule_numbers[key];
+    $(id).min = String(limits.min);
+    $(id).max = String(limits.max);
+    if (!setup.built && game.data) $(id).value = String(game.data.house_rules[key] ?? limits.default);
+  }
+  const target = scoringOption("target").schema;
+  $("target-other").min = String(target.minimum);
+  $("target-other").max = String(target.maximum);
   setup.built = ui.lang;
   buildSeats();
   const rules = game.rules;
@@ -114,28 +139,16 @@ function buildSetup() {
   );
   buildHouse();
   $("mode-choices").replaceChildren(
-    ...rules.modes.map((id) => {
-      const [name, about] = MODE_TEXTS[id]?.() ?? [id, ""];
-      return choice("radio", "mode", id, setup.mode === id, name, about, () => {
-        setup.mode = id;
-        $("final-row").hidden = id !== "elimination";
-        renderSeatsAround(); // knock-out play has no teams
-        renderGameRules();
-      });
+    ...scoringChoices("mode", () => {
+      $("final-row").hidden = !inMode(scoringOption("final"));
+      buildHouse(); // some house rules score only some modes
+      renderSeatsAround(); // knock-out play has no teams
     }),
   );
-  $("final-row").hidden = setup.mode !== "elimination";
-  $("final-choices").replaceChildren(
-    ...(rules.finals ?? []).map((id) => {
-      const [name, about] = FINAL_TEXTS[id]?.() ?? [id, ""];
-      return choice("radio", "final", id, setup.final === id, name, about, () => {
-        setup.final = id;
-        renderGameRules();
-      });
-    }),
-  );
+  $("final-row").hidden = !inMode(scoringOption("final"));
+  $("final-choices").replaceChildren(...scoringChoices("final", () => {}));
   $("target-choices").replaceChildren(
-    ...[...TARGETS, "other"].map((value) => {
+    ...[...targetPresets(), "other"].map((value) => {
       const label = el("label", "chip");
       const input = el("input");
       input.type = "radio";
@@ -161,8 +174,25 @@ function buildSetup() {
   $("setup-profile").value = profiles.includes(keep) ? keep : "";
 }
 
+// A radio button for each value of a scoring choice ("mode", "final"), with the registry's words.
+function scoringChoices(name, then) {
+  return scoringOption(name).choices.map(({ value }) => {
+    const [title, about] = choiceTexts(name, value);
+    return choice("radio", name, value, setup[name] === value, title, about, () => {
+      setup[name] = value;
+      then();
+      renderGameRules();
+    });
+  });
+}
+
+// The house rules that mean something in the chosen ruleset and mode.
+function offeredHouseRules() {
+  return (game.rules?.house_rules ?? []).filter((rule) => rule.rulesets.includes(setup.ruleset) && inMode(rule));
+}
+
 function buildHouse() {
-  const texts = game.rules.house_rules.filter((rule) => rule.rulesets.includes(setup.ruleset));
+  const texts = offeredHouseRules();
   $("house-choices").replaceChildren(
     ...texts.map((rule) =>
       choice(
@@ -183,13 +213,13 @@ function buildHouse() {
   $("party-row").hidden = !houseRules().party_penalties;
 }
 
-// The house rules as sent: only those that mean something in the chosen ruleset.
+// The house rules as sent: only those that mean something in the chosen ruleset and mode.
 function houseRules() {
   const rules = {};
-  for (const rule of game.rules?.house_rules ?? []) {
-    if (rule.rulesets.includes(setup.ruleset) && setup.house[rule.key]) rules[rule.key] = true;
+  for (const rule of offeredHouseRules()) if (setup.house[rule.key]) rules[rule.key] = true;
+  if (rules.party_penalties) {
+    rules.party_penalty = Number($("party-penalty").value) || game.rules.house_rule_numbers.party_penalty.default;
   }
-  if (rules.party_penalties) rules.party_penalty = Number($("party-penalty").value) || 2;
   // A forgotten UNO costs what the table plays (the official rules: 2); the daemon names a number out of range.
   const forgot = Number($("forgot-uno").value);
   if (forgot) rules.forgot_uno_penalty = forgot;
@@ -317,7 +347,7 @@ function setupBody() {
     dealer: players[setup.dealer],
     track_turns: $("track-turns").checked,
   };
-  if (setup.mode === "elimination") body.final = setup.final;
+  if (inMode(scoringOption("final"))) body.final = setup.final;
   if ($("setup-profile").value) body.profile = $("setup-profile").value;
   return body;
 }
@@ -418,11 +448,12 @@ function rulesTable(rows, cardHead, effectHead) {
 // For the game in play, else for what the new-game form has chosen.
 export function renderGameRules() {
   if (!game.rules) return;
+  scoringDefaults();
   const data = game.data;
   const ruleset = data?.ruleset ?? setup.ruleset;
   const house = data?.house_rules ?? houseRules();
   const mode = data?.mode ?? setup.mode;
-  const final = data ? data.final : mode === "elimination" ? setup.final : null;
+  const final = data ? data.final : inMode(scoringOption("final")) ? setup.final : null;
   const chosen = setup.target === "other" ? Number($("target-other").value) || 0 : Number(setup.target);
   const target = data?.target ?? chosen;
   const key = JSON.stringify([ui.lang, ruleset, house, mode, final, target, Boolean(data)]);
@@ -452,9 +483,9 @@ export function renderGameRules() {
         })
       : [el("li", "", t("grules.official"))]),
   );
-  const [modeTitle, modeAbout] = MODE_TEXTS[mode]?.() ?? [mode, ""];
+  const [modeTitle, modeAbout] = choiceTexts("mode", mode);
   const values = { mode: modeTitle, about: modeAbout, target: number(target) };
-  const finalAbout = FINAL_TEXTS[final]?.()[1];
+  const finalAbout = final && choiceTexts("final", final)[1];
   $("grules-mode").textContent = t("grules.mode", values) + (finalAbout ? ` ${finalAbout}` : "");
   const deck = game.rules.decks[ruleset];
   const head = el("tr");
