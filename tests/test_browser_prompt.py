@@ -78,6 +78,24 @@ def assert_whole_on_first_screen(page: Page, selector: str) -> None:
     assert box["x"] + box["width"] <= view["width"], (box, view)
 
 
+# The elements of the top part (header, prompt, button, hopper) whose text is cut: clipped inside their own box
+# ("牌库：剩 1…") or reaching past the screen's edge. A visually hidden word kept for screen readers is not shown.
+CUT_OFF = """() => [...document.querySelectorAll(
+  ".top, .top *, #prompt, #prompt *, #stage, #stage *, .hopper, .hopper *, #press-for, #press-for *"
+)]
+  .filter((e) => e.getClientRects().length && getComputedStyle(e).clipPath === "none")
+  .filter((e) => {
+    const box = e.getBoundingClientRect();
+    const clips = getComputedStyle(e).overflowX !== "visible";
+    return (clips && e.scrollWidth > e.clientWidth + 1) || box.left < -1 || box.right > innerWidth + 1;
+  })
+  .map((e) => `${e.id || e.className}: ${e.textContent.trim()}`)"""
+
+
+def assert_nothing_cut(page: Page) -> None:
+    assert page.evaluate(CUT_OFF) == [], "cut off at the top of the page"
+
+
 def expect_trouble(page: Page, what: str, do: str, after: str) -> None:
     """The prompt tells the trouble (what happened, what to do, who goes after), whole on the first screen."""
     expect(page.locator("#trouble-what")).to_have_text(what, timeout=WAIT_MS)
@@ -85,6 +103,7 @@ def expect_trouble(page: Page, what: str, do: str, after: str) -> None:
     expect(page.locator("#trouble-next")).to_have_text(after)
     assert_whole_on_first_screen(page, "#trouble")
     assert_whole_on_first_screen(page, "#press")
+    assert_nothing_cut(page)
 
 
 def english_words(page: Page) -> set[str]:
@@ -126,6 +145,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         assert_whole_on_first_screen(page, "#prompt")
         assert_whole_on_first_screen(page, "#press")
         assert_whole_on_first_screen(page, ".top")
+        assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-1-who-are-you")
         # Nothing about the fairness plumbing above the button: one small mark in the header opens it.
         expect(page.locator("#fairness")).not_to_have_attribute("open", "")
@@ -136,6 +156,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         expect(page.locator("#press-caption")).to_have_text(strings["button.cant_play"])
         assert_whole_on_first_screen(page, "#prompt")
         assert_whole_on_first_screen(page, "#press")
+        assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-2-dad")
         if lang != "en":
             assert english_words(page) == set()
@@ -154,6 +175,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         expect(page.locator("#prompt-text")).to_have_text(fill(strings["prompt.turn"], player="Mum"))
         expect(page.locator("#prompt-me")).to_be_hidden()
         expect(page.locator("#press-caption")).to_have_text(strings["button.caption"])
+        assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-4-mum-next")
         page.context.close()
     finally:
