@@ -234,13 +234,17 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
     for player, page in phones.items():
         i_am(page, player)
 
-    def told(asked: str, mine: str, prompt: str) -> None:
-        """Every phone names who is asked; only that player's phone says it is theirs."""
+    def told(asked: str, mine: str, prompt: str, due: tuple[str, ...] = ()) -> None:
+        """Every phone names who is asked; only that player's phone says it is theirs; the phone of each player
+        `due` after them says whose press comes just before theirs."""
         for player, page in phones.items():
             expect(page.locator("#prompt-text")).to_have_text(fill(s[prompt], player=asked), timeout=WAIT_MS)
             if player == asked:
                 expect(page.locator("#prompt")).to_have_attribute("data-me", "true")
                 expect(page.locator("#prompt-me-text")).to_have_text(s[mine])
+            elif player in due:
+                before = ([asked, *due])[due.index(player)]
+                expect(page.locator("#prompt-me-text")).to_have_text(fill(s["mine.after"], player=before))
             else:
                 expect(page.locator("#prompt-me")).to_be_hidden()
 
@@ -252,7 +256,7 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
 
     cause = fill(s["prompt.by"], cause=s["kind.wild_all_hit"], by="Bob")
     for step, (asked, after) in enumerate([("Cy", ["Dee", "Ann"]), ("Dee", ["Ann"]), ("Ann", [])], start=2):
-        told(asked, "mine.once", "prompt.once")
+        told(asked, "mine.once", "prompt.once", tuple(after))
         # The game's own turn waits for the attack: "then Cy", not "Cy's turn" beside "Dee: press once".
         expect(bob.locator("#table-status")).to_contain_text(fill(s["table.turn_after"], player="Cy"))
         for player, page in phones.items():

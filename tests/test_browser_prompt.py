@@ -259,15 +259,23 @@ def test_a_wild_all_hit_at_four_phones_declared_from_the_top_credits_every_press
         assert_whole_on_first_screen(ben, "#press")
         shoot(ben, "wild-1-ben-declares-from-the-top")
         ben.locator('#quick-cards .decl[data-kind="wild_all_hit"]').tap()
-        # Whose press it is, on every phone: Dad's own says "You", the others name him and who comes after.
+        # Whose press it is, on every phone: Dad's own says "You", the others name him and who comes after; the
+        # phone of each player still due says, in the words of "you", whose press comes just before theirs.
         expect(phones["Dad"].locator("#prompt-me-text")).to_have_text(en["mine.once"], timeout=WAIT_MS)
-        for player in ("Mum", "Ann", "Ben"):
+        for player, after in (("Mum", "Dad"), ("Ann", "Mum"), ("Ben", None)):
             strings = catalogue(langs[player])
             expect(phones[player].locator("#prompt-text")).to_have_text(
                 fill(strings["prompt.once"], player="Dad"), timeout=WAIT_MS
             )
-            expect(phones[player].locator("#prompt-me")).to_be_hidden()
+            if after:
+                expect(phones[player].locator("#prompt-me-text")).to_have_text(
+                    fill(strings["mine.after"], player=after)
+                )
+                expect(phones[player].locator("#prompt")).not_to_have_attribute("data-me", "true")
+            else:
+                expect(phones[player].locator("#prompt-me")).to_be_hidden()
             expect(phones[player].locator("#prompt-queue li")).to_have_text(["Mum", "Ann"])
+        shoot(phones["Ann"], "wild-2-ann-presses-after-mum")
         shoot(phones["Mum"], "wild-2-mum-owes-a-press")
 
         # Ben, who owes nothing, presses: the press is not taken; he is asked whether it is for Dad, who is due.
@@ -279,6 +287,10 @@ def test_a_wild_all_hit_at_four_phones_declared_from_the_top_credits_every_press
         expect(ben.locator("#prompt-text")).to_have_text(fill(en["prompt.once"], player="Mum"))
         mum, hans = phones["Mum"], catalogue("zh-Hans")
         expect(mum.locator("#prompt-me-text")).to_have_text(hans["mine.once"])
+        expect(phones["Ann"].locator("#prompt-me-text")).to_have_text(
+            fill(catalogue("zh-Hant")["mine.after"], player="Mum")
+        )
+        expect(phones["Dad"].locator("#prompt-me")).to_be_hidden()  # he has pressed: nothing more is his
         mum.locator("#press").tap()
         expect(phones["Ann"].locator("#prompt-me-text")).to_have_text(
             catalogue("zh-Hant")["mine.once"], timeout=WAIT_MS

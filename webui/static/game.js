@@ -297,17 +297,21 @@ export function renderPrompt() {
   }
   // This phone's player must press: an open demand on them, else their plain turn.
   const mine = Boolean(game.me && !scoreboard.over && (pending ? pending.player : table.current) === game.me);
+  // Further down the queue (a Wild All Hit): whose press comes just before theirs.
+  const before = mine || scoreboard.over ? null : pressesBefore(table.demands, game.me);
   const box = $("prompt");
   box.dataset.state = scoreboard.over ? "over" : pending ? "demand" : "turn";
   if (mine) box.dataset.me = "true";
   else delete box.dataset.me;
   $("prompt-symbol").textContent = symbol;
   $("prompt-text").textContent = text;
-  $("prompt-me").hidden = !mine;
+  $("prompt-me").hidden = !mine && !before;
   // This phone's own line says it, in the words of "you"; trouble's own line says whose go it is after.
   $("prompt-row").hidden = mine || Boolean(ui.trouble && !pending);
-  $("prompt-me-symbol").textContent = "👉";
-  $("prompt-me-text").textContent = mine ? mineText(pending) : "";
+  if (before) $("prompt-me").dataset.waiting = "true";
+  else delete $("prompt-me").dataset.waiting;
+  $("prompt-me-symbol").textContent = mine ? "👉" : "⏳";
+  $("prompt-me-text").textContent = mine ? mineText(pending) : before ? t("mine.after", { player: before }) : "";
   $("prompt-cause").textContent = cause;
   $("prompt-cause").hidden = !cause || Boolean(ui.trouble);
   const waiting = scoreboard.over ? [] : table.demands.slice(1);
@@ -324,6 +328,12 @@ export function renderPrompt() {
   );
   alertMe(mine ? pending : null);
   renderQuick();
+}
+
+// The player whose demand is just before `player`'s first one in the queue, or null (not in the queue, or first).
+function pressesBefore(demands, player) {
+  const index = player ? demands.findIndex((demand) => demand.player === player) : -1;
+  return index > 0 ? demands[index - 1].player : null;
 }
 
 // What this phone's own banner says: "Your turn", or what it owes in the words of "you".
