@@ -116,14 +116,14 @@ def start_game(running: RunningDaemon, dealer: str = "Ben") -> None:
     assert running.post("/api/games", {"players": PLAYERS, "dealer": dealer})[0] == 201
 
 
-def dads_phone_and_another(browser, running: RunningDaemon, other: tuple[str, str], who: str | None) -> dict[str, Page]:
-    """Dad's phone in English at 393 px, and `other` (language, size) as `who` (None: just watching); Dad presses."""
-    phones = {other[0]: phone(browser, *other), "en": phone(browser, "en", "393")}
+def three_phones(browser, running: RunningDaemon, size: str) -> dict[str, Page]:
+    """A phone per language at `size`: Dad's in English, Mum's in 简体, one just watching in 繁體; Dad presses."""
+    phones = {lang: phone(browser, lang, size) for lang in LOCALES}
     for page in phones.values():
         open_joined(page, running)
-    phones["en"].locator("#welcome-players button", has_text="Dad").tap()
-    welcome = phones[other[0]].locator("#welcome")
-    (welcome.locator("#welcome-players button", has_text=who) if who else welcome.locator("#welcome-watch")).tap()
+    for lang, who in (("en", "Dad"), ("zh-Hans", "Mum")):
+        phones[lang].locator("#welcome-players button", has_text=who).tap()
+    phones["zh-Hant"].locator("#welcome-watch").tap()
     phones["en"].locator("#press").tap()
     return phones
 
@@ -182,12 +182,15 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         running.close()
 
 
-def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its_player(tmp_path, playwright_chromium):
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its_player(
+    tmp_path, playwright_chromium, size
+):
     _, browser = playwright_chromium
     running = start_daemon(tmp_path, JAM_TOML)
     try:
         start_game(running)  # Dad's turn
-        phones = dads_phone_and_another(browser, running, ("zh-Hans", "320"), "Mum")
+        phones = three_phones(browser, running, size)
         for lang, page in phones.items():
             strings = catalogue(lang)
             told = (fill(strings["trouble.jam_player"], player="Dad"), strings["trouble.do_jam"])
@@ -197,7 +200,7 @@ def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its
             expect(page.locator("#feed-lines li").first).to_contain_text(line, timeout=WAIT_MS)
             expect(page.locator("#feed-lines li", has_text=strings["line.phone"])).to_have_count(0)
             expect(page.locator('#feed-lines li[data-type="launcher.jammed"]')).to_have_count(0)
-            shoot(page, f"trouble-jam-{lang}")
+            shoot(page, f"trouble-jam-{size}-{lang}")
             if lang != "en":
                 assert english_words(page) == set()
         # The jam cost Dad nothing: it is still his turn, and his phone still says so.
@@ -208,12 +211,15 @@ def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its
         running.close()
 
 
-def test_a_short_fire_says_the_cards_still_owed_on_every_phone_and_asks_for_a_refill(tmp_path, playwright_chromium):
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_short_fire_says_the_cards_still_owed_on_every_phone_and_asks_for_a_refill(
+    tmp_path, playwright_chromium, size
+):
     _, browser = playwright_chromium
     running = start_daemon(tmp_path, SHORT)
     try:
         start_game(running)  # Dad's turn; 6 cards drawn, the hopper holds 2
-        phones = dads_phone_and_another(browser, running, ("zh-Hant", "320"), None)
+        phones = three_phones(browser, running, size)
         for lang, page in phones.items():
             strings = catalogue(lang)
             refill = strings["trouble.do_refill"] + " " + fill(strings["trouble.takes"], player="Dad", n=4)
@@ -224,7 +230,7 @@ def test_a_short_fire_says_the_cards_still_owed_on_every_phone_and_asks_for_a_re
             what = fill(strings["line.cards"], n=2)
             line = fill(strings["line.pressed"], who="Dad", what=fill(strings["line.short"], what=what, owed=4))
             expect(page.locator("#feed-lines li").first).to_contain_text(line)
-            shoot(page, f"trouble-short-{lang}")
+            shoot(page, f"trouble-short-{size}-{lang}")
             if lang != "en":
                 assert english_words(page) == set()
         refiller = phones["zh-Hant"]
