@@ -332,6 +332,13 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
             expect(page.locator("#press")).to_be_disabled()
             expect(page.locator("#press-caption")).to_have_text(s["button.why_fault"])
         expect(player.locator("#fault-reset")).to_be_hidden()  # only the admin may reset
+        tv = j.phone()  # the table screen names the fault with its cause, as the phones' banner does
+        tv.goto(running.url + "/table")
+        expect(tv.locator("#tv-trouble-what")).to_have_text(
+            fill(s["trouble.fault_cause"], reason=s["fault.cause_motor"]), timeout=WAIT_MS
+        )
+        expect(tv.locator("#tv-trouble-do")).to_have_text(s["trouble.do_fault"])
+        j.shoot(tv, "1-fault-on-the-table-screen")
         # The press the fault stopped says so, not "…" for ever.
         stopped = fill(s["line.pressed"], who=s["line.phone"], what=s["line.stopped"])
         expect(player.locator("#feed-lines li[data-type='press'] .feed-text").first).to_have_text(stopped)
@@ -340,12 +347,13 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         j.shoot(admin, "2-fault-on-the-admins-phone")
 
         admin.locator("#fault-reset").tap()
+        expect(tv.locator("#tv-trouble")).to_be_hidden(timeout=WAIT_MS)
         for page in (admin, player):
             expect(page.locator("#fault")).to_be_hidden(timeout=WAIT_MS)
             expect(page.locator("#trouble")).to_be_hidden()
             expect(page.locator("#press")).to_be_enabled()
             expect(page.locator('#feed li[data-type="hardware.ok"] .feed-text')).to_have_text(s["feed.ok"])
         j.shoot(player, "3-fault-cleared")
-        j.close(player, admin)
+        j.close(player, admin, tv)
     finally:
         running.close()

@@ -205,7 +205,15 @@ def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its
                 assert english_words(page) == set()
         # The jam cost Dad nothing: it is still his turn, and his phone still says so.
         expect(phones["en"].locator("#prompt-me-text")).to_have_text(catalogue("en")["mine.play"])
-        for page in phones.values():
+        # The table screen beside the table says it in the same words.
+        tv = phone(browser, "zh-Hant", size)
+        tv.goto(running.url + "/table")
+        hant = catalogue("zh-Hant")
+        expect(tv.locator("#tv-trouble-what")).to_have_text(fill(hant["trouble.jam_player"], player="Dad"))
+        expect(tv.locator("#tv-trouble-do")).to_have_text(hant["trouble.do_jam"])
+        expect(tv.locator("#tv-trouble-next")).to_have_text(fill(hant["trouble.then_again"], player="Dad"))
+        shoot(tv, f"trouble-jam-{size}-table-screen")
+        for page in [*phones.values(), tv]:
             page.context.close()
     finally:
         running.close()

@@ -17,6 +17,8 @@ import {
   causeName,
   rulesetName,
   demandText,
+  asked,
+  troubleWords,
 } from "./gamestate.js";
 import { resetEntry, renderEntry, renderScores } from "./score.js";
 import { renderSetup, renderGameRules } from "./setup.js";
@@ -212,52 +214,15 @@ function demandShort(demand) {
   return `${CARD}${demand.cards}`;
 }
 
-// Trouble at the launcher (ui.trouble, /api/state's): what happened, what to do. Literal keys for tests/test_i18n.py.
-const TROUBLE_WHAT = {
-  jam: (values) => (values.player ? t("trouble.jam_player", values) : t("trouble.jam")),
-  stuck: () => t("trouble.stuck"),
-  empty: () => t("trouble.empty"),
-  short: (values) => (values.owed === 1 ? t("trouble.short_one", values) : t("trouble.short", values)),
-  lid_open: () => t("trouble.lid_open"),
-  fault: () => t("trouble.fault"),
-  board_lost: () => t("trouble.board_lost"),
-};
-const TROUBLE_DO = {
-  jam: () => t("trouble.do_jam"),
-  stuck: () => t("trouble.do_stuck"),
-  empty: () => t("trouble.do_refill"),
-  short: () => t("trouble.do_refill"),
-  lid_open: () => t("trouble.do_lid"),
-  fault: () => t("trouble.do_fault"),
-  board_lost: () => t("trouble.do_board"),
-};
-
-// Who the table asks to press next: whoever owes first, else whose turn it is (null: nobody named, or no game).
-export function asked() {
-  const data = game.data;
-  if (!data || data.scoreboard.over) return null;
-  return data.table.pending?.player ?? data.table.current ?? null;
-}
-
 function renderTrouble() {
   const trouble = ui.trouble;
   $("trouble").hidden = !trouble;
   if (!trouble) return;
   $("trouble").dataset.code = trouble.code;
-  // A short fire's cards are owed to the player it was for (or several players, after more than one).
-  const owed = trouble.owed.reduce((sum, o) => sum + o.cards, 0);
-  const values = { player: trouble.player ?? "", owed };
-  $("trouble-what").textContent = (TROUBLE_WHAT[trouble.code] ?? TROUBLE_WHAT.fault)(values);
-  const takes = trouble.owed.map((o) =>
-    o.player ? (o.cards === 1 ? t("trouble.takes_one", o) : t("trouble.takes", { player: o.player, n: o.cards })) : "",
-  );
-  $("trouble-do").textContent = [(TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(), ...takes].filter(Boolean).join(" ");
-  // A jammed press cost nobody their press: the same player presses again; after any other trouble, whoever the
-  // table asks.
-  const next = asked();
-  const again = ["jam", "stuck"].includes(trouble.code) && next && next === trouble.player;
-  const after = again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
-  $("trouble-next").textContent = next ? after : "";
+  const words = troubleWords(trouble);
+  $("trouble-what").textContent = words.what;
+  $("trouble-do").textContent = words.todo;
+  $("trouble-next").textContent = words.after;
 }
 
 // What this phone's player is called to do now: "turn" (their plain turn: play a card, or press if they cannot),
