@@ -357,3 +357,118 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         j.close(player, admin, tv)
     finally:
         running.close()
+
+
+def whole_on_first_screen(page: Page, selector: str) -> None:
+    """Seen without scrolling: the element is inside the viewport, the page at its top."""
+    box = page.locator(selector).bounding_box()
+    view = page.viewport_size
+    assert box is not None and view is not None
+    assert page.evaluate("window.scrollY") == 0
+    assert box["y"] >= 0 and box["y"] + box["height"] <= view["height"], (selector, box, view)
+
+
+def count_hand(page: Page, player: str, kinds: tuple[str, ...]) -> None:
+    """On the round tab: open `player`'s hand and add each card held, by its own button."""
+    hand = page.locator("#hands .hand").filter(has_text=player)
+    hand.locator("summary").tap()
+    for kind in kinds:
+        hand.locator(f'.cell[data-kind="{kind}"] .card-add').tap()
+
+
+@pytest.mark.parametrize(
+    ("language", "width"),
+    [pytest.param(("zh-Hans", "zh-CN"), 393, id="zh-Hans-393"), pytest.param(("en", "en-GB"), 320, id="en-320")],
+)
+def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
+    daemon, playwright_chromium, tmp_path, language, width
+):
+    """Bob has never seen the page. The table's phone shows him the invite; his camera opens the link; he says who
+    he is, plays his turns (a Hit 2 declared from the top, a press when he cannot play) and, at the end of each round,
+    counts the hands; the second round takes him past the target, and every phone shows him the winner. Only the
+    page's own controls, and what he sees at each step is checked."""
+    j = journey("newcomer", language, width, daemon, playwright_chromium, tmp_path)
+    s = j.strings
+    status, answer = daemon.post("/api/games", {"players": FOUR, "target": 60})  # Ann deals: Bob plays first
+    assert status == 201, answer
+    table = j.joined_phone(daemon)  # the phone lying on the table, which presses for whoever is asked
+    table.locator("#welcome-watch").tap()
+    table.locator("#invite").tap()
+    link = table.locator("#invite-link")
+    expect(link).to_have_text(re.compile(r"/#join=[A-Za-z0-9_-]{22}$"), timeout=WAIT_MS)
+    j.shoot(table, "1-the-invite")
+    url = link.inner_text()
+    table.locator("#invite-close").tap()
+
+    bob = j.phone()  # his camera opens the QR code's link
+    bob.goto(url)
+    expect(bob.locator("#welcome-title")).to_have_text(s["welcome.who"], timeout=WAIT_MS)
+    expect(bob.locator("#welcome-hint")).to_have_text(s["welcome.who_hint"])
+    expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Bob"))
+    whole_on_first_screen(bob, "#press")
+    j.shoot(bob, "2-who-are-you")
+
+    i_am(bob, "Bob")
+    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.play"])
+    expect(bob.locator("#press-caption")).to_have_text(s["button.cant_play"])
+    expect(bob.locator("#quick")).to_have_attribute("open", "")
+    expect(bob.locator("#quick-hint")).to_have_text(s["quick.mine"])
+    whole_on_first_screen(bob, "#prompt")
+    whole_on_first_screen(bob, "#press")
+    j.shoot(bob, "3-your-turn")
+
+    # He plays a Hit 2 and taps it: Cy must press twice, on his phone and on the table's.
+    bob.locator("#quick-cards").get_by_role("button", name=s["kind.hit_2"], exact=True).tap()
+    for page in (bob, table):
+        expect(page.locator("#prompt-text")).to_have_text(fill(s["prompt.times"], player="Cy", n=2), timeout=WAIT_MS)
+    expect(bob.locator("#prompt-me")).to_be_hidden()
+    j.shoot(bob, "4-cy-presses-twice")
+    for _ in range(2):
+        press_and_wait(table)
+    for player in ("Dee", "Ann"):  # Cy lost the turn; Dee and Ann cannot play and press
+        expect(table.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player=player), timeout=WAIT_MS)
+        press_and_wait(table)
+
+    # His turn again, and he cannot play: he presses, and the outcome is staged on his button.
+    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.play"], timeout=WAIT_MS)
+    bob.locator("#press").tap()
+    staged = [s["stage.phew"], s["stage.cards_one"], *(s[k] for k in ("stage.cards", "stage.jackpot_cards"))]
+    pattern = "|".join(re.escape(text).replace(re.escape("{n}"), r"\d+") for text in staged)
+    expect(bob.locator("#press-outcome")).to_have_text(re.compile(f"^(?:{pattern})$"), timeout=WAIT_MS)
+    j.shoot(bob, "5-his-press")
+    expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Cy"), timeout=WAIT_MS)
+
+    # He goes out later in the round, and counts the hands left: Cy's 7 and Skip (27).
+    for round_number, hands, totals in (
+        (1, {"Cy": ("7", "skip")}, ["27", "0", "0", "0"]),
+        (2, {"Dee": ("wild_all_hit",)}, None),
+    ):
+        bob.locator("#tab-round").tap()
+        expect(bob.locator("#entry-title")).to_have_text(fill(s["entry.title"], round=round_number))
+        bob.locator("#winner").select_option("Bob")
+        for player, kinds in hands.items():
+            count_hand(bob, player, kinds)
+        j.shoot(bob, f"{5 + round_number}-round-{round_number}-counted")
+        bob.locator("#entry-save").tap()
+        if totals:
+            expect(bob.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+            rows = bob.locator("#totals tbody tr")
+            expect(rows.filter(has_text="Bob").locator(".total")).to_have_text(totals[0])
+            j.shoot(bob, "7-scores-after-round-1")
+            bob.evaluate("window.scrollTo(0, 0)")
+
+    # 27 + 50 = 77, past the target of 60: the winner card, on his phone and the table's; no "Round 2 saved" toast
+    # lies over it.
+    expect(bob.locator("#winner-card")).to_be_visible(timeout=WAIT_MS)
+    assert bob.locator("#toast").is_hidden()
+    for page in (bob, table):
+        card = page.locator("#winner-card")
+        expect(card).to_be_visible(timeout=WAIT_MS)
+        expect(card.locator("#winner-names")).to_have_text("Bob")
+        expect(card.locator("#winner-line")).to_have_text(fill(s["winner.wins"], winners="Bob"))
+        expect(card.locator(".winner-rank").first.locator(".winner-total")).to_have_text("77")
+        expect(card.get_by_role("button", name=s["winner.again"], exact=True)).to_be_visible()
+    expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.over"], winners="Bob"))
+    j.shoot(bob, "9-the-winner")
+    j.shoot(table, "9-the-winner-on-the-table-phone")
+    j.close(bob, table)
