@@ -19,6 +19,7 @@ from tests.conftest import RunningDaemon, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined, origin, small_targets
 from tests.test_browser_access import FAULT_TOML
 from tests.test_browser_game import hand_total, phone, press_and_wait
+from tests.test_browser_prompt import assert_whole_on_first_screen
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
 
@@ -359,15 +360,6 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         running.close()
 
 
-def whole_on_first_screen(page: Page, selector: str) -> None:
-    """Seen without scrolling: the element is inside the viewport, the page at its top."""
-    box = page.locator(selector).bounding_box()
-    view = page.viewport_size
-    assert box is not None and view is not None
-    assert page.evaluate("window.scrollY") == 0
-    assert box["y"] >= 0 and box["y"] + box["height"] <= view["height"], (selector, box, view)
-
-
 def count_hand(page: Page, player: str, kinds: tuple[str, ...]) -> None:
     """On the round tab: open `player`'s hand and add each card held, by its own button."""
     hand = page.locator("#hands .hand").filter(has_text=player)
@@ -405,7 +397,7 @@ def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
     expect(bob.locator("#welcome-title")).to_have_text(s["welcome.who"], timeout=WAIT_MS)
     expect(bob.locator("#welcome-hint")).to_have_text(s["welcome.who_hint"])
     expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Bob"))
-    whole_on_first_screen(bob, "#press")
+    assert_whole_on_first_screen(bob, "#press")
     j.shoot(bob, "2-who-are-you")
 
     i_am(bob, "Bob")
@@ -413,8 +405,8 @@ def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
     expect(bob.locator("#press-caption")).to_have_text(s["button.cant_play"])
     expect(bob.locator("#quick")).to_have_attribute("open", "")
     expect(bob.locator("#quick-hint")).to_have_text(s["quick.mine"])
-    whole_on_first_screen(bob, "#prompt")
-    whole_on_first_screen(bob, "#press")
+    assert_whole_on_first_screen(bob, "#prompt")
+    assert_whole_on_first_screen(bob, "#press")
     j.shoot(bob, "3-your-turn")
 
     # He plays a Hit 2 and taps it: Cy must press twice, on his phone and on the table's.
@@ -457,10 +449,10 @@ def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
             j.shoot(bob, "7-scores-after-round-1")
             bob.evaluate("window.scrollTo(0, 0)")
 
-    # 27 + 50 = 77, past the target of 60: the winner card, on his phone and the table's; no "Round 2 saved" toast
-    # lies over it.
+    # 27 + 50 = 77, past the target of 60: the winner card, on his phone and the table's; no "Round saved" toast
+    # (of this round, or the last one's still showing) lies over it.
     expect(bob.locator("#winner-card")).to_be_visible(timeout=WAIT_MS)
-    assert bob.locator("#toast").is_hidden()
+    assert bob.locator("#toast").is_hidden(), bob.locator("#toast").inner_text()
     for page in (bob, table):
         card = page.locator("#winner-card")
         expect(card).to_be_visible(timeout=WAIT_MS)

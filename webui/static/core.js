@@ -153,5 +153,11 @@ export function toast(text) {
   box.hidden = false;
   placeToast();
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => (box.hidden = true), TOAST_MS);
+  toastTimer = setTimeout(clearToast, TOAST_MS);
+}
+
+// The toast gone at once: what it said is out of date (a game's end, which the winner card tells, came after it).
+export function clearToast() {
+  clearTimeout(toastTimer);
+  $("toast").hidden = true;
 }
