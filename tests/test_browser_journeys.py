@@ -19,6 +19,7 @@ from tests.conftest import RunningDaemon, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined, origin, small_targets
 from tests.test_browser_access import FAULT_TOML
 from tests.test_browser_game import hand_total, phone, press_and_wait
+from tests.test_browser_prompt import assert_whole_on_first_screen
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
 
@@ -234,13 +235,17 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
     for player, page in phones.items():
         i_am(page, player)
 
-    def told(asked: str, mine: str, prompt: str) -> None:
-        """Every phone names who is asked; only that player's phone says it is theirs."""
+    def told(asked: str, mine: str, prompt: str, due: tuple[str, ...] = ()) -> None:
+        """Every phone names who is asked; only that player's phone says it is theirs; the phone of each player
+        `due` after them says whose press comes just before theirs."""
         for player, page in phones.items():
             expect(page.locator("#prompt-text")).to_have_text(fill(s[prompt], player=asked), timeout=WAIT_MS)
             if player == asked:
                 expect(page.locator("#prompt")).to_have_attribute("data-me", "true")
                 expect(page.locator("#prompt-me-text")).to_have_text(s[mine])
+            elif player in due:
+                before = ([asked, *due])[due.index(player)]
+                expect(page.locator("#prompt-me-text")).to_have_text(fill(s["mine.after"], player=before))
             else:
                 expect(page.locator("#prompt-me")).to_be_hidden()
 
@@ -252,7 +257,7 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
 
     cause = fill(s["prompt.by"], cause=s["kind.wild_all_hit"], by="Bob")
     for step, (asked, after) in enumerate([("Cy", ["Dee", "Ann"]), ("Dee", ["Ann"]), ("Ann", [])], start=2):
-        told(asked, "mine.once", "prompt.once")
+        told(asked, "mine.once", "prompt.once", tuple(after))
         # The game's own turn waits for the attack: "then Cy", not "Cy's turn" beside "Dee: press once".
         expect(bob.locator("#table-status")).to_contain_text(fill(s["table.turn_after"], player="Cy"))
         for player, page in phones.items():
@@ -328,6 +333,13 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
             expect(page.locator("#press")).to_be_disabled()
             expect(page.locator("#press-caption")).to_have_text(s["button.why_fault"])
         expect(player.locator("#fault-reset")).to_be_hidden()  # only the admin may reset
+        tv = j.phone()  # the table screen names the fault with its cause, as the phones' banner does
+        tv.goto(running.url + "/table")
+        expect(tv.locator("#tv-trouble-what")).to_have_text(
+            fill(s["trouble.fault_cause"], reason=s["fault.cause_motor"]), timeout=WAIT_MS
+        )
+        expect(tv.locator("#tv-trouble-do")).to_have_text(s["trouble.do_fault"])
+        j.shoot(tv, "1-fault-on-the-table-screen")
         # The press the fault stopped says so, not "…" for ever.
         stopped = fill(s["line.pressed"], who=s["line.phone"], what=s["line.stopped"])
         expect(player.locator("#feed-lines li[data-type='press'] .feed-text").first).to_have_text(stopped)
@@ -336,12 +348,119 @@ def test_a_fault_is_told_in_plain_words_and_reset_by_the_admin(tmp_path, playwri
         j.shoot(admin, "2-fault-on-the-admins-phone")
 
         admin.locator("#fault-reset").tap()
+        expect(tv.locator("#tv-trouble")).to_be_hidden(timeout=WAIT_MS)
         for page in (admin, player):
             expect(page.locator("#fault")).to_be_hidden(timeout=WAIT_MS)
             expect(page.locator("#trouble")).to_be_hidden()
             expect(page.locator("#press")).to_be_enabled()
             expect(page.locator('#feed li[data-type="hardware.ok"] .feed-text')).to_have_text(s["feed.ok"])
         j.shoot(player, "3-fault-cleared")
-        j.close(player, admin)
+        j.close(player, admin, tv)
     finally:
         running.close()
+
+
+def count_hand(page: Page, player: str, kinds: tuple[str, ...]) -> None:
+    """On the round tab: open `player`'s hand and add each card held, by its own button."""
+    hand = page.locator("#hands .hand").filter(has_text=player)
+    hand.locator("summary").tap()
+    for kind in kinds:
+        hand.locator(f'.cell[data-kind="{kind}"] .card-add').tap()
+
+
+@pytest.mark.parametrize(
+    ("language", "width"),
+    [pytest.param(("zh-Hans", "zh-CN"), 393, id="zh-Hans-393"), pytest.param(("en", "en-GB"), 320, id="en-320")],
+)
+def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
+    daemon, playwright_chromium, tmp_path, language, width
+):
+    """Bob has never seen the page. The table's phone shows him the invite; his camera opens the link; he says who
+    he is, plays his turns (a Hit 2 declared from the top, a press when he cannot play) and, at the end of each round,
+    counts the hands; the second round takes him past the target, and every phone shows him the winner. Only the
+    page's own controls, and what he sees at each step is checked."""
+    j = journey("newcomer", language, width, daemon, playwright_chromium, tmp_path)
+    s = j.strings
+    status, answer = daemon.post("/api/games", {"players": FOUR, "target": 60})  # Ann deals: Bob plays first
+    assert status == 201, answer
+    table = j.joined_phone(daemon)  # the phone lying on the table, which presses for whoever is asked
+    table.locator("#welcome-watch").tap()
+    table.locator("#invite").tap()
+    link = table.locator("#invite-link")
+    expect(link).to_have_text(re.compile(r"/#join=[A-Za-z0-9_-]{22}$"), timeout=WAIT_MS)
+    j.shoot(table, "1-the-invite")
+    url = link.inner_text()
+    table.locator("#invite-close").tap()
+
+    bob = j.phone()  # his camera opens the QR code's link
+    bob.goto(url)
+    expect(bob.locator("#welcome-title")).to_have_text(s["welcome.who"], timeout=WAIT_MS)
+    expect(bob.locator("#welcome-hint")).to_have_text(s["welcome.who_hint"])
+    expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Bob"))
+    assert_whole_on_first_screen(bob, "#press")
+    j.shoot(bob, "2-who-are-you")
+
+    i_am(bob, "Bob")
+    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.play"])
+    expect(bob.locator("#press-caption")).to_have_text(s["button.cant_play"])
+    expect(bob.locator("#quick")).to_have_attribute("open", "")
+    expect(bob.locator("#quick-hint")).to_have_text(s["quick.mine"])
+    assert_whole_on_first_screen(bob, "#prompt")
+    assert_whole_on_first_screen(bob, "#press")
+    j.shoot(bob, "3-your-turn")
+
+    # He plays a Hit 2 and taps it: Cy must press twice, on his phone and on the table's.
+    bob.locator("#quick-cards").get_by_role("button", name=s["kind.hit_2"], exact=True).tap()
+    for page in (bob, table):
+        expect(page.locator("#prompt-text")).to_have_text(fill(s["prompt.times"], player="Cy", n=2), timeout=WAIT_MS)
+    expect(bob.locator("#prompt-me")).to_be_hidden()
+    j.shoot(bob, "4-cy-presses-twice")
+    for _ in range(2):
+        press_and_wait(table)
+    for player in ("Dee", "Ann"):  # Cy lost the turn; Dee and Ann cannot play and press
+        expect(table.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player=player), timeout=WAIT_MS)
+        press_and_wait(table)
+
+    # His turn again, and he cannot play: he presses, and the outcome is staged on his button.
+    expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.play"], timeout=WAIT_MS)
+    bob.locator("#press").tap()
+    staged = [s["stage.phew"], s["stage.cards_one"], *(s[k] for k in ("stage.cards", "stage.jackpot_cards"))]
+    pattern = "|".join(re.escape(text).replace(re.escape("{n}"), r"\d+") for text in staged)
+    expect(bob.locator("#press-outcome")).to_have_text(re.compile(f"^(?:{pattern})$"), timeout=WAIT_MS)
+    j.shoot(bob, "5-his-press")
+    expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.turn"], player="Cy"), timeout=WAIT_MS)
+
+    # He goes out later in the round, and counts the hands left: Cy's 7 and Skip (27).
+    for round_number, hands, totals in (
+        (1, {"Cy": ("7", "skip")}, ["27", "0", "0", "0"]),
+        (2, {"Dee": ("wild_all_hit",)}, None),
+    ):
+        bob.locator("#tab-round").tap()
+        expect(bob.locator("#entry-title")).to_have_text(fill(s["entry.title"], round=round_number))
+        bob.locator("#winner").select_option("Bob")
+        for player, kinds in hands.items():
+            count_hand(bob, player, kinds)
+        j.shoot(bob, f"{5 + round_number}-round-{round_number}-counted")
+        bob.locator("#entry-save").tap()
+        if totals:
+            expect(bob.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+            rows = bob.locator("#totals tbody tr")
+            expect(rows.filter(has_text="Bob").locator(".total")).to_have_text(totals[0])
+            j.shoot(bob, "7-scores-after-round-1")
+            bob.evaluate("window.scrollTo(0, 0)")
+
+    # 27 + 50 = 77, past the target of 60: the winner card, on his phone and the table's; no "Round saved" toast
+    # (of this round, or the last one's still showing) lies over it.
+    expect(bob.locator("#winner-card")).to_be_visible(timeout=WAIT_MS)
+    assert bob.locator("#toast").is_hidden(), bob.locator("#toast").inner_text()
+    for page in (bob, table):
+        card = page.locator("#winner-card")
+        expect(card).to_be_visible(timeout=WAIT_MS)
+        expect(card.locator("#winner-names")).to_have_text("Bob")
+        expect(card.locator("#winner-line")).to_have_text(fill(s["winner.wins"], winners="Bob"))
+        expect(card.locator(".winner-rank").first.locator(".winner-total")).to_have_text("77")
+        expect(card.get_by_role("button", name=s["winner.again"], exact=True)).to_be_visible()
+    expect(bob.locator("#prompt-text")).to_have_text(fill(s["prompt.over"], winners="Bob"))
+    j.shoot(bob, "9-the-winner")
+    j.shoot(table, "9-the-winner-on-the-table-phone")
+    j.close(bob, table)

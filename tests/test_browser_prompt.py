@@ -78,6 +78,24 @@ def assert_whole_on_first_screen(page: Page, selector: str) -> None:
     assert box["x"] + box["width"] <= view["width"], (box, view)
 
 
+# The elements of the top part (header, prompt, button, hopper) whose text is cut: clipped inside their own box
+# ("牌库：剩 1…") or reaching past the screen's edge. A visually hidden word kept for screen readers is not shown.
+CUT_OFF = """() => [...document.querySelectorAll(
+  ".top, .top *, #prompt, #prompt *, #stage, #stage *, .hopper, .hopper *, #press-for, #press-for *"
+)]
+  .filter((e) => e.getClientRects().length && getComputedStyle(e).clipPath === "none")
+  .filter((e) => {
+    const box = e.getBoundingClientRect();
+    const clips = getComputedStyle(e).overflowX !== "visible";
+    return (clips && e.scrollWidth > e.clientWidth + 1) || box.left < -1 || box.right > innerWidth + 1;
+  })
+  .map((e) => `${e.id || e.className}: ${e.textContent.trim()}`)"""
+
+
+def assert_nothing_cut(page: Page) -> None:
+    assert page.evaluate(CUT_OFF) == [], "cut off at the top of the page"
+
+
 def expect_trouble(page: Page, what: str, do: str, after: str) -> None:
     """The prompt tells the trouble (what happened, what to do, who goes after), whole on the first screen."""
     expect(page.locator("#trouble-what")).to_have_text(what, timeout=WAIT_MS)
@@ -85,6 +103,7 @@ def expect_trouble(page: Page, what: str, do: str, after: str) -> None:
     expect(page.locator("#trouble-next")).to_have_text(after)
     assert_whole_on_first_screen(page, "#trouble")
     assert_whole_on_first_screen(page, "#press")
+    assert_nothing_cut(page)
 
 
 def english_words(page: Page) -> set[str]:
@@ -97,14 +116,14 @@ def start_game(running: RunningDaemon, dealer: str = "Ben") -> None:
     assert running.post("/api/games", {"players": PLAYERS, "dealer": dealer})[0] == 201
 
 
-def dads_phone_and_another(browser, running: RunningDaemon, other: tuple[str, str], who: str | None) -> dict[str, Page]:
-    """Dad's phone in English at 393 px, and `other` (language, size) as `who` (None: just watching); Dad presses."""
-    phones = {other[0]: phone(browser, *other), "en": phone(browser, "en", "393")}
+def three_phones(browser, running: RunningDaemon, size: str) -> dict[str, Page]:
+    """A phone per language at `size`: Dad's in English, Mum's in 简体, one just watching in 繁體; Dad presses."""
+    phones = {lang: phone(browser, lang, size) for lang in LOCALES}
     for page in phones.values():
         open_joined(page, running)
-    phones["en"].locator("#welcome-players button", has_text="Dad").tap()
-    welcome = phones[other[0]].locator("#welcome")
-    (welcome.locator("#welcome-players button", has_text=who) if who else welcome.locator("#welcome-watch")).tap()
+    for lang, who in (("en", "Dad"), ("zh-Hans", "Mum")):
+        phones[lang].locator("#welcome-players button", has_text=who).tap()
+    phones["zh-Hant"].locator("#welcome-watch").tap()
     phones["en"].locator("#press").tap()
     return phones
 
@@ -126,6 +145,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         assert_whole_on_first_screen(page, "#prompt")
         assert_whole_on_first_screen(page, "#press")
         assert_whole_on_first_screen(page, ".top")
+        assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-1-who-are-you")
         # Nothing about the fairness plumbing above the button: one small mark in the header opens it.
         expect(page.locator("#fairness")).not_to_have_attribute("open", "")
@@ -136,6 +156,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         expect(page.locator("#press-caption")).to_have_text(strings["button.cant_play"])
         assert_whole_on_first_screen(page, "#prompt")
         assert_whole_on_first_screen(page, "#press")
+        assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-2-dad")
         if lang != "en":
             assert english_words(page) == set()
@@ -154,18 +175,22 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         expect(page.locator("#prompt-text")).to_have_text(fill(strings["prompt.turn"], player="Mum"))
         expect(page.locator("#prompt-me")).to_be_hidden()
         expect(page.locator("#press-caption")).to_have_text(strings["button.caption"])
+        assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-4-mum-next")
         page.context.close()
     finally:
         running.close()
 
 
-def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its_player(tmp_path, playwright_chromium):
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its_player(
+    tmp_path, playwright_chromium, size
+):
     _, browser = playwright_chromium
     running = start_daemon(tmp_path, JAM_TOML)
     try:
         start_game(running)  # Dad's turn
-        phones = dads_phone_and_another(browser, running, ("zh-Hans", "320"), "Mum")
+        phones = three_phones(browser, running, size)
         for lang, page in phones.items():
             strings = catalogue(lang)
             told = (fill(strings["trouble.jam_player"], player="Dad"), strings["trouble.do_jam"])
@@ -175,23 +200,34 @@ def test_a_jam_is_told_in_the_prompt_of_every_phone_and_is_one_feed_line_for_its
             expect(page.locator("#feed-lines li").first).to_contain_text(line, timeout=WAIT_MS)
             expect(page.locator("#feed-lines li", has_text=strings["line.phone"])).to_have_count(0)
             expect(page.locator('#feed-lines li[data-type="launcher.jammed"]')).to_have_count(0)
-            shoot(page, f"trouble-jam-{lang}")
+            shoot(page, f"trouble-jam-{size}-{lang}")
             if lang != "en":
                 assert english_words(page) == set()
         # The jam cost Dad nothing: it is still his turn, and his phone still says so.
         expect(phones["en"].locator("#prompt-me-text")).to_have_text(catalogue("en")["mine.play"])
-        for page in phones.values():
+        # The table screen beside the table says it in the same words.
+        tv = phone(browser, "zh-Hant", size)
+        tv.goto(running.url + "/table")
+        hant = catalogue("zh-Hant")
+        expect(tv.locator("#tv-trouble-what")).to_have_text(fill(hant["trouble.jam_player"], player="Dad"))
+        expect(tv.locator("#tv-trouble-do")).to_have_text(hant["trouble.do_jam"])
+        expect(tv.locator("#tv-trouble-next")).to_have_text(fill(hant["trouble.then_again"], player="Dad"))
+        shoot(tv, f"trouble-jam-{size}-table-screen")
+        for page in [*phones.values(), tv]:
             page.context.close()
     finally:
         running.close()
 
 
-def test_a_short_fire_says_the_cards_still_owed_on_every_phone_and_asks_for_a_refill(tmp_path, playwright_chromium):
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_short_fire_says_the_cards_still_owed_on_every_phone_and_asks_for_a_refill(
+    tmp_path, playwright_chromium, size
+):
     _, browser = playwright_chromium
     running = start_daemon(tmp_path, SHORT)
     try:
         start_game(running)  # Dad's turn; 6 cards drawn, the hopper holds 2
-        phones = dads_phone_and_another(browser, running, ("zh-Hant", "320"), None)
+        phones = three_phones(browser, running, size)
         for lang, page in phones.items():
             strings = catalogue(lang)
             refill = strings["trouble.do_refill"] + " " + fill(strings["trouble.takes"], player="Dad", n=4)
@@ -202,7 +238,7 @@ def test_a_short_fire_says_the_cards_still_owed_on_every_phone_and_asks_for_a_re
             what = fill(strings["line.cards"], n=2)
             line = fill(strings["line.pressed"], who="Dad", what=fill(strings["line.short"], what=what, owed=4))
             expect(page.locator("#feed-lines li").first).to_contain_text(line)
-            shoot(page, f"trouble-short-{lang}")
+            shoot(page, f"trouble-short-{size}-{lang}")
             if lang != "en":
                 assert english_words(page) == set()
         refiller = phones["zh-Hant"]
@@ -237,15 +273,23 @@ def test_a_wild_all_hit_at_four_phones_declared_from_the_top_credits_every_press
         assert_whole_on_first_screen(ben, "#press")
         shoot(ben, "wild-1-ben-declares-from-the-top")
         ben.locator('#quick-cards .decl[data-kind="wild_all_hit"]').tap()
-        # Whose press it is, on every phone: Dad's own says "You", the others name him and who comes after.
+        # Whose press it is, on every phone: Dad's own says "You", the others name him and who comes after; the
+        # phone of each player still due says, in the words of "you", whose press comes just before theirs.
         expect(phones["Dad"].locator("#prompt-me-text")).to_have_text(en["mine.once"], timeout=WAIT_MS)
-        for player in ("Mum", "Ann", "Ben"):
+        for player, after in (("Mum", "Dad"), ("Ann", "Mum"), ("Ben", None)):
             strings = catalogue(langs[player])
             expect(phones[player].locator("#prompt-text")).to_have_text(
                 fill(strings["prompt.once"], player="Dad"), timeout=WAIT_MS
             )
-            expect(phones[player].locator("#prompt-me")).to_be_hidden()
+            if after:
+                expect(phones[player].locator("#prompt-me-text")).to_have_text(
+                    fill(strings["mine.after"], player=after)
+                )
+                expect(phones[player].locator("#prompt")).not_to_have_attribute("data-me", "true")
+            else:
+                expect(phones[player].locator("#prompt-me")).to_be_hidden()
             expect(phones[player].locator("#prompt-queue li")).to_have_text(["Mum", "Ann"])
+        shoot(phones["Ann"], "wild-2-ann-presses-after-mum")
         shoot(phones["Mum"], "wild-2-mum-owes-a-press")
 
         # Ben, who owes nothing, presses: the press is not taken; he is asked whether it is for Dad, who is due.
@@ -257,6 +301,10 @@ def test_a_wild_all_hit_at_four_phones_declared_from_the_top_credits_every_press
         expect(ben.locator("#prompt-text")).to_have_text(fill(en["prompt.once"], player="Mum"))
         mum, hans = phones["Mum"], catalogue("zh-Hans")
         expect(mum.locator("#prompt-me-text")).to_have_text(hans["mine.once"])
+        expect(phones["Ann"].locator("#prompt-me-text")).to_have_text(
+            fill(catalogue("zh-Hant")["mine.after"], player="Mum")
+        )
+        expect(phones["Dad"].locator("#prompt-me")).to_be_hidden()  # he has pressed: nothing more is his
         mum.locator("#press").tap()
         expect(phones["Ann"].locator("#prompt-me-text")).to_have_text(
             catalogue("zh-Hant")["mine.once"], timeout=WAIT_MS

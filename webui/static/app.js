@@ -20,7 +20,8 @@ import {
   PROFILE_NAMES,
 } from "./core.js";
 import { confirmed } from "./confirm.js";
-import { asked, phonePlayer, phoneCall, renderPrompt } from "./game.js";
+import { phonePlayer, phoneCall, renderPrompt } from "./game.js";
+import { asked, faultReason, mayChangeTrouble } from "./gamestate.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
@@ -212,18 +213,6 @@ function renderHopper() {
   const bar = $("hopper-bar");
   bar.max = Math.max(1, hopper?.loaded ?? 1);
   bar.value = hopper?.remaining ?? 0;
-}
-
-// Why the launcher stopped, in plain words (the daemon's message is for the log). Literal keys for tests/test_i18n.py.
-const FAULT_CAUSES = {
-  board: () => t("fault.cause_board"),
-  motor: () => t("fault.cause_motor"),
-  dispenser: () => t("fault.cause_dispenser"),
-  record: () => t("fault.cause_record"),
-};
-
-function faultReason(cause) {
-  return FAULT_CAUSES[cause]?.() ?? t("fault.cause_other");
 }
 
 export function renderFault() {
@@ -576,24 +565,6 @@ function showTrouble(trouble) {
   renderPrompt();
 }
 
-// Events that may start or end trouble: the state says which, and who presses after. A press's plain end only
-// matters while there is trouble (a jam is over with the next press that is not one) or when it left cards owed.
-const TROUBLE_EVENTS = new Set([
-  "launcher.jammed",
-  "launcher.empty",
-  "launcher.stopped",
-  "launcher.lid",
-  "hardware.fault",
-  "hardware.ok",
-  "hopper.reloaded",
-]);
-const PRESS_END_EVENTS = new Set(["launcher.fired", "launcher.dealt", "launcher.missed"]);
-
-function mayChangeTrouble({ type, data }) {
-  if (TROUBLE_EVENTS.has(type)) return true;
-  if (!PRESS_END_EVENTS.has(type)) return false;
-  return ui.trouble !== null || data.owed > 0 || data.dispensed < data.requested; // a classic deal cut short
-}
 let troubleReads = 0; // only the newest read is shown
 
 // Read after the event came, the state holds it (readState's guard against older states would drop it when other

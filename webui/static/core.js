@@ -130,7 +130,7 @@ const KEPT_CLEAR = "button, a[href], input, select, summary, textarea, [data-toa
 // under it, for as long as it shows.
 function placeToast() {
   const box = $("toast");
-  if (box.hidden) return;
+  if (!box || box.hidden) return; // the table screen has no toast
   box.style.top = box.style.bottom = ""; // its own place, at the bottom
   const { left, right, top: lowest, height } = box.getBoundingClientRect();
   const controls = [...document.querySelectorAll(KEPT_CLEAR)]
@@ -156,5 +156,11 @@ export function toast(text) {
   moved.observe(document.body);
   placeToast();
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => (box.hidden = true), TOAST_MS);
+  toastTimer = setTimeout(clearToast, TOAST_MS);
+}
+
+// The toast gone at once: what it said is out of date (a game's end, which the winner card tells, came after it).
+export function clearToast() {
+  clearTimeout(toastTimer);
+  $("toast").hidden = true;
 }

@@ -17,6 +17,8 @@ import {
   causeName,
   rulesetName,
   demandText,
+  asked,
+  troubleWords,
 } from "./gamestate.js";
 import { resetEntry, renderEntry, renderScores } from "./score.js";
 import { renderSetup, renderGameRules } from "./setup.js";
@@ -215,52 +217,15 @@ function demandShort(demand) {
   return `${CARD}${demand.cards}`;
 }
 
-// Trouble at the launcher (ui.trouble, /api/state's): what happened, what to do. Literal keys for tests/test_i18n.py.
-const TROUBLE_WHAT = {
-  jam: (values) => (values.player ? t("trouble.jam_player", values) : t("trouble.jam")),
-  stuck: () => t("trouble.stuck"),
-  empty: () => t("trouble.empty"),
-  short: (values) => (values.owed === 1 ? t("trouble.short_one", values) : t("trouble.short", values)),
-  lid_open: () => t("trouble.lid_open"),
-  fault: () => t("trouble.fault"),
-  board_lost: () => t("trouble.board_lost"),
-};
-const TROUBLE_DO = {
-  jam: () => t("trouble.do_jam"),
-  stuck: () => t("trouble.do_stuck"),
-  empty: () => t("trouble.do_refill"),
-  short: () => t("trouble.do_refill"),
-  lid_open: () => t("trouble.do_lid"),
-  fault: () => t("trouble.do_fault"),
-  board_lost: () => t("trouble.do_board"),
-};
-
-// Who the table asks to press next: whoever owes first, else whose turn it is (null: nobody named, or no game).
-export function asked() {
-  const data = game.data;
-  if (!data || data.scoreboard.over) return null;
-  return data.table.pending?.player ?? data.table.current ?? null;
-}
-
 function renderTrouble() {
   const trouble = ui.trouble;
   $("trouble").hidden = !trouble;
   if (!trouble) return;
   $("trouble").dataset.code = trouble.code;
-  // A short fire's cards are owed to the player it was for (or several players, after more than one).
-  const owed = trouble.owed.reduce((sum, o) => sum + o.cards, 0);
-  const values = { player: trouble.player ?? "", owed };
-  $("trouble-what").textContent = (TROUBLE_WHAT[trouble.code] ?? TROUBLE_WHAT.fault)(values);
-  const takes = trouble.owed.map((o) =>
-    o.player ? (o.cards === 1 ? t("trouble.takes_one", o) : t("trouble.takes", { player: o.player, n: o.cards })) : "",
-  );
-  $("trouble-do").textContent = [(TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(), ...takes].filter(Boolean).join(" ");
-  // A jammed press cost nobody their press: the same player presses again; after any other trouble, whoever the
-  // table asks.
-  const next = asked();
-  const again = ["jam", "stuck"].includes(trouble.code) && next && next === trouble.player;
-  const after = again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
-  $("trouble-next").textContent = next ? after : "";
+  const words = troubleWords(trouble);
+  $("trouble-what").textContent = words.what;
+  $("trouble-do").textContent = words.todo;
+  $("trouble-next").textContent = words.after;
 }
 
 // What this phone's player is called to do now: "turn" (their plain turn: play a card, or press if they cannot),
@@ -300,17 +265,21 @@ export function renderPrompt() {
   }
   // This phone's player must press: an open demand on them, else their plain turn.
   const mine = Boolean(game.me && !scoreboard.over && (pending ? pending.player : table.current) === game.me);
+  // Further down the queue (a Wild All Hit): whose press comes just before theirs.
+  const before = mine || scoreboard.over ? null : pressesBefore(table.demands, game.me);
   const box = $("prompt");
   box.dataset.state = scoreboard.over ? "over" : pending ? "demand" : "turn";
   if (mine) box.dataset.me = "true";
   else delete box.dataset.me;
   $("prompt-symbol").textContent = symbol;
   $("prompt-text").textContent = text;
-  $("prompt-me").hidden = !mine;
+  $("prompt-me").hidden = !mine && !before;
   // This phone's own line says it, in the words of "you"; trouble's own line says whose go it is after.
   $("prompt-row").hidden = mine || Boolean(ui.trouble && !pending);
-  $("prompt-me-symbol").textContent = "👉";
-  $("prompt-me-text").textContent = mine ? mineText(pending) : "";
+  if (before) $("prompt-me").dataset.waiting = "true";
+  else delete $("prompt-me").dataset.waiting;
+  $("prompt-me-symbol").textContent = mine ? "👉" : "⏳";
+  $("prompt-me-text").textContent = mine ? mineText(pending) : before ? t("mine.after", { player: before }) : "";
   $("prompt-cause").textContent = cause;
   $("prompt-cause").hidden = !cause || Boolean(ui.trouble);
   const waiting = scoreboard.over ? [] : table.demands.slice(1);
@@ -327,6 +296,12 @@ export function renderPrompt() {
   );
   alertMe(mine ? pending : null);
   renderQuick();
+}
+
+// The player whose demand is just before `player`'s first one in the queue, or null (not in the queue, or first).
+function pressesBefore(demands, player) {
+  const index = player ? demands.findIndex((demand) => demand.player === player) : -1;
+  return index > 0 ? demands[index - 1].player : null;
 }
 
 // What this phone's own banner says: "Your turn", or what it owes in the words of "you".

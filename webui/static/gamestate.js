@@ -1,6 +1,7 @@
 // What the game's modules (game.js, score.js, setup.js, history.js) share: the game from the daemon, small DOM
-// helpers and the names of rules things. game.js imports score.js and setup.js, so they reach its redraws through
-// `view`, which game.js fills when it loads: no module imports one that imports it.
+// helpers and the names of rules things; with the table screen (table.js) too, trouble at the launcher in words.
+// game.js imports score.js and setup.js, so they reach its redraws through `view`, which game.js fills when it
+// loads: no module imports one that imports it.
 import { $, ui, t } from "./core.js";
 
 const CONFIRM_MS = 4000; // a second tap within this time confirms (undo, a new game over one in play)
@@ -222,4 +223,90 @@ export function ranked(sb) {
     total,
     place: sides.findIndex((other) => compare(other.standing, mine) < 0) + 1,
   }));
+}
+
+// ---- Trouble at the launcher ----
+
+// Who the table asks to press next: whoever owes first, else whose turn it is (null: nobody named, or no game).
+export function asked() {
+  const data = game.data;
+  if (!data || data.scoreboard.over) return null;
+  return data.table.pending?.player ?? data.table.current ?? null;
+}
+
+// Why the launcher stopped, in plain words (the daemon's message is for the log). Literal keys for tests/test_i18n.py.
+const FAULT_CAUSES = {
+  board: () => t("fault.cause_board"),
+  motor: () => t("fault.cause_motor"),
+  dispenser: () => t("fault.cause_dispenser"),
+  record: () => t("fault.cause_record"),
+};
+
+export function faultReason(cause) {
+  return FAULT_CAUSES[cause]?.() ?? t("fault.cause_other");
+}
+
+// Events that may start or end trouble: the state says which, and who presses after. A press's plain end only
+// matters while there is trouble (a jam is over with the next press that is not one) or when it left cards owed.
+const TROUBLE_EVENTS = new Set([
+  "launcher.jammed",
+  "launcher.empty",
+  "launcher.stopped",
+  "launcher.lid",
+  "hardware.fault",
+  "hardware.ok",
+  "hopper.reloaded",
+]);
+const PRESS_END_EVENTS = new Set(["launcher.fired", "launcher.dealt", "launcher.missed"]);
+
+export function mayChangeTrouble({ type, data }) {
+  if (TROUBLE_EVENTS.has(type)) return true;
+  if (!PRESS_END_EVENTS.has(type)) return false;
+  return ui.trouble !== null || data.owed > 0 || data.dispensed < data.requested; // a classic deal cut short
+}
+
+// Trouble at the launcher (/api/state's `trouble`): what happened, what to do. Literal keys for tests/test_i18n.py.
+const TROUBLE_WHAT = {
+  jam: (values) => (values.player ? t("trouble.jam_player", values) : t("trouble.jam")),
+  stuck: () => t("trouble.stuck"),
+  empty: () => t("trouble.empty"),
+  short: (values) => (values.owed === 1 ? t("trouble.short_one", values) : t("trouble.short", values)),
+  lid_open: () => t("trouble.lid_open"),
+  fault: () => t("trouble.fault"),
+  board_lost: () => t("trouble.board_lost"),
+};
+const TROUBLE_DO = {
+  jam: () => t("trouble.do_jam"),
+  stuck: () => t("trouble.do_stuck"),
+  empty: () => t("trouble.do_refill"),
+  short: () => t("trouble.do_refill"),
+  lid_open: () => t("trouble.do_lid"),
+  fault: () => t("trouble.do_fault"),
+  board_lost: () => t("trouble.do_board"),
+};
+
+// The trouble in words, as every phone's prompt and the table screen tell it: `what` happened, what `todo`, and who
+// presses `after` ("" when nobody is named). `screen`: the table screen's own, `{ cause }` of a FAULT, which it names
+// (it has no fault banner), and its refill is tapped on a phone (it has no ↻).
+export function troubleWords(trouble, screen = null) {
+  // A short fire's cards are owed to the player it was for (or several players, after more than one).
+  const owed = trouble.owed.reduce((sum, o) => sum + o.cards, 0);
+  const values = { player: trouble.player ?? "", owed };
+  const faulted = screen && trouble.code === "fault";
+  const what = faulted
+    ? t("trouble.fault_cause", { reason: faultReason(screen.cause) })
+    : (TROUBLE_WHAT[trouble.code] ?? TROUBLE_WHAT.fault)(values);
+  const takes = trouble.owed.map((o) =>
+    o.player ? (o.cards === 1 ? t("trouble.takes_one", o) : t("trouble.takes", { player: o.player, n: o.cards })) : "",
+  );
+  const refill = screen && ["empty", "short"].includes(trouble.code);
+  const todo = [refill ? t("trouble.do_refill_phone") : (TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(), ...takes]
+    .filter(Boolean)
+    .join(" ");
+  // A jammed press cost nobody their press: the same player presses again; after any other trouble, whoever the
+  // table asks.
+  const next = asked();
+  const again = ["jam", "stuck"].includes(trouble.code) && next && next === trouble.player;
+  const after = !next ? "" : again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
+  return { what, todo, after };
 }

@@ -438,11 +438,14 @@ async function saveRound(carry = false) {
     view.show(answer.game);
     resetEntry();
     view.tab("scores");
-    toast(
-      editing === null
-        ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner })
-        : t("feed.round_edited", { round: editing + 1 }),
-    );
+    // A round that ends the game is told by the winner card, which a toast would lie over.
+    if (!answer.game.scoreboard.over) {
+      toast(
+        editing === null
+          ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner })
+          : t("feed.round_edited", { round: editing + 1 }),
+      );
+    }
   } catch (error) {
     showError("entry-error", refusal(error));
     $("entry-carry").hidden = error.code !== "attacks_open" || editing !== null;

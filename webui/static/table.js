@@ -1,11 +1,21 @@
 // The table screen (/table): a tablet or a TV beside the table shows, big, who must press or whose turn it is and
-// who comes next, the launcher's every press as it happens (the ring's tension, the button's kick or sag, what came
-// out), the scores ranked, and the join code for a newcomer's camera. It has nothing to tap that acts: the game is
-// played from the phones and the launcher. The entry module of table.html, in the language the phone page would
-// have (webui/page.py); words from the same catalogues.
+// who comes next, trouble at the launcher in the phones' words, the launcher's every press as it happens (the ring's
+// tension, the button's kick or sag, what came out), the scores ranked, and the join code for a newcomer's camera.
+// It has nothing to tap that acts: the game is played from the phones and the launcher. The entry module of
+// table.html, in the language the phone page would have (webui/page.py); words from the same catalogues.
 import { request, refusal } from "./api.js";
 import { $, ui, t } from "./core.js";
-import { game, CARD, causeName, demandText, modeLine, names, showError } from "./gamestate.js";
+import {
+  game,
+  CARD,
+  causeName,
+  demandText,
+  modeLine,
+  names,
+  showError,
+  mayChangeTrouble,
+  troubleWords,
+} from "./gamestate.js";
 import { plug as motion } from "./motion.js";
 import { rankItems } from "./winner.js";
 
@@ -19,6 +29,8 @@ const screen = {
   lastId: 0, // the newest event received
   outcome: null, // timer that puts the caption back
   reload: null, // timer of the next GET /api/game
+  faultCause: null, // /api/state's `fault_cause`: a FAULT is named with it
+  troubleReads: 0, // only the newest read of the trouble is shown
 };
 
 // ---- The prompt: who must press, whose turn, who comes next ----
@@ -53,6 +65,32 @@ function renderPrompt() {
   $("tv-next").hidden = next.length === 0;
 }
 
+// Trouble at the launcher (/api/state's `trouble`), in the words of every phone's prompt: what happened, what to do,
+// who presses after.
+function renderTrouble() {
+  const trouble = ui.trouble;
+  $("tv-trouble").hidden = !trouble;
+  if (!trouble) return;
+  $("tv-trouble").dataset.code = trouble.code;
+  const words = troubleWords(trouble, { cause: screen.faultCause });
+  $("tv-trouble-what").textContent = words.what;
+  $("tv-trouble-do").textContent = words.todo;
+  $("tv-trouble-next").textContent = words.after;
+}
+
+function showState(state) {
+  ui.trouble = state.trouble ?? null;
+  screen.faultCause = state.fault_cause;
+  renderTrouble();
+}
+
+// Read after an event that may start or end trouble; of several reads, the newest one asked for wins.
+async function refreshTrouble() {
+  const read = ++screen.troubleReads;
+  const state = await request("GET", "/api/state");
+  if (read === screen.troubleReads) showState(state);
+}
+
 function renderScores() {
   const sb = game.data?.scoreboard;
   $("tv-no-game").hidden = Boolean(sb);
@@ -63,6 +101,7 @@ function renderScores() {
 async function loadGame() {
   game.data = (await request("GET", "/api/game")).game;
   renderPrompt();
+  renderTrouble(); // who presses after
   renderScores();
 }
 
@@ -80,11 +119,9 @@ function setTension(tension) {
 }
 
 // What the launcher is doing now, on the button: "…" while it works, then what came out, then the caption again.
-function showOutcome(text, trouble = "") {
+function showOutcome(text) {
   clearTimeout(screen.outcome);
   $("tv-outcome").textContent = text;
-  $("tv-trouble").textContent = trouble;
-  $("tv-trouble").hidden = !trouble;
   delete $("stage").dataset.jackpot;
   if (text && text !== t("line.waiting")) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
 }
@@ -115,13 +152,9 @@ function onLauncher({ type, data }) {
       if (data.jackpot) $("stage").dataset.jackpot = "true"; // app.css's shake and gold ring
       break;
     case "launcher.jammed":
-      showOutcome(t("line.stopped"), data.reason === "stuck_at_exit" ? t("feed.stuck", data) : t("feed.jammed", data));
-      break;
     case "launcher.empty":
-      showOutcome(t("line.stopped"), t("feed.empty", data));
-      break;
     case "hardware.fault":
-      showOutcome(t("line.stopped"), t("refused.fault"));
+      showOutcome(t("line.stopped")); // what it was, and what to do, is the trouble under the prompt
       break;
     case "hardware.ok":
       showOutcome(t("feed.ok"));
@@ -189,6 +222,7 @@ function connect() {
   source.onopen = () => {
     renderConn("live");
     loadGame().catch(() => {});
+    refreshTrouble().catch(() => {}); // what changed while the stream was down
   };
   source.onerror = () => {
     renderConn("reconnecting");
@@ -199,6 +233,7 @@ function connect() {
     screen.lastId = event.id;
     onLauncher(event);
     motion.event(event, true);
+    if (mayChangeTrouble(event)) refreshTrouble().catch(() => {});
     if (GAME_CHANGES.test(event.type)) reloadGame();
     if (event.type === "pins.changed") loadInvite().catch(() => {});
   };
@@ -219,7 +254,7 @@ async function start() {
   const state = await request("GET", "/api/state").catch(() => null);
   screen.lastId = state?.last_event_id ?? 0; // what came before is in the state and the game read below
   setTension(state?.tension);
-  if (state?.fault) showOutcome("", t("refused.fault"));
+  if (state) showState(state);
   // Opened from an invite's link with /table in place of /: joined at once, the link out of the address bar.
   const pin = /^#pin=(\d+)$/.exec(location.hash)?.[1];
   if (pin) {

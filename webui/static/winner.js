@@ -4,7 +4,7 @@
 // scoring). Closed, it stays closed on this page; it comes back when the page is opened again, for as long as the
 // ended game is the last one; a new game, from any phone, takes it away.
 import { request, refusal } from "./api.js";
-import { $, ui, t, toast } from "./core.js";
+import { $, ui, t, toast, clearToast } from "./core.js";
 import { game, view, el, names, number, modeLine, ranked, rulesetName, showError } from "./gamestate.js";
 
 const MEDALS = ["🥇", "🥈", "🥉"];
@@ -81,7 +81,10 @@ function renderWinner() {
   $("winner-again").setAttribute("aria-busy", String(card.sending));
   $("winner-again-what").hidden = !joined;
   $("winner-again-what").textContent = `${names(data.players)} · ${rulesetName(data.ruleset)}`;
-  if (ended) box.scrollIntoView({ block: "start" });
+  if (ended) {
+    clearToast(); // the last round's "Round saved" would lie over the card's totals
+    box.scrollIntoView({ block: "start" });
+  }
 }
 
 async function playAgain() {
