@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ from launcher import game_requests
 from launcher.daemon import Daemon
 from launcher.export import stored_games
 from launcher.store import MIGRATIONS, STORE_FILE, Store
-from tests.conftest import joined_client
-from tests.test_shuffles import fast
+from tests.conftest import joined_client, local_daemon
 
 PLAYERS = ["Ann", "Bob", "Cy"]
 ROUNDS = "/api/games/current/rounds"
@@ -52,18 +50,6 @@ def old_store(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(fast(tmp_path))
-    yield running
-    running.close()
-
-
-@pytest.fixture
-def client(daemon: Daemon) -> FlaskClient:
-    return joined_client(daemon)
-
-
 def test_the_upgrade_moves_every_round_to_its_own_row_and_loses_none(old_store: Path) -> None:
     before = rows(old_store, "SELECT id, state FROM games ORDER BY id")
     Store(old_store)
@@ -83,19 +69,21 @@ def test_the_upgrade_moves_every_round_to_its_own_row_and_loses_none(old_store: 
 
 def test_the_upgraded_games_read_as_they_were_saved(old_store: Path) -> None:
     before = {i: json.loads(text) for i, text in rows(old_store, "SELECT id, state FROM games") if i != 2}
-    running = Daemon(fast(old_store.parent))
-    try:
+    with local_daemon(old_store.parent) as running:
         exported = {g.id: g.game.to_dict() for g in stored_games(running.store, running.history)}
         assert exported == {i: state["game"] for i, state in before.items()}  # the damaged one left out
         assert running.history.page(10)["games"][0]["rounds"] == 4  # the ended game, summarized at the start
         assert len(running.games.view()["scoreboard"]["rounds"]) == 7  # type: ignore[index]
-    finally:
-        running.close()
 
 
-def test_corrections_and_undos_write_their_rounds_and_a_restart_reads_the_same_game(
-    daemon: Daemon, client: FlaskClient, tmp_path: Path
-) -> None:
+def test_corrections_and_undos_write_their_rounds_and_a_restart_reads_the_same_game(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        view = _corrected_and_undone(daemon, joined_client(daemon))
+    with local_daemon(tmp_path) as restarted:
+        assert restarted.games.view() == view
+
+
+def _corrected_and_undone(daemon: Daemon, client: FlaskClient) -> dict[str, Any] | None:
     assert client.post("/api/games", json={"players": PLAYERS}).status_code == 201
     for n in range(6):
         reply = client.post(
@@ -108,10 +96,4 @@ def test_corrections_and_undos_write_their_rounds_and_a_restart_reads_the_same_g
     again = rows(daemon.store.path, "SELECT rowid, round FROM game_rounds ORDER BY round")
     assert [r for _, r in again] == [0, 1, 2, 3, 4]
     assert [w for w in written if w[1] != 1][:4] == [a for a in again if a[1] != 1]  # only the corrected one
-    view = daemon.games.view()
-    daemon.close()
-    restarted = Daemon(fast(tmp_path))
-    try:
-        assert restarted.games.view() == view
-    finally:
-        restarted.close()
+    return daemon.games.view()
