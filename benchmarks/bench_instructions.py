@@ -138,6 +138,19 @@ def native(tmp: Path, *args: str) -> None:
     subprocess.run([sys.executable, *args], cwd=ROOT, env=probe_env(tmp), check=True, stdout=subprocess.DEVNULL)
 
 
+def every_thread_press(tmp: Path, marks: Path, config: Path, idle_s: str = IDLE_S, presses: int = 0) -> int:
+    """Instructions of one press on every thread of the daemon of `config`, 20 phones following (the probe's
+    press-all; `presses` 0: the probe's number): the window of presses less the idle rate over as long."""
+    found = counted(tmp, marks, "press-all", str(config), idle_s, *([str(presses)] if presses else []), from_start=True)
+    idle, idle_window = int(found["idle"][0]), float(found["idle"][1])
+    window, window_s, pressed = int(found["presses"][0]), float(found["presses"][1]), int(found["presses"][2])
+    print(
+        f"(every thread: {window:,} instructions over {window_s:.1f} s for {pressed} presses, idle "
+        f"{idle / idle_window:,.0f} per second taken off)"
+    )
+    return round((window - idle * window_s / idle_window) / pressed)
+
+
 def nbody_instructions_per_step(tmp: Path, marks: Path) -> float:
     steps = (1000, 3000)
     found = [int(counted(tmp, marks, "nbody", str(n))["nbody"][0]) for n in steps]
@@ -184,14 +197,7 @@ def main() -> int:
             every = write_config(tmp / "press-all")
             # PINs set before, so that no first start's hashing runs on its thread during the windows
             native(tmp, "-m", "launcher", "new-pins", "--new-store", "--config", str(every))
-            found = counted(tmp, marks, "press-all", str(every), IDLE_S, from_start=True)
-            idle, idle_s = int(found["idle"][0]), float(found["idle"][1])
-            window, window_s, presses = int(found["presses"][0]), float(found["presses"][1]), int(found["presses"][2])
-            every_thread = round((window - idle * window_s / idle_s) / presses)
-            print(
-                f"(every thread: {window:,} instructions over {window_s:.1f} s for {presses} presses, idle "
-                f"{idle / idle_s:,.0f} per second taken off)"
-            )
+            every_thread = every_thread_press(tmp, marks, every)
             rows += [
                 ("press -> motor on, header process", header_press, "bare gpiozero press", bare_press),
                 ("one press, every thread, 20 phones", every_thread, "bare gpiozero press", bare_press),

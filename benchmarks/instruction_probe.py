@@ -121,20 +121,22 @@ class _Presses:
             self.counting = True
             _marks.marks_toggle()
         button.drive_low()  # type: ignore[attr-defined]
-        if not self._on.wait(5):
+        if not self._on.wait(30):  # callgrind runs about 50 times slower than native
             raise RuntimeError("a press did not start the motor")
         button.drive_high()  # type: ignore[attr-defined]
 
 
-def _pass_the_card(daemon: object, beam: object) -> None:
-    """The card leaves through the beam; wait until the launcher is free again (woken by its events, no polling)."""
+def _pass_the_card(daemon: object, beam: object, pressed: int) -> None:
+    """The card leaves through the beam; wait until the controller has counted the press (its shuffle had
+    `pressed` presses before it: a press the board fired from its arm reaches the controller a little later) and
+    the launcher is free again (woken by its events, no polling)."""
     import time
 
     beam.drive_low()  # type: ignore[attr-defined]
     beam.drive_high()  # type: ignore[attr-defined]
     bus, controller = daemon.bus, daemon.controller  # type: ignore[attr-defined]
     seen = bus.last_id
-    while controller.snapshot()["busy"]:
+    while (snapshot := controller.snapshot())["busy"] or snapshot["presses"] == pressed:  # (0 in a new shuffle)
         if not bus.wait(seen, 0.05):
             time.sleep(0.005)
         seen = bus.last_id
@@ -223,9 +225,9 @@ def probe_header_press_path(config: str) -> None:
     dump(f"press-path {presses.fired}")
 
 
-def probe_press_all(config: str, idle_s: str) -> None:
+def probe_press_all(config: str, idle_s: str, presses: str = str(PRESSES)) -> None:
     """Every thread of the daemon: an idle window first (what it does with no press: the status light breathing,
-    the streams' waits), then PRESSES presses with PHONES phones following the stream, each
+    the streams' waits), then `presses` presses with PHONES phones following the stream, each
     card passed and the launcher free again, and the same settling time after. bench_instructions.py takes the idle
     rate off."""
     import subprocess
@@ -234,8 +236,8 @@ def probe_press_all(config: str, idle_s: str) -> None:
 
     from launcher.access import Role
 
-    presses = _Presses()
-    marked = _marked_pin(presses.motor_on)
+    pressing = _Presses()
+    marked = _marked_pin(pressing.motor_on)
     daemon, button, beam, forward = _daemon(config, marked)
     marked.forward = forward
     threading.Thread(target=daemon.server.run, name="waitress", daemon=True).start()  # type: ignore[attr-defined]
@@ -251,8 +253,9 @@ def probe_press_all(config: str, idle_s: str) -> None:
         if phones.stdout.readline().strip() != "following":
             raise RuntimeError("the phones did not start following")
         for _ in range(2):
-            presses.press(daemon, button, count=False)
-            _pass_the_card(daemon, beam)
+            pressed = daemon.controller.snapshot()["presses"]  # type: ignore[attr-defined]
+            pressing.press(daemon, button, count=False)
+            _pass_the_card(daemon, beam, pressed)
         time.sleep(float(idle_s))
         _marks.marks_zero()
         started = time.perf_counter()
@@ -260,11 +263,12 @@ def probe_press_all(config: str, idle_s: str) -> None:
         dump(f"idle {time.perf_counter() - started:.6f}")
         _marks.marks_zero()
         started = time.perf_counter()
-        for _ in range(PRESSES):
-            presses.press(daemon, button, count=False)
-            _pass_the_card(daemon, beam)
+        for _ in range(int(presses)):
+            pressed = daemon.controller.snapshot()["presses"]  # type: ignore[attr-defined]
+            pressing.press(daemon, button, count=False)
+            _pass_the_card(daemon, beam, pressed)
         time.sleep(float(idle_s))
-        dump(f"presses {time.perf_counter() - started:.6f} {PRESSES}")
+        dump(f"presses {time.perf_counter() - started:.6f} {presses}")
         daemon.bus.end_streams()  # type: ignore[attr-defined]
         phones.stdin.close()
     daemon.close()  # type: ignore[attr-defined]

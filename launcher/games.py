@@ -11,6 +11,7 @@ game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules th
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -18,11 +19,12 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from launcher import game_requests, jsontext
+from launcher import game_requests
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Ruleset, Table
 from launcher.game.attacks import Demand
+from launcher.game.entries import RoundEntry
 from launcher.game_view import game_view, table_view
 from launcher.history import UNREADABLE, History, read_state
 from launcher.refusals import Refusal
@@ -150,7 +152,8 @@ class GameDesk:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._saver.connect() as conn:
-                self._id = game_table.new(conn, jsontext.dumps(_state(game, table, None)), time.time())
+                rounds = [_text(entry.to_dict()) for entry in game.entries]
+                self._id = game_table.new(conn, _text(_state(game, table, None)), rounds, time.time())
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
                 self._on_change(game, table)
@@ -255,10 +258,12 @@ class GameDesk:
 
     def _commit(self, game: Game, table: Table, undo: dict[str, Any] | None = None) -> None:
         """With the lock held: save the changed game and table durably, then make them current. `undo`: what
-        undo_declaration would put back after this change (None: nothing, e.g. after a round is scored)."""
-        assert self._id is not None
+        undo_declaration would put back after this change (None: nothing, e.g. after a round is scored). Only the
+        rounds the change scored or corrected are written: the state saved besides does not grow with the game."""
+        assert self._id is not None and self._game is not None
+        rounds = _changed(self._game.entries, game.entries)
         with self._saver.connect() as conn:
-            game_table.save(conn, self._id, jsontext.dumps(_state(game, table, undo)))
+            game_table.save(conn, self._id, _text(_state(game, table, undo)), len(game.entries), rounds)
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)
         self._game, self._table, self._undo = game, table, undo
@@ -295,5 +300,18 @@ def _reseated(game: Game, table: Table) -> Table:
     return table.next_round(game.dealer, game.active_players)
 
 
+def _changed(before: tuple[RoundEntry, ...], after: tuple[RoundEntry, ...]) -> dict[int, str]:
+    """The rounds of `after` that `before` does not hold in their place (a change replaces the rounds it changes,
+    and the tuple only when it changes one), by number, as stored."""
+    if after is before:  # a press, a declaration: no round changed
+        return {}
+    return {n: _text(e.to_dict()) for n, e in enumerate(after) if n >= len(before) or e is not before[n]}
+
+
 def _state(game: Game, table: Table, undo: dict[str, Any] | None) -> dict[str, Any]:
-    return {"game": game.to_dict(), "table": table.to_dict(), "undo": undo}
+    """What is saved of the game but its rounds (game_table keeps those a row each)."""
+    return {"game": game.to_dict_but_rounds(), "table": table.to_dict(), "undo": undo}
+
+
+def _text(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"))

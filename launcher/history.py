@@ -20,7 +20,7 @@ from typing import Any
 
 from launcher.errors import LauncherError
 from launcher.game import Game, GameError, Mode
-from launcher.store import Store, transaction
+from launcher.store import Store, game_table, transaction
 from launcher.summaries import GameSummary, Outcome, summarize
 from launcher.text import scrubbed
 
@@ -140,7 +140,7 @@ class History:
     def _catch_up_one(self, conn: sqlite3.Connection, game_id: int) -> bool:
         """In a transaction: summarize one game; False if its stored state cannot be read as a game."""
         (started, state), next_start = (
-            conn.execute("SELECT started_ts, state FROM games WHERE id = ?", (game_id,)).fetchone(),
+            conn.execute(f"SELECT started_ts, {game_table.STATE} FROM games WHERE id = ?", (game_id,)).fetchone(),
             conn.execute("SELECT min(started_ts) FROM games WHERE id > ?", (game_id,)).fetchone()[0],
         )
         try:
@@ -256,8 +256,8 @@ class History:
         """An ended game's summary and its stored state; UnknownGame if there is none."""
         with self._store.connect() as conn:
             row = conn.execute(
-                f"SELECT {', '.join(f's.{c}' for c in _SUMMARY_FIELDS)}, g.state "
-                "FROM game_summaries AS s JOIN games AS g ON g.id = s.game WHERE s.game = ?",
+                f"SELECT {', '.join(f's.{c}' for c in _SUMMARY_FIELDS)}, {game_table.STATE} "
+                "FROM game_summaries AS s JOIN games ON games.id = s.game WHERE s.game = ?",
                 (game_id,),
             ).fetchone()
         if row is None:

@@ -24,7 +24,12 @@ def store_with_games(tmp_path: Path) -> Path:
     playing = Game(["Ann", "Bob"], "lowest_total", 500)
     with store.connect() as conn:
         for game, started in ((won, time.time() - 600), (playing, time.time())):
-            game_table.new(conn, json.dumps({"game": game.to_dict(), "table": {}}), started)
+            game_table.new(
+                conn,
+                json.dumps({"game": game.to_dict_but_rounds(), "table": {}}),
+                [json.dumps(entry.to_dict()) for entry in game.entries],
+                started,
+            )
     return config
 
 
@@ -67,7 +72,7 @@ def test_a_game_whose_stored_state_cannot_be_read_is_left_out_of_the_export(
 ) -> None:
     config = store_with_games(tmp_path)
     with Store(tmp_path / STORE_FILE).connect() as conn:
-        game_table.new(conn, damage, time.time())
+        game_table.new(conn, damage, [], time.time())
     assert main(["export", "--config", str(config), "--format", "json"]) == 0
     document = json.loads(capsysbinary.readouterr().out)
     assert [game["id"] for game in document["games"]] == [1, 2]

@@ -197,7 +197,32 @@ def test_presses_and_rounds_save_the_game_through_one_kept_connection(
     daemon.close()  # and the kept connection is closed with the daemon: the saves are in the store
     with contextlib.closing(real_connect(daemon.store.path)) as conn:
         (state,) = conn.execute("SELECT state FROM games ORDER BY id DESC LIMIT 1").fetchone()
-    assert len(json.loads(state)["game"]["rounds"]) == 2
+        assert conn.execute("SELECT count(*) FROM game_rounds").fetchone() == (2,)
+    assert sum(counts["presses"] for counts in json.loads(state)["game"]["launcher"].values()) == 5
+
+
+def store_rows(daemon: Daemon, sql: str) -> list[tuple[Any, ...]]:
+    with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_a_press_saves_what_it_changed_the_same_at_the_first_round_as_at_the_sixtieth(
+    daemon: Daemon, client: FlaskClient
+) -> None:
+    """A round is stored once, when it is scored; a press saves the table and the counts, whose size does not
+    grow with the game (the whole game saved at every press cost a long game's presses more and more)."""
+    send(client, "POST", "/api/games", {"players": THREE})
+    saved = []
+    for number in range(1, LONG_EVENING + 1):
+        send(client, "POST", ROUNDS, {"winner": "Ann", "hands": {"Bob": 0, "Cy": 1}})
+        if number in (1, LONG_EVENING):
+            daemon.games.pressed(True, 1, None)
+            saved.append(store_rows(daemon, "SELECT length(state) FROM games")[0][0])
+    rounds = store_rows(daemon, "SELECT rowid, * FROM game_rounds ORDER BY round")
+    assert [r[2] for r in rounds] == list(range(LONG_EVENING))
+    daemon.games.pressed(True, 1, None)
+    assert store_rows(daemon, "SELECT rowid, * FROM game_rounds ORDER BY round") == rounds  # not one written again
+    assert saved[1] - saved[0] < 16  # a few more digits in the press counts at most
 
 
 def test_the_phones_reading_the_game_after_a_change_cost_one_encoding(

@@ -57,7 +57,12 @@ def finished(players: list[str], winner: str, mode: str = "winner_collects", *, 
 
 def add(store: Store, game: Game, started: float) -> int:
     with store.connect() as conn:
-        return game_table.new(conn, json.dumps({"game": game.to_dict(), "table": {}}), started)
+        return game_table.new(
+            conn,
+            json.dumps({"game": game.to_dict_but_rounds(), "table": {}}),
+            [json.dumps(entry.to_dict()) for entry in game.entries],
+            started,
+        )
 
 
 def play(store: Store, history: History, game: Game, started: float) -> int:
@@ -212,7 +217,7 @@ def test_a_game_whose_state_cannot_be_read_is_left_out_and_the_rest_summarized(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     with store.connect() as conn:
-        game_table.new(conn, json.dumps({"game": {"players": "nonsense"}, "table": {}}), T0)
+        game_table.new(conn, json.dumps({"game": {"players": "nonsense"}, "table": {}}), [], T0)
     add(store, finished(["Ann", "Bob"], "Ann"), T0 + 60)
     add(store, Game(["Ann", "Bob"], "winner_collects"), T0 + 120)
     assert History(store).catch_up() == 1

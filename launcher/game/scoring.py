@@ -229,7 +229,16 @@ class Game:
 
     # --- persistence ---------------------------------------------------------------------------------------------
 
+    @property
+    def entries(self) -> tuple[RoundEntry, ...]:
+        """The rounds as entered; a change replaces the tuple, and in it only the rounds it scores or corrects."""
+        return self._replay.entries
+
     def to_dict(self) -> dict[str, Any]:
+        return {**self.to_dict_but_rounds(), "rounds": [entry.to_dict() for entry in self._replay.entries]}
+
+    def to_dict_but_rounds(self) -> dict[str, Any]:
+        """`to_dict()` but the rounds, which are stored one at a time as they are scored (`entries`)."""
         return {
             "players": list(self.players),
             "mode": self.mode.value,
@@ -239,7 +248,6 @@ class Game:
             "house_rules": self.house_rules.to_dict(),
             "dealer": self.first_dealer,
             "final": None if self.final_rule is None else self.final_rule.value,
-            "rounds": [entry.to_dict() for entry in self._replay.entries],
             "launcher": self._launcher.to_dict(),
         }
 

@@ -4,7 +4,7 @@ connection they run on, so that a caller chooses the transaction and the connect
 Flask's tutorial, or a thread's long-lived `Writer`).
 
     with store.connect() as conn:
-        game_table.save(conn, game_id, state)
+        game_table.current(conn)
 
 The game history's tables are read and written by launcher/history.py, which owns them.
 """

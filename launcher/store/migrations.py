@@ -205,6 +205,23 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (tournament, round)
     );
     """,
+    # A game's rounds in a table of their own (launcher/store/game_table.py), a row written once as its round is
+    # scored: a game saved whole at every press cost a long game's presses more and more. `round` counts from 0.
+    # The rounds of the games kept move out of their state; a state an edit or damage made unreadable stays whole.
+    """
+    CREATE TABLE game_rounds (
+        game  INTEGER NOT NULL REFERENCES games (id),
+        round INTEGER NOT NULL,
+        entry TEXT NOT NULL,
+        PRIMARY KEY (game, round)
+    );
+    CREATE TEMP TABLE whole AS SELECT id, state FROM games
+        WHERE CASE WHEN json_valid(state) THEN json_type(state, '$.game.rounds') = 'array' ELSE 0 END;
+    INSERT INTO game_rounds (game, round, entry)
+        SELECT whole.id, r.key, r.value FROM whole, json_each(whole.state, '$.game.rounds') AS r;
+    UPDATE games SET state = json_remove(state, '$.game.rounds') WHERE id IN (SELECT id FROM whole);
+    DROP TABLE whole;
+    """,
 )
 
 
