@@ -5,10 +5,6 @@
   hooks for the test: `line(id).drive(level)` is the outside world on an input pin, `pwm(id)` records duty.
 - `FakeMicropython`: `micropython.kbd_intr`.
 - `Mechanics`: the launcher around the board: cards leave the hopper and cross the beam while the motor runs.
-- `FakeBoard`: all of that running `Launcher` in a thread at about 1 kHz, plugged in by a wire: `PtyWire`, the
-  master end of a pty pair whose slave end is reachable through a symlink like /dev/serial/by-id/usb-..., on real
-  time; or `MemoryWire`, bytes in memory whose host end is a `Port` that waits on the clock, so that the board
-  and the host both run on a `VirtualClock`. `Tamper` drops or duplicates lines on the wire.
 
 Interrupt handlers run at once in the thread that drives the pin, under the board's lock, like a soft IRQ that
 runs between two steps of the main loop.
@@ -16,38 +12,16 @@ runs between two steps of the main loop.
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import os
-import pty
-import random
-import select
 import sys
 import threading
-import time
-import tty
 import types
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from launcher.clock import REAL_CLOCK, Clock, VirtualClock
-from launcher.hardware.sim import MemoryWire
+from launcher.clock import Clock
+from launcher.hardware.header_board import load_firmware
 
-FIRMWARE = Path(__file__).resolve().parent.parent / "firmware"
 TICKS_PERIOD = 1 << 30
-
-
-def load_firmware() -> types.ModuleType:
-    """firmware/main.py as a module, with firmware/ on sys.path for its `import board, framing`."""
-    if str(FIRMWARE) not in sys.path:
-        sys.path.insert(0, str(FIRMWARE))
-    spec = importlib.util.spec_from_file_location("firmware_main", FIRMWARE / "main.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 firmware = load_firmware()
 board = sys.modules["board"]
@@ -161,8 +135,6 @@ class FakePWM:
         self.duty = 0
         self.history: list[tuple[int, int]] = []  # (ms, duty) at every change
         self.starts = 0  # off -> on transitions
-        self.on_perf = 0.0  # time.perf_counter() of the last off -> on
-        self.turned_on = threading.Event()
         machine.pwms[pin.id] = self
 
     def freq(self, value: int | None = None) -> int | None:
@@ -177,8 +149,6 @@ class FakePWM:
         assert 0 <= value <= 65535, value
         if value and not self.duty:
             self.starts += 1
-            self.on_perf = time.perf_counter()
-            self.turned_on.set()
         if value != self.duty:
             self.history.append((self._clock.now_ms(), value))
         self.duty = value
@@ -281,219 +251,3 @@ class Mechanics:
                 beam.drive(0)
             if self._pins.HOPPER is not None:
                 machine.line(self._pins.HOPPER).drive(0 if self.hopper > 0 else 1)
-
-
-class Tamper:
-    """Drops or duplicates whole lines on one direction of the wire: by rule (the next `times` lines that
-    contain `pattern`) or at random."""
-
-    def __init__(self, *, seed: int | None = None, drop: float = 0.0, duplicate: float = 0.0) -> None:
-        self._rules: list[list[Any]] = []
-        self._random = random.Random(seed)
-        self._drop = drop
-        self._duplicate = duplicate
-        self.log: list[tuple[str, bytes]] = []  # (what was done, line)
-        self.block = False  # drop everything
-
-    def drop(self, pattern: bytes, times: int = 1) -> None:
-        self._rules.append([pattern, "drop", times])
-
-    def duplicate(self, pattern: bytes, times: int = 1) -> None:
-        self._rules.append([pattern, "duplicate", times])
-
-    def __call__(self, line: bytes) -> list[bytes]:
-        action = "pass"
-        if self.block:
-            action = "drop"
-        else:
-            for rule in self._rules:
-                if rule[2] > 0 and rule[0] in line:
-                    rule[2] -= 1
-                    action = rule[1]
-                    break
-            else:
-                roll = self._random.random()
-                if roll < self._drop:
-                    action = "drop"
-                elif roll < self._drop + self._duplicate:
-                    action = "duplicate"
-        self.log.append((action, line))
-        return {"pass": [line], "drop": [], "duplicate": [line, line]}[action]
-
-
-def _point(link: Path, target: str) -> None:
-    tmp = link.with_name(link.name + ".new")
-    tmp.unlink(missing_ok=True)
-    tmp.symlink_to(target)
-    tmp.replace(link)  # atomic, as udev swaps /dev/serial/by-id links
-
-
-class Wire(Protocol):
-    """The board's end of a USB cable."""
-
-    def receive(self, timeout: float) -> bytes:
-        """What the host sent, waiting up to `timeout` for the first byte."""
-        ...
-
-    def send(self, data: bytes) -> None:
-        """To the host; OSError when nobody reads (a USB CDC port drops it too)."""
-        ...
-
-    def unplug(self) -> None: ...
-
-
-class PtyWire:
-    """The master end of a pty pair; the host opens the slave end through the symlink `link`, on real time."""
-
-    def __init__(self, link: Path) -> None:
-        self.link = link
-        self._master, self._slave = pty.openpty()
-        tty.setraw(self._slave)  # no echo, no line discipline: bytes as a USB CDC port passes them
-        os.set_blocking(self._master, False)
-        _point(link, os.ttyname(self._slave))
-
-    def receive(self, timeout: float) -> bytes:
-        ready, _, _ = select.select([self._master], [], [], timeout)
-        if not ready:
-            return b""
-        try:
-            return os.read(self._master, 4096)
-        except OSError:
-            return b""
-
-    def send(self, data: bytes) -> None:
-        os.write(self._master, data)
-
-    def unplug(self) -> None:
-        for fd in (self._master, self._slave):
-            with contextlib.suppress(OSError):  # already closed
-                os.close(fd)
-        self._master = self._slave = -1
-        self.link.unlink(missing_ok=True)
-
-
-class FakeBoard:
-    """A Pico running the firmware, plugged in by `link`: a path (a pty behind that symlink, on real time) or a
-    MemoryWire (on its clock). A thread runs the main loop at about 1 kHz.
-
-    `to_board` and `to_host` are Tamper-like callables applied to every line on the wire.
-    """
-
-    def __init__(
-        self,
-        link: Path | MemoryWire,
-        *,
-        clock: Clock = REAL_CLOCK,
-        boot_id: str = "B0A7D001",
-        hopper: int = 100,
-        card_ms: int = 20,
-        pin_map: Any = board,
-        to_board: Callable[[bytes], list[bytes]] | None = None,
-        to_host: Callable[[bytes], list[bytes]] | None = None,
-    ) -> None:
-        self.wire: Wire = PtyWire(link) if isinstance(link, Path) else link
-        self.link = link
-        self.clock = FakeClock(source=clock)
-        self.to_board = to_board
-        self.to_host = to_host
-        self._pin_map = pin_map
-        self._hopper = hopper
-        self._card_ms = card_ms
-        self._lock = threading.RLock()
-        self._incoming = b""
-        self.dropped_writes = 0
-        self.received: list[bytes] = []  # lines that reached the firmware
-        self.sent: list[bytes] = []  # lines the firmware wrote
-        self.reset(boot_id)
-        self._stop = clock.event()
-        self._thread = clock.thread(self._run, "fake-board")
-        self._thread.start()
-
-    def reset(self, boot_id: str) -> None:
-        """Power-cycle the chip (a watchdog reset, a brown-out): fresh firmware state on the same port."""
-        with self._lock:
-            self.machine = FakeMachine(self.clock, self._lock)
-            close_lid(self.machine, self._pin_map)
-            self.launcher = firmware.Launcher(
-                self.machine, self.clock, self._write, boot_id, wdt=self.machine.WDT(timeout=1000), pins=self._pin_map
-            )
-            self.mechanics = Mechanics(self.machine, self._pin_map, hopper=self._hopper, card_ms=self._card_ms)
-
-    @property
-    def motor(self) -> FakePWM:
-        return self.machine.pwm(self._pin_map.MOTOR_IN1)
-
-    def press(self) -> None:
-        self.machine.line(self._pin_map.BUTTON).drive(0)
-
-    def release(self) -> None:
-        self.machine.line(self._pin_map.BUTTON).drive(None)
-
-    def click(self, hold_s: float = 0.02) -> None:
-        self.press()
-        time.sleep(hold_s)
-        self.release()
-
-    def events(self, name: bytes) -> list[bytes]:
-        return [line for line in list(self.sent) if line.startswith(b"E " + name + b" ")]
-
-    def _write(self, data: bytes) -> None:
-        self.sent.append(data)
-        for line in self.to_host(data) if self.to_host else [data]:
-            try:
-                self.wire.send(line)
-            except OSError:  # nobody reading (a full buffer) or unplugged: a USB CDC port drops it too
-                self.dropped_writes += 1
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            data = self.wire.receive(0.001)  # the first byte wakes the loop, as select.poll(1) does on the board
-            with self._lock:
-                for line in self._lines(data):
-                    for piece in self.to_board(line) if self.to_board else [line]:
-                        self.received.append(piece)
-                        self.launcher.receive(piece)
-                self.mechanics.step(self.clock.now_ms())
-                self.launcher.poll()
-
-    def _lines(self, data: bytes) -> list[bytes]:
-        self._incoming += data
-        *lines, self._incoming = self._incoming.split(b"\n")
-        return [line + b"\n" for line in lines]
-
-    def unplug(self) -> None:
-        """Pull the USB cable: the port disappears. Safe to call twice."""
-        self._stop.set()
-        self._thread.join()
-        self.wire.unplug()
-
-    close = unplug
-
-    def __enter__(self) -> FakeBoard:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    """Poll until predicate() is truthy and return its value; AssertionError after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
-        time.sleep(0.002)
-
-
-def on_clock(clock: VirtualClock, call: Callable[[], object], within: float = 60.0) -> None:
-    """Make a blocking call (a close, which joins threads) while virtual time moves on for the threads it waits for.
-
-    The call runs on a thread the clock does not know, so that its joins do not hold time still.
-    """
-    thread = threading.Thread(target=call, name="on-clock")
-    thread.start()
-    clock.run_until(lambda: not thread.is_alive(), within=within)
-    thread.join()

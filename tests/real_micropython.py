@@ -32,7 +32,9 @@ import pytest
 from launcher.clock import REAL_CLOCK
 from launcher.hardware import framing
 from launcher.hardware.framing import Frame, Parser
-from tests.fake_machine import FIRMWARE, FakeClock, Mechanics, board, wait_until
+from launcher.hardware.header_board import FIRMWARE
+from tests.fake_machine import FakeClock, Mechanics, board
+from tests.sim_board import wait_until
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

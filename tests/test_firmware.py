@@ -18,7 +18,6 @@ from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, Parser, encode
 from launcher.hardware.serial_link import SerialHardware
 from tests.fake_machine import (
-    FakeBoard,
     FakeClock,
     FakeMachine,
     FakeMicropython,
@@ -27,8 +26,8 @@ from tests.fake_machine import (
     close_lid,
     firmware,
     pins,
-    wait_until,
 )
+from tests.sim_board import SimBoard, wait_until
 
 BOOT_ID = "C0FFEE01"
 WRAP = 1 << 30
@@ -724,7 +723,7 @@ def link(tmp_path: Path) -> Path:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_host(link: Path) -> None:
-    with FakeBoard(link) as pico, SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500)) as host:
+    with SimBoard(link) as pico, SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500)) as host:
         wait_until(lambda: host.describe()["link"] == "up", 5)
         jobs = []
         host.inputs.when_pressed = lambda: jobs.append(host.dispenser.start(3))
@@ -732,7 +731,7 @@ def test_a_press_on_the_board_fires_cards_through_the_host(link: Path) -> None:
         wait_until(lambda: jobs, 5)
         result = jobs[0].wait(5)
         assert (result.requested, result.dispensed, result.stop) == (3, 3, StopReason.COUNT)
-        assert pico.motor.starts == 1 and pico.mechanics.cards_out == 3 and pico.launcher.fires == 1
+        assert pico.motor.starts == 1 and pico.world.cards_out == 3 and pico.launcher.fires == 1
         described = host.describe()
         assert described["backend"] == "serial" and described["port"] == str(link)
         assert described["boot_id"] == "B0A7D001" and described["link"] == "up"

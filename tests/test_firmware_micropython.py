@@ -23,8 +23,9 @@ from launcher.hardware import framing
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, encode
 from launcher.hardware.serial_link import SerialHardware
-from tests.fake_machine import board, wait_until
+from tests.fake_machine import board
 from tests.real_micropython import MicroPythonBoard, board_on_pipes, micropython, run_script
+from tests.sim_board import wait_until
 
 __all__ = ["micropython"]  # the fixture, imported for the tests below
 
