@@ -15,6 +15,7 @@ import os
 import pty
 import random
 import select
+import sys
 import threading
 import time
 import tty
@@ -32,6 +33,8 @@ from launcher.hardware import header_board
 from launcher.hardware.sim import BoardWire, MemoryWire, SimPin, SimulatedBoard, SimulatedWorld
 
 SETTLE_S = 5.0
+firmware = header_board.load_firmware()  # firmware/main.py, as the simulator loads it
+board = sys.modules["board"]  # and firmware/board.py, a Pico's wiring, which it imports
 
 
 class Tamper:
@@ -147,12 +150,12 @@ class _Logged:
         self._wire.unplug()
 
 
-class _NotedPin(SimPin):
+class NotedPin(SimPin):
     """A mock pin that tells its factory's `note` of each change (the board's motor log)."""
 
     def _change_state(self, value: float) -> bool:
         changed = super()._change_state(value)
-        note: Callable[[_NotedPin, float], None] | None = getattr(self.factory, "note", None)
+        note: Callable[[NotedPin, float], None] | None = getattr(self.factory, "note", None)
         if changed and note is not None:
             note(self, value)
         return changed
@@ -209,7 +212,7 @@ class SimBoard:
         self.sent: list[bytes] = []  # what the firmware wrote
         self.motor = Motor()
         self._t0 = clock.now()
-        self.factory = MockFactory(pin_class=_NotedPin)
+        self.factory = MockFactory(pin_class=NotedPin)
         self.factory.note = self._pin_changed
         self.world = SimulatedWorld(self.config, self.factory, clock=clock)
         self.world.jam(jammed)
@@ -236,7 +239,7 @@ class SimBoard:
             self.clock.sleep(0.005)
         return board
 
-    def _pin_changed(self, pin: _NotedPin, value: float) -> None:
+    def _pin_changed(self, pin: NotedPin, value: float) -> None:
         if pin is self._forward:
             self.motor.changed(self.now_ms(), value)
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -23,14 +22,10 @@ from gpiozero.pins.mock import MockFactory
 from launcher.clock import VirtualClock
 from launcher.config import Config, DispenseConfig, PinsConfig, from_mapping
 from launcher.hardware.base import DispenseResult, StopReason
-from launcher.hardware.header_board import load_firmware
 from launcher.hardware.serial_link import SerialHardware
 from launcher.hardware.serial_session import BOARD_SETTINGS, HOST_ONLY, PER_FIRE
 from launcher.hardware.sim import MemoryWire, SimulatedHardware, SimulatedWorld
-from tests.sim_board import SimBoard, on_clock
-
-firmware = load_firmware()
-board = sys.modules["board"]  # firmware/board.py, the Pico's wiring, which the firmware imports
+from tests.sim_board import SimBoard, board, firmware, on_clock
 
 
 class Side(Protocol):

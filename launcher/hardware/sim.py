@@ -38,7 +38,25 @@ MOTOR_LOG_KEPT = 10_000  # (time, running) changes of the motor, for tests and t
 
 
 class SimPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no type hints
-    """A mock PWM pin that tells the simulated world when a motor pin changes, so the world needs no polling."""
+    """A mock PWM pin that tells the simulated world when a motor pin changes, so the world needs no polling; and
+    a line the world drives keeps its level when a pull-up is set on it (a closed switch holds its line low), where
+    a mock pin would be pulled high."""
+
+    driven = False
+
+    def drive_low(self) -> None:
+        self.driven = True
+        super().drive_low()
+
+    def drive_high(self) -> None:
+        self.driven = True
+        super().drive_high()
+
+    def _set_pull(self, value: str) -> None:
+        if self.driven and value == "up":
+            self._pull = value
+        else:
+            super()._set_pull(value)
 
     def _change_state(self, value: float) -> bool:
         changed = super()._change_state(value)
