@@ -37,7 +37,7 @@ from launcher.hardware import framing
 from launcher.hardware.framing import Frame, Parser
 from launcher.hardware.header_board import FIRMWARE
 from launcher.hardware.sim import SimPin, SimulatedWorld
-from tests.sim_board import board, wait_until
+from tests.sim_board import board, point, wait_until
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -191,10 +191,7 @@ class MicroPythonBoard:
         if link is not None:
             os.close(self._master)  # the board's end is the process's now
             self._master = -1
-            tmp = link.with_name(link.name + ".new")
-            tmp.unlink(missing_ok=True)
-            tmp.symlink_to(os.ttyname(self._slave))
-            tmp.replace(link)
+            point(link, os.ttyname(self._slave))
         else:
             os.close(stdin)
             os.close(stdout)

@@ -75,11 +75,12 @@ class Tamper:
         return {"pass": [line], "drop": [], "duplicate": [line, line]}[action]
 
 
-def _point(link: Path, target: str) -> None:
+def point(link: Path, target: str) -> None:
+    """`link` made to point at `target` at once, as udev swaps /dev/serial/by-id links."""
     tmp = link.with_name(link.name + ".new")
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(target)
-    tmp.replace(link)  # atomic, as udev swaps /dev/serial/by-id links
+    tmp.replace(link)  # atomic
 
 
 class PtyWire:
@@ -92,7 +93,7 @@ class PtyWire:
         os.set_blocking(self._master, False)
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
-        _point(link, os.ttyname(self._slave))
+        point(link, os.ttyname(self._slave))
 
     def receive(self, timeout: float) -> bytes:
         try:
