@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from launcher.hardware import framing
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, encode
 from launcher.hardware.serial_link import SerialHardware
+from tests.conftest import MakeDaemon
 from tests.real_micropython import MicroPythonBoard, board_on_pipes, micropython, run_script
 from tests.sim_board import board, wait_until
 
@@ -262,7 +263,7 @@ def test_a_press_on_the_board_fires_cards_through_the_host(micropython: Path, li
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
+def daemon(make_daemon: MakeDaemon, tmp_path: Path, link: Path) -> Daemon:
     config = from_mapping(
         {
             "hardware": {"backend": "serial"},
@@ -272,9 +273,7 @@ def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
             "web": {"port": 0},
         }
     )
-    running = Daemon(config)
-    yield running
-    running.close()
+    return make_daemon(config)
 
 
 def event_types(daemon: Daemon) -> list[str]:

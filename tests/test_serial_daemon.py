@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from launcher.config import ConfigError, from_mapping
 from launcher.daemon import Daemon
-from tests.conftest import wait_until
+from tests.conftest import MakeDaemon, wait_until
 from tests.sim_board import SimBoard
 
 
@@ -20,7 +20,7 @@ def link(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
+def daemon(make_daemon: MakeDaemon, tmp_path: Path, link: Path) -> Daemon:
     config = from_mapping(
         {
             "hardware": {"backend": "serial"},
@@ -30,9 +30,7 @@ def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
             "web": {"port": 0},
         }
     )
-    running = Daemon(config)
-    yield running
-    running.close()
+    return make_daemon(config)
 
 
 def event_types(daemon: Daemon) -> list[str]:
