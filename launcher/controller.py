@@ -11,7 +11,8 @@ A backend with a reflex (a board on USB) is armed, whenever the launcher waits f
 with that press's outcome (looked up, not drawn): the board then starts the motor on its own button and the press
 is taken here after, exactly as if the host had drawn it. Anything else that decides here first (a phone's press, a
 new shuffle, a reload, the lid, a new game) takes the arm back, and whatever the board fired first is taken as the
-press it was.
+press it was. The arm's protocol is launcher/arm.py's `BoardArm`; what to arm for and what a fire from the arm
+becomes are decided here.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
+from launcher.arm import BoardArm
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import SHUFFLE_PRESSES
 from launcher.errors import LauncherError
@@ -168,10 +170,6 @@ class Controller:
         # and the cards short fires still owe, until the hopper is refilled (docs/GAME.md).
         self._trouble: tuple[Trouble, str | None, int | None] | None = None
         self._owed: list[dict[str, Any]] = []
-        self._reflex = self._dispenser if isinstance(self._dispenser, Reflexes) else None
-        self._armed: Outcome | None = None  # the press the board is armed for, until it fired or gave the arm back
-        self._claimed: FireJob | None = None  # the last fire made from the arm, taken as a press
-        self._arming_paused = 0  # inside arming_paused(): no arm until it ends
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
             self._next_shuffle(self._shuffle.profile)
@@ -182,15 +180,20 @@ class Controller:
         self._inputs.when_pressed = self.press_from_button
         self._inputs.when_lid_changed = self.lid_changed
         self._dispenser.when_card = self._card_out
-        if self._reflex is not None:
-            self._reflex.when_reflex = self.reflex_fired
+        self._arm = BoardArm(
+            self._dispenser if isinstance(self._dispenser, Reflexes) else None,
+            lock=self._lock,
+            next_fire=self._next_fire,
+            claim=self._claim,
+            take=self._take,
+        )
 
     # --- commands --------------------------------------------------------------------------------------
 
     def press(self, source: str, *, for_player: str | None = None) -> PressTicket:
         """Take one press, for `for_player` or else for whoever the table asks. Raises PressRefused when the
         launcher is busy or in FAULT."""
-        with self._deciding():  # the board's own press, if it came first, makes this one too late
+        with self._arm.deciding():  # the board's own press, if it came first, makes this one too late
             refusal = self._refusal()
             if refusal is None:
                 deal = self._game.cards_owed(for_player) if self._game is not None else None
@@ -220,24 +223,10 @@ class Controller:
             self._conclude_without_fire(ticket, error)
         return ticket
 
-    def reflex_fired(self, job: FireJob) -> None:
-        """The board fired on its own button, from its arm (told on the link's thread, perhaps twice): that press."""
-        with self._lock:
-            claimed = self._claim(job)
-        self._take(claimed)
-
-    @contextmanager
-    def arming_paused(self) -> Iterator[None]:
+    def arming_paused(self) -> AbstractContextManager[None]:
         """The board holds no arm until the end: while a new game is set up (it may deal exact cards, which an arm
         made before knows nothing of), or the hopper is reloaded."""
-        with self._deciding():
-            self._arming_paused += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._arming_paused -= 1
-                self._arm()
+        return self._arm.paused()
 
     def press_from_button(self) -> None:
         """The physical button's callback: never blocks, never raises into gpiozero's thread."""
@@ -251,7 +240,7 @@ class Controller:
     def new_shuffle(self, profile: Profile | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """End the shuffle (revealing its seed) and start the next, with another profile if given: (record,
         summary)."""
-        with self._deciding():
+        with self._arm.deciding():
             if not self._busy:
                 record = self._next_shuffle(profile or self._shuffle.profile)
                 self._cues.idle()
@@ -277,14 +266,14 @@ class Controller:
     def lid_changed(self, is_open: bool) -> None:
         """The lid opened (the hardware has already stopped the motor) or closed (perhaps after a refill)."""
         if is_open:
-            with self._deciding():  # a press the board fired before the lid opened came first
+            with self._arm.deciding():  # a press the board fired before the lid opened came first
                 self._shuffles.lid_opened(self._shuffle)
             self._cues.idle()
         else:
             with self._lock:
                 if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK):
                     self._trouble = None  # the lid was opened to take the card out: try again
-                self._arm()
+                self._arm.refresh()
             self._cues.lid_closed()
         self._bus.publish(EventType.LAUNCHER_LID, {"open": is_open})
 
@@ -293,19 +282,19 @@ class Controller:
         with self._lock:
             if not ok:
                 self._fault.latch(FaultCause.BOARD, f"launcher board: {message}", from_link=True)
-                self._armed = None  # a board greeted again holds no arm
+                self._arm.forget()  # a board greeted again holds no arm
                 return
             cleared = self._fault.link_back()
-            self._arm()
+            self._arm.refresh()
         if cleared:
             self._cues.idle()
             self._bus.publish(EventType.HARDWARE_OK, {"message": message})
 
     def reset(self) -> None:
         """Leave FAULT: the one command accepted while latched."""
-        with self._deciding():  # the STOP of the fault dropped the arm; the board says whether it fired first
+        with self._arm.deciding():  # the STOP of the fault dropped the arm; the board says whether it fired first
             was = self._fault.clear()
-            self._arm()
+            self._arm.refresh()
         if was is not None:
             self._cues.idle()
             self._bus.publish(EventType.HARDWARE_OK, {})
@@ -401,53 +390,24 @@ class Controller:
             return PressRefused(Refusal.BUSY, "the launcher is still firing; press again in a moment")
         return None
 
-    def _arm(self) -> None:
-        """With the lock held: arm the board with the next press, when the launcher waits for one that fires at once
-        from the shuffle's schedule. The shuffle must be closed to contributions (its key is then fixed)."""
-        if self._reflex is None or self._arming_paused or self._worker.stopping.is_set():
-            return
+    def _next_fire(self) -> tuple[Outcome, int] | None:
+        """With the lock held: the next press and its cards, when the launcher waits for one that fires at once from
+        the shuffle's schedule (the board may be armed for it). The shuffle must be closed to contributions (its
+        key is then fixed)."""
+        if self._worker.stopping.is_set():
+            return None
         if self._busy or self._fault.message is not None or self._inputs.lid_open or not self._shuffle.closed:
-            return
+            return None
         if self._game is not None and self._game.cards_owed(None) is not None:
-            return  # classic UNO deals exact cards, not a draw of the schedule
+            return None  # classic UNO deals exact cards, not a draw of the schedule
         outcome = self._shuffle.peek()
         cards = min(outcome.cards, self._hopper.count.remaining)
         if outcome.pause_ms or cards == 0:
-            return  # a miss, a suspense pause or an empty hopper: the host has time to decide it
-        if self._reflex.arm(cards):
-            self._armed = outcome
+            return None  # a miss, a suspense pause or an empty hopper: the host has time to decide it
+        return outcome, cards
 
-    @contextmanager
-    def _deciding(self) -> Iterator[None]:
-        """The lock, held while the board holds no arm: what is decided inside cannot race a press the board fires
-        itself. The board gives its arm back first, waited for without the lock (a state read must not wait on
-        the wire); a press it fired from it meanwhile is taken, and goes on once the lock is let go."""
-        claimed: list[Claimed] = []
-        while True:
-            self._lock.acquire()
-            armed = self._armed
-            if armed is None or self._reflex is None:
-                break
-            self._lock.release()
-            job = self._reflex.disarm()
-            with self._lock:
-                if job is not None and (taken := self._claim(job)) is not None:
-                    claimed.append(taken)
-                if self._armed is armed:  # not armed again meanwhile (then it is taken back again)
-                    self._armed = None
-        try:
-            yield
-        finally:
-            self._lock.release()
-            for taken in claimed:
-                self._take(taken)
-
-    def _claim(self, job: FireJob) -> Claimed | None:
-        """With the lock held: the press a fire from the arm was, once whoever tells of it first."""
-        if job is self._claimed:
-            return None
-        self._claimed = job
-        armed, self._armed = self._armed, None
+    def _claim(self, armed: Outcome | None, job: FireJob) -> Claimed:
+        """With the lock held: the press a fire from the arm (armed for `armed`) was: the schedule's next."""
         outcome = self._shuffle.draw()
         if armed is None or (armed.press, armed.cards) != (outcome.press, outcome.cards) or self._busy:
             log.error("the board fired from an arm for press %s; press %s was drawn", armed, outcome)
@@ -456,10 +416,8 @@ class Controller:
         self._busy = True
         return ticket, job
 
-    def _take(self, claimed: Claimed | None) -> None:
+    def _take(self, claimed: Claimed) -> None:
         """Without the lock: a press the board fired from its arm goes on as any press whose motor has started."""
-        if claimed is None:
-            return
         ticket, job = claimed
         self._bus.publish(EventType.BUTTON_PRESSED, {"press": ticket.outcome.press, "source": "button"})
         self._cues.pressed(ticket.outcome.tension)
@@ -524,7 +482,7 @@ class Controller:
             with self._lock:
                 self._busy = False
                 self._free_since = self._clock.now()
-                self._arm()
+                self._arm.refresh()
             ticket.finish(ticket.result)
 
     def _attribute(self, ticket: PressTicket, dispensed: int) -> None:

@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.clock import VirtualClock
+from launcher.clock import REAL_CLOCK, Clock, VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 
@@ -202,18 +202,46 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
         running.close()
 
 
+def local_config(tmp_path: Path) -> Config:
+    """A daemon in this process: its state in `tmp_path`, any free port, fast simulated hardware, no rest."""
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+    return config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0)
+
+
 @contextmanager
 def local_daemon(tmp_path: Path) -> Iterator[Daemon]:
     """The daemon in this process, whose app Flask's test client reaches, on fast simulated hardware timed by a
     virtual clock (fires exact, whatever else the machine is doing)."""
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
     clock = VirtualClock()
-    running = Daemon(config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0), clock=clock)
+    running = Daemon(local_config(tmp_path), clock=clock)
     try:
         yield running
     finally:
         running.close()
         clock.close()
+
+
+MakeDaemon = Callable[..., Daemon]
+
+
+@pytest.fixture
+def make_daemon() -> Iterator[MakeDaemon]:
+    """Daemons in this process, each closed at the test's end: `make_daemon(config)` on real time,
+    `make_daemon(config, clock=clock)` on that clock, `make_daemon(config, virtual=True)` on a virtual clock of its
+    own (fires exact, whatever else the machine is doing), closed with it."""
+    made: list[tuple[Daemon, VirtualClock | None]] = []
+
+    def make(config: Config, *, clock: Clock | None = None, virtual: bool = False) -> Daemon:
+        own = VirtualClock() if virtual else None
+        running = Daemon(config, clock=own or clock or REAL_CLOCK)
+        made.append((running, own))
+        return running
+
+    yield make
+    for running, own in reversed(made):
+        running.close()
+        if own is not None:
+            own.close()
 
 
 def joined_client(daemon: Daemon, *, admin: bool = False) -> FlaskClient:

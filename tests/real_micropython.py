@@ -3,8 +3,9 @@
 `MicroPythonBoard` runs firmware/main.py's own `run()` in a `micropython` process: its USB serial is the process's
 stdin and stdout (the master end of a pty whose slave the host opens through a /dev/serial/by-id-like symlink, or
 two pipes the test reads and writes itself), and its pins are tests/micropython_machine.py, driven and read over
-two more file descriptors. The launcher around the board (the roller, the hopper, the exit beam) is `Mechanics`
-from tests/fake_machine.py, run here in the test process on what the pins report.
+two more file descriptors. The launcher around the board (the roller, the hopper, the exit beam, the lid and the
+button) is the simulator's `SimulatedWorld`, here in the test process on mock pins that mirror what the board's
+pins report, its beam, lid and button sent back to the board's pins.
 
 The interpreter: UNO_MICROPYTHON if set, else the one scripts/lab-micropython fetched into the lab's cache
 (scripts/test fetches it), else a `micropython` on PATH. Without one the tests skip and say why, or fail when CI is
@@ -23,16 +24,20 @@ import tempfile
 import threading
 import time
 import tty
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gpiozero.pins.mock import MockFactory
 
 from launcher.clock import REAL_CLOCK
+from launcher.config import Config, DispenseConfig, PinsConfig, SimConfig
 from launcher.hardware import framing
 from launcher.hardware.framing import Frame, Parser
-from tests.fake_machine import FIRMWARE, FakeClock, Mechanics, board, wait_until
+from launcher.hardware.header_board import FIRMWARE
+from launcher.hardware.sim import SimPin, SimulatedWorld
+from tests.sim_board import board, point, wait_until
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -40,6 +45,7 @@ ROOT = TESTS.parent
 # A board whose loop has not been seen to pass for this long is kept waiting by the OS (a real board's loop passes
 # every millisecond or so): the simulated roller waits for it.
 STALLED_S = 0.02
+ENABLE, LIGHT, BUZZER = 2, 3, 4  # pins the world wants that a Pico's wiring leaves free
 BOOT = "import sys\nimport micropython_machine\nsys.modules['machine'] = micropython_machine\nimport main\nmain.run()\n"
 
 
@@ -110,44 +116,21 @@ class RemotePWM:
         self.turned_on = threading.Event()
 
 
-class RemoteLine:
-    """An input pin of the board: what the outside world drives onto it, sent to the stand-in on a change."""
+class Mirror(SimPin):
+    """A mock pin of the world's: the board's input pins it drives are sent to the board (its `send`)."""
 
-    def __init__(self, board: MicroPythonBoard, key: str) -> None:
-        self._board = board
-        self._key = key
-        self._level: int | None = None
+    send: Callable[[Mirror, bool], None] | None = None
 
-    def drive(self, level: int | None) -> None:
-        if level != self._level:
-            self._level = level
-            self._board.send_pin(self._key, level)
-
-
-class RemoteMachine:
-    """The parts of FakeMachine that `Mechanics` uses, on the real board's pins."""
-
-    def __init__(self, board: MicroPythonBoard) -> None:
-        self._board = board
-        self.clock = FakeClock(source=REAL_CLOCK)
-        self.lock = threading.RLock()
-        self.lines: dict[str, RemoteLine] = {}
-        self.pwms: dict[str, RemotePWM] = {}
-        self.outputs: dict[str, int] = {}
-
-    def line(self, id: Any) -> RemoteLine:
-        key = str(id)
-        if key not in self.lines:
-            self.lines[key] = RemoteLine(self._board, key)
-        return self.lines[key]
-
-    def pwm(self, id: Any) -> RemotePWM:
-        return self.pwms.setdefault(str(id), RemotePWM())
+    def _change_state(self, value: float) -> bool:
+        changed = super()._change_state(value)
+        if changed and self.send is not None:
+            self.send(self, bool(value))
+        return changed
 
 
 class MicroPythonBoard:
     """A Pico running the firmware under the real MicroPython. `link`: the path of a symlink to a pty that the
-    host opens (real time, as FakeBoard's PtyWire); None: the test talks over pipes itself (`write`, `frames`).
+    host opens (real time, as tests/sim_board.py's PtyWire); None: the test talks over pipes itself (`write`, `frames`).
 
     `lid_closed` and `button_held` are the pins' levels at power-up.
     """
@@ -158,17 +141,19 @@ class MicroPythonBoard:
         link: Path | None = None,
         *,
         hopper: int = 100,
-        card_ms: int = 20,
+        cards_per_second: float = 62.5,  # one card every 20 ms at the FIREs' 80 % duty
         lid_closed: bool = True,
         button_held: bool = False,
     ) -> None:
         self.link = link
-        self.machine = RemoteMachine(self)
+        self.motor, self.reverse = RemotePWM(), RemotePWM()
+        self.outputs: dict[str, int] = {}  # the board's output pins, as last reported
         self.events: list[tuple[float, str]] = []  # (time.monotonic(), line) from the stand-in
         self.frames: list[Frame] = []  # what the firmware wrote, in pipe mode
         self.text = b""  # and the raw bytes
         self._parser = Parser()
         self._pins_lock = threading.Lock()
+        self._mirror_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by unplug)
         pins_in_r, self._pins_in = os.pipe()
@@ -206,39 +191,64 @@ class MicroPythonBoard:
         if link is not None:
             os.close(self._master)  # the board's end is the process's now
             self._master = -1
-            tmp = link.with_name(link.name + ".new")
-            tmp.unlink(missing_ok=True)
-            tmp.symlink_to(os.ttyname(self._slave))
-            tmp.replace(link)
+            point(link, os.ttyname(self._slave))
         else:
             os.close(stdin)
             os.close(stdout)
             self._start(self._read_output, "micropython-stdout")
-        self.mechanics = Mechanics(self.machine, board, hopper=hopper, card_ms=card_ms)
         self._passed_at = 0.0  # time.monotonic() of the board loop's last pass seen
+        self._make_world(hopper, cards_per_second, button_held)
         self._start(self._read_pins, "micropython-pins")
         self._stop = threading.Event()
-        self._start(self._run_mechanics, "micropython-mechanics")
+        self._start(self._watch_loop, "micropython-watch")
+
+    def _make_world(self, hopper: int, cards_per_second: float, button_held: bool) -> None:
+        """The simulated world on mock pins numbered as the board's: its motor pins follow the board's PWM, and what
+        it drives on the beam, lid and button goes to the board's pins."""
+        pins = PinsConfig(
+            button=board.BUTTON,
+            motor_forward=board.MOTOR_IN1,
+            motor_backward=board.MOTOR_IN2,
+            motor_enable=ENABLE,
+            exit_beam=board.BEAM,
+            lid=board.LID,
+            light=LIGHT,
+            buzzer=BUZZER,
+        )
+        config = Config(
+            pins=pins,
+            sim=SimConfig(cards_per_second=cards_per_second, card_block_ms=5),
+            dispense=DispenseConfig(hopper_cards=hopper),
+        )
+        self.factory = MockFactory(pin_class=Mirror)
+        self.world = SimulatedWorld(config, self.factory, clock=REAL_CLOCK)
+        self._forward, backward, enable = (self.factory.pin(n) for n in (board.MOTOR_IN1, board.MOTOR_IN2, ENABLE))
+        for pin in (self._forward, backward, enable):
+            pin.function = "output"
+        enable.state = 1  # the bridge's enable: the Pico has none, its PWM inputs alone drive the motor
+        self._mirrored = {str(board.MOTOR_IN1): self._forward, str(board.MOTOR_IN2): backward}
+        self.factory.pin(board.BEAM).drive_high()  # clear, as the board's pull-up has it
+        if not button_held:
+            self.factory.pin(board.BUTTON).drive_high()
+        self.world_to_board = {str(board.BEAM), str(board.BUTTON), str(board.LID)}
+        for key in self.world_to_board:
+            self.factory.pin(int(key)).send = self._world_drove
+
+    def _world_drove(self, pin: Mirror, high: bool) -> None:
+        key = pin.info.name.removeprefix("GPIO")
+        self.send_pin(key, 1 if high else 0)
 
     # --- the outside world ---
-
-    @property
-    def motor(self) -> RemotePWM:
-        return self.machine.pwm(board.MOTOR_IN1)
-
-    @property
-    def reverse(self) -> RemotePWM:
-        return self.machine.pwm(board.MOTOR_IN2)
 
     def send_pin(self, key: str, level: int | None) -> None:
         with self._pins_lock:
             os.write(self._pins_in, f"{key} {'-' if level is None else level}\n".encode())
 
     def press(self) -> None:
-        self.machine.line(board.BUTTON).drive(0)
+        self.world.button_down()
 
     def release(self) -> None:
-        self.machine.line(board.BUTTON).drive(None)
+        self.world.button_up()
 
     def click(self, hold_s: float = 0.02) -> None:
         self.press()
@@ -246,10 +256,10 @@ class MicroPythonBoard:
         self.release()
 
     def open_lid(self) -> None:
-        self.machine.line(board.LID).drive(1)
+        self.world.open_lid()
 
     def close_lid(self) -> None:
-        self.machine.line(board.LID).drive(0)
+        self.world.close_lid()
 
     def said(self, prefix: str) -> list[str]:
         """The stand-in's reports that start with prefix, e.g. said("wdt")."""
@@ -316,32 +326,37 @@ class MicroPythonBoard:
                     self._passed_at = now
                     continue
                 if words[0] == "pwm":
-                    pwm = self.machine.pwm(words[1])
+                    pwm = self.motor if words[1] == str(board.MOTOR_IN1) else self.reverse
                     duty = int(words[2])
                     if duty and not pwm.duty:
                         pwm.starts += 1
                         pwm.turned_on.set()
                     pwm.duty = duty
                     pwm.history.append((now, duty, int(words[3])))
+                    self._mirror()
                 elif words[0] == "out":
-                    self.machine.outputs[words[1]] = int(words[2])
+                    self.outputs[words[1]] = int(words[2])
                 self.events.append((now, line))
 
-    def _run_mechanics(self) -> None:
-        """The world outside the board, in real time; but the roller holds while the board's loop is not seen to
-        pass. A board the OS keeps waiting does not watch its beam, and a real one is never kept waiting: so a
-        loaded test machine cannot make a card count overrun (the beam still clears in real time)."""
+    def _mirror(self) -> None:
+        """The board's duties onto the world's motor pins; none while the board's loop is not seen to pass. A board
+        the OS keeps waiting does not watch its beam, and a real one is never kept waiting: so a loaded test machine
+        cannot make a card count overrun (the beam still clears in real time)."""
+        with self._mirror_lock:
+            stalled = time.monotonic() - self._passed_at > STALLED_S
+            for pin, pwm in ((self._forward, self.motor), (self._mirrored[str(board.MOTOR_IN2)], self.reverse)):
+                pin.state = 0 if stalled else pwm.duty / 65535
+
+    def _watch_loop(self) -> None:
         while not self._stop.wait(0.001):
-            with self.machine.lock:
-                self.mechanics.paused = time.monotonic() - self._passed_at > STALLED_S
-                self.mechanics.step(self.machine.clock.now_ms())
+            self._mirror()
 
     # --- the cable ---
 
     def wait_exit(self, timeout: float = 10.0) -> int:
         code = self.process.wait(timeout)
         for thread in self._threads:
-            if thread.name != "micropython-mechanics":
+            if thread.name != "micropython-watch":
                 thread.join(5)
         return code
 
@@ -353,6 +368,10 @@ class MicroPythonBoard:
         self.process.wait(10)
         for thread in self._threads:
             thread.join(5)
+        self.world.close()
+        for key in self.world_to_board:  # the pins are released next: nothing more goes to the board
+            self.factory.pin(int(key)).send = None
+        self.factory.close()
         for name in ("_slave", "_pins_in", "_pins_out", "_host_in", "_host_out"):
             fd = getattr(self, name)
             if fd != -1:

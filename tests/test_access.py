@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,15 @@ from launcher.access import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
 from launcher.clock import VirtualClock
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, access_tables
-from tests.conftest import ManualClock, joined_client, local_daemon, start_daemon
+from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config, start_daemon
 from webui.openapi import SPEC
 
 GAME = {"players": ["Ann", "Bob", "Cy"]}
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path), virtual=True)
 
 
 def _pins(daemon: Daemon) -> tuple[str, str]:

@@ -1,8 +1,9 @@
 """One config, one behaviour: the same table of fires on both backends, on a virtual clock.
 
-- GPIO: `SimulatedHardware`, the real gpio.py on gpiozero mock pins with the simulated hopper and exit around it;
-- serial: the real host link (`SerialHardware`) and firmware/main.py on a fake Pico (tests/fake_machine.py),
-  joined by a MemoryWire.
+- header: `SimulatedHardware`, the Pi's header as the simulator runs it (firmware/main.py on gpiozero mock pins,
+  the simulated hopper and exit around them, reached through `header_link.HeaderHardware`);
+- serial: a board on USB, the real host link (`SerialHardware`) and the same simulated board and world
+  (tests/sim_board.py), joined by a MemoryWire.
 
 Each case gives what both must report (cards requested and dispensed, why the fire stopped) and how many reverse
 pulses the motor made (the jam retry, the pull-back after the count, a jam or a stuck card).
@@ -16,14 +17,15 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import pytest
+from gpiozero.pins.mock import MockFactory
 
 from launcher.clock import VirtualClock
-from launcher.config import Config, DispenseConfig, from_mapping
+from launcher.config import Config, DispenseConfig, PinsConfig, from_mapping
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.serial_link import SerialHardware
 from launcher.hardware.serial_session import BOARD_SETTINGS, HOST_ONLY, PER_FIRE
-from launcher.hardware.sim import SimulatedHardware
-from tests.fake_machine import FakeBoard, MemoryWire, board, firmware, on_clock
+from launcher.hardware.sim import MemoryWire, SimulatedHardware, SimulatedWorld
+from tests.sim_board import SimBoard, board, firmware, on_clock
 
 
 class Side(Protocol):
@@ -53,17 +55,18 @@ class Side(Protocol):
     def close(self) -> None: ...
 
 
-class GpioSide:
-    def __init__(self, clock: VirtualClock, config: Config, hopper: int) -> None:
-        self.hardware = SimulatedHardware(config, clock=clock)
-        self.hardware.refill(hopper)
-        self._backward = self.hardware.pin_factory.pin(config.pins.motor_backward)
-        self._beam = self.hardware.pin_factory.pin(config.pins.exit_beam)
+class _OnTheWorld:
+    """A side whose launcher is the simulated world on `factory`'s mock pins."""
+
+    def __init__(self, world: SimulatedWorld, factory: MockFactory, pins: PinsConfig, clock: VirtualClock) -> None:
+        self._world = world
+        self._backward = factory.pin(pins.motor_backward)
+        self._beam = factory.pin(pins.exit_beam)
         self._clock = clock
 
     @property
     def cards_out(self) -> int:
-        return self.hardware.world.cards_out
+        return self._world.cards_out
 
     @property
     def beam_blocked(self) -> bool:
@@ -75,13 +78,20 @@ class GpioSide:
         return sum(1 for before, after in itertools.pairwise(states) if after and not before)
 
     def jam(self, jammed: bool) -> None:
-        self.hardware.world.jam(jammed)
+        self._world.jam(jammed)
 
     def stick_card(self) -> None:
-        self.hardware.world.stick_card()
+        self._world.stick_card()
 
     def open_lid(self) -> None:
-        self.hardware.world.open_lid()
+        self._world.open_lid()
+
+
+class HeaderSide(_OnTheWorld):
+    def __init__(self, clock: VirtualClock, config: Config, hopper: int) -> None:
+        self.hardware = SimulatedHardware(config, clock=clock)
+        self.hardware.refill(hopper)
+        super().__init__(self.hardware.world, self.hardware.pin_factory, config.pins, clock)
 
     def fire(self, cards: int) -> Callable[[], DispenseResult]:
         return self.hardware.dispenser.start(cards).wait  # its wait runs the control loop
@@ -90,35 +100,13 @@ class GpioSide:
         on_clock(self._clock, self.hardware.close)
 
 
-class SerialSide:
+class SerialSide(_OnTheWorld):
     def __init__(self, clock: VirtualClock, config: Config, hopper: int) -> None:
-        self._clock = clock
         wire = MemoryWire(clock)
-        # One card per ~100 ms of running, as the simulated hopper gives at pwm 0.8 (12 cards/s at full duty).
-        self.pico = FakeBoard(wire, clock=clock, hopper=hopper, card_ms=100)
+        self.pico = SimBoard(wire, clock=clock, hopper=hopper, cards_per_second=config.sim.cards_per_second)
         self.host = SerialHardware(port="memory", dispense=config.dispense, clock=clock, opener=wire.open)
+        super().__init__(self.pico.world, self.pico.factory, self.pico.config.pins, clock)
         clock.run_until(lambda: self.host.describe()["link"] == "up", within=5)
-
-    @property
-    def cards_out(self) -> int:
-        return self.pico.mechanics.cards_out
-
-    @property
-    def beam_blocked(self) -> bool:
-        return self.pico.machine.line(board.BEAM).value() == 0
-
-    @property
-    def reverses(self) -> int:
-        return self.pico.machine.pwm(board.MOTOR_IN2).starts
-
-    def jam(self, jammed: bool) -> None:
-        self.pico.mechanics.jammed = jammed
-
-    def stick_card(self) -> None:
-        self.pico.mechanics.stuck = True
-
-    def open_lid(self) -> None:
-        self.pico.machine.line(board.LID).drive(1)
 
     def fire(self, cards: int) -> Callable[[], DispenseResult]:
         return self.host.dispenser.start(cards).wait
@@ -175,7 +163,7 @@ CASES = {
     "empty hopper": Case(5, 2, StopReason.JAM, reverses=2, dispense={"jam_ms": 300}, hopper=2),
 }
 
-SIDES: dict[str, Callable[[VirtualClock, Config, int], Side]] = {"gpio": GpioSide, "serial": SerialSide}
+SIDES: dict[str, Callable[[VirtualClock, Config, int], Side]] = {"header": HeaderSide, "serial": SerialSide}
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from launcher.cli import main
 from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client
 
 URL = "/api/shuffles/current/contributions"
 
@@ -29,13 +28,9 @@ def fast(tmp_path: Path) -> Config:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
     # Fires on a virtual clock: exact, and no starved thread can leave a card "stuck" at the exit.
-    clock = VirtualClock()
-    running = Daemon(fast(tmp_path), clock=clock)
-    yield running
-    running.close()
-    clock.close()
+    return make_daemon(fast(tmp_path), virtual=True)
 
 
 def phone(daemon: Daemon) -> FlaskClient:

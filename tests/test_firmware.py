@@ -1,53 +1,90 @@
-"""firmware/main.py under CPython with a fake `machine`: on a manual clock, and on a pty against the real host."""
+"""firmware/main.py under CPython on the header's `machine` over mock pins, with the simulated world on them: on a
+virtual clock moved a millisecond at a time, and, as the simulator's board, on a pty against the real host. Its
+`run()`, the Pico's own loop, runs under the real MicroPython (tests/test_firmware_micropython.py)."""
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gpiozero.pins.mock import MockFactory
 
-from launcher.clock import REAL_CLOCK
-from launcher.config import DispenseConfig
+from launcher.clock import VirtualClock
+from launcher.config import Config, DispenseConfig, SimConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, Parser, encode
+from launcher.hardware.header_board import HeaderMachine, Ticks, pin_map
+from launcher.hardware.header_link import wiring
 from launcher.hardware.serial_link import SerialHardware
-from tests.fake_machine import (
-    FakeBoard,
-    FakeClock,
-    FakeMachine,
-    FakeMicropython,
-    Mechanics,
-    board,
-    close_lid,
-    firmware,
-    pins,
-    wait_until,
-)
+from launcher.hardware.sim import SimulatedWorld
+from tests.sim_board import Motor, NotedPin, SimBoard, board, firmware, on_clock, wait_until
 
 BOOT_ID = "C0FFEE01"
 WRAP = 1 << 30
 
 
-class Rig:
-    """The firmware on a manual clock: a hand on its pins, its output parsed, and time that moves when told."""
+class Hand:
+    """A hand on an input line: `drive(0)` pulls it low, `drive(None)` lets it go to its pull-up, `drive(1)` high."""
 
-    def __init__(self, pin_map: Any = board, *, start_ms: int = 0, hopper: int = 100, card_ms: int = 40) -> None:
-        self.pins = pin_map
-        self.clock = FakeClock(start_ms)
-        self.machine = FakeMachine(self.clock)
-        close_lid(self.machine, pin_map)
+    def __init__(self, pin: Any) -> None:
+        self._pin = pin
+
+    def drive(self, level: int | None) -> None:
+        self._pin.drive_low() if level == 0 else self._pin.drive_high()
+
+    def value(self) -> int:
+        return int(bool(self._pin.state))
+
+
+class Feeds:
+    """The firmware's watchdog, counting its feeds."""
+
+    def __init__(self) -> None:
+        self.feeds = 0
+
+    def feed(self) -> None:
+        self.feeds += 1
+
+
+class Rig:
+    """The firmware on the header's `machine` over mock pins, with the simulated world on those pins, on a virtual
+    clock that moves when told: a hand on its pins, its output parsed. `start_ms`: the board's time once its lid
+    has settled closed; `hopper_sensor`: the pin of a sensor under the deck (a Pico may have one)."""
+
+    def __init__(
+        self,
+        *,
+        start_ms: int = 0,
+        hopper: int = 100,
+        cards_per_second: float = 31.25,  # one card every 40 ms at the FIREs' 80 % duty
+        hopper_sensor: int | None = None,
+    ) -> None:
+        self.clock = VirtualClock(start=start_ms / 1000)
+        config = Config(
+            sim=SimConfig(cards_per_second=cards_per_second, card_block_ms=5),
+            dispense=DispenseConfig(hopper_cards=hopper),
+        )
+        wired = wiring(config.pins)
+        self.pins = types.SimpleNamespace(**{**vars(pin_map(wired, board.MAX_RUN_MS)), "HOPPER": hopper_sensor})
+        self.factory = MockFactory(pin_class=NotedPin)
+        self.factory.note = self._pin_changed
+        self.world = SimulatedWorld(config, self.factory, clock=self.clock)
+        self.world.close_lid()  # before the firmware starts: it boots with the lid closed
+        self._hopper = None if hopper_sensor is None else self.factory.pin(hopper_sensor)
+        self.machine = HeaderMachine(
+            motor=(wired["forward"], wired["backward"], wired["enable"]), pin_factory=self.factory
+        )
+        self.forward, self.reverse = Motor(), Motor()
+        self.ticks = Ticks(self.clock)
         self.frames: list[Frame] = []
         self._parser = Parser()
-        self.wdt = self.machine.WDT(timeout=1000)
-        self.launcher = firmware.Launcher(self.machine, self.clock, self._write, BOOT_ID, wdt=self.wdt, pins=pin_map)
-        self.mechanics = Mechanics(self.machine, pin_map, hopper=hopper, card_ms=card_ms)
+        self.wdt = Feeds()
+        self.launcher = firmware.Launcher(self.machine, self.ticks, self._write, BOOT_ID, wdt=self.wdt, pins=self.pins)
         self.seq = 0
+        RIGS.append(self)
 
     def _write(self, data: bytes) -> None:
         self.frames += self._parser.feed(data)
@@ -66,31 +103,44 @@ class Rig:
         return replies[0]
 
     def run(self, ms: int) -> None:
+        """`ms` passes of the firmware's loop, one a millisecond, the world moving on between them."""
         for _ in range(ms):
-            self.clock.advance(1)
-            self.mechanics.step(self.clock.now_ms())
+            self.clock.advance(0.001)
+            if self._hopper is not None:  # the sensor under the deck: low while cards remain
+                self._hopper.drive_low() if self.world.hopper else self._hopper.drive_high()
             self.launcher.poll()
+
+    def now_ms(self) -> int:
+        """The board's time in ms, not wrapped."""
+        return round(self.clock.now() * 1000)
+
+    def line(self, pin: int) -> Hand:
+        return Hand(self.factory.pin(pin))
+
+    def _pin_changed(self, pin: NotedPin, value: float) -> None:
+        if pin.info.name == f"GPIO{self.pins.MOTOR_IN1}":
+            self.forward.changed(self.now_ms(), value)
+        elif pin.info.name == f"GPIO{self.pins.MOTOR_IN2}":
+            self.reverse.changed(self.now_ms(), value)
+
+    def close(self) -> None:
+        self.machine.close()
+        on_clock(self.clock, self.world.close)
+        self.factory.close()
+        self.clock.close()
 
     def events(self, name: str) -> list[tuple[str, ...]]:
         return [f.args for f in self.frames if f.seq == EVENT and f.cmd == name]
 
-    @property
-    def forward(self) -> Any:
-        return self.machine.pwm(self.pins.MOTOR_IN1)
-
-    @property
-    def reverse(self) -> Any:
-        return self.machine.pwm(self.pins.MOTOR_IN2)
-
     def press(self) -> int:
         """The big button down, cleanly: the interrupt counts the press at once, the loop sees it at its next pass.
         Returns the board's tick count at the press, as E BTN reports it."""
-        pressed_at = self.clock.ticks_ms()
-        self.machine.line(self.pins.BUTTON).drive(0)
+        pressed_at = self.ticks.ticks_ms()
+        self.world.button_down()
         return pressed_at
 
     def release(self) -> None:
-        self.machine.line(self.pins.BUTTON).drive(None)
+        self.world.button_up()
 
     def index(self, name: str) -> int:
         """Where the first event `name` is in the board's output."""
@@ -101,6 +151,16 @@ class Rig:
         if config:
             assert self.send("CONFIG", *(f"{k}={v}" for k, v in config.items())).cmd == "OK"
         return self
+
+
+RIGS: list[Rig] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_rigs() -> Iterator[None]:
+    yield
+    while RIGS:
+        RIGS.pop().close()
 
 
 def fields(frame: Frame) -> dict[str, str]:
@@ -118,7 +178,7 @@ def test_boots_safe_and_refuses_to_fire_until_hello() -> None:
 
 
 def test_fire_soft_starts_counts_the_cards_and_pulls_the_next_one_back() -> None:
-    rig = Rig(card_ms=40).armed()
+    rig = Rig().armed()
     assert rig.send("FIRE", 3, 4000, 80) == Frame(2, "OK", ("fire=1",))
     full = 80 * 65535 // 100
     assert rig.forward.duty == full // 3  # on at once, before the loop runs, at a third of the duty
@@ -128,7 +188,7 @@ def test_fire_soft_starts_counts_the_cards_and_pulls_the_next_one_back() -> None
     assert rig.events("CARD") == [("1",), ("2",), ("3",)]
     [(dispensed, ms, reason, fire)] = rig.events("DONE")
     assert (dispensed, reason, fire) == ("3", "count", "1") and int(ms) < 500
-    assert rig.mechanics.cards_out == 3
+    assert rig.world.cards_out == 3
     assert max(duty for _, duty in rig.forward.history) == full
     assert rig.forward.duty == 0 and rig.reverse.duty == 0
     assert rig.forward.starts == 1 and rig.reverse.starts == 1  # one pull-back pulse
@@ -145,7 +205,7 @@ def test_a_retransmission_is_answered_again_and_never_fires_again() -> None:
     assert rig.send_line(fire) == [first]
     rig.run(300)
     assert rig.send_line(fire) == [first]  # even after the fire is over
-    assert rig.launcher.fires == 1 and rig.forward.starts == 1 and rig.mechanics.cards_out == 2
+    assert rig.launcher.fires == 1 and rig.forward.starts == 1 and rig.world.cards_out == 2
     assert rig.launcher.replays == 2
     # The same number with other words is a new command, not a retransmission.
     [again] = rig.send_line(encode(7, "FIRE", (1, 4000, 80)))
@@ -170,12 +230,12 @@ def test_the_same_line_after_another_command_is_a_new_command() -> None:
     rig.send_line(encode(10, "PING"))
     assert rig.send_line(fire) == [Frame(9, "OK", ("fire=2",))]
     rig.run(200)
-    assert rig.launcher.fires == 2 and rig.mechanics.cards_out == 2 and rig.launcher.replays == 0
+    assert rig.launcher.fires == 2 and rig.world.cards_out == 2 and rig.launcher.replays == 0
 
 
 def test_no_card_reverses_once_then_reports_a_jam_and_pulls_back() -> None:
     rig = Rig().armed(jam_ms=200, reverse_ms=60)
-    rig.mechanics.jammed = True
+    rig.world.jam()
     rig.send("FIRE", 2, 4000, 80)
     rig.run(199)
     assert rig.reverse.starts == 0
@@ -193,19 +253,20 @@ def test_no_card_reverses_once_then_reports_a_jam_and_pulls_back() -> None:
 
 def test_without_a_reverse_a_jam_is_reported_at_once() -> None:
     rig = Rig().armed(jam_ms=200, reverse_ms=0)
-    rig.mechanics.jammed = True
+    rig.world.jam()
     rig.send("FIRE", 2, 4000, 80)
     rig.run(200)
     assert rig.events("DONE") == [("0", "200", "jam", "1")] and rig.reverse.starts == 0
 
 
 def test_a_card_stuck_in_the_beam_is_reported_as_stuck() -> None:
-    rig = Rig(card_ms=40).armed(stuck_ms=300)
+    rig = Rig().armed(stuck_ms=300)
     rig.send("FIRE", 3, 4000, 80)
-    rig.run(60)
-    assert rig.events("CARD") == [("1",)]
-    rig.mechanics.stuck = True
-    rig.run(1)  # the stuck card crosses the beam and stays in it
+    while not rig.events("CARD"):
+        rig.run(1)
+    rig.run(10)  # the first card is out of the beam
+    rig.world.stick_card()  # the next one stops in it
+    rig.run(1)  # the loop sees the beam blocked
     rig.run(299)
     assert rig.events("STUCK") == []
     rig.run(1)
@@ -215,7 +276,7 @@ def test_a_card_stuck_in_the_beam_is_reported_as_stuck() -> None:
 
 
 def test_an_empty_hopper_is_reported_as_empty() -> None:
-    rig = Rig(pins(HOPPER=12), hopper=2).armed(jam_ms=200)
+    rig = Rig(hopper_sensor=5, hopper=2).armed(jam_ms=200)
     rig.send("FIRE", 5, 4000, 80)
     rig.run(400)
     assert rig.events("CARD") == [("1",), ("2",)]
@@ -226,9 +287,9 @@ def test_an_empty_hopper_is_reported_as_empty() -> None:
 
 @pytest.mark.parametrize("start_ms", [0, WRAP - 150], ids=["plain", "ticks-wrap"])
 def test_the_board_enforces_max_ms_itself(start_ms: int) -> None:
-    rig = Rig(start_ms=start_ms, card_ms=1000).armed(jam_ms=10000)
+    rig = Rig(start_ms=start_ms, cards_per_second=1.25).armed(jam_ms=10000)
     rig.send("FIRE", 5, 300, 80)
-    started = rig.clock.now_ms()
+    started = rig.now_ms()
     rig.run(299)
     assert rig.forward.duty > 0
     rig.run(1)
@@ -251,7 +312,7 @@ def test_fire_arguments_are_checked() -> None:
 
 @pytest.mark.parametrize("start_ms", [0, WRAP - 700], ids=["plain", "ticks-wrap"])
 def test_host_silence_stops_the_motor_within_1500_ms_and_latches_safe(start_ms: int) -> None:
-    rig = Rig(start_ms=start_ms, card_ms=100_000).armed(jam_ms=10000)
+    rig = Rig(start_ms=start_ms, cards_per_second=0.5).armed(jam_ms=10000)
     rig.run(500)
     rig.send("FIRE", 5, board.MAX_RUN_MS, 80)  # the last the board hears
     rig.run(1499)
@@ -271,14 +332,13 @@ def test_heartbeats_keep_the_board_armed() -> None:
     for _ in range(10):
         rig.run(500)
         assert fields(rig.send("PING"))["state"] == "IDLE"
-    assert rig.machine.line(board.LED).value() == 1
 
 
 def test_lid_open_stops_the_motor_and_refuses_fires_until_closed() -> None:
-    rig = Rig(card_ms=1000).armed(min_rest_ms=0)
+    rig = Rig(cards_per_second=1.25).armed(min_rest_ms=0)
     rig.send("FIRE", 3, 4000, 80)
     rig.run(10)
-    lid = rig.machine.line(board.LID)
+    lid = rig.line(rig.pins.LID)
     lid.drive(1)
     rig.run(19)
     assert rig.forward.duty > 0  # a 20 ms settle: a glitch on the switch is not an opening
@@ -303,7 +363,7 @@ def test_the_motor_rests_between_fires() -> None:
 
 
 def test_stop_and_hello_end_a_fire() -> None:
-    rig = Rig(card_ms=1000).armed(min_rest_ms=0)
+    rig = Rig(cards_per_second=1.25).armed(min_rest_ms=0)
     rig.send("FIRE", 3, 4000, 80)
     rig.run(50)
     assert rig.send("STOP") == Frame(rig.seq, "OK")
@@ -317,9 +377,9 @@ def test_stop_and_hello_end_a_fire() -> None:
 @pytest.mark.parametrize("debounce_ms", [30, 120])
 def test_one_press_despite_contact_bounce(debounce_ms: int) -> None:
     rig = Rig().armed(debounce_ms=debounce_ms)
-    button = rig.machine.line(board.BUTTON)
+    button = rig.line(rig.pins.BUTTON)
     rig.run(10)
-    pressed_at = rig.clock.ticks_ms()
+    pressed_at = rig.ticks.ticks_ms()
     for level in (0, None, 0, None, 0):  # bounce on the way down
         button.drive(level)
     rig.run(100)
@@ -342,7 +402,7 @@ def test_the_release_is_told_once_the_button_has_rested_up_for_the_debounce(debo
     """E UP <ms>: the button let go, told once it has rested released for debounce_ms, with the board's tick when
     it was last seen down; one for each press, so that the host can time a hold."""
     rig = Rig().armed(debounce_ms=debounce_ms)
-    button = rig.machine.line(board.BUTTON)
+    button = rig.line(rig.pins.BUTTON)
     rig.press()
     rig.run(5000)  # held down: no release, however long
     assert len(rig.events("BTN")) == 1 and rig.events("UP") == []
@@ -350,7 +410,7 @@ def test_the_release_is_told_once_the_button_has_rested_up_for_the_debounce(debo
         button.drive(level)
         rig.run(1 if debounce_ms else 0)
     rig.run(1)
-    last_down = rig.clock.ticks_ms()
+    last_down = rig.ticks.ticks_ms()
     button.drive(None)  # released for good
     rig.run(max(debounce_ms, 1) - 1)
     assert rig.events("UP") == []
@@ -375,7 +435,7 @@ def test_every_press_is_followed_by_its_release() -> None:
 
 
 def test_an_armed_press_starts_the_motor_within_one_pass_of_the_loop() -> None:
-    rig = Rig(card_ms=40).armed()
+    rig = Rig().armed()
     assert fields(rig.send("STATUS"))["armed"] == "none"
     assert rig.send("ARM", 3, 4000, 80) == Frame(rig.seq, "OK", ("fire=0",))
     assert fields(rig.send("STATUS"))["armed"] == "3"
@@ -392,7 +452,7 @@ def test_an_armed_press_starts_the_motor_within_one_pass_of_the_loop() -> None:
     assert rig.events("CARD") == [("1",), ("2",), ("3",)] and rig.index("BTN") < rig.index("CARD")
     [(dispensed, ms, reason, fire)] = rig.events("DONE")
     assert (dispensed, reason, fire) == ("3", "count", "1") and int(ms) < 500
-    assert rig.mechanics.cards_out == 3 and rig.forward.starts == 1 and rig.reverse.starts == 1  # and the pull-back
+    assert rig.world.cards_out == 3 and rig.forward.starts == 1 and rig.reverse.starts == 1  # and the pull-back
     status = fields(rig.send("STATUS"))
     assert status["armed"] == "none" and status["fire"] == "1" and status["last"] == f"1:3:{ms}:count"
     # Used: the next press, however long after, is the host's to decide.
@@ -402,7 +462,7 @@ def test_an_armed_press_starts_the_motor_within_one_pass_of_the_loop() -> None:
 
 
 def test_arm_is_checked_as_fire_is_then_refused_while_safe_busy_or_with_the_lid_open() -> None:
-    rig = Rig(card_ms=1000)
+    rig = Rig(cards_per_second=1.25)
     assert rig.send("ARM", 3, 4000).args == ("args",)  # the arguments first, as FIRE checks them
     assert rig.send("ARM", 0, 4000, 80).args == ("range",)
     assert rig.send("ARM", 3, 4000, 80).args == ("safe",)
@@ -420,7 +480,7 @@ def test_arm_is_checked_as_fire_is_then_refused_while_safe_busy_or_with_the_lid_
     rig.run(10)
     assert rig.send("ARM", 3, 4000, 80).args == ("busy",)
     rig.send("STOP")
-    lid = rig.machine.line(board.LID)
+    lid = rig.line(rig.pins.LID)
     lid.drive(1)
     rig.run(20)
     assert rig.send("ARM", 3, 4000, 80).args == ("lid",)
@@ -464,7 +524,7 @@ def _refused_fire(rig: Rig) -> None:
 
 
 def _lid(rig: Rig) -> None:
-    lid = rig.machine.line(board.LID)
+    lid = rig.line(rig.pins.LID)
     lid.drive(1)
     rig.run(20)
     lid.drive(0)
@@ -483,7 +543,7 @@ def _silence(rig: Rig) -> None:
     ids=["hello", "stop", "fire", "refused-fire", "lid", "silence"],
 )
 def test_each_way_the_arm_is_dropped_leaves_the_next_press_to_the_host(drop: Callable[[Rig], None]) -> None:
-    rig = Rig(card_ms=40).armed(min_rest_ms=0)
+    rig = Rig().armed(min_rest_ms=0)
     assert rig.send("ARM", 2, 4000, 80).cmd == "OK"
     drop(rig)
     assert fields(rig.send("STATUS"))["armed"] == "none"
@@ -497,7 +557,7 @@ def test_each_way_the_arm_is_dropped_leaves_the_next_press_to_the_host(drop: Cal
 def test_a_press_seen_in_the_pass_the_lid_opens_does_not_start_the_motor() -> None:
     rig = Rig().armed()
     assert rig.send("ARM", 2, 4000, 80).cmd == "OK"
-    rig.machine.line(board.LID).drive(1)
+    rig.line(rig.pins.LID).drive(1)
     rig.run(19)
     pressed_at = rig.press()
     rig.run(1)  # the lid's settle ends in the pass that sees the press: the lid first, so no blip of the motor
@@ -506,7 +566,7 @@ def test_a_press_seen_in_the_pass_the_lid_opens_does_not_start_the_motor() -> No
 
 
 def test_a_press_during_the_rest_does_not_fire_from_the_arm_and_drops_it() -> None:
-    rig = Rig(card_ms=40).armed(min_rest_ms=300)
+    rig = Rig().armed(min_rest_ms=300)
     rig.send("FIRE", 1, 4000, 80)
     rig.run(200)
     assert rig.events("DONE")
@@ -523,7 +583,7 @@ def test_a_press_during_the_rest_does_not_fire_from_the_arm_and_drops_it() -> No
 
 
 def test_a_retransmitted_arm_is_answered_from_memory_and_does_not_arm_again() -> None:
-    rig = Rig(card_ms=40).armed(min_rest_ms=0)
+    rig = Rig().armed(min_rest_ms=0)
     arm = encode(7, "ARM", (2, 4000, 80))
     [first] = rig.send_line(arm)
     assert first == Frame(7, "OK", ("fire=0",))
@@ -535,11 +595,11 @@ def test_a_retransmitted_arm_is_answered_from_memory_and_does_not_arm_again() ->
     assert rig.launcher.replays == 1 and fields(rig.send("STATUS"))["armed"] == "none"
     rig.press()
     rig.run(1)
-    assert rig.launcher.fires == 1 and rig.forward.starts == 1 and rig.mechanics.cards_out == 2
+    assert rig.launcher.fires == 1 and rig.forward.starts == 1 and rig.world.cards_out == 2
 
 
 def test_only_the_first_of_presses_pending_in_one_pass_fires_from_the_arm() -> None:
-    rig = Rig(card_ms=40).armed(min_rest_ms=0)
+    rig = Rig().armed(min_rest_ms=0)
     assert rig.send("ARM", 2, 4000, 80).cmd == "OK"
     pressed_at = rig.press()
     rig.release()
@@ -554,11 +614,11 @@ def test_only_the_first_of_presses_pending_in_one_pass_fires_from_the_arm() -> N
 
 
 def test_a_fire_from_the_arm_keeps_the_bounds_of_any_fire() -> None:
-    rig = Rig(card_ms=1000).armed(jam_ms=10000)
+    rig = Rig(cards_per_second=1.25).armed(jam_ms=10000)
     assert rig.send("ARM", 5, 300, 80).cmd == "OK"
     rig.press()
     rig.run(1)
-    started = rig.clock.now_ms()
+    started = rig.now_ms()
     rig.run(299)
     assert rig.forward.duty > 0
     rig.run(1)
@@ -615,106 +675,6 @@ def test_the_watchdog_is_fed_by_every_pass_of_the_loop() -> None:
     assert rig.wdt.feeds == 50
 
 
-# --- run(): the loop on the board, on a fake MicroPython --------------------------------------------------------
-
-
-class _Stdin:
-    """sys.stdin as MicroPython has it on USB: select.poll()-able, with a byte-wise .buffer.read()."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self.buffer = self
-
-    def fileno(self) -> int:
-        return self._fd
-
-    def read(self, n: int) -> bytes:
-        data = os.read(self._fd, n)
-        if not data:
-            raise EOFError("the test closed the board's stdin")
-        return data
-
-
-class _Stdout:
-    def __init__(self) -> None:
-        self.buffer = self
-        self.parser = Parser()
-        self.frames: list[Frame] = []
-        self.text = b""
-
-    def write(self, data: bytes | str) -> int:
-        if isinstance(data, str):  # print()
-            self.text += data.encode()
-        else:
-            self.frames += self.parser.feed(data)
-        return len(data)
-
-
-@pytest.fixture
-def micropython_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.SimpleNamespace]:
-    clock = FakeClock(source=REAL_CLOCK)
-    machine = FakeMachine(clock)
-    close_lid(machine)
-    upy = FakeMicropython()
-    read_fd, write_fd = os.pipe()
-    monkeypatch.setitem(sys.modules, "machine", machine)
-    monkeypatch.setitem(sys.modules, "micropython", upy)
-    monkeypatch.setitem(sys.modules, "time", clock)  # MicroPython's time has the ticks functions
-    env = types.SimpleNamespace(
-        machine=machine, micropython=upy, stdin=_Stdin(read_fd), stdout=_Stdout(), host=write_fd, patch=monkeypatch
-    )
-    try:
-        yield env
-    finally:
-        os.close(read_fd)
-        if env.host != -1:
-            os.close(env.host)
-
-
-def _usb_stdio(env: types.SimpleNamespace) -> None:
-    # In the test body: pytest puts its own capture back on sys.stdout before every test phase.
-    env.patch.setattr(sys, "stdin", env.stdin)
-    env.patch.setattr(sys, "stdout", env.stdout)
-
-
-def test_run_is_the_board_loop(micropython_env: types.SimpleNamespace) -> None:
-    env = micropython_env
-    errors: list[BaseException] = []
-
-    def board_loop() -> None:
-        try:
-            firmware.run()
-        except EOFError as e:  # on the board an error ends main.py and the watchdog resets the chip
-            errors.append(e)
-
-    _usb_stdio(env)
-    thread = threading.Thread(target=board_loop)
-    thread.start()
-    try:
-        os.write(env.host, encode(1, "HELLO") + b"\x03\n" + encode(2, "PING"))
-        wait_until(lambda: len(env.stdout.frames) >= 3, 5)
-    finally:
-        os.close(env.host)
-        env.host = -1
-        thread.join(5)
-    boot, hello, ping = env.stdout.frames[:3]
-    assert boot.cmd == "BOOT" and len(boot.args[0]) == 8
-    assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(ping)["state"] == "IDLE"
-    assert env.micropython.kbd_intr_char == -1
-    [wdt] = env.machine.wdts
-    assert wdt.timeout == board.WDT_MS and wdt.feeds > 0
-    assert errors and not thread.is_alive()
-
-
-def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython_env: types.SimpleNamespace) -> None:
-    env = micropython_env
-    env.machine.line(board.BUTTON).drive(0)
-    _usb_stdio(env)
-    firmware.run()
-    assert b"REPL" in env.stdout.text and env.stdout.frames == []
-    assert env.micropython.kbd_intr_char == 3 and env.machine.wdts == []
-
-
 # --- end to end: the firmware on one end of a pty, the real host link on the other ----------------------------
 
 
@@ -724,7 +684,7 @@ def link(tmp_path: Path) -> Path:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_host(link: Path) -> None:
-    with FakeBoard(link) as pico, SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500)) as host:
+    with SimBoard(link) as pico, SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500)) as host:
         wait_until(lambda: host.describe()["link"] == "up", 5)
         jobs = []
         host.inputs.when_pressed = lambda: jobs.append(host.dispenser.start(3))
@@ -732,7 +692,7 @@ def test_a_press_on_the_board_fires_cards_through_the_host(link: Path) -> None:
         wait_until(lambda: jobs, 5)
         result = jobs[0].wait(5)
         assert (result.requested, result.dispensed, result.stop) == (3, 3, StopReason.COUNT)
-        assert pico.motor.starts == 1 and pico.mechanics.cards_out == 3 and pico.launcher.fires == 1
+        assert pico.motor.starts == 1 and pico.world.cards_out == 3 and pico.launcher.fires == 1
         described = host.describe()
         assert described["backend"] == "serial" and described["port"] == str(link)
         assert described["boot_id"] == "B0A7D001" and described["link"] == "up"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,8 +23,9 @@ from launcher.hardware import framing
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, encode
 from launcher.hardware.serial_link import SerialHardware
-from tests.fake_machine import board, wait_until
+from tests.conftest import MakeDaemon
 from tests.real_micropython import MicroPythonBoard, board_on_pipes, micropython, run_script
+from tests.sim_board import board, wait_until
 
 __all__ = ["micropython"]  # the fixture, imported for the tests below
 
@@ -97,7 +98,7 @@ def test_run_is_the_board_loop(micropython: Path) -> None:
         wait_until(lambda: pico.said("fed"), 5, "the watchdog fed by the loop")
         assert pico.said("wdt") == [f"wdt {board.WDT_MS}"]
         assert pico.process.poll() is None
-        assert pico.machine.outputs.get("LED") == 1  # lit while the host has armed the board
+        assert pico.outputs.get("LED") == 1  # lit while the host has armed the board
 
 
 def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython: Path) -> None:
@@ -113,7 +114,7 @@ def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython: Path) -
 def test_a_retransmitted_fire_is_answered_again_and_never_fires_again(micropython: Path) -> None:
     # No heartbeat: any line between a command and its copy makes the copy a new command. Cards far apart: the
     # count must be exact (see below).
-    with board_on_pipes(micropython, heartbeat=False, card_ms=150) as pico:
+    with board_on_pipes(micropython, heartbeat=False, cards_per_second=8.33) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0",)))
         pico.reply(2)
         fire = encode(7, "FIRE", (2, 4000, 80))
@@ -126,13 +127,13 @@ def test_a_retransmitted_fire_is_answered_again_and_never_fires_again(micropytho
         assert [f for f in pico.frames if f.seq == 7] == [first, first]
         status = fields(pico.reply_to(8, "STATUS"))
         assert status["replays"] == "1" and status["cards"] == "2" and status["fire"] == "1"
-        assert pico.motor.starts == 1 and pico.mechanics.cards_out == 2
+        assert pico.motor.starts == 1 and pico.world.cards_out == 2
         assert events(pico, "DONE") == [("2", events(pico, "DONE")[0][1], "count", "1")]
 
 
 def test_an_armed_press_starts_the_motor_on_the_board_itself(micropython: Path) -> None:
     # The test is the host and does nothing at the press: the board fires from the arm on its own.
-    with board_on_pipes(micropython, card_ms=150) as pico:
+    with board_on_pipes(micropython, cards_per_second=8.33) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0",)))
         pico.reply(2)
         assert pico.reply_to(3, "ARM", 2, 4000, 80) == Frame(3, "OK", ("fire=0",))
@@ -143,7 +144,7 @@ def test_an_armed_press_starts_the_motor_on_the_board_itself(micropython: Path) 
         assert fire == "1"
         order = [f.cmd for f in list(pico.frames) if f.seq == EVENT and f.cmd in ("BTN", "CARD")]
         assert order == ["BTN", "CARD", "CARD"]
-        assert events(pico, "DONE")[0][::2] == ("2", "count") and pico.mechanics.cards_out == 2
+        assert events(pico, "DONE")[0][::2] == ("2", "count") and pico.world.cards_out == 2
         wait_until(lambda: pico.motor.duty == 0, 5, "the motor off")
         on_ms = next(ticks for _, duty, ticks in pico.motor.history if duty)
         # The pass that sees the press starts the motor: the same ms, or later only by a pass the machine held up.
@@ -169,22 +170,22 @@ def test_a_board_process_the_os_keeps_waiting_still_lets_out_exactly_the_cards_a
     # A loaded test machine can stop the board's process for longer than a card takes, which a real board never is:
     # the simulated roller waits with it (tests/real_micropython.py), so counts stay exact under any load.
     # The jam check is set far off: a board stopped that long rightly takes the silent beam for a jam.
-    with board_on_pipes(micropython, heartbeat=False, card_ms=150) as pico:
+    with board_on_pipes(micropython, heartbeat=False, cards_per_second=8.33) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0", "jam_ms=10000")))
         pico.reply(2)
         pico.write(encode(3, "FIRE", (3, 4000, 80)))
         assert pico.reply(3).cmd == "OK"
-        wait_until(lambda: pico.mechanics.cards_out >= 1, 10, "the first card")
+        wait_until(lambda: pico.world.cards_out >= 1, 10, "the first card")
         pico.process.send_signal(signal.SIGSTOP)
         time.sleep(0.5)  # the interleaving itself: three cards' time with the board not running
         pico.process.send_signal(signal.SIGCONT)
         wait_until(lambda: events(pico, "DONE"), 10, "the fire's end")
         done = events(pico, "DONE")[0]
-        assert (done[0], done[2], pico.mechanics.cards_out) == ("3", "count", 3), (done, pico.diagnosis())
+        assert (done[0], done[2], pico.world.cards_out) == ("3", "count", 3), (done, pico.diagnosis())
 
 
 def test_host_silence_stops_the_motor_after_1500_ms_of_the_boards_clock(micropython: Path) -> None:
-    with board_on_pipes(micropython, heartbeat=False, card_ms=100_000) as pico:
+    with board_on_pipes(micropython, heartbeat=False, cards_per_second=0.5) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("jam_ms=10000",)))
         pico.reply(2)
         pico.write(encode(3, "FIRE", (5, board.MAX_RUN_MS, 80)))  # the last the board hears
@@ -205,7 +206,7 @@ def test_host_silence_stops_the_motor_after_1500_ms_of_the_boards_clock(micropyt
 
 
 def test_the_lid_stops_the_motor_and_refuses_fires_until_closed(micropython: Path) -> None:
-    with board_on_pipes(micropython, card_ms=100_000) as pico:
+    with board_on_pipes(micropython, cards_per_second=0.5) as pico:
         pico.write(encode(1, "HELLO") + encode(2, "CONFIG", ("min_rest_ms=0", "jam_ms=10000")))
         pico.reply(2)
         assert pico.reply_to(3, "FIRE", 3, 4000, 80).cmd == "OK"
@@ -245,7 +246,7 @@ def test_a_press_on_the_board_fires_cards_through_the_host(micropython: Path, li
     # Cards 150 ms apart: the simulated roller runs in real time, so a firmware process the host's scheduler keeps
     # waiting longer than one card's time would let one more card out (seen once beside a load on both cores).
     with (
-        MicroPythonBoard(micropython, link, card_ms=150) as pico,
+        MicroPythonBoard(micropython, link, cards_per_second=8.33) as pico,
         SerialHardware(port=str(link), dispense=DispenseConfig(jam_ms=500)) as host,
     ):
         wait_until(lambda: host.describe()["link"] == "up", 15, "the link up")
@@ -255,14 +256,14 @@ def test_a_press_on_the_board_fires_cards_through_the_host(micropython: Path, li
         wait_until(lambda: jobs, 10, "the press")
         result = jobs[0].wait(10)
         assert (result.requested, result.dispensed, result.stop) == (3, 3, StopReason.COUNT), pico.diagnosis()
-        assert pico.motor.starts == 1 and pico.mechanics.cards_out == 3
+        assert pico.motor.starts == 1 and pico.world.cards_out == 3
         described = host.describe()
         assert described["backend"] == "serial" and described["port"] == str(link) and described["link"] == "up"
         assert len(str(described["boot_id"])) == 8
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
+def daemon(make_daemon: MakeDaemon, tmp_path: Path, link: Path) -> Daemon:
     config = from_mapping(
         {
             "hardware": {"backend": "serial"},
@@ -272,9 +273,7 @@ def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
             "web": {"port": 0},
         }
     )
-    running = Daemon(config)
-    yield running
-    running.close()
+    return make_daemon(config)
 
 
 def event_types(daemon: Daemon) -> list[str]:
@@ -291,7 +290,7 @@ def _within(seconds: float, done: Callable[[], bool]) -> bool:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_daemon(micropython: Path, link: Path, daemon: Daemon) -> None:
-    with MicroPythonBoard(micropython, link, hopper=100, card_ms=150) as pico:  # exact counts: see above
+    with MicroPythonBoard(micropython, link, hopper=100, cards_per_second=8.33) as pico:  # exact counts: see above
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None, 15, "the board ready")
         for _ in range(30):  # the schedule misses about two presses in three
             before = len(event_types(daemon))
@@ -316,11 +315,9 @@ def test_a_press_on_the_board_fires_cards_through_the_daemon(micropython: Path, 
         def reported() -> int:
             return sum(e.data["dispensed"] for e in daemon.bus.events_after(0) if e.type == "launcher.fired")
 
-        settled = _within(
-            10, lambda: not daemon.controller.snapshot()["busy"] and pico.mechanics.cards_out == reported()
-        )
-        assert settled, (pico.mechanics.cards_out, reported(), event_types(daemon), pico.diagnosis())
-        assert daemon.controller.snapshot()["hopper"]["dispensed"] == pico.mechanics.cards_out
+        settled = _within(10, lambda: not daemon.controller.snapshot()["busy"] and pico.world.cards_out == reported())
+        assert settled, (pico.world.cards_out, reported(), event_types(daemon), pico.diagnosis())
+        assert daemon.controller.snapshot()["hopper"]["dispensed"] == pico.world.cards_out
         assert daemon.hardware.describe()["backend"] == "serial"
 
 

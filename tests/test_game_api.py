@@ -4,31 +4,22 @@ bad input, and a restart after kill -9 that resumes exactly."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.game_actions import BY_KIND
-from tests.conftest import joined_client, start_daemon
+from tests.conftest import MakeDaemon, joined_client, local_config, start_daemon
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    clock = VirtualClock()  # fires exact, whatever else the machine is doing
-    running = Daemon(
-        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0),
-        clock=clock,
-    )
-    yield running
-    running.close()
-    clock.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    config = local_config(tmp_path).replace("sim", cards_per_second=400.0, card_block_ms=1.0)
+    return make_daemon(config, virtual=True)  # fires exact, whatever else the machine is doing
 
 
 @pytest.fixture

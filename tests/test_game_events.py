@@ -7,7 +7,6 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import Event
 from launcher.game.standings import RoundReplay
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client
 
 THREE = ["Ann", "Bob", "Cy"]
 ROUNDS = "/api/games/current/rounds"
@@ -28,10 +27,8 @@ EVENT_BYTES = 4096  # the promise: an event of a game stays under 4 KB however m
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(Config().replace("state", dir=str(tmp_path)).replace("web", port=0))
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(Config().replace("state", dir=str(tmp_path)).replace("web", port=0))
 
 
 @pytest.fixture

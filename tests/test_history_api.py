@@ -10,7 +10,6 @@ import gzip
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from flask.testing import FlaskClient
 from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client
 
 
 def config(tmp_path: Path) -> Config:
@@ -29,10 +28,8 @@ def config(tmp_path: Path) -> Config:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(config(tmp_path))
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(config(tmp_path))
 
 
 @pytest.fixture

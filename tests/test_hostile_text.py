@@ -5,22 +5,20 @@ older version) is read without a 500."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
 from launcher.daemon import Daemon
-from tests.conftest import joined_client, local_daemon
+from tests.conftest import MakeDaemon, joined_client, local_config, local_daemon
 
 LONE = '{"players": ["Ann", "Bob\\ud800", "Cy"]}'
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path), virtual=True)
 
 
 def _post(client: FlaskClient, path: str, raw: bytes | str) -> tuple[int, dict]:

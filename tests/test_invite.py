@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -18,15 +17,14 @@ from launcher import backup
 from launcher.access import AccessBook, PinGuard, Role
 from launcher.daemon import Daemon
 from launcher.store import MIGRATIONS, STORE_FILE, Store
-from tests.conftest import joined_client, local_daemon
+from tests.conftest import MakeDaemon, joined_client, local_config
 
 SVG_DATA = "data:image/svg+xml;base64,"
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path), virtual=True)
 
 
 def _table_pin(daemon: Daemon) -> str:

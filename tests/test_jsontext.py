@@ -8,7 +8,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from launcher import jsontext
 from launcher.config import Config
 from launcher.daemon import SWITCH_INTERVAL_S, Daemon
 from launcher.game import Game, Mode
+from tests.conftest import MakeDaemon
 
 PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
 
@@ -76,10 +77,8 @@ def longest_wait(encode: Callable[[Any], str], data: Any) -> tuple[float, str]:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(Config().replace("state", dir=str(tmp_path)).replace("web", port=0))
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(Config().replace("state", dir=str(tmp_path)).replace("web", port=0))
 
 
 def test_the_interpreters_own_encoder_keeps_every_other_thread_waiting(long_text: list[dict[str, Any]]) -> None:

@@ -3,14 +3,13 @@ already joined carry on and the admin is never locked out for good."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from launcher.access import PinGuard, Role, TooManyTries, make_up_pin
 from launcher.daemon import Daemon
-from tests.conftest import ManualClock, joined_client, local_daemon
+from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config
 
 DAY_S = 24 * 3600
 
@@ -82,9 +81,8 @@ def test_the_admin_is_locked_out_only_until_the_attack_stops() -> None:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path), virtual=True)
 
 
 def test_joined_phones_carry_on_while_the_budget_is_spent(daemon: Daemon) -> None:

@@ -19,9 +19,10 @@ from launcher.config import DispenseConfig
 from launcher.controller import PressRefused
 from launcher.events import EventType
 from launcher.hardware.serial_link import SerialHardware, SerialInputs
+from launcher.hardware.sim import MemoryWire
 from launcher.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
 from tests.conftest import local_daemon
-from tests.fake_machine import FakeBoard, MemoryWire, firmware, on_clock
+from tests.sim_board import SimBoard, older_firmware, on_clock
 
 HOLD_S = 3.0
 
@@ -128,7 +129,7 @@ class BoardButton:
         self.presses = 0
         self.held_at: list[float] = []
         wire = MemoryWire(clock)
-        self.pico = FakeBoard(wire, clock=clock)
+        self.pico = SimBoard(wire, clock=clock)
         self.hardware = SerialHardware(port="memory", dispense=DispenseConfig(), clock=clock, opener=wire.open)
         self.hardware.inputs.when_pressed = self._pressed
         self.hold = ButtonHold(hold_s=HOLD_S, refusal=lambda since: None, on_held=self._held, clock=clock)
@@ -200,7 +201,7 @@ def test_a_board_whose_firmware_tells_no_release_never_times_a_hold(
     monkeypatch: pytest.MonkeyPatch, clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Firmware 3 and older say nothing when the button is let go: a press could not be told from a hold."""
-    monkeypatch.setattr(firmware, "VERSION", "3")
+    older_firmware(monkeypatch, "3")
     with caplog.at_level(logging.WARNING, logger="launcher.hardware.serial_link"):
         button = BoardButton(clock)
     try:

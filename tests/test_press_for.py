@@ -5,7 +5,6 @@ press twice, and a player who cannot play presses once and the turn ends."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +14,12 @@ from flask.testing import FlaskClient
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.game import GameError, Table
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client, local_config
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
-    running = Daemon(
-        config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
-    )
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path).replace("sim", cards_per_second=400.0, card_block_ms=1.0))
 
 
 @pytest.fixture

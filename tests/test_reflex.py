@@ -1,7 +1,7 @@
 """The board's reflex: armed in advance with the next press's fire, it starts the motor on its own button.
 
-The controller, the serial link and the firmware (firmware/main.py under CPython, tests/fake_machine.py) on one
-MemoryWire and one VirtualClock. What is promised: the motor starts within a pass of the board's loop, without the
+The controller, the serial link and the simulator's board (firmware/main.py on mock pins, tests/sim_board.py) on
+one MemoryWire and one VirtualClock. What is promised: the motor starts within a pass of the board's loop, without the
 host; the press is the one the shuffle's schedule holds (the record replays); a phone's press, a lost line, the lid
 or a new game never make two fires or a press the schedule did not draw.
 """
@@ -22,12 +22,13 @@ from launcher.events import EventBus
 from launcher.fairness import verify
 from launcher.games import GameDesk
 from launcher.hardware.serial_link import SerialHardware
+from launcher.hardware.sim import MemoryWire
 from launcher.history import History
 from launcher.hopper import Hopper, HopperCount
 from launcher.schedule import profile_from_mapping
 from launcher.shuffles import ShuffleBook
 from launcher.store import Store
-from tests.fake_machine import FakeBoard, MemoryWire, Tamper, board, close_lid, firmware, on_clock
+from tests.sim_board import SimBoard, Tamper, older_firmware, on_clock
 
 # Fires two presses in three or so, never after a pause: most presses can be armed for.
 OFTEN = profile_from_mapping(
@@ -43,7 +44,7 @@ class Table:
         self.clock = clock
         self.wire = MemoryWire(clock)
         self.to_host = to_host or Tamper()
-        self.pico = FakeBoard(self.wire, clock=clock, to_host=self.to_host)
+        self.pico = SimBoard(self.wire, clock=clock, to_host=self.to_host)
         self.hardware = SerialHardware(
             port="memory", dispense=DispenseConfig(jam_ms=500, min_rest_ms=0), clock=clock, opener=self.wire.open
         )
@@ -153,7 +154,7 @@ def test_an_armed_board_starts_the_motor_on_its_own_button_within_a_pass_of_its_
     presses = t.controller.snapshot()["presses"]
     starts = t.pico.motor.starts
     t.pico.press()
-    pressed_at = t.pico.clock.now_ms()
+    pressed_at = t.pico.now_ms()
     t.until(lambda: t.pico.motor.starts > starts, within=0.01)
     started_at = next(ms for ms, duty in t.pico.motor.history if ms >= pressed_at and duty)
     assert started_at - pressed_at <= 1  # one pass of the board's 1 kHz loop
@@ -165,7 +166,7 @@ def test_an_armed_board_starts_the_motor_on_its_own_button_within_a_pass_of_its_
     fired = t.events("launcher.fired")[-1]
     assert press == {"press": presses + 1, "source": "button"}
     assert (fired["press"], fired["requested"], fired["dispensed"]) == (presses + 1, cards, cards)
-    assert t.pico.mechanics.cards_out == t.controller.snapshot()["hopper"]["dispensed"]
+    assert t.pico.world.cards_out == t.controller.snapshot()["hopper"]["dispensed"]
 
 
 def test_presses_fired_by_the_board_replay_from_the_shuffle_s_record(table: Any) -> None:
@@ -182,7 +183,7 @@ def test_presses_fired_by_the_board_replay_from_the_shuffle_s_record(table: Any)
     assert report.ok and report.mismatch is None, report
     assert reflexes == 12
     dispensed = sum(e["dispensed"] for e in t.events("launcher.fired"))
-    assert dispensed == t.pico.mechanics.cards_out
+    assert dispensed == t.pico.world.cards_out
 
 
 def test_a_phone_s_press_takes_the_arm_back_first_and_is_the_press_it_was_armed_for(table: Any) -> None:
@@ -230,15 +231,14 @@ def test_the_lid_takes_the_arm_away_and_closing_it_arms_the_board_again(table: A
     t = table()
     t.press_until_armed()
     arms = len(t.sent(b"ARM"))
-    lid = t.pico.machine.line(board.LID)
-    lid.drive(1)  # open
+    t.pico.world.open_lid()
     t.until(lambda: t.events("launcher.lid") == [{"open": True}])
     assert t.armed() is None
     starts = t.pico.motor.starts
     t.click()
     t.clock.advance(0.05)
     assert t.pico.motor.starts == starts  # the lid is open: nothing fires
-    close_lid(t.pico.machine)
+    t.pico.world.close_lid()
     t.until(lambda: len(t.events("launcher.lid")) == 2)
     t.until(lambda: t.armed() is not None)
     assert len(t.sent(b"ARM")) > arms
@@ -263,7 +263,7 @@ def test_a_classic_game_takes_the_arm_back_and_deals_its_exact_cards(table: Any)
 
 
 def test_a_board_with_older_firmware_is_never_armed(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(firmware, "VERSION", "2")
+    older_firmware(monkeypatch, "2")
     t = table()
     for _ in range(5):
         t.controller.press("web").wait(5)
@@ -357,7 +357,7 @@ def test_lost_and_doubled_lines_never_make_a_fire_the_host_does_not_record(table
     if not t.link_downs:
         ended = t.events("launcher.fired") + t.events("launcher.jammed") + t.events("launcher.empty")
         assert t.pico.launcher.fires == len(ended)
-        assert t.pico.mechanics.cards_out == t.controller.snapshot()["hopper"]["dispensed"]
+        assert t.pico.world.cards_out == t.controller.snapshot()["hopper"]["dispensed"]
     report = verify(t.record())
     assert report.ok, report
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from flask.testing import FlaskClient
 from launcher.daemon import Daemon
 from launcher.outcomes import FaultCause
 from launcher.refusals import Refusal
-from tests.conftest import joined_client, local_daemon
+from tests.conftest import MakeDaemon, joined_client, local_config
 from tests.test_fairness_api import value
 
 STATIC = Path(__file__).resolve().parent.parent / "webui" / "static"
@@ -23,9 +22,8 @@ LANGS = ["en", "zh-Hans", "zh-Hant"]
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path), virtual=True)
 
 
 @pytest.fixture

@@ -4,23 +4,20 @@ operations."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
 from launcher.daemon import Daemon
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client
 from tests.test_shuffles import fast
 from webui.openapi import RENAMED, SPEC
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(fast(tmp_path))
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(fast(tmp_path))
 
 
 @pytest.fixture

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from launcher.config import ConfigError, from_mapping
 from launcher.daemon import Daemon
-from tests.conftest import wait_until
-from tests.fake_machine import FakeBoard
+from tests.conftest import MakeDaemon, wait_until
+from tests.sim_board import SimBoard
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def link(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
+def daemon(make_daemon: MakeDaemon, tmp_path: Path, link: Path) -> Daemon:
     config = from_mapping(
         {
             "hardware": {"backend": "serial"},
@@ -30,9 +30,7 @@ def daemon(tmp_path: Path, link: Path) -> Iterator[Daemon]:
             "web": {"port": 0},
         }
     )
-    running = Daemon(config)
-    yield running
-    running.close()
+    return make_daemon(config)
 
 
 def event_types(daemon: Daemon) -> list[str]:
@@ -50,7 +48,7 @@ def _within(seconds: float, done: Callable[[], bool]) -> bool:
 
 
 def test_a_press_on_the_board_fires_cards_through_the_daemon(link: Path, daemon: Daemon) -> None:
-    with FakeBoard(link, hopper=100) as pico:
+    with SimBoard(link, hopper=100) as pico:
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
         for _ in range(30):  # the schedule misses about two presses in three
             before = len(event_types(daemon))
@@ -67,18 +65,18 @@ def test_a_press_on_the_board_fires_cards_through_the_daemon(link: Path, daemon:
         fired = [e.data for e in events if e.type == "launcher.fired"]
         assert pressed and all(p["source"] == "button" for p in pressed)
         assert fired and all(f["dispensed"] == f["requested"] for f in fired)
-        wait_until(lambda: pico.mechanics.cards_out == sum(f["dispensed"] for f in fired))
-        assert daemon.controller.snapshot()["hopper"]["dispensed"] == pico.mechanics.cards_out
+        wait_until(lambda: pico.world.cards_out == sum(f["dispensed"] for f in fired))
+        assert daemon.controller.snapshot()["hopper"]["dispensed"] == pico.world.cards_out
         assert daemon.hardware.describe()["backend"] == "serial"
 
 
 def test_a_replugged_board_is_taken_back_without_a_restart(link: Path, daemon: Daemon) -> None:
-    with FakeBoard(link):
+    with SimBoard(link):
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
     # Unplugged: the phones are told, and presses are refused rather than lost in the cable.
     wait_until(lambda: (daemon.controller.snapshot()["fault"] or "").startswith("launcher board:"))
     assert "hardware.fault" in event_types(daemon)
-    with FakeBoard(link, boot_id="B0A7D002") as pico:
+    with SimBoard(link, boot_id="B0A7D002") as pico:
         wait_until(lambda: daemon.controller.snapshot()["fault"] is None)
         ok = [e.data for e in daemon.bus.events_after(0) if e.type == "hardware.ok"]
         assert ok and "B0A7D002 ready" in ok[-1]["message"]

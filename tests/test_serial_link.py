@@ -1,6 +1,7 @@
 """SerialHardware against the firmware: lost and doubled frames, a silent host, a pulled cable, a reset, a wrap.
 
-On a pty, on real time: the fake board runs firmware/main.py in a thread on one end of a pty pair; the host opens
+On a pty, on real time: the simulator's board (firmware/main.py on mock pins, and its world) runs on one end of a
+pty pair; the host opens
 the other end by a symlink, as it opens /dev/serial/by-id/... on a Pi (pyserial, exclusive opening, replugging).
 On a MemoryWire, on a VirtualClock: the same board and host, with timing asserted to the millisecond and no
 real waiting. `Tamper` drops or duplicates whole lines on the wire.
@@ -24,7 +25,8 @@ from launcher.config import DispenseConfig
 from launcher.hardware import framing, serial_fires
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
-from tests.fake_machine import FakeBoard, MemoryWire, Tamper, board, on_clock, wait_until
+from launcher.hardware.sim import MemoryWire
+from tests.sim_board import SimBoard, Tamper, on_clock, wait_until
 
 
 class Watch:
@@ -82,7 +84,7 @@ def up(host: SerialHardware, watch: Watch | None = None) -> None:
         watch.wait(True)
 
 
-def fire_replies(pico: FakeBoard) -> dict[int, set[int]]:
+def fire_replies(pico: SimBoard) -> dict[int, set[int]]:
     """fire number -> the sequence numbers of the FIRE replies that carry it."""
     seqs: dict[int, set[int]] = collections.defaultdict(set)
     for line in list(pico.sent):
@@ -94,7 +96,7 @@ def fire_replies(pico: FakeBoard) -> dict[int, set[int]]:
 
 def test_dropped_and_duplicated_frames_never_fire_twice(link: Path, make_host: Any) -> None:
     to_board, to_host = Tamper(), Tamper()
-    with FakeBoard(link, to_board=to_board, to_host=to_host) as pico:
+    with SimBoard(link, to_board=to_board, to_host=to_host) as pico:
         host = make_host()
         up(host)
         to_board.drop(b" FIRE ")  # the first FIRE never arrives,
@@ -103,7 +105,7 @@ def test_dropped_and_duplicated_frames_never_fire_twice(link: Path, make_host: A
         to_host.duplicate(b"E DONE ")  # and the end of the fire is heard twice
         result = host.dispenser.start(3).wait(10)
         assert (result.dispensed, result.stop) == (3, StopReason.COUNT)
-        assert pico.launcher.fires == 1 and pico.motor.starts == 1 and pico.mechanics.cards_out == 3
+        assert pico.launcher.fires == 1 and pico.motor.starts == 1 and pico.world.cards_out == 3
         assert [action for action, line in to_board.log if b" FIRE " in line] == ["drop", "duplicate"]
         assert pico.launcher.replays >= 1 and host.describe()["retransmits"] >= 1
         again = host.dispenser.start(1).wait(10)  # the link is still in step
@@ -112,7 +114,7 @@ def test_dropped_and_duplicated_frames_never_fire_twice(link: Path, make_host: A
 
 def test_a_lost_done_is_recovered_from_status(link: Path, make_host: Any) -> None:
     to_host = Tamper()
-    with FakeBoard(link, to_host=to_host) as pico:
+    with SimBoard(link, to_host=to_host) as pico:
         host = make_host()
         up(host)
         to_host.drop(b"E DONE ")
@@ -122,7 +124,7 @@ def test_a_lost_done_is_recovered_from_status(link: Path, make_host: Any) -> Non
 
 
 def test_unplug_and_replug_without_recreating_the_host(link: Path, make_host: Any, watch: Watch) -> None:
-    pico = FakeBoard(link, card_ms=100_000)
+    pico = SimBoard(link, jammed=True)
     try:
         host = make_host()
         up(host, watch)
@@ -140,7 +142,7 @@ def test_unplug_and_replug_without_recreating_the_host(link: Path, make_host: An
     finally:
         pico.close()
     changes = len(watch.changes)
-    with FakeBoard(link, boot_id="B0A7D002") as replugged:
+    with SimBoard(link, boot_id="B0A7D002") as replugged:
         assert "B0A7D002" in watch.wait(True, after=changes)
         described = host.describe()
         assert described["boot_id"] == "B0A7D002" and described["restarts"] == 1
@@ -150,7 +152,7 @@ def test_unplug_and_replug_without_recreating_the_host(link: Path, make_host: An
 
 def test_a_board_reset_mid_fire_never_fires_again(link: Path, make_host: Any, watch: Watch) -> None:
     to_host = Tamper()
-    with FakeBoard(link, to_host=to_host, card_ms=100_000) as pico:
+    with SimBoard(link, to_host=to_host, jammed=True) as pico:
         host = make_host()
         up(host, watch)
         changes = len(watch.changes)
@@ -163,13 +165,13 @@ def test_a_board_reset_mid_fire_never_fires_again(link: Path, make_host: Any, wa
         watch.wait(True, after=changes)
         assert host.describe()["boot_id"] == "B0A7D00F" and pico.launcher.fires == 0
         assert pico.motor.starts == 0
-        pico.mechanics.card_ms = 40
+        pico.world.jam(False)
         result = host.dispenser.start(1).wait(10)
         assert (result.dispensed, result.stop) == (1, StopReason.COUNT) and pico.launcher.fires == 1
 
 
 def test_the_port_is_opened_exclusively(link: Path, make_host: Any) -> None:
-    with FakeBoard(link):
+    with SimBoard(link):
         host = make_host()
         up(host)
         with pytest.raises(serial.SerialException):
@@ -186,7 +188,7 @@ def test_started_before_the_board_is_plugged_in(link: Path, make_host: Any, watc
     assert "cannot open" in watch.wait(False)
     with pytest.raises(LinkDown, match="cannot open"):
         host.dispenser.start(1)
-    with FakeBoard(link):
+    with SimBoard(link):
         watch.wait(True)
         assert watch.changes[0][0] is False and watch.threads == {"serial-dispatch"}
 
@@ -194,13 +196,13 @@ def test_started_before_the_board_is_plugged_in(link: Path, make_host: Any, watc
 def test_a_board_that_does_not_answer_is_reported(link: Path, make_host: Any, watch: Watch) -> None:
     to_host = Tamper()
     to_host.block = True
-    with FakeBoard(link, to_host=to_host):
+    with SimBoard(link, to_host=to_host):
         make_host()
         assert "no answer" in watch.wait(False)
 
 
 def test_stop_and_close_end_a_fire_and_close_is_idempotent(link: Path, make_host: Any) -> None:
-    with FakeBoard(link, card_ms=100_000) as pico:
+    with SimBoard(link, jammed=True) as pico:
         host = make_host()
         up(host)
         job = host.dispenser.start(3)
@@ -226,12 +228,12 @@ def test_stop_and_close_end_a_fire_and_close_is_idempotent(link: Path, make_host
 
 
 def test_a_refused_fire_ends_its_job_with_an_error(link: Path, make_host: Any) -> None:
-    with FakeBoard(link) as pico:
+    with SimBoard(link) as pico:
         host = make_host()
         up(host)
         opened: list[bool] = []
         host.inputs.when_lid_changed = opened.append
-        pico.machine.line(board.LID).drive(None)  # the lid opens
+        pico.world.open_lid()
         wait_until(lambda: opened == [True], 5, "lid open")
         assert host.inputs.lid_open is True
         result = host.dispenser.start(2).wait(5)
@@ -239,7 +241,7 @@ def test_a_refused_fire_ends_its_job_with_an_error(link: Path, make_host: Any) -
 
 
 def test_a_failing_callback_does_not_stop_the_link(link: Path, make_host: Any) -> None:
-    with FakeBoard(link) as pico:
+    with SimBoard(link) as pico:
         host = make_host()
         up(host)
         presses: list[int] = []
@@ -274,7 +276,7 @@ class Bench:
         self.to_host = to_host
         self.watch = Watch()
         self.wire = MemoryWire(clock)
-        self.pico = FakeBoard(
+        self.pico = SimBoard(
             self.wire,
             clock=clock,
             to_board=lambda line: self._log(self.heard, self.to_board(line)),
@@ -338,7 +340,7 @@ def bench() -> Iterator[Any]:
 def test_each_card_is_told_as_the_board_reports_it(bench: Any) -> None:
     b = bench()
     cards: list[int] = []
-    b.host.dispenser.when_card = lambda: cards.append(b.pico.mechanics.cards_out)
+    b.host.dispenser.when_card = lambda: cards.append(b.pico.world.cards_out)
     job = b.host.dispenser.start(3)
     b.until(lambda: job.done)
     assert job.wait(0).dispensed == 3 and b.host.describe()["board_state"] == "IDLE"
@@ -373,7 +375,7 @@ def test_a_silent_board_is_retried_at_250_ms_and_given_up_after_three_tries(benc
 
 
 def test_a_fire_the_board_never_ends_is_given_up_at_max_run_plus_slack(bench: Any) -> None:
-    b = bench({"card_ms": 100_000}, max_run_ms=400, jam_ms=10000)
+    b = bench({"jammed": True}, max_run_ms=400, jam_ms=10000)
     job = b.host.dispenser.start(2)
     b.until(lambda: b.pico.motor.duty > 0)
     b.pico.launcher._fire_max_ms = 10**6  # a board bug: it ignores max_ms and keeps saying FIRING
@@ -400,7 +402,7 @@ def test_a_fire_after_the_sequence_number_wraps_is_fired_not_answered_from_memor
     b.until(lambda: second.done)
     assert b.seqs(b"FIRE")[1] == (seq - 1 + distance) % framing.MAX_SEQ + 1
     assert (second.wait(0).dispensed, second.wait(0).stop) == (3, StopReason.COUNT)
-    assert b.pico.launcher.fires == 2 and b.pico.mechanics.cards_out == 6 and b.pico.launcher.replays == 0
+    assert b.pico.launcher.fires == 2 and b.pico.world.cards_out == 6 and b.pico.launcher.replays == 0
 
 
 def test_an_acknowledgement_naming_an_old_fire_is_never_taken(bench: Any) -> None:
@@ -445,12 +447,12 @@ def test_random_loss_and_duplication_never_fire_a_frame_twice(bench: Any, seed: 
     assert all(len(seqs) == 1 for seqs in replies.values())  # one FIRE frame per fire...
     seq_fires = collections.Counter(seq for seqs in replies.values() for seq in seqs)
     assert all(n == 1 for n in seq_fires.values())  # ...and one fire per FIRE frame
-    assert b.pico.mechanics.cards_out <= 2 * b.pico.launcher.fires
+    assert b.pico.world.cards_out <= 2 * b.pico.launcher.fires
     assert any(action == "drop" for action, _ in to_board.log + to_host.log)
 
 
 def test_a_silent_host_stops_the_motor_at_1500_ms_and_the_link_recovers(bench: Any) -> None:
-    b = bench({"card_ms": 100_000}, jam_ms=10000, max_run_ms=20000)
+    b = bench({"jammed": True}, jam_ms=10000, max_run_ms=20000)
     job = b.host.dispenser.start(3)
     b.until(lambda: b.pico.motor.duty > 0)
     b.to_board.block = True  # from here on the board hears nothing from the host
@@ -462,7 +464,7 @@ def test_a_silent_host_stops_the_motor_at_1500_ms_and_the_link_recovers(bench: A
     assert b" safe " in done and round(done_at - last_heard, 9) == 1.5
     assert b.pico.launcher.state == "SAFE" and b.pico.motor.duty == 0  # stopped by the board alone
     changes = len(b.watch.changes)
-    b.pico.mechanics.card_ms = 40
+    b.pico.world.jam(False)
     b.to_board.block = False
     b.until(lambda: b.link_went(True, changes))
     again = b.host.dispenser.start(1)

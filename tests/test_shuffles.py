@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from launcher import fairness
 from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client
 
 
 def fast(tmp_path: Path) -> Config:
@@ -23,10 +22,8 @@ def fast(tmp_path: Path) -> Config:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    running = Daemon(fast(tmp_path))
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(fast(tmp_path))
 
 
 def press(daemon: Daemon, times: int) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from launcher import fairness
 from launcher.cli import main
 from launcher.daemon import Daemon
 from launcher.store import MIGRATIONS, STORE_FILE, Store
+from tests.conftest import MakeDaemon
 from tests.test_shuffles import fast
 
 OLD_STORE = Path(__file__).parent / "stores" / "schema-8.sql"
@@ -46,10 +46,8 @@ def before(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def daemon(before: Path) -> Iterator[Daemon]:
-    running = Daemon(fast(before.parent).replace("schedule", profile="pattern"))
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, before: Path) -> Daemon:
+    return make_daemon(fast(before.parent).replace("schedule", profile="pattern"))
 
 
 def test_the_schema_moves_on_and_every_row_is_kept(before: Path) -> None:

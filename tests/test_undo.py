@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
-from tests.conftest import joined_client
+from tests.conftest import MakeDaemon, joined_client
 
 UNDO = "/api/game/undo-declaration"
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
@@ -33,10 +33,8 @@ def clock() -> Iterator[VirtualClock]:
 
 
 @pytest.fixture
-def daemon(config: Config, clock: VirtualClock) -> Iterator[Daemon]:
-    running = Daemon(config, clock=clock)
-    yield running
-    running.close()
+def daemon(make_daemon: MakeDaemon, config: Config, clock: VirtualClock) -> Daemon:
+    return make_daemon(config, clock=clock)
 
 
 @pytest.fixture

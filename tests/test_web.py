@@ -6,7 +6,6 @@ import gzip
 import re
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,13 @@ from waitress.channel import HTTPChannel
 
 import webui
 from launcher.daemon import Daemon
-from tests.conftest import joined_client, local_daemon, wait_until
+from tests.conftest import MakeDaemon, joined_client, local_config, wait_until
 from webui.page import guess_language
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    with local_daemon(tmp_path) as running:
-        yield running
+def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
+    return make_daemon(local_config(tmp_path), virtual=True)
 
 
 @pytest.fixture

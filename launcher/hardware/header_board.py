@@ -225,10 +225,11 @@ def start_firmware(
     write: Callable[[bytes], None],
     clock: Clock,
     wdt: Watchdog | None = None,
+    boot_id: str | None = None,
 ) -> Any:
-    """The firmware's `Launcher` on `machine`, booted (it has written BOOT) with a fresh boot id."""
+    """The firmware's `Launcher` on `machine`, booted (it has written BOOT) with `boot_id`, else a fresh one."""
     firmware = load_firmware()
-    boot_id = f"{random.getrandbits(32):08X}"
+    boot_id = boot_id or f"{random.getrandbits(32):08X}"
     return firmware.Launcher(machine, Ticks(clock), write, boot_id, wdt=wdt, pins=pin_map(pins, max_run_ms))
 
 

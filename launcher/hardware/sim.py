@@ -19,6 +19,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
@@ -37,7 +38,25 @@ MOTOR_LOG_KEPT = 10_000  # (time, running) changes of the motor, for tests and t
 
 
 class SimPin(MockPWMPin):  # type: ignore[misc]  # gpiozero has no type hints
-    """A mock PWM pin that tells the simulated world when a motor pin changes, so the world needs no polling."""
+    """A mock PWM pin that tells the simulated world when a motor pin changes, so the world needs no polling; and
+    a line the world drives keeps its level when a pull-up is set on it (a closed switch holds its line low), where
+    a mock pin would be pulled high."""
+
+    driven = False
+
+    def drive_low(self) -> None:
+        self.driven = True
+        super().drive_low()
+
+    def drive_high(self) -> None:
+        self.driven = True
+        super().drive_high()
+
+    def _set_pull(self, value: str) -> None:
+        if self.driven and value == "up":
+            self._pull = value
+        else:
+            super()._set_pull(value)
 
     def _change_state(self, value: float) -> bool:
         changed = super()._change_state(value)
@@ -79,10 +98,16 @@ class SimulatedWorld:
 
     def press_button(self, hold_s: float = 0.03, rest_s: float = 0.05) -> None:
         """Press and release the big button, and lift the finger away as a person does (the debounce needs it)."""
-        self._button.drive_low()
+        self.button_down()
         self._clock.sleep(hold_s)
-        self._button.drive_high()
+        self.button_up()
         self._clock.sleep(rest_s)
+
+    def button_down(self) -> None:
+        self._button.drive_low()
+
+    def button_up(self) -> None:
+        self._button.drive_high()
 
     def open_lid(self) -> None:
         self._lid.drive_high()
@@ -311,13 +336,39 @@ class MemoryPort:
         self._wire._close(self)
 
 
+class BoardWire(Protocol):
+    """The board's end of a wire (`MemoryWire`'s, or a test's)."""
+
+    def receive(self, timeout: float) -> bytes:
+        """What the host sent, waiting up to `timeout` for the first byte or a `wake()`."""
+        ...
+
+    def send(self, data: bytes) -> None:
+        """To the host; OSError when nobody listens."""
+        ...
+
+    def wake(self) -> None:
+        """End the board's `receive` now."""
+        ...
+
+    def unplug(self) -> None: ...
+
+
 class SimulatedBoard:
     """The header process's inside, in this process: the firmware on `HeaderMachine` over `pin_factory`, its loop
     (`header_board.HeaderBoard.serve`'s pace: at once after an edge or a command, every pass timed by
-    `loop_timeout`) on a `sim-board` thread of `clock`, speaking on the board's end of `wire`."""
+    `loop_timeout`) on a `sim-board` thread of `clock`, speaking on the board's end of `wire`; `boot_id` as
+    `start_firmware`'s."""
 
     def __init__(
-        self, *, pins: PinsConfig, max_run_ms: int, pin_factory: MockFactory, wire: MemoryWire, clock: Clock
+        self,
+        *,
+        pins: PinsConfig,
+        max_run_ms: int,
+        pin_factory: MockFactory,
+        wire: BoardWire,
+        clock: Clock,
+        boot_id: str | None = None,
     ) -> None:
         self._wire = wire
         self.dropped = 0  # what the firmware said while no host listened (its BOOT, at first)
@@ -328,7 +379,7 @@ class SimulatedBoard:
         self.machine.wake = wire.wake
         try:
             self.launcher = start_firmware(
-                self.machine, pins=wired, max_run_ms=max_run_ms, write=self._write, clock=clock
+                self.machine, pins=wired, max_run_ms=max_run_ms, write=self._write, clock=clock, boot_id=boot_id
             )
         except BaseException:  # re-raised: the pins are released on the way
             self.machine.close()
