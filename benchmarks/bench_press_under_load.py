@@ -6,7 +6,7 @@ blocks in `os.read` on a pipe and drives the mock button pin when a byte arrives
 to the pipe until the motor's forward pin goes on. The load, the same for every program measured:
 
 - a thread doing CPU work the daemon really does: replaying and scoring a 300-round game and encoding its
-  scoreboard as JSON the way the daemon encodes its answers (launcher/jsontext.py), and compressing the page's
+  scoreboard as JSON, and compressing the page's
   script;
 - 20 phones following the event stream (in a subprocess, so that they are no load on this interpreter), served by
   the daemon itself; for the bare program, by a daemon in another process.
@@ -45,7 +45,6 @@ from gpiozero import Button, Motor
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from measure import ROOT, exit_code, parse, percentile
 
-from launcher import jsontext
 from launcher.config import Config, load
 from launcher.daemon import SWITCH_INTERVAL_S, Daemon
 from launcher.game import Game, Mode
@@ -156,7 +155,7 @@ def busy_work(stop: threading.Event, done: list[int]) -> None:
     stored = game.to_dict()
     page = (ROOT / "webui" / "static" / "app.js").read_bytes()
     while not stop.is_set():
-        jsontext.dumps(Game.from_dict(stored).scoreboard())  # as the daemon encodes its answers
+        json.dumps(Game.from_dict(stored).scoreboard())
         gzip.compress(page)
         done[0] += 1
 

@@ -11,6 +11,7 @@ game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules th
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from launcher import game_requests, jsontext
+from launcher import game_requests
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Ruleset, Table
@@ -150,7 +151,7 @@ class GameDesk:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._saver.connect() as conn:
-                self._id = game_table.new(conn, jsontext.dumps(_state(game, table, None)), time.time())
+                self._id = game_table.new(conn, json.dumps(_state(game, table, None), separators=(",", ":")), time.time())
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
                 self._on_change(game, table)
@@ -258,7 +259,7 @@ class GameDesk:
         undo_declaration would put back after this change (None: nothing, e.g. after a round is scored)."""
         assert self._id is not None
         with self._saver.connect() as conn:
-            game_table.save(conn, self._id, jsontext.dumps(_state(game, table, undo)))
+            game_table.save(conn, self._id, json.dumps(_state(game, table, undo), separators=(",", ":")))
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)
         self._game, self._table, self._undo = game, table, undo

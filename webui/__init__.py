@@ -7,7 +7,6 @@ from typing import Any
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
-from launcher import jsontext
 from launcher.access import AccessBook
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
 from launcher.controller import Controller
@@ -39,16 +38,14 @@ CONTENT_SECURITY_POLICY = (
 
 
 class JSONProvider(DefaultJSONProvider):
-    """Flask's JSON, encoded in small steps so that a press is not held up by a long answer (launcher/jsontext.py),
-    and not escaped to ASCII (the page speaks Chinese)."""
+    """Flask's JSON, compact (the game's view is sent as this text, to every phone) and not escaped to ASCII (the
+    page speaks Chinese)."""
 
     ensure_ascii = False
 
     def dumps(self, obj: Any, **kwargs: Any) -> str:
-        kwargs.setdefault("default", self.default)
-        kwargs.setdefault("ensure_ascii", self.ensure_ascii)
-        kwargs.setdefault("sort_keys", self.sort_keys)
-        return jsontext.dumps(obj, **kwargs)
+        kwargs.setdefault("separators", (",", ":"))
+        return super().dumps(obj, **kwargs)
 
 
 def create_app(
