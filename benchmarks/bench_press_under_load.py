@@ -46,7 +46,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 from measure import ROOT, exit_code, parse, percentile
 
 from launcher.config import Config, load
-from launcher.daemon import SWITCH_INTERVAL_S, Daemon
+from launcher.daemon import Daemon
 from launcher.game import Game, Mode
 from launcher.hardware.header_link import HeaderHardware, HeaderProcess
 
@@ -361,16 +361,6 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
         probe.close()
 
 
-@contextlib.contextmanager
-def switch_interval(seconds: float) -> Iterator[None]:
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(seconds)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fires", type=int, default=300)
@@ -394,9 +384,8 @@ def main() -> int:
         other.bus.end_streams()
         other.close()
         # As served on a Pi's header: the inputs and the motor in a process of their own, the load in the daemon.
-        with switch_interval(SWITCH_INTERVAL_S):
-            header = header_daemon(args.fires, paths["header"], priority)
-        rows.append((f"header process, rt {priority}", SWITCH_INTERVAL_S, header))
+        header = header_daemon(args.fires, paths["header"], priority)
+        rows.append((f"header process, rt {priority}", default_interval, header))
     print(f"press -> motor on, edge from another thread, under load; {args.fires} fires each, milliseconds")
     print(f"{'':<41}{'waiting for':>19}{'the press':>19}{'write to':>28}{'load':>9}")
     print(f"{'':<41}{'the interpreter':>19}{'to motor on':>19}{'motor on':>28}{'done':>9}")
