@@ -28,7 +28,6 @@ from webui import (
     stream,
     tournament_api,
 )
-from webui.routing import App
 
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
@@ -61,7 +60,7 @@ def create_app(
     press_wait_s: float = 30.0,
     threads: int = 32,
 ) -> Flask:
-    app = App(__name__)
+    app = Flask(__name__)
     app.config.update(
         PUBLIC_URLS=public_urls,
         HEARTBEAT_S=heartbeat_s,
