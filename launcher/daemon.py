@@ -275,14 +275,14 @@ class Daemon:
             games=self.games,
             access=self.access,
             profiles=self.profiles,
+            power=self.power,
+            history=self.history,
+            wear=self.wear,
+            tournaments=self.tournaments,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,
             threads=web.threads,
         )
-        app.extensions["launcher.power"] = self.power
-        app.extensions["launcher.history"] = self.history
-        app.extensions["launcher.wear"] = self.wear
-        app.extensions["launcher.tournaments"] = self.tournaments
         return waitress.create_server(
             app,
             map=self._sockets,
