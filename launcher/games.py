@@ -151,7 +151,9 @@ class GameDesk:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             with self._saver.connect() as conn:
-                self._id = game_table.new(conn, json.dumps(_state(game, table, None), separators=(",", ":")), time.time())
+                self._id = game_table.new(
+                    conn, json.dumps(_state(game, table, None), separators=(",", ":")), time.time()
+                )
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
                 self._on_change(game, table)
