@@ -6,7 +6,7 @@ blocks in `os.read` on a pipe and drives the mock button pin when a byte arrives
 to the pipe until the motor's forward pin goes on. The load, the same for every program measured:
 
 - a thread doing CPU work the daemon really does: replaying and scoring a 300-round game and encoding its
-  scoreboard as JSON the way the daemon encodes its answers (launcher/jsontext.py), and compressing the page's
+  scoreboard as JSON, and compressing the page's
   script;
 - 20 phones following the event stream (in a subprocess, so that they are no load on this interpreter), served by
   the daemon itself; for the bare program, by a daemon in another process.
@@ -45,9 +45,8 @@ from gpiozero import Button, Motor
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from measure import ROOT, exit_code, parse, percentile
 
-from launcher import jsontext
 from launcher.config import Config, load
-from launcher.daemon import SWITCH_INTERVAL_S, Daemon
+from launcher.daemon import Daemon
 from launcher.game import Game, Mode
 from launcher.hardware.header_link import HeaderHardware, HeaderProcess
 
@@ -156,7 +155,7 @@ def busy_work(stop: threading.Event, done: list[int]) -> None:
     stored = game.to_dict()
     page = (ROOT / "webui" / "static" / "app.js").read_bytes()
     while not stop.is_set():
-        jsontext.dumps(Game.from_dict(stored).scoreboard())  # as the daemon encodes its answers
+        json.dumps(Game.from_dict(stored).scoreboard())
         gzip.compress(page)
         done[0] += 1
 
@@ -362,16 +361,6 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
         probe.close()
 
 
-@contextlib.contextmanager
-def switch_interval(seconds: float) -> Iterator[None]:
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(seconds)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fires", type=int, default=300)
@@ -395,9 +384,8 @@ def main() -> int:
         other.bus.end_streams()
         other.close()
         # As served on a Pi's header: the inputs and the motor in a process of their own, the load in the daemon.
-        with switch_interval(SWITCH_INTERVAL_S):
-            header = header_daemon(args.fires, paths["header"], priority)
-        rows.append((f"header process, rt {priority}", SWITCH_INTERVAL_S, header))
+        header = header_daemon(args.fires, paths["header"], priority)
+        rows.append((f"header process, rt {priority}", default_interval, header))
     print(f"press -> motor on, edge from another thread, under load; {args.fires} fires each, milliseconds")
     print(f"{'':<41}{'waiting for':>19}{'the press':>19}{'write to':>28}{'load':>9}")
     print(f"{'':<41}{'the interpreter':>19}{'to motor on':>19}{'motor on':>28}{'done':>9}")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import logging
 import os
 import signal
@@ -144,29 +143,20 @@ def _effective_config(args: argparse.Namespace) -> Config:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # No cyclic garbage collection while the daemon's modules load and its parts are built: nearly everything made
-    # then lives as long as the daemon, and the collector's passes over it were 4 % of the instructions to READY
-    # (benchmarks/bench_instructions.py). Frozen after, those objects stay out of every later pass, which holds the
-    # interpreter's lock while a press may be waiting for it.
-    gc.disable()
-    try:
-        from launcher.daemon import Daemon, StartupError
-        from launcher.threads import StoppableThread
+    from launcher.daemon import Daemon, StartupError
+    from launcher.threads import StoppableThread
 
-        config = _effective_config(args)
-        logging.basicConfig(
-            level=logging.DEBUG if args.verbose else logging.INFO,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
-        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # long-lived streams are expected
-        try:
-            daemon = Daemon(config)
-        except StartupError as e:
-            print(f"uno-launcher: {e}", file=sys.stderr)
-            return EXIT_USAGE
-    finally:
-        gc.freeze()
-        gc.enable()
+    config = _effective_config(args)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # long-lived streams are expected
+    try:
+        daemon = Daemon(config)
+    except StartupError as e:
+        print(f"uno-launcher: {e}", file=sys.stderr)
+        return EXIT_USAGE
     hardware = "simulated hardware" if config.hardware.backend == "sim" else f"{config.hardware.backend} hardware"
     print(f"UNO launcher on {hardware}, state in {config.state_dir.resolve()}")
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))

@@ -10,7 +10,6 @@ import contextlib
 import logging
 import signal
 import socket
-import sys
 import threading
 from pathlib import Path
 from types import FrameType
@@ -63,13 +62,6 @@ CONNECTION_LIMIT = 768
 CHANNEL_TIMEOUT_S = 30
 LOCAL_TABLE = "table"  # this table's name in a tournament when it has no [mqtt] table
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
-
-
-# The button's edge comes on the GPIO library's own thread, which must take the interpreter's lock before the motor
-# can start. At Python's default switch interval (5 ms) a thread doing CPU work (a long scoring, a page being
-# compressed) keeps it up to 5 ms, often twice over; at 0.5 ms the press waits at most about that
-# (benchmarks/bench_press_under_load.py). Threads that wait cost nothing at any interval.
-SWITCH_INTERVAL_S = 0.0005
 
 
 class StartupError(LauncherError, RuntimeError):
@@ -283,14 +275,14 @@ class Daemon:
             games=self.games,
             access=self.access,
             profiles=self.profiles,
+            power=self.power,
+            history=self.history,
+            wear=self.wear,
+            tournaments=self.tournaments,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,
             threads=web.threads,
         )
-        app.extensions["launcher.power"] = self.power
-        app.extensions["launcher.history"] = self.history
-        app.extensions["launcher.wear"] = self.wear
-        app.extensions["launcher.tournaments"] = self.tournaments
         return waitress.create_server(
             app,
             map=self._sockets,
@@ -318,8 +310,6 @@ class Daemon:
     def serve(self) -> None:
         """Serve until SIGTERM or SIGINT, then shut everything down with the motor off."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
         # The socket listens already; connections wait in its backlog until run() takes them.
         sdnotify.ready(f"serving {self.urls[0]} on {self.config.hardware.backend} hardware")
         watchdog = sdnotify.Watchdog(self.healthy)  # pings only under systemd's WatchdogSec=
@@ -332,7 +322,6 @@ class Daemon:
             self.close()  # with our handlers still in place: a second signal must not cut the shutdown short
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-            sys.setswitchinterval(interval)
         if self.power_off is not None and self.power_off.requested:  # last: the store is closed, the motor off
             (simulated_power_off if self.config.hardware.backend == "sim" else system_power_off)()
 

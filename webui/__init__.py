@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
-from launcher import jsontext
 from launcher.access import AccessBook
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
+from launcher.history import History
+from launcher.power import PowerMonitor
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
+from launcher.tournament import TournamentBook
+from launcher.wear import Wear
 from webui import access as gate
 from webui import (
     api,
@@ -29,7 +33,7 @@ from webui import (
     stream,
     tournament_api,
 )
-from webui.routing import App
+from webui.parts import Parts
 
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
@@ -39,16 +43,14 @@ CONTENT_SECURITY_POLICY = (
 
 
 class JSONProvider(DefaultJSONProvider):
-    """Flask's JSON, encoded in small steps so that a press is not held up by a long answer (launcher/jsontext.py),
-    and not escaped to ASCII (the page speaks Chinese)."""
+    """Flask's JSON, compact (the game's view is sent as this text, to every phone) and not escaped to ASCII (the
+    page speaks Chinese)."""
 
     ensure_ascii = False
 
     def dumps(self, obj: Any, **kwargs: Any) -> str:
-        kwargs.setdefault("default", self.default)
-        kwargs.setdefault("ensure_ascii", self.ensure_ascii)
-        kwargs.setdefault("sort_keys", self.sort_keys)
-        return jsontext.dumps(obj, **kwargs)
+        kwargs.setdefault("separators", (",", ":"))
+        return super().dumps(obj, **kwargs)
 
 
 def create_app(
@@ -58,13 +60,18 @@ def create_app(
     shuffles: ShuffleBook,
     games: GameDesk,
     access: AccessBook,
-    profiles: dict[str, Profile],
+    profiles: Mapping[str, Profile],
+    power: PowerMonitor,
+    history: History,
+    wear: Wear,
+    tournaments: TournamentBook,
     public_urls: list[str],
     heartbeat_s: float = 15.0,
     press_wait_s: float = 30.0,
     threads: int = 32,
 ) -> Flask:
-    app = App(__name__)
+    """The app over the launcher's parts: everything its views call is passed here, nothing added after."""
+    app = Flask(__name__)
     app.config.update(
         PUBLIC_URLS=public_urls,
         HEARTBEAT_S=heartbeat_s,
@@ -72,12 +79,18 @@ def create_app(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.json = JSONProvider(app)
-    app.extensions["launcher.controller"] = controller
-    app.extensions["launcher.bus"] = bus
-    app.extensions["launcher.shuffles"] = shuffles
-    app.extensions["launcher.games"] = games
-    app.extensions["launcher.profiles"] = profiles
-    app.extensions["launcher.streams"] = stream.StreamGate(threads)
+    Parts(
+        controller=controller,
+        bus=bus,
+        shuffles=shuffles,
+        games=games,
+        profiles=profiles,
+        power=power,
+        history=history,
+        wear=wear,
+        tournaments=tournaments,
+        streams=stream.StreamGate(threads),
+    ).install(app)
     gate.install(app, access, public_urls)
     app.register_blueprint(api.bp)
     app.register_blueprint(session_api.bp)

@@ -12,13 +12,14 @@ from launcher.bodies import Field, Shape, decode, expect, whole
 from launcher.controller import Controller, PressRefused
 from launcher.fairness import RecordError
 from launcher.game import GameError, NotYourPress
-from launcher.games import GameDesk, GameOver, NoGame
+from launcher.games import GameOver, NoGame
 from launcher.hopper import MAX_HOPPER_CARDS
 from launcher.refusals import Refusal
 from launcher.schedule import Profile, ProfileError, custom_profile
-from launcher.shuffles import ShuffleBook, ShuffleOpen
+from launcher.shuffles import ShuffleOpen
 from webui.access import needs
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -43,8 +44,7 @@ _NEW_SHUFFLE = Shape("a new shuffle", {"profile": Field(), "custom": Field()})
 
 
 def _controller() -> Controller:
-    controller: Controller = current_app.extensions["launcher.controller"]
-    return controller
+    return parts().controller
 
 
 @bp.get("/openapi.json")
@@ -60,16 +60,16 @@ def state() -> Response:
     snapshot["hardware"] = _controller().describe_hardware()
     snapshot["connection"] = {
         "urls": current_app.config["PUBLIC_URLS"],
-        "sse_clients": current_app.extensions["launcher.streams"].count,
+        "sse_clients": parts().streams.count,
     }
-    snapshot["last_event_id"] = current_app.extensions["launcher.bus"].last_id
-    snapshot["power"] = current_app.extensions["launcher.power"].snapshot()  # the Pi's brown-out warnings
+    snapshot["last_event_id"] = parts().bus.last_id
+    snapshot["power"] = parts().power.snapshot()  # the Pi's brown-out warnings
     return jsonify(snapshot)
 
 
 def _snapshot_with_contributions() -> dict[str, Any]:
     """The controller's snapshot, its shuffle with the phones' contributions so far (docs/FAIRNESS.md)."""
-    shuffles: ShuffleBook = current_app.extensions["launcher.shuffles"]
+    shuffles = parts().shuffles
     for _ in range(3):  # a new shuffle may start between the two reads: then read again
         played, snapshot = shuffles.current, _controller().snapshot()
         if played is not None and played.number == snapshot["shuffle"]["number"]:
@@ -93,7 +93,7 @@ def press() -> tuple[Response, int]:
 
 def _check_press_for(player: str) -> None:
     """A phone that says who it is presses for that player, and only when the table asks for their press."""
-    desk: GameDesk = current_app.extensions["launcher.games"]
+    desk = parts().games
     try:
         desk.check_press(player)
     except NotYourPress as e:
@@ -145,7 +145,7 @@ def _profile_figures(profile: Profile) -> dict[str, Any]:
 
 @bp.get("/profiles")
 def profiles() -> Response:
-    known: dict[str, Profile] = current_app.extensions["launcher.profiles"]
+    known = parts().profiles
     active = _controller().profile
     listed = {**known, active.name: active}  # a custom profile set from a phone replaces the configured one
     return jsonify(active=active.name, profiles=[_profile_figures(p) for p in listed.values()])
@@ -164,7 +164,7 @@ def new_shuffle() -> tuple[Response, int]:
 
 
 def _chosen_profile(body: dict[str, Any]) -> Profile | None:
-    known: dict[str, Profile] = current_app.extensions["launcher.profiles"]
+    known = parts().profiles
     name = body.get("profile")
     if name is None:
         if "custom" in body:
@@ -186,7 +186,7 @@ def _chosen_profile(body: dict[str, Any]) -> Profile | None:
 @bp.get("/rounds/<int:number>")  # the path before the rename, for one release (docs/API.md)
 def shuffle_record(number: int) -> Response:
     """The record of an ended shuffle, seed revealed: what `uno-launcher verify FILE` checks."""
-    shuffles: ShuffleBook = current_app.extensions["launcher.shuffles"]
+    shuffles = parts().shuffles
     if number >= 2**63:  # beyond SQLite's INTEGER: there is no such shuffle
         raise ApiError(404, "not_found", f"there is no shuffle {number}")
     try:

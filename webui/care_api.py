@@ -3,13 +3,14 @@ cleaning hint (launcher/wear.py), and the cleaning done."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
 from launcher.access import Role
 from launcher.bodies import Shape
 from launcher.wear import Wear
 from webui.access import needs
 from webui.api import json_object
+from webui.parts import parts
 
 bp = Blueprint("care", __name__, url_prefix="/api")
 
@@ -17,8 +18,7 @@ _CLEANED = Shape("a cleaning", {})
 
 
 def _wear() -> Wear:
-    wear: Wear = current_app.extensions["launcher.wear"]
-    return wear
+    return parts().wear
 
 
 @bp.get("/care")

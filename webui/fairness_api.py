@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import hashlib
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 
 from launcher.bodies import Field, Shape, expect, whole
 from launcher.fairness import MAX_CONTRIBUTIONS, is_contribution
 from launcher.refusals import Refusal
-from launcher.shuffles import ContributionRefused, ShuffleBook
+from launcher.shuffles import ContributionRefused
 from webui.access import session_token
 from webui.api import json_object
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("fairness_api", __name__, url_prefix="/api")
 
@@ -37,7 +38,7 @@ def contribute() -> tuple[Response, int]:
     """A phone's contribution to the shuffle in play: `{"shuffle": 3, "value": "<32 lowercase hex>"}` (table PIN)."""
     contribution = _CONTRIBUTION.read(json_object())
     number, value = contribution["shuffle"], contribution["value"]
-    shuffles: ShuffleBook = current_app.extensions["launcher.shuffles"]
+    shuffles = parts().shuffles
     # One contribution per session: the session is known by a digest of its token, kept in memory only.
     sender = hashlib.sha256((session_token() or "").encode("utf-8")).hexdigest()
     try:

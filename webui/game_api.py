@@ -15,7 +15,7 @@ from flask.blueprints import BlueprintSetupState
 from flask.json.provider import JSONProvider
 
 from launcher.bodies import Shape
-from launcher.controller import Controller, PressRefused
+from launcher.controller import PressRefused
 from launcher.game import GameError, OpenAttacks
 from launcher.game_view import rules
 from launcher.games import CannotUndo, GameDesk, GameOver, NoGame
@@ -23,6 +23,7 @@ from launcher.refusals import Refusal
 from launcher.schedule import Profile
 from webui.api import json_object
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("game", __name__, url_prefix="/api")
 
@@ -59,8 +60,7 @@ def _encode_once_per_change(state: BlueprintSetupState) -> None:
 
 
 def _desk() -> GameDesk:
-    desk: GameDesk = current_app.extensions["launcher.games"]
-    return desk
+    return parts().games
 
 
 def _answer(status: int, view: dict[str, Any] | None) -> tuple[Response, int]:
@@ -107,7 +107,7 @@ def new_game() -> tuple[Response, int]:
     profile = _profile(body.get("profile"))
     view = _call("bad_game", _desk().new_game, body)
     if profile is not None:
-        controller: Controller = current_app.extensions["launcher.controller"]
+        controller = parts().controller
         # While the launcher fires, the game starts with the profile in play; the page can pick it again.
         with contextlib.suppress(PressRefused):
             controller.new_shuffle(profile)
@@ -117,7 +117,7 @@ def new_game() -> tuple[Response, int]:
 def _profile(name: object) -> Profile | None:
     if name is None:
         return None
-    known: dict[str, Profile] = current_app.extensions["launcher.profiles"]
+    known = parts().profiles
     if not isinstance(name, str) or name not in known:
         raise ApiError(400, "bad_game", f"profile = {name!r:.40} is not accepted; expected one of {', '.join(known)}")
     return known[name]

@@ -10,13 +10,14 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from launcher.access import Role
 from launcher.game import Mode
 from launcher.history import MAX_PAGE, History, Period, UnknownGame, UnreadableGame, load_ended_game
 from webui.access import needs
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("history", __name__, url_prefix="/api/history")
 
@@ -27,8 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def _history() -> History:
-    history: History = current_app.extensions["launcher.history"]
-    return history
+    return parts().history
 
 
 def _query(allowed: tuple[str, ...]) -> dict[str, str]:

@@ -9,11 +9,12 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
 from launcher.bodies import Check, Field, Shape, parsed_by
-from launcher.events import EventBus, EventType
+from launcher.events import EventType
 from webui import access
 from webui.access import needs
 from webui.api import json_object
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("session", __name__, url_prefix="/api")
 
@@ -115,7 +116,7 @@ def change_pins() -> Response:
     except PinError as e:
         raise ApiError(400, "bad_pin", str(e)) from None
     answer: dict[str, Any] = {"changed": [role.label for role in pins]}
-    bus: EventBus = current_app.extensions["launcher.bus"]
+    bus = parts().bus
     bus.publish(EventType.PINS_CHANGED, {"changed": answer["changed"]})  # phones signed out learn it at once
     if Role.TABLE in pins:
         answer.update(_invite_answer())

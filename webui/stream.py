@@ -23,6 +23,7 @@ from launcher.access import Role
 from launcher.events import Event, EventBus
 from webui import access
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("stream", __name__)
 
@@ -119,8 +120,8 @@ def _never() -> bool:
 
 @bp.get("/api/events")
 def events() -> Response:
-    bus: EventBus = current_app.extensions["launcher.bus"]
-    gate: StreamGate = current_app.extensions["launcher.streams"]
+    bus = parts().bus
+    gate = parts().streams
     heartbeat_s: float = current_app.config["HEARTBEAT_S"]
     joined = access.caller_role() >= Role.TABLE
     ticket = gate.admit(joined, (access.session_token() or "") if joined else access.client())

@@ -3,7 +3,7 @@ sets one up; every table scores its own rounds; every phone reads the seats, the
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from launcher.access import Role
 from launcher.bodies import Field, Shape
@@ -12,6 +12,7 @@ from launcher.tournament import TournamentBook
 from webui.access import needs
 from webui.api import json_object
 from webui.errors import ApiError
+from webui.parts import parts
 
 bp = Blueprint("tournament", __name__, url_prefix="/api")
 
@@ -23,8 +24,7 @@ _CONFLICTS = frozenset(
 
 
 def _book() -> TournamentBook:
-    book: TournamentBook = current_app.extensions["launcher.tournaments"]
-    return book
+    return parts().tournaments
 
 
 def _refused(e: TournamentError) -> ApiError:
