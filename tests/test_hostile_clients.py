@@ -211,7 +211,7 @@ SLOW_STARTS = (
 )
 
 
-def _phone_call(url: str, source: str, method: str, path: str, body: bytes | None = None) -> int:
+def phone_call(url: str, source: str, method: str, path: str, body: bytes | None = None) -> int:
     """One request from a phone at `source` (a loopback address of its own) on a fresh connection: its status."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10, source_address=(source, 0))
@@ -224,19 +224,26 @@ def _phone_call(url: str, source: str, method: str, path: str, body: bytes | Non
         conn.close()
 
 
-def _slow_attack(url: str, sources: list[str]) -> list[socket.socket]:
+def slow_connection(url: str, source: str, start: bytes) -> socket.socket | None:
+    """A connection from `source` that has sent `start` (one of SLOW_STARTS); None if the daemon refused it."""
+    parts = urlsplit(url)
+    try:
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=1, source_address=(source, 0))
+    except OSError:
+        return None
+    try:
+        sock.sendall(start)
+    except OSError:  # reset: the guard at work
+        sock.close()
+        return None
+    return sock
+
+
+def slow_attack(url: str, sources: list[str]) -> list[socket.socket]:
     """A connection from each source that starts a request (or not) and never finishes it; those the daemon
     refuses at once are not kept."""
-    parts = urlsplit(url)
-    opened = []
-    for n, source in enumerate(sources):
-        try:
-            sock = socket.create_connection((parts.hostname, parts.port), timeout=1, source_address=(source, 0))
-            opened.append(sock)
-            sock.sendall(SLOW_STARTS[n % len(SLOW_STARTS)])
-        except OSError:
-            pass  # refused or reset: the guard at work
-    return opened
+    opened = (slow_connection(url, source, SLOW_STARTS[n % len(SLOW_STARTS)]) for n, source in enumerate(sources))
+    return [sock for sock in opened if sock is not None]
 
 
 def _trickle(sockets: list[socket.socket]) -> None:
@@ -258,14 +265,14 @@ def test_slow_connections_stop_neither_a_new_phone_nor_a_joined_ones_presses(
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4096)), hard))  # this process holds the attack
     daemon = start_daemon(tmp_path)
     try:
-        attack = _slow_attack(daemon.url, sources)
+        attack = slow_attack(daemon.url, sources)
         try:
             _trickle(attack)
             held = len(os.listdir(f"/proc/{daemon.process.pid}/fd"))  # its connections, and its files
             began = time.monotonic()
-            assert _phone_call(daemon.url, "127.0.9.1", "GET", "/") == 200
+            assert phone_call(daemon.url, "127.0.9.1", "GET", "/") == 200
             join = json.dumps({"pin": daemon.table_pin}).encode()
-            assert _phone_call(daemon.url, "127.0.9.1", "POST", "/api/session", join) == 201
+            assert phone_call(daemon.url, "127.0.9.1", "POST", "/api/session", join) == 201
             new_phone_s = time.monotonic() - began
             assert new_phone_s < NEW_PHONE_WITHIN_S, "a new phone opened the page and joined"
             took = [_joined_phone_carries_on(daemon) for _ in range(3)]
@@ -274,7 +281,7 @@ def test_slow_connections_stop_neither_a_new_phone_nor_a_joined_ones_presses(
             for sock in attack:
                 sock.close()
         ended = time.monotonic()
-        assert _phone_call(daemon.url, "127.0.9.2", "GET", "/api/state") == 200
+        assert phone_call(daemon.url, "127.0.9.2", "GET", "/api/state") == 200
         recovered_s = time.monotonic() - ended
         assert recovered_s < RECOVERED_WITHIN_S, "recovered after the attack's end"
     finally:
