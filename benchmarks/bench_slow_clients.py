@@ -18,6 +18,7 @@ call answered within 2 s, the daemon answering within 1 s of the attack's end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -79,8 +80,11 @@ class Run:
 
 def sockets(daemon: RunningDaemon) -> int:
     """The daemon's open sockets: its connections, its listener and a few of its own."""
-    fds = Path(f"/proc/{daemon.process.pid}/fd")
-    return sum(1 for fd in fds.iterdir() if os.readlink(fd).startswith("socket:"))
+    count = 0
+    for fd in Path(f"/proc/{daemon.process.pid}/fd").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # closed since it was listed
+            count += os.readlink(fd).startswith("socket:")
+    return count
 
 
 def joined_phone_calls(daemon: RunningDaemon) -> list[float]:
