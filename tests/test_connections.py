@@ -171,6 +171,7 @@ def test_a_strangers_answer_is_sent_before_its_connection_is_closed_to_make_room
     # What the 200 strangers' event streams meet (tests/test_hostile_clients.py): each has its answer, a 503 there.
     many = [served.connect(f"127.0.5.{1 + n}", WHOLE_GET) for n in range(MOST_WAITING + 30)]
     served.settle()
+    served.run_until(lambda: not any(c.requests or c.total_outbufs_len for c in served.server.active_channels.values()))
     served.clock.advance(FIRST_BYTES_S)
     served.maintain()
     assert [_answer(s)[:12] for s in many] == [b"HTTP/1.1 200"] * len(many)
