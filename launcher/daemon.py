@@ -14,7 +14,6 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-import waitress
 from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
@@ -23,6 +22,7 @@ from launcher.access import AccessBook
 from launcher.aiming import SeatAimer
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
+from launcher.connections import guarded_server
 from launcher.controller import Controller
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
@@ -283,17 +283,18 @@ class Daemon:
             heartbeat_s=web.heartbeat_s,
             threads=web.threads,
         )
-        return waitress.create_server(
+        return guarded_server(
             app,
-            map=self._sockets,
-            sockets=[sock],
+            sock,
+            self._sockets,
             threads=web.threads,
-            # Open connections, streams and idle ones together. waitress stops accepting at this many, so it is
-            # far above what the streams may hold (see webui/stream.py) and what a family's phones keep open, and
-            # below the 1,024 files a process may open by default.
+            # Open connections, streams and idle ones together. At this many the guard closes a waiting stranger's
+            # to take a new one (launcher/connections.py), so it is far above what the streams may hold (see
+            # webui/stream.py) and what a family's phones keep open, and below the 1,024 files a process may open
+            # by default (systemd/uno-launcher.service says so with LimitNOFILE).
             connection_limit=CONNECTION_LIMIT,
             # A connection silent this long between requests is closed (an event stream is never idle: it has a
-            # request under way). A slow sender that trickles a byte now and then is bounded by connection_limit.
+            # request under way). A slow sender that trickles a byte now and then: launcher/connections.py.
             channel_timeout=CHANNEL_TIMEOUT_S,
             # Refused before it is read: no request body reaches the disk (waitress spools big ones to a file).
             max_request_body_size=MAX_BODY_BYTES,

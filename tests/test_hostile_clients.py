@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import math
+import os
+import resource
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -193,3 +197,98 @@ def test_a_phone_that_hangs_up_frees_its_place_to_follow_at_once(tmp_path) -> No
             sock.close()
     finally:
         running.close()
+
+
+# --- connections that never finish a request (launcher/connections.py) -----------------------------------------
+
+NEW_PHONE_WITHIN_S = 2.0  # opens the page and joins
+RECOVERED_WITHIN_S = 1.0  # after the attack's end
+SLOW_STARTS = (
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ",  # headers never finished
+    b"POST /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 60000\r\n\r\n{",  # a body never finished
+    b"",  # nothing at all
+)
+
+
+def phone_call(url: str, source: str, method: str, path: str, body: bytes | None = None) -> int:
+    """One request from a phone at `source` (a loopback address of its own) on a fresh connection: its status."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10, source_address=(source, 0))
+    try:
+        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def slow_connection(url: str, source: str, start: bytes) -> socket.socket | None:
+    """A connection from `source` that has sent `start` (one of SLOW_STARTS); None if the daemon refused it."""
+    parts = urlsplit(url)
+    try:
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=1, source_address=(source, 0))
+    except OSError:
+        return None
+    try:
+        sock.sendall(start)
+    except OSError:  # reset: the guard at work
+        sock.close()
+        return None
+    return sock
+
+
+def slow_attack(url: str, sources: list[str]) -> list[socket.socket]:
+    """A connection from each source that starts a request (or not) and never finishes it; those the daemon
+    refuses at once are not kept."""
+    opened = (slow_connection(url, source, SLOW_STARTS[n % len(SLOW_STARTS)]) for n, source in enumerate(sources))
+    return [sock for sock in opened if sock is not None]
+
+
+def _trickle(sockets: list[socket.socket]) -> None:
+    """A byte more on each connection still open, as a slow sender does now and then."""
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.sendall(b"a")
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [["127.0.5.1"] * 2000, [f"127.0.6.{1 + n % 250}" for n in range(1000)]],
+    ids=["2000-from-one-address", "1000-from-250-addresses"],
+)
+def test_slow_connections_stop_neither_a_new_phone_nor_a_joined_ones_presses(
+    tmp_path: Path, sources: list[str]
+) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4096)), hard))  # this process holds the attack
+    daemon = start_daemon(tmp_path)
+    try:
+        attack = slow_attack(daemon.url, sources)
+        try:
+            _trickle(attack)
+            held = len(os.listdir(f"/proc/{daemon.process.pid}/fd"))  # its connections, and its files
+            began = time.monotonic()
+            assert phone_call(daemon.url, "127.0.9.1", "GET", "/") == 200
+            join = json.dumps({"pin": daemon.table_pin}).encode()
+            assert phone_call(daemon.url, "127.0.9.1", "POST", "/api/session", join) == 201
+            new_phone_s = time.monotonic() - began
+            assert new_phone_s < NEW_PHONE_WITHIN_S, "a new phone opened the page and joined"
+            took = [_joined_phone_carries_on(daemon) for _ in range(3)]
+            assert max(max(t) for t in took) < NEW_PHONE_WITHIN_S, took
+        finally:
+            for sock in attack:
+                sock.close()
+        ended = time.monotonic()
+        assert phone_call(daemon.url, "127.0.9.2", "GET", "/api/state") == 200
+        recovered_s = time.monotonic() - ended
+        assert recovered_s < RECOVERED_WITHIN_S, "recovered after the attack's end"
+    finally:
+        daemon.close()
+    slowest = max(max(t) for t in took)
+    print(
+        f"\n{len(sources)} slow connections from {len(set(sources))} addresses, the daemon holding {held} files: "
+        f"a new phone opened the page and joined in {new_phone_s:.3f} s, the joined phone's slowest call "
+        f"{slowest:.3f} s, recovered {recovered_s:.3f} s after"
+    )

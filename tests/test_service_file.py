@@ -16,6 +16,9 @@ UNIT = ROOT / "systemd" / "uno-launcher.service"
 INSTALL = ROOT / "systemd" / "install.sh"
 SERVICE_DOC = ROOT / "systemd" / "README.md"
 EXEC_START = "/opt/uno-launcher/.venv/bin/uno-launcher run --config /etc/uno-launcher/config.toml"
+# The daemon's files besides its connections: the store and its WAL, the serial port or the GPIO chip and the
+# header process's pipes, the journal, the broker, a backup or export being written; a few dozen, with room.
+OWN_FILES = 256
 MAX_EXPOSURE = 2.0  # systemd-analyze security: where the unit stands (1.5 on systemd 252), with a little room
 
 
@@ -109,6 +112,14 @@ def test_the_edge_thread_may_take_the_real_time_priority_the_default_config_asks
     assert int(UNIT_DIRECTIVES[("Service", "LimitRTPRIO")][-1]) >= Config().hardware.edge_priority
     # allowed again after the deny list that takes it away (@resources); systemd applies the lines in order
     assert UNIT_DIRECTIVES[("Service", "SystemCallFilter")][-1] == "sched_setscheduler"
+
+
+def test_the_daemon_may_open_a_file_for_every_connection_it_serves_and_its_own() -> None:
+    from launcher.daemon import CONNECTION_LIMIT
+
+    # One value sets the soft and the hard limit: the daemon cannot raise its own (@resources is denied).
+    (limit,) = UNIT_DIRECTIVES[("Service", "LimitNOFILE")]
+    assert int(limit) >= CONNECTION_LIMIT + OWN_FILES
 
 
 def test_systemd_analyze_verify_passes(tmp_path: Path) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Flask
+from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 
-from launcher.access import AccessBook
+from launcher.access import AccessBook, Role
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
+from launcher.connections import MARK_JOINED
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
@@ -112,4 +113,15 @@ def create_app(
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         return response
 
+    app.after_request(_keep_a_joined_phones_connection)
     return app
+
+
+def _keep_a_joined_phones_connection(response: Response) -> Response:
+    """A request with a known session marks its connection a joined phone's: the server never closes it to make
+    room for strangers (launcher/connections.py). Not under Flask's test client, which has no connection."""
+    if g.get("role", Role.NONE) >= Role.TABLE:
+        mark = request.environ.get(MARK_JOINED)
+        if mark is not None:
+            mark()
+    return response
