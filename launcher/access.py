@@ -433,15 +433,24 @@ class PinGuard:
 
     def take(self, client: str) -> int:
         """Take one try for `client`: how many are left after it if it is wrong, or TooManyTries."""
+        return self._take(client, budget=True)
+
+    def take_own(self, client: str) -> int:
+        """A try within `client`'s own limit only, for a check whose answer tells nothing while the network's
+        budget is spent (the doorbell's: launcher/doorbell.py); TooManyTries only while this client waits."""
+        return self._take(client, budget=False)
+
+    def _take(self, client: str, *, budget: bool) -> int:
         now = self._clock()
         with self._lock:
             tries = self._tries_of(client, now)
             if now < tries.wait_until:
                 raise TooManyTries(_seconds(tries.wait_until - now))
-            self._refill(now)
-            if self._budget < 1:
-                raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
-            self._budget -= 1
+            if budget:
+                self._refill(now)
+                if self._budget < 1:
+                    raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
+                self._budget -= 1
             tries.wrong += 1
             over = tries.wrong - self.FREE_TRIES
             if over >= 0:
@@ -454,9 +463,11 @@ class PinGuard:
             tries = self._clients.get(client)
         return 0 if tries is None else max(0, _seconds(tries.wait_until - self._clock()))
 
-    def forgive(self, client: str) -> None:
+    def forgive(self, client: str, *, refund: bool = True) -> None:
+        """`client` proved the right PIN: its wrong tries are forgotten, and (`refund`) its try goes back to the
+        budget; not for a try `take_own` took, which the budget never gave."""
         with self._lock:
-            if self._clients.pop(client, None) is not None:
+            if self._clients.pop(client, None) is not None and refund:
                 self._budget = min(float(self.BUDGET), self._budget + 1)
 
     def _refill(self, now: float) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import SHUFFLE_PRESSES
+from launcher.doorbell import Doorbell
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
@@ -144,6 +145,7 @@ class Controller:
         game: Attribution | None = None,
         wear: Wear | None = None,
         shuffle_presses: int = SHUFFLE_PRESSES,
+        doorbell: Doorbell | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._clock = clock
@@ -172,6 +174,11 @@ class Controller:
         self._armed: Outcome | None = None  # the press the board is armed for, until it fired or gave the arm back
         self._claimed: FireJob | None = None  # the last fire made from the arm, taken as a press
         self._arming_paused = 0  # inside arming_paused(): no arm until it ends
+        # Phones waiting to be let in by the button (launcher/doorbell.py): while one waits, the board holds no arm,
+        # so that the press comes here and lets them in instead of firing.
+        self.doorbell = doorbell
+        if doorbell is not None:
+            doorbell.on_waiting = self._hold_arm
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
             self._next_shuffle(self._shuffle.profile)
@@ -240,8 +247,14 @@ class Controller:
                 self._arm()
 
     def press_from_button(self) -> None:
-        """The physical button's callback: never blocks, never raises into gpiozero's thread."""
+        """The physical button's callback: never blocks, never raises into gpiozero's thread. While phones with the
+        right PIN wait for it, the press lets them in and fires nothing (docs/API.md)."""
         try:
+            if self.doorbell is not None and (let_in := self.doorbell.ring()):
+                log.info("the button let in %d phone(s) waiting to join", let_in)
+                with self._lock:
+                    self._arm()
+                return
             self.press("button")
         except PressRefused:
             pass  # already published as button.ignored
@@ -392,6 +405,11 @@ class Controller:
         if self._game is not None:
             ticket.player = self._game.credited(ticket.for_player)
 
+    def _hold_arm(self) -> None:
+        """A phone waits for the button to let it in: the board gives back its arm (`_arm` makes none meanwhile)."""
+        with self._deciding():
+            pass
+
     def _refusal(self) -> PressRefused | None:
         if self._fault.message is not None:
             return PressRefused(Refusal.FAULT, f"the launcher is in FAULT ({self._fault.message}); reset it first")
@@ -405,6 +423,8 @@ class Controller:
         """With the lock held: arm the board with the next press, when the launcher waits for one that fires at once
         from the shuffle's schedule. The shuffle must be closed to contributions (its key is then fixed)."""
         if self._reflex is None or self._arming_paused or self._worker.stopping.is_set():
+            return
+        if self.doorbell is not None and self.doorbell.waiting():
             return
         if self._busy or self._fault.message is not None or self._inputs.lid_open or not self._shuffle.closed:
             return

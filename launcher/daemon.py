@@ -25,6 +25,7 @@ from launcher.aiming import SeatAimer
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.controller import Controller
+from launcher.doorbell import Doorbell
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
@@ -164,6 +165,7 @@ class Daemon:
                 game=self.games,
                 wear=self.wear,
                 shuffle_presses=config.schedule.shuffle_presses,
+                doorbell=Doorbell(clock=clock),
                 clock=clock,
             )
             self.games.starting = self.controller.arming_paused

@@ -104,6 +104,7 @@ const REFUSALS = {
   bad_pin: () => t("refused.bad_pin"),
   invite_revoked: () => t("refused.invite_revoked"),
   bad_token: () => t("refused.invite_revoked"),
+  wait_over: () => t("refused.wait_over"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
 
