@@ -22,6 +22,7 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.aiming import SeatAimer
+from launcher.budgets import Budgets
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.controller import Controller
@@ -284,6 +285,7 @@ class Daemon:
             shuffles=self.shuffles,
             games=self.games,
             access=self.access,
+            budgets=Budgets(self.config.limits, self.store.path, clock=self.clock),
             profiles=self.profiles,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,

@@ -10,6 +10,7 @@ from flask.json.provider import DefaultJSONProvider
 from launcher import jsontext
 from launcher.access import AccessBook
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
+from launcher.budgets import Budgets
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
@@ -58,6 +59,7 @@ def create_app(
     shuffles: ShuffleBook,
     games: GameDesk,
     access: AccessBook,
+    budgets: Budgets,
     profiles: dict[str, Profile],
     public_urls: list[str],
     heartbeat_s: float = 15.0,
@@ -78,7 +80,7 @@ def create_app(
     app.extensions["launcher.games"] = games
     app.extensions["launcher.profiles"] = profiles
     app.extensions["launcher.streams"] = stream.StreamGate(threads)
-    gate.install(app, access, public_urls)
+    gate.install(app, access, budgets, public_urls)
     app.register_blueprint(api.bp)
     app.register_blueprint(session_api.bp)
     app.register_blueprint(stream.bp)

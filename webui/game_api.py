@@ -21,6 +21,7 @@ from launcher.game_view import rules
 from launcher.games import CannotUndo, GameDesk, GameOver, NoGame
 from launcher.refusals import Refusal
 from launcher.schedule import Profile
+from webui import access
 from webui.api import json_object
 from webui.errors import ApiError
 
@@ -103,6 +104,7 @@ def game() -> Response:
 
 @bp.post("/games")
 def new_game() -> tuple[Response, int]:
+    access.spend(access.budgets().games)
     body = json_object()
     profile = _profile(body.get("profile"))
     view = _call("bad_game", _desk().new_game, body)
@@ -125,6 +127,7 @@ def _profile(name: object) -> Profile | None:
 
 @bp.post("/attacks")
 def declare() -> tuple[Response, int]:
+    access.spend(access.budgets().declarations)
     return _answer(200, _call("bad_declaration", _desk().declare, json_object()))
 
 
@@ -139,6 +142,7 @@ def undo_declaration() -> tuple[Response, int]:
 
 @bp.post("/games/current/rounds")
 def score_round() -> tuple[Response, int]:
+    access.spend(access.budgets().declarations)
     return _answer(201, _call("bad_round", _desk().score_round, json_object()))
 
 

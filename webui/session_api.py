@@ -13,6 +13,7 @@ from launcher.bodies import Check, Field, Shape, parsed_by
 from launcher.controller import Controller
 from launcher.doorbell import WAIT_S, Doorbell, WaitOver
 from launcher.events import EventBus, EventType
+from launcher.refusals import Refusal
 from webui import access
 from webui.access import needs
 from webui.api import json_object
@@ -54,10 +55,16 @@ def whoami() -> Response:
     role = access.caller_role()
     if role is not Role.ADMIN:
         return jsonify(role=role.label)
-    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be.
-    if access.book().table_pin_too_short():
-        return jsonify(role=role.label, notices=["table_pin_short"])
-    return jsonify(role=role.label)
+    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be, a full store.
+    notices = [
+        notice
+        for notice, due in (
+            ("table_pin_short", access.book().table_pin_too_short()),
+            (Refusal.STORE_FULL.value, access.budgets().store_full()),
+        )
+        if due
+    ]
+    return jsonify(role=role.label, notices=notices) if notices else jsonify(role=role.label)
 
 
 @bp.post("/session")
@@ -68,6 +75,7 @@ def join() -> tuple[Response, int]:
         raise ApiError(400, "bad_pin", 'send the table PIN {"pin": "…"}, or the invite\'s {"token": "…"}')
     if "waiting" in sent:
         return _collect(sent["waiting"])
+    access.spend(access.budgets().joins, grows_store=False)
     if "token" in sent:
         role = access.book().role_for_token(sent["token"])  # 128 random bits: no guess to limit
         if role is Role.NONE:

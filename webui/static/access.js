@@ -11,7 +11,7 @@ const WAITING_LOOK_MS = 1000; // how often a PIN waiting for the launcher's butt
 
 export const access = {
   role: null, // "none" | "table" | "admin" once known
-  notices: [], // for the admin: "table_pin_short"
+  notices: [], // for the admin: "table_pin_short", "store_full"
   joining: false, // a PIN is being checked
 };
 
@@ -25,6 +25,7 @@ function renderAccess() {
   $("admin-join").hidden = role === "admin";
   $("pins").hidden = role !== "admin";
   $("pins-short").hidden = !access.notices.includes("table_pin_short");
+  $("store-full").hidden = !access.notices.includes("store_full");
   $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
   $("join-qr").alt = t("admin.qr");
   for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
