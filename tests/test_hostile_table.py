@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import socket
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -22,7 +24,7 @@ from launcher.config import Config
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError
 from launcher.store.migrations import STAMPED_FROM
 from tests import test_browser
-from tests.conftest import http_json, joined_client, local_daemon, wait_until
+from tests.conftest import http_json, join, joined_client, local_daemon, start_daemon, wait_until
 from tests.test_browser import WAIT_MS, open_joined
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
@@ -343,3 +345,28 @@ def test_joins_from_one_address_are_budgeted(default_limits) -> None:  # type: i
     assert statuses.count(201) == Config().limits.joins_per_minute
     refused = child.post("/api/session", json={"token": token})
     assert refused.status_code == 429 and refused.get_json()["error"]["code"] == "too_many_joins"
+
+
+@pytest.mark.slow
+def test_seven_sessions_of_four_streams_leave_a_real_phones_stream_open(tmp_path: Path) -> None:
+    running = start_daemon(tmp_path)  # the default 32 threads: 24 stream places
+    parts = urlsplit(running.url)
+    opened: list[socket.socket] = []
+
+    def follow(cookie: str) -> bytes:
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=5)
+        opened.append(sock)
+        sock.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\n\r\n".encode())
+        head = sock.recv(64)
+        return head.split(b" ")[1]
+
+    try:
+        hogs = [join(running.url, running.table_pin) for _ in range(7)]
+        statuses = [follow(cookie) for cookie in hogs for _ in range(4)]
+        assert statuses.count(b"200") == 28  # the later ones took the earlier ones' places (24 in all)
+        assert follow(running.joined.table_cookie) == b"200"  # the real phone's own stream
+        assert running.post("/api/press")[0] == 200
+    finally:
+        for sock in opened:
+            sock.close()
+        running.close()
