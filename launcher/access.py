@@ -42,7 +42,8 @@ MADE_UP_DIGITS = 6
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
 JOIN_TOKEN_BYTES = 16  # 128 random bits: never guessed, so a join with it needs no try of PinGuard's
-MOST_SESSIONS = 500  # beyond, the longest idle ones end: memory stays bounded however often phones join
+MOST_SESSIONS = 500  # beyond, idle strangers' end first: memory stays bounded however often phones join
+ACTIVE_S = 3600  # a session used this recently (after its join) ends only after every idle one
 # Beside the store: replaced whenever a PIN changes, so that a running daemon notices `uno-launcher new-pins` from
 # another process on its next lookup (one stat) and signs out the sessions that process ended.
 PINS_CHANGED_FILE = "pins-changed"
@@ -118,6 +119,14 @@ class _Session:
     role: Role
     seen_ts: float
     table_pin: str | None = None  # the digits, only if this session typed them or set them: the invite shows them
+    # Its last request after the join (in memory; a session read from the store counts as used when last seen):
+    # a session opened and never used is an idle stranger's, the first to end when there are too many.
+    used_ts: float | None = None
+
+    def end_order(self, now: float) -> tuple[bool, float]:
+        """Sorts the sessions that end first first: never used or idle for ACTIVE_S, then the least recently used."""
+        used = self.used_ts
+        return (used is not None and now - used < ACTIVE_S, self.seen_ts if used is None else used)
 
 
 class AccessBook:
@@ -141,7 +150,7 @@ class AccessBook:
         with store.connect() as conn:
             access_tables.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
             rows = access_tables.sessions(conn)
-        self._sessions = {digest: _Session(Role(role), seen) for digest, role, seen in rows}
+        self._sessions = {digest: _Session(Role(role), seen, used_ts=seen) for digest, role, seen in rows}
 
     def first_run(self) -> NewPins | None:
         """Make up each PIN not set yet (both, on a first start) and return them at once, the only time they are
@@ -330,8 +339,9 @@ class AccessBook:
         return Role.NONE
 
     def open_session(self, role: Role, *, replacing: str | None = None, table_pin: str | None = None) -> str:
-        """A new session token for `role`; the session `replacing` (the phone's old one) ends, and the longest
-        idle ones beyond MOST_SESSIONS. `table_pin`: the digits it typed, kept in memory to show under the invite."""
+        """A new session token for `role`; the session `replacing` (the phone's old one) ends, and beyond
+        MOST_SESSIONS the ones `_Session.end_order` puts first, never the admin's: a phone at the table outlives
+        any number of joins. `table_pin`: the digits it typed, kept in memory to show under the invite."""
         token = secrets.token_urlsafe(32)
         now = self._clock()
         old = _digest(replacing) if replacing else None
@@ -342,7 +352,8 @@ class AccessBook:
                 self._sessions[_digest(token)] = _Session(role, now, table_pin)
                 overflow = len(self._sessions) - MOST_SESSIONS
                 if overflow > 0:
-                    idlest = sorted(self._sessions, key=lambda digest: self._sessions[digest].seen_ts)[:overflow]
+                    ending = [d for d, session in self._sessions.items() if session.role is not Role.ADMIN]
+                    idlest = sorted(ending, key=lambda digest: self._sessions[digest].end_order(now))[:overflow]
                     for digest in idlest:
                         del self._sessions[digest]
                     ended += idlest
@@ -356,11 +367,13 @@ class AccessBook:
         if not token:
             return Role.NONE
         self._follow_pin_changes()
+        now = self._clock()
         with self._lock:
             session = self._sessions.get(_digest(token))
-        if session is None or self._clock() - session.seen_ts > SESSION_IDLE_S:
-            return Role.NONE
-        return session.role
+            if session is None or now - session.seen_ts > SESSION_IDLE_S:
+                return Role.NONE
+            session.used_ts = now
+            return session.role
 
     def seen(self, token: str | None) -> None:
         """The phone is back: its session's idle time starts again (written to disk at most hourly)."""
@@ -433,15 +446,24 @@ class PinGuard:
 
     def take(self, client: str) -> int:
         """Take one try for `client`: how many are left after it if it is wrong, or TooManyTries."""
+        return self._take(client, budget=True)
+
+    def take_own(self, client: str) -> int:
+        """A try within `client`'s own limit only, for a check whose answer tells nothing while the network's
+        budget is spent (the doorbell's: launcher/doorbell.py); TooManyTries only while this client waits."""
+        return self._take(client, budget=False)
+
+    def _take(self, client: str, *, budget: bool) -> int:
         now = self._clock()
         with self._lock:
             tries = self._tries_of(client, now)
             if now < tries.wait_until:
                 raise TooManyTries(_seconds(tries.wait_until - now))
-            self._refill(now)
-            if self._budget < 1:
-                raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
-            self._budget -= 1
+            if budget:
+                self._refill(now)
+                if self._budget < 1:
+                    raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
+                self._budget -= 1
             tries.wrong += 1
             over = tries.wrong - self.FREE_TRIES
             if over >= 0:
@@ -454,9 +476,11 @@ class PinGuard:
             tries = self._clients.get(client)
         return 0 if tries is None else max(0, _seconds(tries.wait_until - self._clock()))
 
-    def forgive(self, client: str) -> None:
+    def forgive(self, client: str, *, refund: bool = True) -> None:
+        """`client` proved the right PIN: its wrong tries are forgotten, and (`refund`) its try goes back to the
+        budget; not for a try `take_own` took, which the budget never gave."""
         with self._lock:
-            if self._clients.pop(client, None) is not None:
+            if self._clients.pop(client, None) is not None and refund:
                 self._budget = min(float(self.BUDGET), self._budget + 1)
 
     def _refill(self, now: float) -> None:

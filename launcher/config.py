@@ -140,6 +140,16 @@ class StateConfig:
     keep_events_days: int = _opt(90, lo=1, hi=3650)  # the event log's; games and shuffle records are kept for ever
 
 
+@dataclass(frozen=True)
+class LimitsConfig:
+    """What one joined phone may do (launcher/budgets.py): far above a family's game, far below filling a disk."""
+
+    games_per_minute: int = _opt(6, lo=1, hi=600)  # per session
+    declarations_per_minute: int = _opt(120, lo=1, hi=6000)  # per session
+    joins_per_minute: int = _opt(10, lo=1, hi=600)  # per address
+    store_mb: int = _opt(2048, lo=16, hi=1_000_000)  # the store with its write-ahead log
+
+
 MIN_HOLD_S = 2.0  # shorter, and an ordinary press held a little long could power the Pi off
 
 
@@ -249,6 +259,7 @@ class Config:
     aim: AimConfig = field(default_factory=AimConfig)
     web: WebConfig = field(default_factory=WebConfig)
     state: StateConfig = field(default_factory=StateConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
     power: PowerConfig = field(default_factory=PowerConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
 

@@ -20,10 +20,12 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.aiming import SeatAimer
+from launcher.budgets import Budgets
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.connections import guarded_server
 from launcher.controller import Controller
+from launcher.doorbell import Doorbell
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
@@ -156,6 +158,7 @@ class Daemon:
                 game=self.games,
                 wear=self.wear,
                 shuffle_presses=config.schedule.shuffle_presses,
+                doorbell=Doorbell(clock=clock),
                 clock=clock,
             )
             self.games.starting = self.controller.arming_paused
@@ -274,6 +277,7 @@ class Daemon:
             shuffles=self.shuffles,
             games=self.games,
             access=self.access,
+            budgets=Budgets(self.config.limits, self.store.path, clock=self.clock),
             profiles=self.profiles,
             power=self.power,
             history=self.history,

@@ -52,3 +52,7 @@ class Refusal(StrEnum):
     ALREADY_CONTRIBUTED = "already_contributed"  # from this session
     SHUFFLE_OVER = "shuffle_over"  # playing: the number of the shuffle in play
     SHUFFLE_NOT_STARTED = "shuffle_not_started"  # sent as `reason` beside the code `not_found`
+    TOO_MANY_GAMES = "too_many_games"  # retry_after_s: more new games a minute than [limits] allows one phone
+    TOO_MANY_DECLARATIONS = "too_many_declarations"  # retry_after_s: declarations and rounds, the same
+    TOO_MANY_JOINS = "too_many_joins"  # retry_after_s: joins from one address, the same
+    STORE_FULL = "store_full"  # the store reached [limits] store_mb: nothing more is kept

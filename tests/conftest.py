@@ -25,8 +25,14 @@ from launcher.clock import REAL_CLOCK, Clock, VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 
+# Every phone of the tests comes from 127.0.0.1 (at a table each has its own address), and tests play many games
+# in a row (in virtual time that stands still): the budgets of one phone at their highest. tests/test_hostile_table.py
+# meets the defaults.
+TESTS_LIMITS = {"games_per_minute": 600, "declarations_per_minute": 6000, "joins_per_minute": 600}
+
 # Fast simulated hardware, so a few hundred presses take seconds, not minutes.
-FAST_SIM_TOML = """
+FAST_SIM_TOML = (
+    """
 [dispense]
 min_rest_ms = 10
 jam_ms = 400
@@ -38,7 +44,11 @@ card_block_ms = 2.0
 
 [web]
 heartbeat_s = 0.5
+
 """
+    + "\n[limits]\n"
+    + "".join(f"{key} = {value}\n" for key, value in TESTS_LIMITS.items())
+)
 
 
 @dataclass(frozen=True)
@@ -202,18 +212,19 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
         running.close()
 
 
-def local_config(tmp_path: Path) -> Config:
-    """A daemon in this process: its state in `tmp_path`, any free port, fast simulated hardware, no rest."""
-    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
+def local_config(tmp_path: Path, *, limits: dict[str, int] = TESTS_LIMITS) -> Config:
+    """A daemon in this process: its state in `tmp_path`, any free port, fast simulated hardware, no rest;
+    `limits`: its [limits] settings."""
+    config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0).replace("limits", **limits)
     return config.replace("sim", cards_per_second=300.0).replace("dispense", min_rest_ms=0)
 
 
 @contextmanager
-def local_daemon(tmp_path: Path) -> Iterator[Daemon]:
+def local_daemon(tmp_path: Path, *, limits: dict[str, int] = TESTS_LIMITS) -> Iterator[Daemon]:
     """The daemon in this process, whose app Flask's test client reaches, on fast simulated hardware timed by a
     virtual clock (fires exact, whatever else the machine is doing)."""
     clock = VirtualClock()
-    running = Daemon(local_config(tmp_path), clock=clock)
+    running = Daemon(local_config(tmp_path, limits=limits), clock=clock)
     try:
         yield running
     finally:

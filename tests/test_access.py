@@ -311,6 +311,27 @@ def test_sessions_are_bounded_and_the_longest_idle_end_first(tmp_path: Path, mon
     assert [AccessBook(Store(tmp_path / STORE_FILE), clock=clock).role_of(t) for t in tokens[:3]] == [Role.NONE] * 3
 
 
+def test_joins_beyond_the_bound_end_idle_strangers_never_the_admin_or_a_phone_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(access, "MOST_SESSIONS", 5)
+    clock = ManualClock()
+    book = AccessBook(Store(tmp_path / STORE_FILE), clock=clock)
+    admin, phone = book.open_session(Role.ADMIN), book.open_session(Role.TABLE)
+    clock.now += 1
+    assert book.role_of(phone) is Role.TABLE  # the phone is used (a state read, a press) after its join
+    clock.now += 1800  # half an hour later, someone with the table PIN joins over and over
+    strangers = []
+    for _ in range(20):
+        clock.now += 1
+        strangers.append(book.open_session(Role.TABLE))
+    assert book.role_of(admin) is Role.ADMIN and book.role_of(phone) is Role.TABLE
+    assert [book.role_of(t) for t in strangers] == [Role.NONE] * 17 + [Role.TABLE] * 3
+    clock.now += access.ACTIVE_S  # an hour without a request: the phone is idle now, and ends before the newer ones
+    book.open_session(Role.TABLE)
+    assert book.role_of(phone) is Role.NONE and book.role_of(admin) is Role.ADMIN
+
+
 def test_a_restarted_daemon_keeps_its_pins_and_phones(tmp_path: Path) -> None:
     start_daemon(tmp_path).close()  # stopped at once: SIGTERM waits for the PINs it showed to be saved
     again = start_daemon(tmp_path)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import socket
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -18,10 +20,11 @@ from playwright.sync_api import expect
 from launcher import backup
 from launcher.access import AccessBook, Role
 from launcher.cli import main
+from launcher.config import Config
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError
 from launcher.store.migrations import STAMPED_FROM
 from tests import test_browser
-from tests.conftest import http_json, wait_until
+from tests.conftest import http_json, join, joined_client, local_daemon, start_daemon, wait_until
 from tests.test_browser import WAIT_MS, open_joined
 
 playwright_chromium = test_browser.playwright_chromium  # the same module-scoped fixture: one Chromium per module
@@ -279,3 +282,91 @@ def test_players_named_like_objects_keys_score_and_keep_their_statistics_on_the_
     expect(page.locator("#rounds li")).to_have_count(1)
     context.close()
     assert errors == []
+
+
+# --- 3. a table-PIN holder hurts the table (with the default [limits]) -------------------------------------------
+
+
+@pytest.fixture
+def default_limits(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with local_daemon(tmp_path, limits={}) as running:
+        yield running
+
+
+def test_new_games_at_30_a_second_for_a_minute_keep_a_dozen_and_grow_the_store_little(default_limits) -> None:  # type: ignore[no-untyped-def]
+    daemon = default_limits
+    phone = joined_client(daemon)
+    budgets = daemon.app.extensions["launcher.budgets"]
+    before = budgets.store_size()
+    statuses = []
+    for _ in range(30 * 60):  # a minute of virtual time
+        reply = phone.post("/api/games", json={"players": ["Ann", "Bob"]})
+        statuses.append(reply.status_code)
+        daemon.clock.advance(1 / 30)
+    made = statuses.count(201)
+    assert made <= 2 * Config().limits.games_per_minute + 1, made  # the minute's burst and its refill
+    assert set(statuses) == {201, 429}
+    grown = budgets.store_size() - before
+    assert grown <= 2 * 1024 * 1024, f"{grown} bytes for {made} games"
+    print(f"\n{made} of 1,800 new games kept; the store grew by {grown / 1024:.0f} KB")
+
+
+def test_the_store_budget_refuses_new_games_and_tells_the_admin(default_limits) -> None:  # type: ignore[no-untyped-def]
+    daemon = default_limits
+    phone, admin = joined_client(daemon), joined_client(daemon, admin=True)
+    budgets = daemon.app.extensions["launcher.budgets"]
+    assert "notices" not in admin.get("/api/session").get_json()
+    budgets.store_bytes = budgets.store_size()  # the budget reached
+    refused = phone.post("/api/games", json={"players": ["Ann", "Bob"]})
+    assert refused.status_code == 409 and refused.get_json()["error"]["code"] == "store_full"
+    assert admin.get("/api/session").get_json()["notices"] == ["store_full"]
+    assert phone.post("/api/press").status_code == 200  # the launcher carries on
+
+
+def test_520_joins_never_end_the_admin_or_a_phone_in_use(default_limits) -> None:  # type: ignore[no-untyped-def]
+    daemon = default_limits
+    admin, phone = joined_client(daemon, admin=True), joined_client(daemon)
+    assert phone.get("/api/state").status_code == 200  # the page reads the table after joining: a phone in use
+    token = admin.get("/api/invite").get_json()["join_url"].rsplit("#join=", 1)[1]
+    for n in range(520):
+        child = daemon.app.test_client()
+        child.environ_base["REMOTE_ADDR"] = f"10.1.{n // 250}.{n % 250}"
+        assert child.post("/api/session", json={"token": token}).status_code == 201
+    assert admin.get("/api/session").get_json()["role"] == "admin"
+    assert phone.get("/api/session").get_json()["role"] == "table"
+
+
+def test_joins_from_one_address_are_budgeted(default_limits) -> None:  # type: ignore[no-untyped-def]
+    daemon = default_limits
+    token = joined_client(daemon, admin=True).get("/api/invite").get_json()["join_url"].rsplit("#join=", 1)[1]
+    child = daemon.app.test_client()
+    child.environ_base["REMOTE_ADDR"] = "192.168.1.66"
+    statuses = [child.post("/api/session", json={"token": token}).status_code for _ in range(30)]
+    assert statuses.count(201) == Config().limits.joins_per_minute
+    refused = child.post("/api/session", json={"token": token})
+    assert refused.status_code == 429 and refused.get_json()["error"]["code"] == "too_many_joins"
+
+
+@pytest.mark.slow
+def test_seven_sessions_of_four_streams_leave_a_real_phones_stream_open(tmp_path: Path) -> None:
+    running = start_daemon(tmp_path)  # the default 32 threads: 24 stream places
+    parts = urlsplit(running.url)
+    opened: list[socket.socket] = []
+
+    def follow(cookie: str) -> bytes:
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=5)
+        opened.append(sock)
+        sock.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\n\r\n".encode())
+        head = sock.recv(64)
+        return head.split(b" ")[1]
+
+    try:
+        hogs = [join(running.url, running.table_pin) for _ in range(7)]
+        statuses = [follow(cookie) for cookie in hogs for _ in range(4)]
+        assert statuses.count(b"200") == 28  # the later ones took the earlier ones' places (24 in all)
+        assert follow(running.joined.table_cookie) == b"200"  # the real phone's own stream
+        assert running.post("/api/press")[0] == 200
+    finally:
+        for sock in opened:
+            sock.close()
+        running.close()

@@ -10,6 +10,7 @@ from flask.json.provider import DefaultJSONProvider
 
 from launcher.access import AccessBook, Role
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
+from launcher.budgets import Budgets
 from launcher.connections import MARK_JOINED
 from launcher.controller import Controller
 from launcher.events import EventBus
@@ -61,6 +62,7 @@ def create_app(
     shuffles: ShuffleBook,
     games: GameDesk,
     access: AccessBook,
+    budgets: Budgets,
     profiles: Mapping[str, Profile],
     power: PowerMonitor,
     history: History,
@@ -92,7 +94,7 @@ def create_app(
         tournaments=tournaments,
         streams=stream.StreamGate(threads),
     ).install(app)
-    gate.install(app, access, public_urls)
+    gate.install(app, access, budgets, public_urls)
     app.register_blueprint(api.bp)
     app.register_blueprint(session_api.bp)
     app.register_blueprint(stream.bp)

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, current_app, g, request
 
 from launcher.access import AccessBook, PinGuard, Role
+from launcher.budgets import Budgets, OverBudget, PerMinute, session_key
+from launcher.refusals import Refusal
 from webui.errors import ApiError
 
 COOKIE = "uno_session"
@@ -47,6 +49,26 @@ def session_token() -> str | None:
 def caller_role() -> Role:
     role: Role = g.role
     return role
+
+
+def budgets() -> Budgets:
+    kept: Budgets = current_app.extensions["launcher.budgets"]
+    return kept
+
+
+def spend(budget: PerMinute, *, grows_store: bool = True) -> None:
+    """Count one action of this phone (its session and its address) against `budget`, after checking that the
+    store may still grow; a clear refusal otherwise (launcher/budgets.py)."""
+    try:
+        if grows_store:
+            budgets().check_store()
+        token = session_token()
+        keys = [f"a:{client()}"] + ([f"s:{session_key(token)}"] if token else [])
+        budget.take(*keys)
+    except OverBudget as e:
+        if e.what is Refusal.STORE_FULL:
+            raise ApiError(409, e.what.value, str(e)) from None
+        raise ApiError(429, e.what.value, str(e), retry_after_s=e.retry_after_s) from None
 
 
 def client() -> str:
@@ -123,8 +145,9 @@ def _gate() -> None:
     raise ApiError(401, "join_required", "join the table first: enter its PIN on the page, or scan its QR code")
 
 
-def install(app: Flask, access: AccessBook, public_urls: list[str]) -> None:
+def install(app: Flask, access: AccessBook, budgets: Budgets, public_urls: list[str]) -> None:
     app.extensions["launcher.access"] = access
+    app.extensions["launcher.budgets"] = budgets
     app.extensions["launcher.names"] = served_names(public_urls)
     app.extensions["launcher.pin_guard"] = PinGuard()
     app.before_request(_gate)

@@ -21,6 +21,7 @@ from launcher.game_view import rules
 from launcher.games import CannotUndo, GameDesk, GameOver, NoGame
 from launcher.refusals import Refusal
 from launcher.schedule import Profile
+from webui import access
 from webui.api import json_object
 from webui.errors import ApiError
 from webui.parts import parts
@@ -103,7 +104,8 @@ def game() -> Response:
 
 @bp.post("/games")
 def new_game() -> tuple[Response, int]:
-    body = json_object()
+    body = json_object()  # first: a body that is not even JSON spends nothing
+    access.spend(access.budgets().games)
     profile = _profile(body.get("profile"))
     view = _call("bad_game", _desk().new_game, body)
     if profile is not None:
@@ -125,7 +127,9 @@ def _profile(name: object) -> Profile | None:
 
 @bp.post("/attacks")
 def declare() -> tuple[Response, int]:
-    return _answer(200, _call("bad_declaration", _desk().declare, json_object()))
+    body = json_object()
+    access.spend(access.budgets().declarations)
+    return _answer(200, _call("bad_declaration", _desk().declare, body))
 
 
 _UNDO = Shape("an undo", {}, code="bad_declaration")
@@ -139,7 +143,9 @@ def undo_declaration() -> tuple[Response, int]:
 
 @bp.post("/games/current/rounds")
 def score_round() -> tuple[Response, int]:
-    return _answer(201, _call("bad_round", _desk().score_round, json_object()))
+    body = json_object()
+    access.spend(access.budgets().declarations)
+    return _answer(201, _call("bad_round", _desk().score_round, body))
 
 
 @bp.delete("/games/current/rounds/last")

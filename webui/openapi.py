@@ -54,6 +54,15 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
 
 
 _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"enum": ["none", "table", "admin"]}}})
+_TICKET = {"type": "string", "minLength": 1, "maxLength": 64}
+_WAITING = _ok(
+    'the PIN waits for a press on the launcher\'s button: send {"waiting": ticket} again to learn whether it came',
+    {
+        "type": "object",
+        "required": ["role", "waiting", "wait_s"],
+        "properties": {"role": {"enum": ["none"]}, "waiting": _TICKET, "wait_s": {"type": "integer", "minimum": 0}},
+    },
+)
 _INVITE = _ok(
     "the join link (the invite's token, never the PIN), its QR code as a data: URL, and the table PIN only for a "
     "session that typed it or set it",
@@ -300,12 +309,12 @@ SPEC: dict[str, Any] = {
             "get": _operation("the role of the caller's session (the admin's with its notices)", {"200": _ROLE}),
             "post": _operation(
                 "join with the table PIN, the admin PIN or the invite's token: sets the session cookie; wrong PIN "
-                "guesses are limited",
-                {"201": _ROLE},
+                "guesses are limited; while they all wait, a PIN waits for the launcher's button (`waiting`)",
+                {"201": _ROLE, "202": _WAITING},
                 _json_body(
                     {
                         "type": "object",
-                        "properties": {"pin": _PIN, "token": {"type": "string", "minLength": 1, "maxLength": 64}},
+                        "properties": {"pin": _PIN, "token": _TICKET, "waiting": _TICKET},
                         "minProperties": 1,
                         "maxProperties": 1,
                         "additionalProperties": False,

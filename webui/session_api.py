@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Any
 
@@ -9,7 +10,9 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
 from launcher.bodies import Check, Field, Shape, parsed_by
+from launcher.doorbell import WAIT_S, Doorbell, WaitOver
 from launcher.events import EventType
+from launcher.refusals import Refusal
 from webui import access
 from webui.access import needs
 from webui.api import json_object
@@ -29,7 +32,14 @@ def _token(value: object) -> str:
     return value
 
 
-_JOIN = Shape("joining", {"pin": Field(check=_pin(Role.NONE)), "token": Field(check=parsed_by("bad_token", _token))})
+_JOIN = Shape(
+    "joining",
+    {
+        "pin": Field(check=_pin(Role.NONE)),
+        "token": Field(check=parsed_by("bad_token", _token)),
+        "waiting": Field(check=parsed_by("bad_token", _token)),
+    },
+)
 _CHANGEABLE = (Role.TABLE, Role.ADMIN)
 _PINS = Shape("a PIN change", {role.label: Field(check=_pin(role)) for role in _CHANGEABLE})
 
@@ -45,18 +55,27 @@ def whoami() -> Response:
     role = access.caller_role()
     if role is not Role.ADMIN:
         return jsonify(role=role.label)
-    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be.
-    if access.book().table_pin_too_short():
-        return jsonify(role=role.label, notices=["table_pin_short"])
-    return jsonify(role=role.label)
+    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be, a full store.
+    notices = [
+        notice
+        for notice, due in (
+            ("table_pin_short", access.book().table_pin_too_short()),
+            (Refusal.STORE_FULL.value, access.budgets().store_full()),
+        )
+        if due
+    ]
+    return jsonify(role=role.label, notices=notices) if notices else jsonify(role=role.label)
 
 
 @bp.post("/session")
 @needs(Role.NONE)
 def join() -> tuple[Response, int]:
     sent = _JOIN.read(json_object())
-    if ("pin" in sent) == ("token" in sent):
+    if len(sent) != 1:
         raise ApiError(400, "bad_pin", 'send the table PIN {"pin": "…"}, or the invite\'s {"token": "…"}')
+    if "waiting" in sent:
+        return _collect(sent["waiting"])
+    access.spend(access.budgets().joins, grows_store=False)
     if "token" in sent:
         role = access.book().role_for_token(sent["token"])  # 128 random bits: no guess to limit
         if role is Role.NONE:
@@ -67,7 +86,9 @@ def join() -> tuple[Response, int]:
     try:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
     except TooManyTries as e:
-        raise ApiError(429, "too_many_tries", str(e), retry_after_s=e.retry_after_s) from None
+        if not e.everyone:
+            raise ApiError(429, "too_many_tries", str(e), retry_after_s=e.retry_after_s) from None
+        return _wait_for_the_button(guard, client, pin)
     role = access.book().role_for_pin(pin)
     if role is Role.NONE:
         if tries_left:
@@ -83,6 +104,41 @@ def join() -> tuple[Response, int]:
         )
     guard.forgive(client)
     return _joined(role, pin if role is Role.TABLE else None)
+
+
+def _doorbell() -> Doorbell:
+    controller = parts().controller
+    assert controller.doorbell is not None, "the daemon gives its controller a doorbell"
+    return controller.doorbell
+
+
+def _wait_for_the_button(guard: PinGuard, client: str, pin: str) -> tuple[Response, int]:
+    """The network's budget is spent: the PIN waits for a press on the launcher's button (launcher/doorbell.py).
+    The answer is the same whatever the PIN, so that this way tells a guess nothing; this phone's own limit of
+    tries still holds."""
+    try:
+        guard.take_own(client)
+    except TooManyTries as e:
+        raise ApiError(429, "too_many_tries", str(e), retry_after_s=e.retry_after_s) from None
+    role = access.book().role_for_pin(pin)
+    ticket = _doorbell().wait(client, role, pin)
+    return _waiting(ticket, WAIT_S)
+
+
+def _waiting(ticket: str, left_s: float) -> tuple[Response, int]:
+    return jsonify(role=Role.NONE.label, waiting=ticket, wait_s=math.ceil(left_s)), 202
+
+
+def _collect(ticket: str) -> tuple[Response, int]:
+    """A waiting phone looks at its ticket: still waiting, let in by the button (joined now), or too late."""
+    try:
+        admitted, left_s = _doorbell().collect(ticket)
+    except WaitOver as e:
+        raise ApiError(401, "wait_over", str(e)) from None
+    if admitted is None:
+        return _waiting(ticket, left_s)
+    _guard().forgive(admitted.client, refund=False)
+    return _joined(admitted.role, admitted.table_pin)
 
 
 def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:

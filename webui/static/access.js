@@ -7,10 +7,11 @@ import { $, hooks, ui, t, toast } from "./core.js";
 import { showError } from "./gamestate.js";
 
 const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` makes them up
+const WAITING_LOOK_MS = 1000; // how often a PIN waiting for the launcher's button asks whether the press came
 
 export const access = {
   role: null, // "none" | "table" | "admin" once known
-  notices: [], // for the admin: "table_pin_short"
+  notices: [], // for the admin: "table_pin_short", "store_full"
   joining: false, // a PIN is being checked
 };
 
@@ -24,6 +25,7 @@ function renderAccess() {
   $("admin-join").hidden = role === "admin";
   $("pins").hidden = role !== "admin";
   $("pins-short").hidden = !access.notices.includes("table_pin_short");
+  $("store-full").hidden = !access.notices.includes("store_full");
   $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
   $("join-qr").alt = t("admin.qr");
   for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
@@ -43,6 +45,22 @@ async function readRole() {
   renderAccess();
 }
 
+// While someone spends the network's PIN tries, a PIN waits for a press on the launcher's big button: the phone
+// looks again each second, saying how long it may still wait, until it is let in or the wait is over (a refusal).
+async function waitForTheButton(answer, waitingId) {
+  let body = answer;
+  try {
+    while (body.waiting) {
+      showError(waitingId, t("join.waiting", body));
+      await new Promise((done) => setTimeout(done, WAITING_LOOK_MS));
+      body = await request("POST", "/api/session", { waiting: body.waiting });
+    }
+  } finally {
+    showError(waitingId, "");
+  }
+  return body;
+}
+
 // POST the PIN (or the invite's token); true once joined. A refusal (wrong PIN and the tries left, a wait) shows
 // in the box `errorId`.
 async function join(proof, errorId) {
@@ -51,7 +69,8 @@ async function join(proof, errorId) {
   showError(errorId, "");
   renderAccess();
   try {
-    access.role = (await request("POST", "/api/session", proof)).role;
+    const answer = await request("POST", "/api/session", proof);
+    access.role = (await waitForTheButton(answer, errorId.replace(/error$/, "waiting"))).role;
     if (access.role === "admin") await readRole(); // its notices
     reopenStream();
     return true;

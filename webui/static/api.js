@@ -104,6 +104,11 @@ const REFUSALS = {
   bad_pin: () => t("refused.bad_pin"),
   invite_revoked: () => t("refused.invite_revoked"),
   bad_token: () => t("refused.invite_revoked"),
+  wait_over: () => t("refused.wait_over"),
+  too_many_games: (said) => t("refused.too_many_games", said),
+  too_many_declarations: (said) => t("refused.too_many_declarations", said),
+  too_many_joins: (said) => t("refused.too_many_joins", said),
+  store_full: () => t("refused.store_full"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
 
