@@ -92,9 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check a shuffle's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
     source.add_argument("record", nargs="?", type=Path, help="a shuffle record (JSON, as the page downloads it)")
-    source.add_argument(
-        "--shuffle", "--round", type=int, metavar="N", help="shuffle N from the daemon's store (--round: its old name)"
-    )
+    source.add_argument("--shuffle", type=int, metavar="N", help="shuffle N from the daemon's store")
     verify.add_argument("--config", type=Path, help="the daemon's config file, to find its store (with --shuffle)")
     verify.add_argument(
         "--commitment", metavar="HEX", help="the commitment you saw before the first press: the record must have it"

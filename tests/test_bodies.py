@@ -24,7 +24,6 @@ from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.text import MAX_DEPTH
 from tests.conftest import joined_client
-from webui.openapi import RENAMED
 
 HEX = "0123456789abcdef" * 2
 ROUND = {"winner": "Ann", "hands": {"Bob": 1, "Cy": 2}}
@@ -37,7 +36,7 @@ ENDPOINTS: dict[str, tuple[str, str, Cases]] = {
         "unknown": ({"colour": "red"}, "unknown_field", "colour"),
         "wrong type": ({"player": 7}, "bad_press", "player"),
     }),
-    "deck": ("POST", "/api/deck", {
+    "hopper": ("POST", "/api/hopper", {
         "unknown": ({"cards": 54, "colour": "red"}, "unknown_field", "colour"),
         "missing": ({}, "bad_cards", "cards"),
         "wrong type": ({"cards": "54"}, "bad_cards", "cards"),
@@ -135,9 +134,8 @@ CASES = [
 def test_every_endpoint_that_takes_a_body_is_in_the_table(admin: FlaskClient) -> None:
     spec = admin.get("/api/openapi.json").get_json()
     with_body = {(method.upper(), path) for path, item in spec["paths"].items() for method, op in item.items()
-                 if "requestBody" in op and not op.get("deprecated")}  # fmt: skip
-    # a path before a rename stands for its new name (both are served by the same view)
-    tabled = {(method, RENAMED.get(path, path).replace("/0", "/{index}")) for method, path, _ in ENDPOINTS.values()}
+                 if "requestBody" in op}  # fmt: skip
+    tabled = {(method, path.replace("/0", "/{index}")) for method, path, _ in ENDPOINTS.values()}
     assert with_body == tabled
 
 

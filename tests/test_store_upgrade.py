@@ -103,7 +103,7 @@ def test_the_ended_shuffle_is_served_and_verifies_as_it_was_revealed(daemon: Dae
     assert fairness.verify(record).ok
 
 
-def test_verify_reads_the_old_store_by_shuffle_and_by_its_old_option(
+def test_verify_reads_the_old_store_by_shuffle(
     before: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = before.parent / "c.toml"
@@ -111,9 +111,7 @@ def test_verify_reads_the_old_store_by_shuffle_and_by_its_old_option(
     assert main(["verify", "--shuffle", "1", "--config", str(settings)]) == 0
     by_shuffle = capsys.readouterr().out
     assert by_shuffle.startswith("OK: the seed matches its commitment and, with its 2 contribution(s), replays all 7")
-    assert main(["verify", "--round", "1", "--config", str(settings)]) == 0  # the old option, for one release
-    assert capsys.readouterr().out == by_shuffle
-    assert main(["verify", "--round", "2", "--config", str(settings)]) == 2
+    assert main(["verify", "--shuffle", "2", "--config", str(settings)]) == 2
     assert "shuffle 2 is still being played" in capsys.readouterr().err
 
 

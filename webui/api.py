@@ -107,7 +107,6 @@ def _check_press_for(player: str) -> None:
 
 
 @bp.post("/hopper")
-@bp.post("/deck")  # the path before the rename, for one release (docs/API.md)
 def reload_hopper() -> tuple[Response, int]:
     cards = _RELOAD.read(json_object())["cards"]
     controller = _controller()
@@ -152,7 +151,6 @@ def profiles() -> Response:
 
 
 @bp.post("/shuffles")
-@bp.post("/rounds")  # the path before the rename, for one release (docs/API.md)
 def new_shuffle() -> tuple[Response, int]:
     """End the shuffle (revealing its seed) and start the next, optionally with another profile."""
     profile = _chosen_profile(_NEW_SHUFFLE.read(json_object()))
@@ -183,7 +181,6 @@ def _chosen_profile(body: dict[str, Any]) -> Profile | None:
 
 
 @bp.get("/shuffles/<int:number>")
-@bp.get("/rounds/<int:number>")  # the path before the rename, for one release (docs/API.md)
 def shuffle_record(number: int) -> Response:
     """The record of an ended shuffle, seed revealed: what `uno-launcher verify FILE` checks."""
     shuffles = parts().shuffles

@@ -33,7 +33,6 @@ _CONTRIBUTION = Shape(
 
 
 @bp.post("/shuffles/current/contributions")
-@bp.post("/rounds/current/contributions")  # the path before the rename, for one release (docs/API.md)
 def contribute() -> tuple[Response, int]:
     """A phone's contribution to the shuffle in play: `{"shuffle": 3, "value": "<32 lowercase hex>"}` (table PIN)."""
     contribution = _CONTRIBUTION.read(json_object())

@@ -549,22 +549,3 @@ SPEC: dict[str, Any] = {
         },
     },
 }
-
-# The paths before the renames (docs/API.md, "Renamed"): for one release they are served by the same views as the
-# new ones, and described as theirs, marked deprecated.
-RENAMED = {
-    "/api/deck": "/api/hopper",
-    "/api/rounds": "/api/shuffles",
-    "/api/rounds/current/contributions": "/api/shuffles/current/contributions",
-    "/api/rounds/{number}": "/api/shuffles/{number}",
-}
-
-
-def _old_name(new: str) -> dict[str, Any]:
-    return {
-        method: {**operation, "deprecated": True, "description": f"the name of {new} before the rename"}
-        for method, operation in SPEC["paths"][new].items()
-    }
-
-
-SPEC["paths"].update({old: _old_name(new) for old, new in RENAMED.items()})
