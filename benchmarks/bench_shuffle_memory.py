@@ -29,9 +29,9 @@ from measure import parse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from launcher.clock import VirtualClock
 from launcher.config import SHUFFLE_PRESSES, Config
 from launcher.daemon import Daemon
+from tests.virtual_clock import VirtualClock
 
 
 def held() -> int:

@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.clock import REAL_CLOCK, Clock, VirtualClock
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.daemon import Daemon
+from tests.virtual_clock import VirtualClock
 
 # Every phone of the tests comes from 127.0.0.1 (at a table each has its own address), and tests play many games
 # in a row (in virtual time that stands still): the budgets of one phone at their highest. tests/test_hostile_table.py

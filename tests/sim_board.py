@@ -27,10 +27,11 @@ from typing import Any
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from launcher.clock import REAL_CLOCK, Clock, VirtualClock
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config, DispenseConfig, SimConfig
 from launcher.hardware import header_board
 from launcher.hardware.sim import BoardWire, MemoryWire, SimPin, SimulatedBoard, SimulatedWorld
+from tests.virtual_clock import VirtualClock
 
 SETTLE_S = 5.0
 firmware = header_board.load_firmware()  # firmware/main.py, as the simulator loads it

@@ -16,10 +16,10 @@ from flask.testing import FlaskClient
 
 from launcher import access
 from launcher.access import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
-from launcher.clock import VirtualClock
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, access_tables
 from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config, start_daemon
+from tests.virtual_clock import VirtualClock
 from webui.openapi import SPEC
 
 GAME = {"players": ["Ann", "Bob", "Cy"]}

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from launcher.clock import VirtualClock
 from launcher.config import Config, DispenseConfig, PinsConfig, from_mapping
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.serial_link import SerialHardware
 from launcher.hardware.serial_session import BOARD_SETTINGS, HOST_ONLY, PER_FIRE
 from launcher.hardware.sim import MemoryWire, SimulatedHardware, SimulatedWorld
 from tests.sim_board import SimBoard, board, firmware, on_clock
+from tests.virtual_clock import VirtualClock
 
 
 class Side(Protocol):

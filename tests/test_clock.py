@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from launcher.clock import REAL_CLOCK, VirtualClock
+from launcher.clock import REAL_CLOCK
+from tests.virtual_clock import VirtualClock
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from waitress import wasyncore
 
-from launcher.clock import VirtualClock
 from launcher.connections import (
     FIRST_BYTES_S,
     MARK_JOINED,
@@ -24,6 +23,7 @@ from launcher.connections import (
     guarded_server,
 )
 from tests.conftest import joined_client, local_daemon
+from tests.virtual_clock import VirtualClock
 
 LIMIT = MOST_WAITING + 40  # connection_limit here: a full server is quick to reach
 HALF_HEADERS = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
@@ -27,6 +26,7 @@ from launcher.hopper import Hopper, HopperCount
 from launcher.schedule import PROFILES, Outcome
 from launcher.shuffles import ShuffleBook
 from launcher.store import Store
+from tests.virtual_clock import VirtualClock
 
 LID_SETTLE_MS = load_firmware().LID_SETTLE_MS
 

@@ -15,7 +15,6 @@ import pytest
 from gpiozero.exc import GPIOPinInUse
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from launcher.clock import VirtualClock
 from launcher.hardware.cues import (
     CALM,
     FAULT,
@@ -33,6 +32,7 @@ from launcher.hardware.cues import (
     lid_beep_steps,
     suspense_steps,
 )
+from tests.virtual_clock import VirtualClock
 
 LIGHT, BUZZER = 13, 18
 

@@ -12,11 +12,11 @@ import pytest
 from flask.testing import FlaskClient
 
 from launcher.access import PinGuard
-from launcher.clock import VirtualClock
 from launcher.daemon import Daemon
 from launcher.doorbell import WAIT_S
 from tests.conftest import ManualClock, joined_client, local_daemon
 from tests.test_pin_guessing import spend_the_budget
+from tests.virtual_clock import VirtualClock
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def _spent(daemon: Daemon) -> FlaskClient:
     for _ in range(50):
         assert table.post("/api/press").status_code == 200
         _settle(daemon)
-        if daemon.controller._armed is not None:
+        if daemon.controller._arm.armed is not None:
             break
     else:
         pytest.fail("the board was never armed")

@@ -14,10 +14,10 @@ from flask.testing import FlaskClient
 from launcher import fairness
 from launcher.access import Role
 from launcher.cli import main
-from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.conftest import MakeDaemon, joined_client
+from tests.virtual_clock import VirtualClock
 
 URL = "/api/shuffles/current/contributions"
 

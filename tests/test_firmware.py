@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from launcher.clock import VirtualClock
 from launcher.config import Config, DispenseConfig, SimConfig
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, Parser, encode
@@ -21,6 +20,7 @@ from launcher.hardware.header_link import wiring
 from launcher.hardware.serial_link import SerialHardware
 from launcher.hardware.sim import SimulatedWorld
 from tests.sim_board import Motor, NotedPin, SimBoard, board, firmware, on_clock, wait_until
+from tests.virtual_clock import VirtualClock
 
 BOOT_ID = "C0FFEE01"
 WRAP = 1 << 30

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from launcher.clock import VirtualClock
 from launcher.config import DispenseConfig, PinsConfig, from_mapping
 from launcher.daemon import build_hardware
 from launcher.hardware import framing
@@ -26,6 +25,7 @@ from launcher.hardware.header_board import HeaderBoard, Watchdog
 from launcher.hardware.header_link import HeaderHardware, HeaderProcess, PipePort, Starter, board_command
 from launcher.hardware.serial_link import SerialHardware
 from tests.conftest import wait_until
+from tests.virtual_clock import VirtualClock
 
 PINS = PinsConfig()
 WIRING = {

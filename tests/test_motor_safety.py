@@ -26,12 +26,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.config import Config, DispenseConfig, SimConfig
 from launcher.hardware.base import DispenseResult
 from launcher.hardware.header_board import LOOP_S, load_firmware
 from launcher.hardware.sim import SimulatedHardware
 from tests.sim_board import on_clock
+from tests.virtual_clock import VirtualClock
 
 PASS_S = LOOP_S + 0.001  # one pass of the firmware's loop, and its millisecond ticks rounded either way
 LID_S = load_firmware().LID_SETTLE_MS / 1000 + PASS_S  # from the lid opening to the motor off, at the latest

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import EventType
 from launcher.power import HWMON_DIR, THROTTLED_FILE, PowerMonitor, SysfsPowerFlags
+from tests.virtual_clock import VirtualClock
 
 POLL_S = 5.0
 

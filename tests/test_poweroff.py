@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.config import DispenseConfig
 from launcher.controller import PressRefused
 from launcher.events import EventType
@@ -23,6 +22,7 @@ from launcher.hardware.sim import MemoryWire
 from launcher.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
 from tests.conftest import local_daemon
 from tests.sim_board import SimBoard, older_firmware, on_clock
+from tests.virtual_clock import VirtualClock
 
 HOLD_S = 3.0
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.config import DispenseConfig
 from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
@@ -29,6 +28,7 @@ from launcher.schedule import profile_from_mapping
 from launcher.shuffles import ShuffleBook
 from launcher.store import Store
 from tests.sim_board import SimBoard, Tamper, older_firmware, on_clock
+from tests.virtual_clock import VirtualClock
 
 # Fires two presses in three or so, never after a pause: most presses can be armed for.
 OFTEN = profile_from_mapping(

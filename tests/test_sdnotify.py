@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from launcher import sdnotify
-from launcher.clock import VirtualClock
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
@@ -26,6 +25,7 @@ from launcher.schedule import PROFILES, Outcome
 from launcher.shuffles import ShuffleBook
 from launcher.store import Store
 from tests.conftest import start_daemon
+from tests.virtual_clock import VirtualClock
 
 INTERVAL_USEC = 200_000  # a watchdog of 0.2 s: pings every 0.1 s while healthy, retries every 0.02 s when not
 START = 1000.0  # the virtual clock's start

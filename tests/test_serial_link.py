@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 import serial
 
-from launcher.clock import VirtualClock
 from launcher.config import DispenseConfig
 from launcher.hardware import framing, serial_fires
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
 from launcher.hardware.sim import MemoryWire
 from tests.sim_board import SimBoard, Tamper, on_clock, wait_until
+from tests.virtual_clock import VirtualClock
 
 
 class Watch:

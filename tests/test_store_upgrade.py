@@ -103,9 +103,7 @@ def test_the_ended_shuffle_is_served_and_verifies_as_it_was_revealed(daemon: Dae
     assert fairness.verify(record).ok
 
 
-def test_verify_reads_the_old_store_by_shuffle(
-    before: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_verify_reads_the_old_store_by_shuffle(before: Path, capsys: pytest.CaptureFixture[str]) -> None:
     settings = before.parent / "c.toml"
     settings.write_text(f'[state]\ndir = "{before.parent}"\n', encoding="utf-8")
     assert main(["verify", "--shuffle", "1", "--config", str(settings)]) == 0

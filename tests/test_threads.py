@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.threads import StoppableThread
+from tests.virtual_clock import VirtualClock
 
 
 def test_a_waiting_loop_is_woken_and_joined() -> None:

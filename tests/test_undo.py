@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.conftest import MakeDaemon, joined_client
+from tests.virtual_clock import VirtualClock
 
 UNDO = "/api/game/undo-declaration"
 FOUR = ["Ann", "Bob", "Cy", "Dee"]

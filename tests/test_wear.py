@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from launcher.clock import VirtualClock
 from launcher.config import Config
 from launcher.controller import Controller, PressTicket
 from launcher.events import EventBus
@@ -21,6 +20,7 @@ from launcher.shuffles import ShuffleBook
 from launcher.store import Store, wear_table
 from launcher.wear import HINT_JAMS, JAM_LIMIT_PER_1000, WINDOW_FIRES, Period, Wear, WearRecord
 from tests.test_controller import ScriptedSchedule, fast_config
+from tests.virtual_clock import VirtualClock
 
 CARDS_LEFT = HopperCount(loaded=112, dispensed=10)
 RAN_OUT = HopperCount(loaded=112, dispensed=112)

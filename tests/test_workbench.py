@@ -15,11 +15,11 @@ import pytest
 
 from launcher import daemon, workbench
 from launcher.cli import main
-from launcher.clock import VirtualClock
 from launcher.config import Config, load
 from launcher.hardware.header_board import load_firmware
 from launcher.hardware.sim import SimulatedHardware
 from launcher.workbench import SimulatedPerson, set_toml_values
+from tests.virtual_clock import VirtualClock
 
 CARDS_PER_SECOND = Config().sim.cards_per_second  # the simulated roller at full duty
 
