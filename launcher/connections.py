@@ -4,7 +4,8 @@ waitress serves at most `connection_limit` connections and frees one only when i
 `channel_timeout`; a sender that trickles a byte now and then held one for ever, and 770 of them from one address
 stopped every new phone. Here, on waitress's own loop thread and before any of its threads is spent on a request:
 
-- one address keeps at most `PER_ADDRESS` connections: the next ones are closed as they are accepted;
+- one address keeps at most `PER_ADDRESS` strangers' connections (a joined phone's does not count: a household
+  behind one address may have many): the next ones are closed as they are accepted;
 - a request whose headers and body have not all arrived `REQUEST_DEADLINE_S` after its first byte is cut off;
 - strangers' connections that wait (a request still arriving, idle after an answer, or silent since accepted) are
   at most `MOST_WAITING`, all addresses together: beyond, the guard closes first the slowest senders, then the
@@ -126,7 +127,7 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
 
     def handle_accept(self) -> None:
         channels: list[GuardedChannel] = list(self.active_channels.values())
-        per_address = Counter(_host(c.addr) for c in channels)
+        per_address = Counter(_host(c.addr) for c in channels if not c.joined)
         for _ in range(ACCEPTS_PER_PASS):
             try:
                 pair = self.accept()

@@ -125,6 +125,20 @@ def test_one_address_keeps_at_most_its_share_and_another_address_still_gets_in(s
     assert _answer(other).startswith(b"HTTP/1.1 200")
 
 
+def test_joined_phones_behind_one_address_do_not_use_up_its_share(served: Served) -> None:
+    """A household (or a test's loopback) behind one address: its joined phones' connections, an event stream each,
+    never count against the strangers' share, so a new phone from there still gets in."""
+    joined = []
+    for _ in range(PER_ADDRESS + 8):  # one after another, as phones join
+        joined.append(served.connect("127.0.3.9", WHOLE_GET.replace(b"GET /", b"GET /join")))
+        served.settle()
+        assert _answer(joined[-1]).startswith(b"HTTP/1.1 200")
+    newcomer = served.connect("127.0.3.9", WHOLE_GET)
+    served.settle()
+    assert _answer(newcomer).startswith(b"HTTP/1.1 200")
+    assert not any(_closed_by_server(s) for s in joined)
+
+
 def test_a_request_not_whole_by_its_deadline_is_cut_off_however_it_trickles(served: Served) -> None:
     slow = served.connect("127.0.3.3", HALF_HEADERS)
     slow_body = served.connect("127.0.3.4", b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
