@@ -164,6 +164,7 @@ class Daemon:
             self.games.starting = self.controller.arming_paused
             undo.callback(self.controller.close)
             self.tournaments = TournamentBook(self.store, self.bus, table=config.mqtt.table or LOCAL_TABLE)
+            self.budgets = Budgets(config.limits, self.store.path, clock=clock)  # what joined phones may spend
             self.mqtt = self._mqtt_bridge()
             if self.mqtt is not None:
                 undo.callback(self.mqtt.close)
@@ -277,7 +278,7 @@ class Daemon:
             shuffles=self.shuffles,
             games=self.games,
             access=self.access,
-            budgets=Budgets(self.config.limits, self.store.path, clock=self.clock),
+            budgets=self.budgets,
             profiles=self.profiles,
             power=self.power,
             history=self.history,

@@ -235,9 +235,9 @@ def table_entries(script: str, table: str) -> set[str]:
 
 
 def test_the_page_words_every_refusal_and_fault_cause_from_its_tables() -> None:
-    """api.js's REFUSALS and app.js's FAULT_CAUSES have an entry for each, so a new one without words fails here."""
+    """api.js's REFUSALS and gamestate.js's FAULT_CAUSES have an entry for each, so a new one without words fails here."""
     assert sorted(r.value for r in Refusal if r.value not in table_entries("api.js", "REFUSALS")) == []
-    assert sorted(c.value for c in FaultCause if c.value not in table_entries("app.js", "FAULT_CAUSES")) == []
+    assert sorted(c.value for c in FaultCause if c.value not in table_entries("gamestate.js", "FAULT_CAUSES")) == []
 
 
 # --- the round entry, the declarations and a new game's settings: each refusal a person can meet has a reason ------
