@@ -59,10 +59,13 @@ from urllib.parse import urlsplit
 
 from measure import ROOT, parse, peak_rss_mb, percentile, rss_mb
 
+from tests.conftest import TESTS_LIMITS_TOML
+
 PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
 # FAST_SIM_TOML's values (tests/conftest.py), with no rest after a fire, no soft start or reverse pulse, and a
 # schedule that mostly misses: hazard 0.05 until the 49th miss in a row, one card a fire.
-CONFIG = """
+CONFIG = (
+    """
 [dispense]
 min_rest_ms = 0
 jam_ms = 400
@@ -87,6 +90,8 @@ card_weights = [1.0]
 jackpot_probability = 0.0
 pause_probability = 0.0
 """
+    + TESTS_LIMITS_TOML
+)  # the phones all join from this machine
 HOPPER = 500
 REFILL_AFTER = 400  # cards out since the last refill
 TYPES = ("round.scored", "round.undone", "round.edited", "game.finished", "attack.progress")

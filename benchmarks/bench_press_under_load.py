@@ -49,8 +49,10 @@ from launcher.config import Config, load
 from launcher.daemon import Daemon
 from launcher.game import Game, Mode
 from launcher.hardware.header_link import HeaderHardware, HeaderProcess
+from tests.conftest import TESTS_LIMITS_TOML
 
-CONFIG = """
+CONFIG = (
+    """
 [dispense]
 min_rest_ms = 0
 card_gap_ms = 0
@@ -72,6 +74,8 @@ pause_probability = 0.0
 port = 0
 threads = 48
 """
+    + TESTS_LIMITS_TOML
+)  # the phones all join from this machine
 PHONES = 20
 PHONES_SCRIPT = """
 import sys

@@ -27,13 +27,13 @@ from launcher.daemon import Daemon
 from tests.virtual_clock import VirtualClock
 
 # Every phone of the tests comes from 127.0.0.1 (at a table each has its own address), and tests play many games
-# in a row (in virtual time that stands still): the budgets of one phone at their highest. tests/test_hostile_table.py
-# meets the defaults.
+# in a row (in virtual time that stands still): the budgets of one phone at their highest, for every daemon a test
+# starts unless its config has a [limits] of its own. tests/test_hostile_table.py meets the defaults.
 TESTS_LIMITS = {"games_per_minute": 600, "declarations_per_minute": 6000, "joins_per_minute": 600}
+TESTS_LIMITS_TOML = "\n[limits]\n" + "".join(f"{key} = {value}\n" for key, value in TESTS_LIMITS.items())
 
 # Fast simulated hardware, so a few hundred presses take seconds, not minutes.
-FAST_SIM_TOML = (
-    """
+FAST_SIM_TOML = """
 [dispense]
 min_rest_ms = 10
 jam_ms = 400
@@ -45,11 +45,7 @@ card_block_ms = 2.0
 
 [web]
 heartbeat_s = 0.5
-
 """
-    + "\n[limits]\n"
-    + "".join(f"{key} = {value}\n" for key, value in TESTS_LIMITS.items())
-)
 
 
 @dataclass(frozen=True)
@@ -150,7 +146,8 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
     """Start `python -m launcher run` on simulated hardware on a free port and wait for its URL."""
     state = tmp_path / "state"
     config = tmp_path / "config.toml"
-    config.write_text(config_text + f'\n[state]\ndir = "{state}"\n', encoding="utf-8")
+    limits = "" if "[limits]" in config_text else TESTS_LIMITS_TOML
+    config.write_text(config_text + limits + f'\n[state]\ndir = "{state}"\n', encoding="utf-8")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "launcher", "run", "--sim", "--port", "0", "--config", str(config), *args],

@@ -235,7 +235,7 @@ def table_entries(script: str, table: str) -> set[str]:
 
 
 def test_the_page_words_every_refusal_and_fault_cause_from_its_tables() -> None:
-    """api.js's REFUSALS and gamestate.js's FAULT_CAUSES have an entry for each, so a new one without words fails here."""
+    """api.js's REFUSALS and gamestate.js's FAULT_CAUSES have an entry for each: a new one without words fails."""
     assert sorted(r.value for r in Refusal if r.value not in table_entries("api.js", "REFUSALS")) == []
     assert sorted(c.value for c in FaultCause if c.value not in table_entries("gamestate.js", "FAULT_CAUSES")) == []
 
