@@ -110,7 +110,8 @@ def _hash(pin: str, salt: bytes) -> bytes:
         return hashlib.pbkdf2_hmac("sha256", pin.encode(), salt, PBKDF2_ITERATIONS)
 
 
-def _digest(token: str) -> str:
+def session_digest(token: str) -> str:
+    """A session token as the store and the budgets keep it: no live token is written anywhere."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -230,7 +231,7 @@ class AccessBook:
         with self._made_lock:  # the PIN made up for this role, if not saved yet, is neither saved nor taken now
             self._made.pop(role, None)
         self._save_pin(role, pin)
-        kept = _digest(keep) if keep else None
+        kept = session_digest(keep) if keep else None
         with self._lock:
             ended = [d for d, s in self._sessions.items() if s.role is role and d != kept]
             for digest in ended:
@@ -319,7 +320,7 @@ class AccessBook:
         if not token:
             return None
         with self._lock:
-            session = self._sessions.get(_digest(token))
+            session = self._sessions.get(session_digest(token))
             return None if session is None else session.table_pin
 
     def role_for_pin(self, pin: str) -> Role:
@@ -344,12 +345,12 @@ class AccessBook:
         any number of joins. `table_pin`: the digits it typed, kept in memory to show under the invite."""
         token = secrets.token_urlsafe(32)
         now = self._clock()
-        old = _digest(replacing) if replacing else None
+        old = session_digest(replacing) if replacing else None
         ended = [old] if old is not None else []
         with self._opening:
             with self._lock:
                 self._sessions.pop(old or "", None)
-                self._sessions[_digest(token)] = _Session(role, now, table_pin)
+                self._sessions[session_digest(token)] = _Session(role, now, table_pin)
                 overflow = len(self._sessions) - MOST_SESSIONS
                 if overflow > 0:
                     ending = [d for d, session in self._sessions.items() if session.role is not Role.ADMIN]
@@ -358,7 +359,7 @@ class AccessBook:
                         del self._sessions[digest]
                     ended += idlest
             with self._store.connect() as conn:
-                access_tables.open_session(conn, _digest(token), role.value, now, ended=ended)
+                access_tables.open_session(conn, session_digest(token), role.value, now, ended=ended)
         return token
 
     def role_of(self, token: str | None) -> Role:
@@ -369,7 +370,7 @@ class AccessBook:
         self._follow_pin_changes()
         now = self._clock()
         with self._lock:
-            session = self._sessions.get(_digest(token))
+            session = self._sessions.get(session_digest(token))
             if session is None or now - session.seen_ts > SESSION_IDLE_S:
                 return Role.NONE
             session.used_ts = now
@@ -379,7 +380,7 @@ class AccessBook:
         """The phone is back: its session's idle time starts again (written to disk at most hourly)."""
         if not token:
             return
-        digest = _digest(token)
+        digest = session_digest(token)
         now = self._clock()
         with self._lock:
             session = self._sessions.get(digest)
@@ -392,7 +393,7 @@ class AccessBook:
     def close_session(self, token: str | None) -> None:
         if not token:
             return
-        digest = _digest(token)
+        digest = session_digest(token)
         with self._lock:
             self._sessions.pop(digest, None)
         with self._store.connect() as conn:

@@ -11,7 +11,6 @@ settings (docs/CONFIG.md), far above what a family's game does.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import threading
 from collections import OrderedDict
@@ -111,8 +110,3 @@ class Budgets:
                 f"the launcher's store has reached its budget of {self.store_bytes // (1024 * 1024)} MB "
                 "([limits] store_mb): nothing more is kept until the admin makes room",
             )
-
-
-def session_key(token: str) -> str:
-    """A session's key in the buckets: its digest, so that no live token sits in another table."""
-    return hashlib.sha256(token.encode()).hexdigest()

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, g, request
 
-from launcher.access import AccessBook, PinGuard, Role
-from launcher.budgets import Budgets, OverBudget, PerMinute, session_key
+from launcher.access import AccessBook, PinGuard, Role, session_digest
+from launcher.budgets import Budgets, OverBudget, PerMinute
 from launcher.refusals import Refusal
 from webui.errors import ApiError
 
@@ -63,7 +63,7 @@ def spend(budget: PerMinute, *, grows_store: bool = True) -> None:
         if grows_store:
             budgets().check_store()
         token = session_token()
-        keys = [f"a:{client()}"] + ([f"s:{session_key(token)}"] if token else [])
+        keys = [f"a:{client()}"] + ([f"s:{session_digest(token)}"] if token else [])
         budget.take(*keys)
     except OverBudget as e:
         if e.what is Refusal.STORE_FULL:
