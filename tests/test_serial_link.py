@@ -470,3 +470,47 @@ def test_a_silent_host_stops_the_motor_at_1500_ms_and_the_link_recovers(bench: A
     again = b.host.dispenser.start(1)
     b.until(lambda: again.done)
     assert (again.wait(0).dispensed, again.wait(0).stop) == (1, StopReason.COUNT)
+
+
+class LidMovesAsTheBoardIsGreeted(Tamper):
+    """On the way to the host: the lid moves the moment the board answers HELLO, and every reply after that one (the
+    CONFIG reply and its retransmissions) is lost until the board has told the lid's news, so the news comes while
+    the host is still greeting the board."""
+
+    def __init__(self, world: Any, *, opens: bool) -> None:
+        super().__init__()
+        self._world = world
+        self._opens = opens
+        self._greeted = False
+        self.told = False
+
+    def __call__(self, line: bytes) -> list[bytes]:
+        if not self._greeted and b" boot=" in line:
+            self._greeted = True
+            self._world.open_lid() if self._opens else self._world.close_lid()
+        elif line.startswith(b"E LID "):
+            self.told = True
+        elif self._greeted and not self.told and not line.startswith(b"E "):
+            return []
+        return [line]
+
+
+@pytest.mark.parametrize("opens", [True, False], ids=["opened", "closed"])
+def test_the_lid_moved_while_the_host_greets_the_board_is_told(opens: bool) -> None:
+    clock = VirtualClock()
+    wire = MemoryWire(clock)
+    pico = SimBoard(wire, clock=clock)
+    if not opens:  # the board boots with the lid closed: open it first, so that it can close during the greeting
+        pico.world.open_lid()
+        clock.run_until(lambda: pico.launcher.lid_open, within=1)
+    pico.to_host = greeting = LidMovesAsTheBoardIsGreeted(pico.world, opens=opens)
+    host = SerialHardware(port="memory", dispense=DispenseConfig(), clock=clock, opener=wire.open)
+    try:
+        clock.run_until(lambda: host.describe()["link"] == "up", within=10)
+        clock.advance(1.0)
+        assert greeting.told and pico.launcher.lid_open is opens
+        assert host.inputs.lid_open is opens  # the host believes what the board last said, not the greeting's news
+    finally:
+        on_clock(clock, host.close)
+        on_clock(clock, pico.close)
+        clock.close()

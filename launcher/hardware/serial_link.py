@@ -306,6 +306,10 @@ class SerialHardware(Closing):
                 if session.boot_id is not None and args[0] != session.boot_id:
                     session.lose(f"the board restarted (boot id {args[0]}, was {session.boot_id})")
                 return
+            if name == "LID":  # the lid's news is current from HELLO's answer on, though CONFIG is not answered yet
+                if session.greeted:
+                    self._lid_moved(args[0] == "open")
+                return
             if not session.ready:
                 return  # from before the handshake: stale
             if name == "BTN":
@@ -325,13 +329,14 @@ class SerialHardware(Closing):
                 self._fires.done(int(args[3]), int(args[0]), int(args[1]), args[2])
                 if session.board_state == "FIRING":  # until the next heartbeat says so itself
                     session.board_state = "IDLE"
-            elif name == "LID":
-                is_open = args[0] == "open"
-                if is_open:
-                    self._fires.armed = None  # the board drops its arm as the lid opens
-                self.inputs.lid_open = is_open
-                self._dispatch.put(lambda: self._lid_changed(is_open))
             # JAM, STUCK and EMPTY are followed by DONE, which carries the reason.
+
+    def _lid_moved(self, is_open: bool) -> None:
+        """With the lock held: the board told that the lid opened or closed."""
+        if is_open:
+            self._fires.armed = None  # the board drops its arm as the lid opens
+        self.inputs.lid_open = is_open
+        self._dispatch.put(lambda: self._lid_changed(is_open))
 
     def _hello(self, said: dict[str, str]) -> None:
         self.inputs.lid_open = {"open": True, "closed": False}.get(said.get("lid", ""))

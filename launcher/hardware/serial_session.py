@@ -71,7 +71,7 @@ class Session:
         self._config = config
         self._cond = cond
         self._clock = clock
-        self._on_hello = on_hello  # with the lock held: HELLO's fields
+        self._on_hello = on_hello  # with the lock held, on the reader thread: HELLO's fields
         self._on_link = on_link  # without the lock: the link came up or went down, and why
         self.link_up: bool | None = None  # None: not known yet
         self.message = "connecting"
@@ -81,6 +81,7 @@ class Session:
         self.restarts = 0
         self.seq = 0  # the last sequence number sent
         self._lost: str | None = None  # why the current session must end
+        self.greeted = False  # the board has answered this session's HELLO: its news from then on is current
         self._queue: collections.deque[Request] = collections.deque()
         self._inflight: Request | None = None
         self._last_sent = clock.now()
@@ -121,7 +122,11 @@ class Session:
         request = self._inflight
         if request is not None and request.seq == frame.seq and request.reply is None:
             request.reply = frame
-            self._fires.answered(request.cmd, request.args, frame)  # here, in the wire's order with the events
+            # Here, in the wire's order with the events: an event after the reply is news since it.
+            self._fires.answered(request.cmd, request.args, frame)
+            if request.cmd == "HELLO" and frame.cmd == "OK":
+                self.greeted = True
+                self._on_hello(fields(frame.args))
             self._cond.notify_all()
 
     # --- without the lock ------------------------------------------------------------------------------------
@@ -153,6 +158,7 @@ class Session:
                     return
                 generation = self._keeper.generation
                 self._lost = None
+                self.greeted = False
             self._end(generation, self._serve(generation))
 
     def _serve(self, generation: int) -> str:
@@ -169,7 +175,6 @@ class Session:
             self.board_state = said.get("state", "unknown")
             fired = said.get("fire", "")
             self._fires.session_started(int(fired) if fired.isdigit() else 0)
-            self._on_hello(said)
         configured = self._transact(Request("CONFIG", self._config), generation)
         if configured is None:
             return self._why_lost(generation, f"no answer from the board on {self._keeper.name}")
