@@ -32,6 +32,7 @@ import contextlib
 import gzip
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ threads = 48
     + TESTS_LIMITS_TOML
 )  # the phones all join from this machine
 PHONES = 20
+LINE_S = 30  # the longest the header process may take to report, however loaded the machine
 PHONES_SCRIPT = """
 import sys
 from tests.conftest import join
@@ -261,12 +263,12 @@ class HeaderProbe:
         self.command = [sys.executable, probe, json.dumps(wiring), str(edges), str(report), str(priority)]
         self._paths = (edges, report)
         self._edges = self._report = -1
+        self._heard = b""  # what the report said past its last whole line
 
     def start(self) -> HeaderProcess:
         process = HeaderProcess(self.command)
         self._edges = os.open(self._paths[0], os.O_WRONLY)  # the probe opens both once it has said BOOT
         self._report = os.open(self._paths[1], os.O_RDONLY)
-        self._lines = os.fdopen(self._report, "r", buffering=1)
         return process
 
     def send(self, byte: bytes) -> float:
@@ -275,7 +277,15 @@ class HeaderProbe:
         return sent
 
     def line(self) -> str:
-        return self._lines.readline().strip()
+        """The report's next line; a benchmark waits for it at most LINE_S, even on a loaded machine."""
+        while b"\n" not in self._heard:
+            if not select.select([self._report], [], [], LINE_S)[0]:
+                raise RuntimeError(f"the header process reported nothing for {LINE_S} s")
+            if not (more := os.read(self._report, 4096)):
+                raise RuntimeError("the header process closed its report")
+            self._heard += more
+        said, self._heard = self._heard.split(b"\n", 1)
+        return said.decode().strip()
 
     def armed(self) -> bool:
         self.send(b"a")
@@ -284,9 +294,9 @@ class HeaderProbe:
         return said == "armed"
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.close(self._edges)
-        self._lines.close()
+        for fd in (self._edges, self._report):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: bool = True) -> Timed:
@@ -357,7 +367,10 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
                 probe.send(b"c")
                 settle()
         if len(timed.waits) < fires:
-            raise RuntimeError(f"only {len(timed.waits)} presses of {3 * fires} were fired by the board")
+            trouble, link = daemon.controller.snapshot()["trouble"], daemon.hardware.describe()["message"]
+            raise RuntimeError(
+                f"only {len(timed.waits)} presses of {3 * fires} were fired by the board (trouble: {trouble}; {link})"
+            )
         return timed
     finally:
         daemon.bus.end_streams()
