@@ -107,6 +107,8 @@ def test_with_no_game_the_first_step_leads_to_the_new_game_in_one_tap(daemon, pl
     page.locator("#setup-start").tap()
     expect(page.locator("#welcome-title")).to_have_text(EN["welcome.who"], timeout=WAIT_MS)
     expect(page.locator("#welcome button[data-player]")).to_have_text(PLAYERS)
+    # The screen itself says the game began: no toast lies over the players' buttons on a small phone.
+    assert page.locator("#toast").is_hidden(), page.locator("#toast").inner_text()
     page.context.close()
 
 

@@ -330,7 +330,7 @@ def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
 @pytest.mark.parametrize("lang", ["en", "zh-Hans"])
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_toast_never_hides_the_prompt(tmp_path, playwright_chromium, size, lang):
-    """A toast ("New game started", "Round saved") goes where it covers neither a control nor the prompt: the
+    """A toast ("Round saved", "Shuffle 2 started") goes where it covers neither a control nor the prompt: the
     one line every phone must be able to read."""
     _, browser = playwright_chromium
     running = start_daemon(tmp_path, FAST_SIM_TOML)

@@ -2,7 +2,7 @@
 // reference for the chosen ruleset and house rules. game.js imports it and calls its redraws; it shows a game
 // through gamestate.js's `view`.
 import { request, refusal } from "./api.js";
-import { $, ui, t, toast, profileName, profileAbout, PROFILE_NAMES } from "./core.js";
+import { $, ui, t, profileName, profileAbout, PROFILE_NAMES } from "./core.js";
 import {
   game,
   view,
@@ -376,7 +376,6 @@ async function startNewGame() {
     const body = await request("POST", "/api/games", setupBody());
     game.tab = "table";
     view.show(body.game);
-    toast(t("toast.game_started"));
     $("game").scrollIntoView({ block: "start" });
   } catch (error) {
     showError("setup-error", refusal(error));

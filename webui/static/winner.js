@@ -4,7 +4,7 @@
 // scoring). Closed, it stays closed on this page; it comes back when the page is opened again, for as long as the
 // ended game is the last one; a new game, from any phone, takes it away.
 import { request, refusal } from "./api.js";
-import { $, ui, t, toast, clearToast } from "./core.js";
+import { $, ui, t, clearToast } from "./core.js";
 import { game, view, el, names, number, modeLine, ranked, rulesetName, showError } from "./gamestate.js";
 
 const MEDALS = ["🥇", "🥈", "🥉"];
@@ -97,7 +97,6 @@ async function playAgain() {
     const answer = await request("POST", "/api/games", againBody(data));
     game.tab = "table";
     view.show(answer.game);
-    toast(t("toast.game_started"));
   } catch (error) {
     showError("winner-error", refusal(error));
   } finally {
