@@ -98,7 +98,8 @@ def test_run_is_the_board_loop(micropython: Path) -> None:
         wait_until(lambda: pico.said("fed"), 5, "the watchdog fed by the loop")
         assert pico.said("wdt") == [f"wdt {board.WDT_MS}"]
         assert pico.process.poll() is None
-        assert pico.outputs.get("LED") == 1  # lit while the host has armed the board
+        # Lit while the host has armed the board: by a pass after HELLO's, perhaps after the "fed" seen above.
+        wait_until(lambda: pico.outputs.get("LED") == 1, 5, f"the LED lit, not {pico.outputs.get('LED')}")
 
 
 def test_run_keeps_the_repl_when_the_button_is_held_at_boot(micropython: Path) -> None:
