@@ -134,7 +134,7 @@ class Launcher:
             self._lid.irq(self._on_lid, Pin.IRQ_FALLING | Pin.IRQ_RISING)
         self._event("BOOT", boot_id)
 
-    # --- interrupt handlers: timestamps and counters only ------------------------------------------------
+    # --- interrupt handlers: timestamps and counters, and the roller's stop at the last card ----------------
 
     def _on_button(self, pin):
         if self._btn_armed:  # the first edge is the press; the bounce after it is not
@@ -149,6 +149,8 @@ class Launcher:
         ):
             self._count += 1
             self._card_ms = now
+            if self._count >= self._target:
+                self._in1.duty_u16(0)  # the last card is out: the roller stops now, not at the loop's next pass
 
     def _on_lid(self, pin):
         self._lid_edge_ms = self._clock.ticks_ms()
@@ -452,6 +454,8 @@ class Launcher:
             self._in2.duty_u16(reverse)
         if forward != self._forward_duty and forward != 0:
             self._in1.duty_u16(forward)
+            if self._counting and self._count >= self._target:
+                self._in1.duty_u16(0)  # the last card left as the duty was written: the beam's stop stands
         self._forward_duty = forward
         self._reverse_duty = reverse
 

@@ -197,6 +197,21 @@ def test_fire_soft_starts_counts_the_cards_and_pulls_the_next_one_back() -> None
     assert status["last"] == f"1:3:{ms}:count" and status["cards"] == "3" and status["state"] == "IDLE"
 
 
+def test_the_last_card_stops_the_roller_even_while_the_loop_is_held_up() -> None:
+    # A card's beam edge is an interrupt; the loop may not run for a while (a busy Pi runs the header's board
+    # among other processes). The roller must stop at the card that makes the count, not at the loop's next pass.
+    rig = Rig(cards_per_second=250).armed(ramp_ms=0)  # a card every 5 ms at 80 %
+    rig.send("FIRE", 2, 4000, 80)
+    rig.clock.advance(0.1)  # twenty cards' time, and no pass of the loop
+    assert rig.world.cards_out == 2
+    assert rig.forward.duty == 0
+    rig.run(100)
+    assert rig.events("CARD") == [("1",), ("2",)]
+    [(dispensed, _, reason, _)] = rig.events("DONE")
+    assert (dispensed, reason) == ("2", "count")
+    assert rig.world.cards_out == 2 and rig.reverse.starts == 1  # and the pull-back pulse as after any count
+
+
 def test_a_retransmission_is_answered_again_and_never_fires_again() -> None:
     rig = Rig().armed(min_rest_ms=0)
     fire = encode(7, "FIRE", (2, 4000, 80))
