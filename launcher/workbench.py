@@ -70,7 +70,9 @@ class SimulatedPerson:
     """Plays the person's part on simulated hardware, `REACTION_S` after being asked (on the hardware's clock)."""
 
     REACTION_S = 0.1
-    HOLD_S = 0.05  # how long the card blocks the beam, or the lid stays open
+    # How long the card blocks the beam, or the lid stays open: as long as a hand does. Far shorter, and the board's
+    # loop on a busy machine could miss the lid (it must see it open for LID_SETTLE_MS) or the self-test the beam.
+    HOLD_S = 0.5
 
     def __init__(self, hardware: HeaderHardware, *, clock: Clock = REAL_CLOCK) -> None:
         self._world = hardware.world  # type: ignore[attr-defined]
