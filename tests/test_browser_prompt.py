@@ -53,6 +53,35 @@ card_block_ms = 2.0
 )
 
 
+# The lines an outcome is drawn in on the button, read character by character from the layout, so a test can see
+# where it wraps.
+STAGED_LINES_JS = """(words) => {
+  const stage = document.querySelector("#stage"), out = document.querySelector("#press-outcome");
+  const saved = [stage.dataset.moment, out.textContent];
+  stage.dataset.moment = "outcome";
+  out.textContent = words;
+  const lines = [""];
+  let top = null;
+  for (let i = 0; i < words.length; i++) {
+    const range = document.createRange();
+    range.setStart(out.firstChild, i);
+    range.setEnd(out.firstChild, i + 1);
+    const rect = range.getClientRects()[0];
+    if (rect && top !== null && rect.top > top + 2) lines.push("");
+    if (rect) top = rect.top;
+    lines[lines.length - 1] += words[i];
+  }
+  if (saved[0] === undefined) delete stage.dataset.moment; else stage.dataset.moment = saved[0];
+  out.textContent = saved[1];
+  return lines;
+}"""
+
+
+def staged_lines(page: Page, words: str) -> list[str]:
+    lines: list[str] = page.evaluate(STAGED_LINES_JS, words)
+    return lines
+
+
 def shoot(page: Page, name: str) -> None:
     folder = os.environ.get("UNO_SCREENSHOTS")
     if folder:
@@ -169,6 +198,10 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         pattern = "^(?:" + "|".join([re.escape(s) for s in staged[:2]] + [cards, jackpot]) + ")$"
         expect(page.locator("#press-outcome")).to_have_text(re.compile(pattern), timeout=WAIT_MS)
         expect(page.locator("#press-outcome")).to_be_visible()
+        # Staged words wrap between words (after a space, a dash or a "!"), never inside one: not 好險——沒 / 出牌！
+        for words in (fill(text, n=12) for key, text in strings.items() if key.startswith("stage.")):
+            lines = staged_lines(page, words)
+            assert all(line.endswith((" ", "—", "!", "！")) for line in lines[:-1]), f"{words!r} wraps as {lines}"
         shoot(page, f"prompt-{size}-{lang}-3-outcome")
         expect(page.locator("#stage")).not_to_have_attribute("data-moment", re.compile("."), timeout=WAIT_MS)
         # Dad's plain press ended his turn: Mum plays next, and this phone says so.
