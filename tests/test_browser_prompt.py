@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -53,32 +54,36 @@ card_block_ms = 2.0
 )
 
 
-# The lines an outcome is drawn in on the button, read character by character from the layout, so a test can see
-# where it wraps.
-STAGED_LINES_JS = """(words) => {
-  const stage = document.querySelector("#stage"), out = document.querySelector("#press-outcome");
-  const saved = [stage.dataset.moment, out.textContent];
-  stage.dataset.moment = "outcome";
-  out.textContent = words;
-  const lines = [""];
+# The lines a text is drawn in, read character by character from the layout, so a test can see where it wraps.
+# With `words`, the button's staged outcome is shown with those words for the reading, then put back.
+LINES_JS = """([selector, words]) => {
+  const stage = document.querySelector("#stage"), element = document.querySelector(selector);
+  const saved = [stage.dataset.moment, element.textContent];
+  if (words !== null) {
+    stage.dataset.moment = "outcome";
+    element.textContent = words;
+  }
+  const text = element.textContent, lines = [""];
   let top = null;
-  for (let i = 0; i < words.length; i++) {
+  for (let i = 0; i < text.length; i++) {
     const range = document.createRange();
-    range.setStart(out.firstChild, i);
-    range.setEnd(out.firstChild, i + 1);
+    range.setStart(element.firstChild, i);
+    range.setEnd(element.firstChild, i + 1);
     const rect = range.getClientRects()[0];
     if (rect && top !== null && rect.top > top + 2) lines.push("");
     if (rect) top = rect.top;
-    lines[lines.length - 1] += words[i];
+    lines[lines.length - 1] += text[i];
   }
-  if (saved[0] === undefined) delete stage.dataset.moment; else stage.dataset.moment = saved[0];
-  out.textContent = saved[1];
+  if (words !== null) {
+    if (saved[0] === undefined) delete stage.dataset.moment; else stage.dataset.moment = saved[0];
+    element.textContent = saved[1];
+  }
   return lines;
 }"""
 
 
-def staged_lines(page: Page, words: str) -> list[str]:
-    lines: list[str] = page.evaluate(STAGED_LINES_JS, words)
+def drawn_lines(page: Page, selector: str, words: str | None = None) -> list[str]:
+    lines: list[str] = page.evaluate(LINES_JS, [selector, words])
     return lines
 
 
@@ -182,11 +187,20 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
 
         page.locator("#welcome-players button", has_text="Dad").tap()
         expect(page.locator("#prompt-me-text")).to_have_text(strings["mine.play"])
+        # Wrapped between phrases, never inside one (轮到你：出一张牌 / ——出不了才点, not …出不 / 了才点).
+        lines = drawn_lines(page, "#prompt-me-text")
+        assert all(a.endswith((" ", "：", "—")) or b.startswith("—") for a, b in pairwise(lines)), lines
         expect(page.locator("#press-caption")).to_have_text(strings["button.cant_play"])
         assert_whole_on_first_screen(page, "#prompt")
         assert_whole_on_first_screen(page, "#press")
         assert_nothing_cut(page)
         shoot(page, f"prompt-{size}-{lang}-2-dad")
+        # The cards he may declare, here and in the table's tab: no name leaves one character alone on a line
+        # (万能罚按 / 牌).
+        for cards in ("#quick-cards", "#decl-cards"):
+            for index in range(page.locator(f"{cards} .decl-text").count()):
+                lines = drawn_lines(page, f"{cards} .decl:nth-child({index + 1}) .decl-text")
+                assert all(len(line.strip()) > 1 for line in lines), f"a card's name wraps as {lines}"
         if lang != "en":
             assert english_words(page) == set()
 
@@ -200,7 +214,7 @@ def test_the_prompt_and_the_whole_button_are_the_first_screen_before_and_after_w
         expect(page.locator("#press-outcome")).to_be_visible()
         # Staged words wrap between words (after a space, a dash or a "!"), never inside one: not 好險——沒 / 出牌！
         for words in (fill(text, n=12) for key, text in strings.items() if key.startswith("stage.")):
-            lines = staged_lines(page, words)
+            lines = drawn_lines(page, "#press-outcome", words)
             assert all(line.endswith((" ", "—", "!", "！")) for line in lines[:-1]), f"{words!r} wraps as {lines}"
         shoot(page, f"prompt-{size}-{lang}-3-outcome")
         expect(page.locator("#stage")).not_to_have_attribute("data-moment", re.compile("."), timeout=WAIT_MS)
