@@ -45,7 +45,7 @@ SHOWN_TEXT = """() => [
 ].join("\\n")"""
 KEY_LIKE = re.compile(r"\b([a-z][a-z0-9_]*)\.[a-z0-9_]+\b")
 # Labels that must not break inside a word: the past games' and the game's statistics' table headings without a
-# space (a Chinese word: 局数, not 局 over 数; on wide screens), and the refill button's words.
+# space (a Chinese word: 牌局数, not 牌 over 局数; on wide screens), and the refill button's words.
 BROKEN_LABELS = """() => [
   ...document.querySelectorAll(
     ".past .grid-table thead th, #stats tr:first-child > th, .reload, .calc .card-name",

@@ -132,3 +132,13 @@ def test_the_launcher_the_hopper_and_a_shuffle_have_their_names(lang: str) -> No
     assert launcher in words["app.title"]
     assert hopper in words["hopper.level"]
     assert shuffle in words["shuffle.title"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_the_leaderboard_tells_games_from_rounds(lang: str) -> None:
+    """Its columns sit side by side: the games a player played and won say 牌局, the rounds 局 alone (not 局数
+    beside 赢的局数, which read as the same count)."""
+    words = catalogue(lang)
+    assert all("牌局" in words[key] for key in ("past.games", "past.wins")), [words["past.games"], words["past.wins"]]
+    rounds = [words[key] for key in ("past.rounds_won", "past.per_round", "stats.won")]
+    assert all("局" in text and "牌局" not in text for text in rounds), rounds
