@@ -37,6 +37,11 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     expect(link).to_have_text(re.compile(r"/#join=[\w-]{22}$"), timeout=WAIT_MS)  # a token, never the PIN
     # This phone joined with the PIN typed (the test's link fills it in): the digits show under the code.
     expect(dialog.locator("#invite-pin")).to_have_text(fill(english["invite.pin"], pin=daemon.table_pin))
+    # The digits are the big words of the line, to be read out across the table: twice the link's size at least.
+    digits = dialog.locator("#invite-pin .invite-pin-digits")
+    expect(digits).to_have_text(daemon.table_pin)
+    size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    assert digits.evaluate(size) >= 2 * link.evaluate(size)
     expect(dialog.locator("#invite-ask")).to_be_hidden()
     expect(dialog.get_by_role("button", name=english["invite.copy"])).to_be_enabled()
     join_url = link.text_content()

@@ -388,6 +388,8 @@ def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
     table.locator("#invite").tap()
     link = table.locator("#invite-link")
     expect(link).to_have_text(re.compile(r"/#join=[A-Za-z0-9_-]{22}$"), timeout=WAIT_MS)
+    for whole in ("#invite-qr", "#invite-pin", "#invite-close"):  # the code, the PIN to read out, a way back
+        assert_whole_on_first_screen(table, whole)
     j.shoot(table, "1-the-invite")
     url = link.inner_text()
     table.locator("#invite-close").tap()

@@ -7,14 +7,20 @@ import { request, refusal } from "./api.js";
 import { copyText } from "./app.js";
 import { access } from "./access.js";
 import { $, t, toast, ui } from "./core.js";
-import { showError } from "./gamestate.js";
+import { el, showError } from "./gamestate.js";
+
+// "Table PIN: 258768" with the digits big, to be read out across the table, wherever the language puts them.
+function pinLine(pin) {
+  const [before, after = ""] = t("invite.pin").split("{pin}");
+  return [before, el("strong", "invite-pin-digits", pin), after];
+}
 
 function showInvite(invite) {
   $("invite-qr").src = invite.join_qr;
   $("invite-qr").hidden = false;
   $("invite-link").textContent = invite.join_url;
   $("invite-copy").disabled = false;
-  $("invite-pin").textContent = invite.pin ? t("invite.pin", { pin: invite.pin }) : "";
+  $("invite-pin").replaceChildren(...(invite.pin ? pinLine(invite.pin) : []));
   $("invite-pin").hidden = !invite.pin;
   $("invite-ask").hidden = Boolean(invite.pin);
 }

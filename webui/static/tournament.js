@@ -4,6 +4,7 @@
 // tournament.round come on the stream whichever table they were made at. This table's round is scored here.
 import { request, refusal } from "./api.js";
 import { $, t, toast, ui } from "./core.js";
+import { el } from "./gamestate.js";
 
 const tour = {
   table: "", // this table's name
@@ -27,13 +28,6 @@ const REFUSED = {
 
 function refusedText(error) {
   return REFUSED[error.body?.error?.code]?.() ?? refusal(error);
-}
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 function lines(text) {
