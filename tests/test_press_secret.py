@@ -12,12 +12,19 @@ LED, are the same whichever the next press is.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from launcher.events import EventType
+from launcher.fairness import verify
 from tests.conftest import RunningDaemon, wait_until
+from tests.sim_board import older_firmware
 from tests.sse_client import SseClient
+from tests.test_firmware import RIGS, Rig
+from tests.test_reflex import Table
+from tests.virtual_clock import VirtualClock
 
 PRESSES = 44  # the issue's 40, and a few more
 PAST = "<told already>"  # a value checked against the presses already told, then set aside
@@ -152,3 +159,117 @@ def test_nothing_a_stranger_or_a_phone_reads_before_a_press_tells_a_fire_from_a_
     assert not leaks, "readable before a press, and telling a fire from a miss:\n" + "\n".join(
         f"  {path}: before fires {sorted(f)}, before misses {sorted(m)}" for path, (f, m) in sorted(leaks.items())
     )
+
+
+# --- the board's side: what goes to it between two presses, and its LED ------------------------------------------
+
+QUIET = (b"PING", b"STATUS")  # the heartbeat, sent on a timer whatever the next press
+
+
+def shape(line: bytes) -> tuple[bytes, tuple[int, ...]]:
+    """A line to the board without its sequence number and CRC: the command and the length of each argument."""
+    _seq, cmd, *args = line.split(b" *")[0].split(b" ")
+    return cmd, tuple(len(a) for a in args)
+
+
+@pytest.fixture
+def clock() -> Iterator[VirtualClock]:
+    clock = VirtualClock()
+    yield clock
+    clock.close()
+
+
+def test_the_bytes_sent_to_the_board_between_two_presses_are_alike_for_a_fire_and_a_miss(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """The big button and phones press in turn; each line to the board after a press's outcome is published and
+    before the next press, heartbeats aside, is kept by its shape and how long after that outcome it went."""
+    t = Table(tmp_path, clock)
+    try:
+        wire: list[tuple[float, bytes]] = []
+        outcome_at: list[tuple[float, int]] = []  # when each press's outcome was published, and the wire's length
+
+        def to_board(line: bytes) -> list[bytes]:
+            wire.append((clock.now(), line))
+            return [line]
+
+        publish = t.bus.publish
+
+        def noted(kind: EventType, data: dict[str, Any]) -> Any:
+            if kind in (EventType.LAUNCHER_FIRED, EventType.LAUNCHER_MISSED):
+                outcome_at.append((clock.now(), len(wire)))
+            return publish(kind, data)
+
+        t.pico.to_board = to_board
+        t.bus.publish = noted  # type: ignore[method-assign]
+        t.controller.press("web").wait(5)  # closes the contributions: from then on the board is armed
+        t.idle()
+        readings: list[tuple[tuple[bytes, tuple[int, ...], float], ...]] = []
+        fired: list[bool] = []
+        for n in range(PRESSES):
+            t.clock.advance(0.05)  # whatever follows the outcome has gone out
+            at, start = outcome_at[-1]
+            sent = [(shape(line), round(when - at, 6)) for when, line in wire[start:]]
+            readings.append(tuple((cmd, lengths, after) for (cmd, lengths), after in sent if cmd not in QUIET))
+            t.click() if n % 2 else t.controller.press("web").wait(5)
+            t.idle()
+            fired.append(t.controller.snapshot()["last_outcome"]["cards"] > 0)
+        assert 5 <= sum(fired) <= PRESSES - 5, fired
+        assert all(r and r[0][0] == b"ARM" for r in readings), readings  # armed before every press
+        after_fire = [True, *fired[:-1]]  # the first press of the loop follows a miss or a fire: either way alike
+        leaks = predictors([{"wire": list(map(list, r))} for r in readings], fired, after_fire)
+        assert not leaks, leaks
+        assert t.pico.launcher.fires == len(t.events("launcher.fired"))  # a miss from the arm never ran the motor
+        assert verify(t.record()).ok
+    finally:
+        t.close()
+
+
+def test_a_board_whose_firmware_arms_only_fires_is_never_armed(
+    tmp_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Firmware 3 and 4 take an ARM only for a fire: armed, they would tell the wire which presses fire. They get
+    none, and every press goes through the host as before the reflex."""
+    older_firmware(monkeypatch, "4")
+    t = Table(tmp_path, clock)
+    try:
+        for n in range(12):
+            t.click() if n % 2 else t.controller.press("web").wait(5)
+            t.idle()
+        assert t.sent(b"ARM") == [] and t.sent(b"DISARM") == []
+        assert len(t.events("button.pressed")) == 12
+        assert t.pico.launcher.fires == len(t.events("launcher.fired")) > 0
+    finally:
+        t.close()
+
+
+@pytest.mark.parametrize("press", [False, True], ids=["until-the-press", "through-the-press"])
+def test_the_board_s_led_is_the_same_for_an_arm_to_fire_and_an_arm_to_miss(press: bool) -> None:
+    """Stepped a millisecond at a time: linked, then armed for a fire, or for a miss, or not at all; the LED's every
+    change is the same, before the press (and, told to, through it and the fire it starts)."""
+    lamps = []
+    for arm in ((3, 4000, 80), ("00", 4000, 80), None):
+        rig = Rig(led=25)
+        try:
+            assert 25 not in (v for v in vars(rig.pins).values() if isinstance(v, int) and v != 25)
+            rig.run(50)
+            rig.armed(min_rest_ms=0)
+            rig.run(200)
+            if arm is not None:
+                assert rig.send("ARM", *arm).cmd == "OK"
+            for _ in range(4):
+                rig.run(300)
+                rig.send("PING")
+            if press:
+                rig.press()
+                rig.run(40)
+                rig.release()
+                for _ in range(3):
+                    rig.run(300)
+                    rig.send("PING")
+            lamps.append(rig.lamp.changes)
+        finally:
+            rig.close()
+            RIGS.remove(rig)
+    assert lamps[0] == lamps[1] == lamps[2], lamps
+    assert lamps[0] == [(1, False), (51, True)]  # lit from the pass after HELLO on: a host is linked, nothing more
