@@ -3,10 +3,9 @@
 Whenever the controller waits for a press its schedule draws, the board is armed with that press's cards, 0 for a
 miss (a fire and a miss are armed alike: the next press is the board's secret); for a fire it then starts the motor
 without the host and tells of the fire after, perhaps more than once, on any thread; for a miss it tells of the
-press, which the host decides. Anything
-the host decides first takes the arm back and waits for the answer, which may tell of a fire the board made first.
-`BoardArm` holds that protocol: when to arm, taking the arm back, and each fire taken once. What a fire from the
-arm becomes (the press it was) stays the controller's: `claim` and `take`.
+press, which the host decides. Anything the host decides first takes the arm back and waits for the answer, which
+may tell of a fire the board made first. `BoardArm` holds that protocol: when to arm, taking the arm back, and each
+fire taken once. What a fire from the arm becomes (the press it was) stays the controller's: `claim` and `take`.
 """
 
 from __future__ import annotations
@@ -59,9 +58,9 @@ class BoardArm(Generic[T]):
         """With the lock held: arm the board with the next press, if there is one to arm for."""
         if self._reflex is None or self._paused:
             return
-        fire = self._next_press()
-        if fire is not None and self._reflex.arm(fire[1]):
-            self.armed = fire[0]
+        press = self._next_press()
+        if press is not None and self._reflex.arm(press[1]):
+            self.armed = press[0]
 
     def forget(self) -> None:
         """With the lock held: the board lost its arm (its link went; a board greeted again holds none)."""
