@@ -1,12 +1,13 @@
 """The next press is the board's secret (docs/FAIRNESS.md, "The next press is secret"): nothing a stranger or a
 joined phone can read before a press tells whether it will fire or miss.
 
-Over loopback against the daemon in its own process (simulated hardware), every reading before each of 40-odd
-presses is kept: `/api/state` as a stranger and as a joined phone, and the events both streams received since the
-last reading. What is a function of the presses already told (their count, the last outcome, the hopper, the
-tension, event ids) is checked against that public past and only then set aside; what remains must not take one
-value before fires and another before misses. The board's side: the bytes sent to it between two presses, and its
-LED, are the same whichever the next press is.
+Over loopback against the daemon in a process of its own (simulated hardware), every reading before each of 40-odd
+phone presses is kept: `/api/state` as a stranger and as a joined phone, and the events both streams received since
+the last reading; and the same in the daemon's own process on a virtual clock, pressed mostly with the big button.
+What is a function of the presses already told (their count, the last outcome, the hopper, the tension, event ids)
+is checked against that public past and only then set aside; what remains must not take one value before fires and
+another before misses. The board's side: the bytes sent to it between two presses, and its LED, are the same
+whichever the next press is.
 """
 
 from __future__ import annotations
@@ -129,6 +130,16 @@ def predictors(
             if before_fires != before_misses:
                 found[path] = (before_fires, before_misses)
     return found
+
+
+def test_the_check_finds_a_field_that_tells_and_passes_one_that_does_not() -> None:
+    """The check above, on readings made up for it: a field that follows the next press is named, one that follows
+    only the last press (compared among readings after the same kind) is not."""
+    fired = [True, False, False, True, False, True, True, False]
+    after_fire = [False, True, False, False, True, False, True, True]
+    telling = [{"armed": 3 if f else None, "last": a} for f, a in zip(fired, after_fire, strict=True)]
+    assert predictors(telling, fired, after_fire) == {"armed": ({"3"}, {"None"})}
+    assert predictors([{"last": a} for a in after_fire], fired, after_fire) == {}
 
 
 @pytest.fixture
