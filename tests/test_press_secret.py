@@ -300,7 +300,8 @@ def test_the_bytes_sent_to_the_board_between_two_presses_are_alike_for_a_fire_an
         after_fire = [first, *fired[:-1]]
         leaks = predictors([{"wire": list(map(list, r))} for r in readings], fired, after_fire)
         assert not leaks, leaks
-        assert t.pico.launcher.fires == len(t.events("launcher.fired"))  # a miss from the arm never ran the motor
+        # A miss from the arm never ran the motor: one start of the roller for each fire told, and no more.
+        assert t.pico.motor.starts == t.pico.launcher.fires == len(t.events("launcher.fired"))
         assert verify(t.record()).ok
     finally:
         t.close()
