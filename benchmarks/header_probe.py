@@ -3,9 +3,9 @@ gpiozero's mock pins, with a thread that stands for lgpio's alert thread.
 
 The daemon starts it in place of `python -m launcher.hardware.header_board`; it speaks the protocol on stdin and
 stdout as the real one does. Besides, it reads one byte at a time from the FIFO `edges` (the benchmark's presses:
-p press, r release, c a card past the beam, a "is the board armed?") and writes lines to the FIFO `report`: for each
-time the motor goes on, when the edge thread woke and when the forward pin went on (time.perf_counter, the system's
-monotonic clock, the same in every process); for each "a", armed or idle.
+p press, r release, c a card past the beam, a "is the board armed to fire?") and writes lines to the FIFO
+`report`: for each time the motor goes on, when the edge thread woke and when the forward pin went on
+(time.perf_counter, the system's monotonic clock, the same in every process); for each "a", armed or idle.
 
     python benchmarks/header_probe.py PINS_JSON EDGES_FIFO REPORT_FIFO PRIORITY
 """
@@ -66,7 +66,8 @@ def main() -> int:
                 beam.drive_low()
                 beam.drive_high()
             elif byte == b"a":
-                os.write(report, b"armed\n" if board.launcher._arm is not None else b"idle\n")
+                arm = board.launcher._arm  # an arm of 0 cards is a miss's: the press will not start the motor
+                os.write(report, b"armed\n" if arm is not None and arm[0] else b"idle\n")
 
     threading.Thread(target=edge_thread, name="edge", daemon=True).start()
     try:

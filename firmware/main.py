@@ -12,7 +12,9 @@ or to the cable:
 - a retransmitted command (same seq, same text, straight after the first copy) gets the same reply again and is
   not executed again; any other line in between makes it a new command;
 - the reflex: ARM holds the next press's fire, which the board starts itself in the pass of its loop that sees the
-  press, whatever the host is doing; HELLO, STOP, FIRE, DISARM, the lid, host silence and any press drop it;
+  press, whatever the host is doing; an ARM of 0 cards holds a press that fires nothing here (a miss: the host is
+  told of the press, the motor stays off), so that a miss is armed as a fire is; HELLO, STOP, FIRE, DISARM, the
+  lid, host silence and any press drop it;
 - each press (E BTN) is followed by E UP once the button has rested released for debounce_ms, so the host can
   tell a hold from a press;
 - machine.WDT resets a stalled loop, and a board in reset holds the motor off (pull-downs on IN1/IN2).
@@ -25,7 +27,7 @@ the loop on the board. Protocol and wiring: docs/FIRMWARE.md.
 import board
 import framing
 
-VERSION = "4"  # 3: ARM and DISARM, the board's reflex; 4: E UP, the button let go
+VERSION = "5"  # 3: ARM and DISARM, the board's reflex; 4: E UP, the button let go; 5: ARM of 0 cards
 SILENCE_MS = 1500  # the host sends something every ~500 ms
 LID_SETTLE_MS = 20
 MAX_CARDS = 99
@@ -245,8 +247,8 @@ class Launcher:
             tokens.append(f"{name}={self.settings[name]}")
         return tokens
 
-    def _fire_args(self, args):
-        """FIRE's and ARM's checks: (cards, max_ms, pwm), or the error reply."""
+    def _fire_args(self, args, least=1):
+        """FIRE's and ARM's checks: (cards, max_ms, pwm), or the error reply; `least`: the fewest cards."""
         if len(args) != 3:
             return ["ERR", "args"]
         cards = _int(args[0])
@@ -254,7 +256,7 @@ class Launcher:
         pwm = _int(args[2])
         if cards is None or max_ms is None or pwm is None:
             return ["ERR", "args"]
-        if not (1 <= cards <= MAX_CARDS and 1 <= max_ms <= self._max_run_ms and 1 <= pwm <= 100):
+        if not (least <= cards <= MAX_CARDS and 1 <= max_ms <= self._max_run_ms and 1 <= pwm <= 100):
             return ["ERR", "range"]
         if self.state == SAFE:
             return ["ERR", "safe"]
@@ -275,7 +277,7 @@ class Launcher:
         return ["OK", f"fire={self.fires}"]
 
     def _arm_fire(self, args):
-        checked = self._fire_args(args)
+        checked = self._fire_args(args, 0)  # 0 cards: the press is a miss, armed as a fire is
         if isinstance(checked, list):
             return checked
         self._arm = checked  # no rest check: the press comes later, and is checked then
@@ -318,14 +320,14 @@ class Launcher:
         if self.state == FIRING:
             self._poll_fire(now)
         if self._led is not None:
-            self._led.value(self.state != SAFE)
+            self._led.value(self.state != SAFE)  # linked to a host: never what an ARM holds
 
     def _poll_button(self, now):
         while self._presses_sent != self._presses:
             self._presses_sent += 1
             arm = self._arm
             self._arm = None  # any press uses the arm up, fired or not: the host decides the ones it did not fire
-            if arm is not None and self.state == IDLE and not self.lid_open and not self._resting(now):
+            if arm is not None and arm[0] and self.state == IDLE and not self.lid_open and not self._resting(now):
                 self._start(arm, now)  # motor first, then the word: the reflex waits for nothing
                 self._event("BTN", self._press_ms, self.fires)
             else:

@@ -1,10 +1,11 @@
 """The board's arm: a board on USB (or the header process) fires the next press on its own button.
 
-Whenever the controller waits for a press that fires at once, the board is armed with that press's cards; it then
-starts the motor without the host and tells of the fire after, perhaps more than once, on any thread. Anything
-the host decides first takes the arm back and waits for the answer, which may tell of a fire the board made first.
-`BoardArm` holds that protocol: when to arm, taking the arm back, and each fire taken once. What a fire from the
-arm becomes (the press it was) stays the controller's: `claim` and `take`.
+Whenever the controller waits for a press its schedule draws, the board is armed with that press's cards, 0 for a
+miss (a fire and a miss are armed alike: the next press is the board's secret); for a fire it then starts the motor
+without the host and tells of the fire after, perhaps more than once, on any thread; for a miss it tells of the
+press, which the host decides. Anything the host decides first takes the arm back and waits for the answer, which
+may tell of a fire the board made first. `BoardArm` holds that protocol: when to arm, taking the arm back, and each
+fire taken once. What a fire from the arm becomes (the press it was) stays the controller's: `claim` and `take`.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ T = TypeVar("T")
 class BoardArm(Generic[T]):
     """The arm of `reflex` (None: a backend without one, and every call does nothing but take `lock`).
 
-    - `next_fire()`, with `lock` held: the press the board may be armed for and its cards, or None (none fires at
-      once: a miss, a pause, a busy launcher...).
+    - `next_press()`, with `lock` held: the press the board may be armed for and the cards it fires by itself (0:
+      none, the host decides), or None (no press to arm for: a busy launcher, an open shuffle, a classic deal...).
     - `claim(armed, job)`, with `lock` held: the press a fire from the arm was (`armed`: what it was armed for, None
       when the arm was already given up); called once per fire however often it is told.
     - `take(claimed)`, without the lock: that press goes on.
@@ -38,13 +39,13 @@ class BoardArm(Generic[T]):
         reflex: Reflexes | None,
         *,
         lock: threading.Lock,
-        next_fire: Callable[[], tuple[Outcome, int] | None],
+        next_press: Callable[[], tuple[Outcome, int] | None],
         claim: Callable[[Outcome | None, FireJob], T],
         take: Callable[[T], None],
     ) -> None:
         self._reflex = reflex
         self._lock = lock
-        self._next_fire = next_fire
+        self._next_press = next_press
         self._claim = claim
         self._take = take
         self.armed: Outcome | None = None  # the press the board is armed for, until it fired or gave the arm back
@@ -54,12 +55,12 @@ class BoardArm(Generic[T]):
             reflex.when_reflex = self.fired
 
     def refresh(self) -> None:
-        """With the lock held: arm the board with the next press, if one fires at once."""
+        """With the lock held: arm the board with the next press, if there is one to arm for."""
         if self._reflex is None or self._paused:
             return
-        fire = self._next_fire()
-        if fire is not None and self._reflex.arm(fire[1]):
-            self.armed = fire[0]
+        press = self._next_press()
+        if press is not None and self._reflex.arm(press[1]):
+            self.armed = press[0]
 
     def forget(self) -> None:
         """With the lock held: the board lost its arm (its link went; a board greeted again holds none)."""

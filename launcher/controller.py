@@ -7,11 +7,13 @@ worker for the pause first. Presses that arrive while the launcher is busy are i
 Any failure in the dispense path stops the motor and latches FAULT: only a status read and `reset()` are accepted
 until then.
 
-A backend with a reflex (a board on USB) is armed, whenever the launcher waits for a press that will fire at once,
-with that press's outcome (looked up, not drawn): the board then starts the motor on its own button and the press
-is taken here after, exactly as if the host had drawn it. Anything else that decides here first (a phone's press, a
-new shuffle, a reload, the lid, a new game) takes the arm back, and whatever the board fired first is taken as the
-press it was. The arm's protocol is launcher/arm.py's `BoardArm`; what to arm for and what a fire from the arm
+A backend with a reflex (a board on USB) is armed, whenever the launcher waits for a press the shuffle's schedule
+draws, with that press's outcome (looked up, not drawn): for a fire the board then starts the motor on its own
+button and the press is taken here after, exactly as if the host had drawn it; for a miss (0 cards) it tells of the
+press and the host decides it. A miss is armed as a fire is, so that nothing outside the board tells them apart
+before the press (docs/FAIRNESS.md, "The next press is secret"). Anything else that decides here first (a phone's
+press, a new shuffle, a reload, the lid, a new game) takes the arm back, and whatever the board fired first is taken
+as the press it was. The arm's protocol is launcher/arm.py's `BoardArm`; what to arm for and what a fire from the arm
 becomes are decided here.
 """
 
@@ -190,7 +192,7 @@ class Controller:
         self._arm = BoardArm(
             self._dispenser if isinstance(self._dispenser, Reflexes) else None,
             lock=self._lock,
-            next_fire=self._next_fire,
+            next_press=self._next_press,
             claim=self._claim,
             take=self._take,
         )
@@ -409,10 +411,12 @@ class Controller:
             return PressRefused(Refusal.BUSY, "the launcher is still firing; press again in a moment")
         return None
 
-    def _next_fire(self) -> tuple[Outcome, int] | None:
-        """With the lock held: the next press and its cards, when the launcher waits for one that fires at once from
-        the shuffle's schedule (the board may be armed for it). The shuffle must be closed to contributions (its
-        key is then fixed)."""
+    def _next_press(self) -> tuple[Outcome, int] | None:
+        """With the lock held: the next press and the cards the board fires at it by itself, when the launcher waits
+        for a press the shuffle's schedule draws (the board is armed for it); 0 cards for a miss, a suspense pause or
+        an empty hopper, which the host decides once told of the press. The shuffle must be closed to contributions
+        (its key is then fixed). Whether it is armed depends only on what every phone can see, never on the
+        outcome."""
         if self._worker.stopping.is_set():
             return None
         if self.doorbell is not None and self.doorbell.waiting():
@@ -422,10 +426,7 @@ class Controller:
         if self._game is not None and self._game.cards_owed(None) is not None:
             return None  # classic UNO deals exact cards, not a draw of the schedule
         outcome = self._shuffle.peek()
-        cards = min(outcome.cards, self._hopper.count.remaining)
-        if outcome.pause_ms or cards == 0:
-            return None  # a miss, a suspense pause or an empty hopper: the host has time to decide it
-        return outcome, cards
+        return outcome, 0 if outcome.pause_ms else min(outcome.cards, self._hopper.count.remaining)
 
     def _claim(self, armed: Outcome | None, job: FireJob) -> Claimed:
         """With the lock held: the press a fire from the arm (armed for `armed`) was: the schedule's next."""

@@ -50,7 +50,7 @@ class Host:
         self.next: tuple[Outcome, int] | None = (NEXT, 2)
         self.claimed: list[tuple[Outcome | None, FireJob, bool]] = []
         self.taken: list[tuple[str, bool]] = []
-        self.arm = BoardArm(board, lock=self.lock, next_fire=lambda: self.next, claim=self.claim, take=self.take)
+        self.arm = BoardArm(board, lock=self.lock, next_press=lambda: self.next, claim=self.claim, take=self.take)
 
     def claim(self, armed: Outcome | None, job: FireJob) -> str:
         self.claimed.append((armed, job, self.lock.locked()))

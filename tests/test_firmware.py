@@ -49,10 +49,37 @@ class Feeds:
         self.feeds += 1
 
 
+class Lamp:
+    """The board's LED (`Pin(n, Pin.OUT)`, a Pico's on-board one): each change as (ms, lit)."""
+
+    def __init__(self, now_ms: Callable[[], int]) -> None:
+        self._now_ms = now_ms
+        self.changes: list[tuple[int, bool]] = []
+
+    def value(self, on: object) -> None:
+        if not self.changes or self.changes[-1][1] != bool(on):
+            self.changes.append((self._now_ms(), bool(on)))
+
+
+class PinsWithLamp:
+    """The header's `machine.Pin` with `lamp` on pin `led` (the header has no LED of its own: its light is the
+    daemon's)."""
+
+    def __init__(self, pins: Any, led: int, lamp: Lamp) -> None:
+        self._pins, self._led, self._lamp = pins, led, lamp
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pins, name)
+
+    def __call__(self, id: int, mode: int = 0, pull: int | None = None) -> Any:
+        return self._lamp if id == self._led else self._pins(id, mode, pull)
+
+
 class Rig:
     """The firmware on the header's `machine` over mock pins, with the simulated world on those pins, on a virtual
     clock that moves when told: a hand on its pins, its output parsed. `start_ms`: the board's time once its lid
-    has settled closed; `hopper_sensor`: the pin of a sensor under the deck (a Pico may have one)."""
+    has settled closed; `hopper_sensor`: the pin of a sensor under the deck (a Pico may have one); `led`: the pin
+    of an LED, whose changes `lamp` keeps."""
 
     def __init__(
         self,
@@ -61,6 +88,7 @@ class Rig:
         hopper: int = 100,
         cards_per_second: float = 31.25,  # one card every 40 ms at the FIREs' 80 % duty
         hopper_sensor: int | None = None,
+        led: int | None = None,
     ) -> None:
         self.clock = VirtualClock(start=start_ms / 1000)
         config = Config(
@@ -68,7 +96,9 @@ class Rig:
             dispense=DispenseConfig(hopper_cards=hopper),
         )
         wired = wiring(config.pins)
-        self.pins = types.SimpleNamespace(**{**vars(pin_map(wired, board.MAX_RUN_MS)), "HOPPER": hopper_sensor})
+        self.pins = types.SimpleNamespace(
+            **{**vars(pin_map(wired, board.MAX_RUN_MS)), "HOPPER": hopper_sensor, "LED": led}
+        )
         self.factory = MockFactory(pin_class=NotedPin)
         self.factory.note = self._pin_changed
         self.world = SimulatedWorld(config, self.factory, clock=self.clock)
@@ -82,7 +112,11 @@ class Rig:
         self.frames: list[Frame] = []
         self._parser = Parser()
         self.wdt = Feeds()
-        self.launcher = firmware.Launcher(self.machine, self.ticks, self._write, BOOT_ID, wdt=self.wdt, pins=self.pins)
+        self.lamp = Lamp(self.now_ms)
+        machine: Any = self.machine
+        if led is not None:
+            machine = types.SimpleNamespace(Pin=PinsWithLamp(machine.Pin, led, self.lamp), PWM=machine.PWM)
+        self.launcher = firmware.Launcher(machine, self.ticks, self._write, BOOT_ID, wdt=self.wdt, pins=self.pins)
         self.seq = 0
         RIGS.append(self)
 
@@ -479,8 +513,8 @@ def test_an_armed_press_starts_the_motor_within_one_pass_of_the_loop() -> None:
 def test_arm_is_checked_as_fire_is_then_refused_while_safe_busy_or_with_the_lid_open() -> None:
     rig = Rig(cards_per_second=1.25)
     assert rig.send("ARM", 3, 4000).args == ("args",)  # the arguments first, as FIRE checks them
-    assert rig.send("ARM", 0, 4000, 80).args == ("range",)
     assert rig.send("ARM", 3, 4000, 80).args == ("safe",)
+    assert rig.send("ARM", 0, 4000, 80).args == ("safe",)  # 0 cards is in range: a miss, armed as a fire is
     rig.armed(min_rest_ms=0, jam_ms=10000)
     assert rig.send("ARM", 3, board.MAX_RUN_MS + 1, 80).args == ("range",)
     assert rig.send("ARM", 3, 0, 80).args == ("range",)
@@ -505,6 +539,21 @@ def test_arm_is_checked_as_fire_is_then_refused_while_safe_busy_or_with_the_lid_
     assert rig.send("ARM", 1, 2000, 60).cmd == "OK"  # a new arm replaces the old one
     assert fields(rig.send("STATUS"))["armed"] == "1"
     assert rig.forward.starts == 1 and rig.launcher.fires == 1
+
+
+def test_an_arm_of_0_cards_tells_of_the_press_and_never_runs_the_motor() -> None:
+    rig = Rig().armed(min_rest_ms=0)
+    assert rig.send("FIRE", 0, 4000, 80).args == ("range",)  # a FIRE fires: at least one card
+    assert rig.send("ARM", "00", 4000, 80) == Frame(rig.seq, "OK", ("fire=0",))  # two digits, as the host sends
+    assert fields(rig.send("STATUS"))["armed"] == "0"
+    pressed_at = rig.press()
+    rig.run(1)
+    assert rig.events("BTN") == [(str(pressed_at),)]  # a plain press: the host decides it
+    rig.release()
+    rig.run(300)
+    assert rig.forward.history == [] and rig.reverse.history == [] and rig.launcher.fires == 0
+    assert rig.events("DONE") == [] and rig.launcher.state == "IDLE"
+    assert fields(rig.send("STATUS"))["armed"] == "none"  # used up, as any arm is by a press
 
 
 def test_disarm_drops_the_arm_in_any_state() -> None:
@@ -650,10 +699,10 @@ def test_a_fire_from_the_arm_keeps_the_bounds_of_any_fire() -> None:
     assert rig.forward.duty == 0 and rig.events("DONE")[-1][2:] == ("safe", "2") and rig.launcher.state == "SAFE"
 
 
-def test_hello_says_version_4_and_the_arm_last_in_the_status() -> None:
+def test_hello_says_version_5_and_the_arm_last_in_the_status() -> None:
     rig = Rig()
     hello = rig.send("HELLO")
-    assert firmware.VERSION == "4" and hello.args[-2:] == ("armed=none", "fw=4")
+    assert firmware.VERSION == "5" and hello.args[-2:] == ("armed=none", "fw=5")
     assert rig.send("STATUS").args[-1] == "armed=none"
     rig.send("ARM", 12, 4000, 80)
     assert rig.send("STATUS").args[-1] == "armed=12"

@@ -91,7 +91,7 @@ def test_run_is_the_board_loop(micropython: Path) -> None:
         boot, hello, ping = pico.wait_frames(3)[:3]
         assert boot.seq == EVENT and boot.cmd == "BOOT" and len(boot.args[0]) == 8
         assert all(ch in HEX8 for ch in boot.args[0])
-        assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(hello)["fw"] == "4"
+        assert hello.seq == 1 and fields(hello)["boot"] == boot.args[0] and fields(hello)["fw"] == "5"
         assert fields(hello)["lid"] == "closed" and fields(hello)["beam"] == "clear"
         assert ping.seq == 2 and fields(ping)["state"] == "IDLE"  # the 0x03 byte was data, not Ctrl-C
         # The pins' pipe is read on a thread of its own, maybe behind the serial line: "wdt" comes before "fed" on it.

@@ -172,7 +172,8 @@ class Reflexes(Protocol):
     when_reflex: Callable[[FireJob], None] | None
 
     def arm(self, cards: int) -> bool:
-        """Fire `cards` at the next press of the button, replacing an earlier arm. False if it cannot."""
+        """Fire `cards` at the next press of the button (0: none, the press is told and the host decides it),
+        replacing an earlier arm. False if it cannot."""
         ...
 
     def disarm(self) -> FireJob | None:

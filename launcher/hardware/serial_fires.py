@@ -84,9 +84,9 @@ class FireTracker:
         self.job: SerialFireJob | None = None
         self._early_done: tuple[int, int, int, str] | None = None  # a DONE that overtook its FIRE's reply
         self._last_fire = 0  # the highest fire number the board has reported in this session
-        # The cards of the board's arm, as far as the host can tell: set as an ARM goes and by its OK, dropped by
-        # what drops it on the board (DISARM, FIRE, STOP, a press that did not fire, the lid opening, HELLO), each
-        # read in the wire's order. Wrong only the safe way round: armed here when the board is not.
+        # The cards of the board's arm (0: a miss), as far as the host can tell: set as an ARM goes and by its OK,
+        # dropped by what drops it on the board (DISARM, FIRE, STOP, a press that did not fire, the lid opening,
+        # HELLO), each read in the wire's order. Wrong only the safe way round: armed here when the board is not.
         self.armed: int | None = None
         self._arm_cards: int | None = None  # of the last ARM sent in this session: a fire found later is of it
         self.hopper_empty = False
@@ -137,7 +137,7 @@ class FireTracker:
         # A fire the host did not ask for is one made from an arm, even when a press since (or a lost line) left
         # no arm in view: the cards are the last ARM's, as only one ARM is out at a time.
         cards = self.armed if self.armed is not None else self._arm_cards
-        if cards is None or fire <= self._last_fire:
+        if not cards or fire <= self._last_fire:  # no arm, or one of 0 cards (a miss), fires nothing
             return None
         job = self.job = SerialFireJob(cards, self._clock.now(), self._clock, reflex=True)
         job.fire = self._last_fire = fire

@@ -15,9 +15,11 @@ The fire tracker (`serial_fires`) follows the fire in progress. A FIRE is never 
 a retransmission from memory, a board that has restarted is SAFE until HELLO and refuses it, and the host never
 sends a FIRE again once its session (one port opening and one boot id) has ended: it fails the job instead.
 
-The reflex (firmware 3 on): armed with the next press's fire (`arm`), the board starts the motor on its own button
-within a pass of its loop, whatever the host is doing, and the host hears of it after (`when_reflex`). `disarm`
-takes the arm back before the host decides anything itself, and answers the fire the board made first, if it did.
+The reflex (firmware 5 on): armed with the next press's fire (`arm`), the board starts the motor on its own button
+within a pass of its loop, whatever the host is doing, and the host hears of it after (`when_reflex`); armed with 0
+cards, it tells of the press and fires nothing, so a miss is armed as a fire is, in a line of the same length.
+`disarm` takes the arm back before the host decides anything itself, and answers the fire the board made first, if
+it did. What the board is armed with is never in `describe()`: the next press is the board's secret.
 
 Every wait runs on the injected clock (real by default).
 """
@@ -39,8 +41,11 @@ from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
 
-REFLEX_FIRMWARE = 3  # the first firmware version with ARM and DISARM
+# The first firmware version armed: 5, which takes an ARM of 0 cards for a miss. Versions 3 and 4 know ARM only
+# for a fire, and arming only the fires would tell anyone who can see the wire which presses fire: never armed.
+REFLEX_FIRMWARE = 5
 RELEASE_FIRMWARE = 4  # the first that tells the button's release (E UP)
+MAX_CARDS = 99  # the firmware's most cards in one fire: two digits
 DISARM_WAIT_S = 2 * TRIES * REPLY_TIMEOUT_S  # the command in flight's tries, then DISARM's own
 
 
@@ -77,8 +82,8 @@ class SerialDispenser:
         self._hardware._stop_motor()
 
     def arm(self, cards: int) -> bool:
-        """Have the board fire `cards` on its own next press (replacing an earlier arm); returns at once. False when
-        the board cannot (no link, an older firmware, a fire in progress)."""
+        """Have the board fire `cards` on its own next press (0: none, a miss the host decides; replacing an earlier
+        arm); returns at once. False when the board cannot (no link, an older firmware, a fire in progress)."""
         return self._hardware._arm(cards)
 
     def disarm(self) -> SerialFireJob | None:
@@ -198,7 +203,6 @@ class SerialHardware(Closing):
                 "boot_id": session.boot_id,
                 "board_state": session.board_state,
                 "firmware": self._firmware,
-                "armed": self._fires.armed,
                 "hopper_empty": self._fires.hopper_empty,
                 "retransmits": session.retransmits,
                 "restarts": session.restarts,
@@ -241,15 +245,16 @@ class SerialHardware(Closing):
                 self._session.submit(Request("STOP"), first=True)
 
     def _arm(self, cards: int) -> bool:
-        if cards < 1:
-            raise ValueError(f"cards must be at least 1, not {cards}")
+        if not 0 <= cards <= MAX_CARDS:
+            raise ValueError(f"cards must be from 0 to {MAX_CARDS}, not {cards}")
         with self._cond:
             if not self._session.ready or self._firmware < REFLEX_FIRMWARE or self._fires.job is not None:
                 return False
             self._withdraw_arm()
             self._arm_sent = True
             self._fires.arming(cards)
-            self._session.submit(Request("ARM", (cards, self._max_run_ms, self._pwm_percent)))
+            # Two digits whatever the cards: a miss's line is as long as a fire's.
+            self._session.submit(Request("ARM", (f"{cards:02d}", self._max_run_ms, self._pwm_percent)))
             return True
 
     def _disarm(self) -> SerialFireJob | None:
