@@ -12,6 +12,7 @@ guesses by the peer's address). PBKDF2 runs with fewer rounds here: the tests co
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import threading
@@ -23,9 +24,18 @@ from typing import Any
 import pytest
 
 from launcher import access as access_module
-from launcher.access import PinGuard
+from launcher.access import PinGuard, Role, TooManyTries
 from launcher.daemon import Daemon
-from launcher.doorbell import CHECKED_PER_HOLD, CODE_ALPHABET, CODE_LENGTH, LET_INS_PER_MINUTE, WAIT_S
+from launcher.doorbell import (
+    CHECKED_PER_HOLD,
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    LET_INS_PER_MINUTE,
+    WAIT_S,
+    Admitted,
+    Doorbell,
+    NoSuchCode,
+)
 from launcher.doorbell_hold import HOLD_S
 from launcher.hardware.sim import MemoryWire
 from tests.conftest import ManualClock, local_config
@@ -354,3 +364,49 @@ def test_a_phone_that_must_wait_gets_a_ticket_too_and_its_pin_unchecked(table: T
     hashed = len(table.hashes)
     waits = table.call("127.0.9.8", "POST", "/api/session", {"pin": table.table_pin})
     assert waits.status == 202 and len(table.hashes) == hashed
+
+
+def test_a_pin_check_does_the_same_work_whatever_the_pin(table: Table) -> None:
+    book = table.daemon.access
+    for pin, opens in ((table.admin_pin, "admin"), (table.table_pin, "table"), ("000001", "none")):
+        hashed = len(table.hashes)
+        assert book.role_for_pin(pin).label == opens
+        assert table.hashes[hashed:] == [pin] * CHECKS_PER_PIN  # the admin PIN no sooner than a wrong one
+
+
+def test_a_code_and_a_hold_at_once_check_a_pin_once() -> None:
+    checked: list[str] = []
+    both = threading.Barrier(2)
+
+    def check(pin: str) -> Role:
+        checked.append(pin)
+        return Role.TABLE if pin == "246813" else Role.NONE
+
+    doorbell = Doorbell(check=check)
+    waiting = doorbell.wait("192.168.1.20", "246813")
+
+    def hold() -> None:
+        both.wait()
+        doorbell.check_newest()
+
+    holding = threading.Thread(target=hold)
+    holding.start()
+    both.wait()
+    with contextlib.suppress(NoSuchCode):  # the hold took it first
+        doorbell.let_in(waiting.code, most=Role.TABLE)
+    holding.join(5)
+    assert checked == ["246813"]
+    let_in = doorbell.collect(waiting.ticket)
+    assert isinstance(let_in, Admitted) and let_in.role is Role.TABLE and let_in.table_pin == "246813"
+
+
+def test_guesses_from_any_number_of_ipv6_networks_share_the_one_budget() -> None:
+    guard = PinGuard(clock=ManualClock())
+    checked = 0
+    for n in range(5_000):  # a /64 each: one device can hold any number of them
+        try:
+            guard.take(f"2001:db8:{n // 65536:x}:{n % 65536:x}::/64")
+            checked += 1
+        except TooManyTries:
+            pass
+    assert checked == PinGuard.BUDGET
