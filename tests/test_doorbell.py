@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -38,7 +39,7 @@ from launcher.doorbell import (
 )
 from launcher.doorbell_hold import HOLD_S
 from launcher.hardware.sim import MemoryWire
-from tests.conftest import ManualClock, local_config
+from tests.conftest import ManualClock, local_config, start_daemon
 from tests.virtual_clock import VirtualClock
 
 HOUR_S = 3600.0
@@ -410,3 +411,43 @@ def test_guesses_from_any_number_of_ipv6_networks_share_the_one_budget() -> None
         except TooManyTries:
             pass
     assert checked == PinGuard.BUDGET
+
+
+@pytest.mark.slow
+def test_the_daemon_process_answers_a_right_and_a_wrong_waiting_pin_alike(tmp_path: Path) -> None:
+    """The same comparison against `uno-launcher run --sim` in a process of its own, at full PBKDF2 cost: what a
+    stranger on the Wi-Fi sees (the answer, its headers, the state with its last event id) for a right PIN, a wrong
+    one and the admin's."""
+    running = start_daemon(tmp_path)
+    port = urlsplit(running.url).port
+    assert port is not None
+
+    def send(n: int, pin: str) -> dict[str, Any]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(address(n), 0))
+        try:
+            conn.request("POST", "/api/session", json.dumps({"pin": pin}), {"Content-Type": "application/json"})
+            reply = conn.getresponse()
+            body = json.loads(reply.read())
+            headers = {k.lower(): v for k, v in reply.getheaders() if k.lower() != "date"}
+        finally:
+            conn.close()
+        return {
+            "status": reply.status,
+            "fields": sorted(body),
+            "sizes": sorted((k, len(str(v))) for k, v in body.items()),
+            "headers": headers,
+            "state": running.get("/api/state"),
+        }
+
+    try:
+        for n in range(PinGuard.BUDGET + 10):  # the budget (and its refill meanwhile), from addresses of a /24
+            if send(n, "000000")["status"] == 202:
+                break
+        else:
+            pytest.fail("the budget was never spent")
+        wrong = send(300, "000001")
+        right = send(301, running.table_pin)
+        admin = send(302, running.admin_pin)
+        assert wrong == right == admin and right["status"] == 202
+    finally:
+        running.close()
