@@ -57,6 +57,8 @@ def _let_in(host, english, code: str, told: str) -> None:
     dialog.get_by_label(english["invite.let_in_code"]).fill(code.lower())  # read out: any case will do
     dialog.get_by_role("button", name=english["invite.let_in_go"]).tap()
     expect(dialog.locator("#let-in-said")).to_have_text(told, timeout=WAIT_MS)
+    dialog.locator("#let-in").scroll_into_view_if_needed()
+    host.screenshot(path=str(ARTIFACTS / "doorbell-let-in-en.png"))
     dialog.get_by_role("button", name=english["invite.close"]).tap()
 
 
@@ -82,7 +84,7 @@ def test_a_waiting_pin_shows_its_code_and_a_joined_phone_lets_it_in(daemon, play
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "doorbell-waiting-en.png"))
 
-    _let_in(host, english, code, english["invite.let_in_done"])
+    _let_in(host, english, code, english["invite.let_in_done"])  # on a phone of the default size
     expect(page.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
     expect(page.locator("#join")).to_be_hidden()
     expect(page.locator("#join-code")).to_be_hidden()
