@@ -110,6 +110,11 @@ def _hash(pin: str, salt: bytes) -> bytes:
         return hashlib.pbkdf2_hmac("sha256", pin.encode(), salt, PBKDF2_ITERATIONS)
 
 
+# What a PIN is hashed against for a role not set yet (on a first start, while the made-up PINs are hashed): the
+# same work as a real check, never a match.
+_STAND_IN = (bytes(16), bytes(32))
+
+
 def session_digest(token: str) -> str:
     """A session token as the store and the budgets keep it: no live token is written anywhere."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -324,20 +329,21 @@ class AccessBook:
             return None if session is None else session.table_pin
 
     def role_for_pin(self, pin: str) -> Role:
-        """The role a PIN opens (admin first), or NONE. Costs one hash per PIN set: limit guesses before."""
+        """The role a PIN opens (admin first), or NONE. Always the same work, whatever the PIN: one hash per role,
+        a stand-in's for a role not set, every comparison made, so that no answer comes sooner for one PIN than
+        another. Costs two hashes: limit guesses before."""
         with self._made_lock:  # read before the store: a PIN saved in between is found there
             made = dict(self._made)
-        for role in (Role.ADMIN, Role.TABLE):
-            if role in made and hmac.compare_digest(made[role].encode(), pin.encode()):
-                return role
         with self._store.connect() as conn:
             stored = {name: (salt, digest) for name, salt, digest in access_tables.pin_hashes(conn)}
-        for role in (Role.ADMIN, Role.TABLE):
-            if role.label in stored:
-                salt, digest = stored[role.label]
-                if hmac.compare_digest(_hash(pin, salt), digest):
-                    return role
-        return Role.NONE
+        opens = Role.NONE
+        for role in (Role.TABLE, Role.ADMIN):  # the admin's last: it wins, as it did first
+            salt, digest = stored.get(role.label, _STAND_IN)
+            hashed = hmac.compare_digest(_hash(pin, salt), digest) and role.label in stored
+            remembered = hmac.compare_digest(made.get(role, "").encode(), pin.encode()) and role in made
+            if hashed or remembered:
+                opens = role
+        return opens
 
     def open_session(self, role: Role, *, replacing: str | None = None, table_pin: str | None = None) -> str:
         """A new session token for `role`; the session `replacing` (the phone's old one) ends, and beyond
@@ -419,12 +425,13 @@ class _Tries:
 class PinGuard:
     """Limits PIN guesses, per client and for all clients together.
 
-    Per client: a few free tries, then a wait that doubles with each wrong one. For everyone: a budget of
-    `BUDGET` tries that refills at `BUDGET_PER_HOUR`, so that any number of addresses (one device can hold a whole
-    IPv6 /64) check at most that many PINs an hour. A made-up 6-digit table PIN then takes on average
-    10**6 / 2 / 240 hours, about 87 days, to find. Joined phones never need a try, and the budget refills within
-    minutes of the attack stopping, so an attacker can hold up new joins, the admin's too, only while attacking;
-    on the Pi, `uno-launcher new-pins` needs no try at all.
+    For everyone: a budget of `BUDGET` tries that refills at `BUDGET_PER_HOUR`, which every PIN checked without a
+    person asking spends, so that any number of addresses (one device can hold a whole IPv6 /64, a home /24 has
+    254) check at most that many PINs an hour. A made-up 6-digit table PIN then takes on average 10**6 / 2 / 240
+    hours, about 87 days, to find. Per client, besides: a few free tries, then a wait that doubles with each wrong
+    one. The household never needs a try: a joined phone has its session, and while the budget is spent a PIN
+    waits for a person at the table to let it in (launcher/doorbell.py); on the Pi, `uno-launcher new-pins` needs
+    none at all.
 
     A try counts as wrong from the moment it is taken, so a burst of guesses in parallel cannot slip past the
     count; a right PIN forgives the client and gives its try back to the budget. A waiting client is never
@@ -446,25 +453,17 @@ class PinGuard:
         self._budget_at = clock()
 
     def take(self, client: str) -> int:
-        """Take one try for `client`: how many are left after it if it is wrong, or TooManyTries."""
-        return self._take(client, budget=True)
-
-    def take_own(self, client: str) -> int:
-        """A try within `client`'s own limit only, for a check whose answer tells nothing while the network's
-        budget is spent (the doorbell's: launcher/doorbell.py); TooManyTries only while this client waits."""
-        return self._take(client, budget=False)
-
-    def _take(self, client: str, *, budget: bool) -> int:
+        """Take one try for `client` from the network's budget: how many are left after it if it is wrong, or
+        TooManyTries (then nothing is taken)."""
         now = self._clock()
         with self._lock:
             tries = self._tries_of(client, now)
             if now < tries.wait_until:
                 raise TooManyTries(_seconds(tries.wait_until - now))
-            if budget:
-                self._refill(now)
-                if self._budget < 1:
-                    raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
-                self._budget -= 1
+            self._refill(now)
+            if self._budget < 1:
+                raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
+            self._budget -= 1
             tries.wrong += 1
             over = tries.wrong - self.FREE_TRIES
             if over >= 0:
@@ -479,7 +478,7 @@ class PinGuard:
 
     def forgive(self, client: str, *, refund: bool = True) -> None:
         """`client` proved the right PIN: its wrong tries are forgotten, and (`refund`) its try goes back to the
-        budget; not for a try `take_own` took, which the budget never gave."""
+        budget; not for a PIN a person let in (launcher/doorbell.py), which took no try."""
         with self._lock:
             if self._clients.pop(client, None) is not None and refund:
                 self._budget = min(float(self.BUDGET), self._budget + 1)

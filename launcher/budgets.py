@@ -19,6 +19,7 @@ from pathlib import Path
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import LimitsConfig
+from launcher.doorbell import LET_INS_PER_MINUTE
 from launcher.errors import LauncherError
 from launcher.refusals import Refusal
 
@@ -88,6 +89,7 @@ class Budgets:
             Refusal.TOO_MANY_DECLARATIONS, "declarations", limits.declarations_per_minute, clock
         )
         self.joins = PerMinute(Refusal.TOO_MANY_JOINS, "joins", limits.joins_per_minute, clock)
+        self.let_ins = PerMinute(Refusal.TOO_MANY_LET_INS, "phones let in", LET_INS_PER_MINUTE, clock)
         self.store_bytes = limits.store_mb * 1024 * 1024
         self._store_path = store_path
 

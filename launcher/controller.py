@@ -29,7 +29,6 @@ from typing import Any, Protocol
 from launcher.arm import BoardArm
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import SHUFFLE_PRESSES
-from launcher.doorbell import Doorbell
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Demand
@@ -149,7 +148,6 @@ class Controller:
         game: Attribution | None = None,
         wear: Wear | None = None,
         shuffle_presses: int = SHUFFLE_PRESSES,
-        doorbell: Doorbell | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self._clock = clock
@@ -174,11 +172,6 @@ class Controller:
         # and the cards short fires still owe, until the hopper is refilled (docs/GAME.md).
         self._trouble: tuple[Trouble, str | None, int | None] | None = None
         self._owed: list[dict[str, Any]] = []
-        # Phones waiting to be let in by the button (launcher/doorbell.py): while one waits, the board holds no arm,
-        # so that the press comes here and lets them in instead of firing.
-        self.doorbell = doorbell
-        if doorbell is not None:
-            doorbell.on_waiting = self._hold_arm
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
             self._next_shuffle(self._shuffle.profile)
@@ -238,14 +231,8 @@ class Controller:
         return self._arm.paused()
 
     def press_from_button(self) -> None:
-        """The physical button's callback: never blocks, never raises into gpiozero's thread. While phones with the
-        right PIN wait for it, the press lets them in and fires nothing (docs/API.md)."""
+        """The physical button's callback: never blocks, never raises into gpiozero's thread."""
         try:
-            if self.doorbell is not None and (let_in := self.doorbell.ring()):
-                log.info("the button let in %d phone(s) waiting to join", let_in)
-                with self._lock:
-                    self._arm.refresh()
-                return
             self.press("button")
         except PressRefused:
             pass  # already published as button.ignored
@@ -396,12 +383,6 @@ class Controller:
         if self._game is not None:
             ticket.player = self._game.credited(ticket.for_player)
 
-    def _hold_arm(self) -> None:
-        """A phone waits for the button to let it in: the board gives back its arm (`_next_fire` offers none
-        meanwhile)."""
-        with self._arm.deciding():
-            pass
-
     def _refusal(self) -> PressRefused | None:
         if self._fault.message is not None:
             return PressRefused(Refusal.FAULT, f"the launcher is in FAULT ({self._fault.message}); reset it first")
@@ -419,8 +400,6 @@ class Controller:
         outcome."""
         if self._worker.stopping.is_set():
             return None
-        if self.doorbell is not None and self.doorbell.waiting():
-            return None  # the press will let phones in, not fire
         if self._busy or self._fault.message is not None or self._inputs.lid_open or not self._shuffle.closed:
             return None
         if self._game is not None and self._game.cards_owed(None) is not None:

@@ -26,6 +26,7 @@ from launcher.config import Config
 from launcher.connections import guarded_server
 from launcher.controller import Controller
 from launcher.doorbell import Doorbell
+from launcher.doorbell_hold import HoldToLetIn
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
@@ -158,7 +159,6 @@ class Daemon:
                 game=self.games,
                 wear=self.wear,
                 shuffle_presses=config.schedule.shuffle_presses,
-                doorbell=Doorbell(clock=clock),
                 clock=clock,
             )
             self.games.starting = self.controller.arming_paused
@@ -174,6 +174,10 @@ class Daemon:
             self.power_off = self._power_off_button(config.power.hold_to_poweroff_s)
             if self.power_off is not None:
                 undo.callback(self.power_off.close)
+            # PINs that cannot be checked now wait for a person to let them in: a joined phone, or this hold.
+            self.doorbell = Doorbell(check=self.access.role_for_pin, clock=clock)
+            self.doorbell_hold = HoldToLetIn(self.doorbell, inputs=self.hardware.inputs, clock=clock)
+            undo.callback(self.doorbell_hold.close)
             self._follow_link()
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self._stopping = False  # a signal has started the shutdown
@@ -278,6 +282,7 @@ class Daemon:
             shuffles=self.shuffles,
             games=self.games,
             access=self.access,
+            doorbell=self.doorbell,
             budgets=self.budgets,
             profiles=self.profiles,
             power=self.power,
@@ -352,6 +357,7 @@ class Daemon:
         self.power.close()
         if self.power_off is not None:
             self.power_off.close()
+        self.doorbell_hold.close()
         self.access.close()  # the PINs shown on a first start are saved by then (two hashes at most)
         self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
         self._hopper_writer.close()

@@ -1,12 +1,16 @@
-"""The second way in while the network's PIN-guessing budget is spent: the launcher's big button, as a Hue bridge's
-link button.
+"""The way in while a PIN cannot be checked: the network's guessing budget is spent, or this phone must wait.
 
-A phone that types a PIN while every try waits (`PinGuard`'s budget is spent by someone guessing) gets a waiting
-ticket whatever it typed, so the answer tells nothing about the PIN. Only a ticket whose PIN was right (checked
-once, within that phone's own limit of tries) can be let in: a press on the launcher's own button within `WAIT_S`
-of its wait admits every such phone, and the phone's next look at its ticket joins it. Someone at the table has to
-press, so a guess from the Wi-Fi learns nothing until then, and a stranger's wrong PIN never takes the button over:
-while no right PIN waits, a press is a game press as always.
+Such a PIN is not checked, not hashed, not even looked at: it waits, with a ticket for the phone that typed it and
+a short code the phone shows big. Whatever the PIN, the answer, its timing and everything else anyone can observe
+(the state, the events, the board's arm) are the same, so a guess from the Wi-Fi learns nothing. A person at the
+table then lets it in, which is the proof that the budget stands for:
+
+- a joined phone types the code the waiting phone shows (`let_in`): that one PIN is checked then, once, and opens
+  at most what the letting phone's own session opens (a guest's phone cannot find the admin PIN this way);
+- the launcher's big button held for a few seconds (launcher/doorbell_hold.py, `check_newest`): the newest
+  waiting PINs are checked, a bounded number per hold.
+
+A checked PIN opens its role (the waiting phone joins on its next look) or is told wrong (it may type it again).
 """
 
 from __future__ import annotations
@@ -21,45 +25,81 @@ from launcher.access import JOIN_TOKEN_BYTES, Role
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
 
-WAIT_S = 30.0  # a phone waits this long for the press; the page shows it counting down
+WAIT_S = 120.0  # a phone waits this long to be let in; its page counts it down
 MOST_WAITING = 256  # tickets kept (one per client, the newest): bounded memory whatever the Wi-Fi sends
+# Codes one joined phone (its session, and its address) may type a minute: a PIN checked without the budget needs a
+# person, and this keeps a script holding a session from making that an oracle (and the launcher a hashing mill).
+LET_INS_PER_MINUTE = 10
+CHECKED_PER_HOLD = 8  # PINs one hold of the button checks, the newest first: the hashing a hold costs is bounded
+# The code a waiting phone shows, to be read out and typed on another phone: no 0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B.
+CODE_ALPHABET = "ACDEFHJKMNPRTUVWXY3479"
+CODE_LENGTH = 4
 
 
 class WaitOver(LauncherError, LookupError):
     """A ticket not let in within WAIT_S (or never given): the phone types its PIN again."""
 
 
+class NoSuchCode(LauncherError, LookupError):
+    """No phone waits with that code (never shown, let in already, or its wait is over)."""
+
+
+class PinWasWrong(LauncherError, ValueError):
+    """The waiting PIN was checked when a person let it in, and opens nothing."""
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What a waiting phone is given: the ticket it looks with, the code it shows."""
+
+    ticket: str
+    code: str
+
+
 @dataclass(frozen=True)
 class Admitted:
-    """A phone the button let in: the role its PIN opens, the digits for its invite (table PIN only), its client."""
+    """A phone let in: the role its PIN opens, the digits for its invite (table PIN only), its client."""
 
     role: Role
     table_pin: str | None
     client: str
 
 
+@dataclass(frozen=True)
+class Still:
+    """A phone not let in yet: the code it shows, the seconds it may still wait."""
+
+    code: str
+    left_s: float
+
+
 @dataclass
 class _Waiting:
     client: str
+    code: str
+    pin: str
     since: float
-    role: Role  # NONE: a wrong PIN, which waits alike and is never let in
-    table_pin: str | None
-    admitted: bool = False
+    taken: bool = False  # a person let it in: it is checked (once), or being checked
+    verdict: Role | None = None  # once checked: the role it opens, NONE when wrong
+
+    def open(self, now: float) -> bool:
+        return not self.taken and now - self.since <= WAIT_S
 
 
 class Doorbell:
-    """The phones waiting for a press on the launcher's button, and the press that lets them in."""
+    """The PINs waiting for a person at the table, and the two ways that person lets them in.
 
-    def __init__(self, *, clock: Clock = REAL_CLOCK) -> None:
+    `check` is the PIN check (AccessBook.role_for_pin): it is called only when a person lets a PIN in, never when
+    it starts waiting, and outside the lock (it hashes)."""
+
+    def __init__(self, *, check: Callable[[str], Role], clock: Clock = REAL_CLOCK) -> None:
+        self._check = check
         self._clock = clock
         self._lock = threading.Lock()
-        self._tickets: OrderedDict[str, _Waiting] = OrderedDict()
-        # Told when a right PIN starts waiting, outside the lock: the controller takes back the board's arm, so that
-        # the next press comes to the host and can be a doorbell's.
-        self.on_waiting: Callable[[], None] | None = None
+        self._tickets: OrderedDict[str, _Waiting] = OrderedDict()  # the oldest first
 
-    def wait(self, client: str, role: Role, table_pin: str | None) -> str:
-        """A ticket for a phone whose PIN opens `role` (NONE: none); the client's ticket before is dropped."""
+    def wait(self, client: str, pin: str) -> Ticket:
+        """A ticket for `pin`, which is kept unchecked; the client's ticket before is dropped."""
         ticket = secrets.token_urlsafe(JOIN_TOKEN_BYTES)
         now = self._clock.now()
         with self._lock:
@@ -68,50 +108,71 @@ class Doorbell:
                 del self._tickets[old]
             while len(self._tickets) >= MOST_WAITING:
                 self._tickets.popitem(last=False)
-            self._tickets[ticket] = _Waiting(client, now, role, table_pin if role is Role.TABLE else None)
-        if role is not Role.NONE and self.on_waiting is not None:
-            self.on_waiting()
-        return ticket
+            taken = {w.code for w in self._tickets.values()}
+            code = _new_code()
+            while code in taken:
+                code = _new_code()
+            self._tickets[ticket] = _Waiting(client, code, pin, now)
+        return Ticket(ticket, code)
 
-    def waiting(self) -> bool:
-        """A right PIN waits for a press now: the button lets it in rather than playing."""
+    def let_in(self, code: str, *, most: Role) -> Role:
+        """A joined phone whose session opens `most` typed `code`: that PIN is checked now, and the role it opens
+        returned (NONE: wrong; a PIN that opens more than `most` counts as wrong, so a guest learns nothing of the
+        admin PIN). NoSuchCode when no phone waits with it."""
         now = self._clock.now()
         with self._lock:
-            return any(self._open(w, now) for w in self._tickets.values())
+            self._forget_over(now)
+            waiting = next((w for w in self._tickets.values() if w.code == code.upper() and w.open(now)), None)
+            if waiting is None:
+                raise NoSuchCode(f"no phone waits with the code {code[:CODE_LENGTH]!r}: check the code it shows")
+            waiting.taken = True  # checked once, whatever happens next
+        role = self._check(waiting.pin)
+        opens = role if role <= most else Role.NONE
+        with self._lock:
+            waiting.verdict = opens
+        return opens
 
-    def ring(self) -> int:
-        """The launcher's button was pressed: let in every right PIN waiting; how many (0: a game press)."""
+    def check_newest(self) -> int:
+        """The launcher's button was held: check the newest CHECKED_PER_HOLD waiting PINs; how many were right."""
         now = self._clock.now()
         with self._lock:
-            let_in = [w for w in self._tickets.values() if self._open(w, now)]
-            for waiting in let_in:
-                waiting.admitted = True
-        return len(let_in)
+            newest = [w for w in reversed(self._tickets.values()) if w.open(now)][:CHECKED_PER_HOLD]
+            for waiting in newest:
+                waiting.taken = True
+        verdicts = [(waiting, self._check(waiting.pin)) for waiting in newest]
+        with self._lock:
+            for waiting, role in verdicts:
+                waiting.verdict = role
+        return sum(role is not Role.NONE for _, role in verdicts)
 
-    def collect(self, ticket: str) -> tuple[Admitted | None, float]:
-        """For the phone holding `ticket`: (who joins, 0) once let in (the ticket is then spent), else (None, the
-        seconds it may still wait). WaitOver when its time is up, or for a ticket never given."""
+    def collect(self, ticket: str) -> Admitted | Still:
+        """For the phone holding `ticket`: who joins once let in (the ticket is then spent), else how it still
+        waits. PinWasWrong once a person let it in and the PIN was wrong; WaitOver when its time is up, or for a
+        ticket never given."""
         now = self._clock.now()
         with self._lock:
             self._forget_over(now)
             waiting = self._tickets.get(ticket)
             if waiting is None:
-                raise WaitOver("no press on the launcher's button came in time: type the PIN again")
-            if not waiting.admitted:
-                return None, max(0.0, waiting.since + WAIT_S - now)
+                raise WaitOver("nobody let this phone in in time: type the PIN again")
+            if waiting.verdict is None:
+                return Still(waiting.code, max(0.0, waiting.since + WAIT_S - now))  # not let in, or being checked
             del self._tickets[ticket]
-            return Admitted(waiting.role, waiting.table_pin, waiting.client), 0.0
-
-    @staticmethod
-    def _open(waiting: _Waiting, now: float) -> bool:
-        return waiting.role is not Role.NONE and not waiting.admitted and now - waiting.since <= WAIT_S
+        if waiting.verdict is Role.NONE:
+            raise PinWasWrong("the PIN was wrong: type it again")
+        table_pin = waiting.pin if waiting.verdict is Role.TABLE else None
+        return Admitted(waiting.verdict, table_pin, waiting.client)
 
     def _forget_over(self, now: float) -> None:
-        """With the lock held: drop tickets whose wait is over (a phone let in keeps its ticket as long again to
-        collect it)."""
+        """With the lock held: drop tickets whose wait is over (one checked is kept as long again, to be
+        collected)."""
         for ticket in [
             t
             for t, w in self._tickets.items()
-            if now - w.since > 2 * WAIT_S or (now - w.since > WAIT_S and not w.admitted)
+            if now - w.since > 2 * WAIT_S or (now - w.since > WAIT_S and not w.taken)
         ]:
             del self._tickets[ticket]
+
+
+def _new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))

@@ -78,7 +78,6 @@ class ButtonHold:
         if refusal is not None:
             log.info("button held %.0f s: not switching off, %s", self._hold_s, refusal)
             return
-        log.warning("button held %.0f s while the launcher was idle: switching off", self._hold_s)
         self._on_held()
 
 
@@ -120,6 +119,7 @@ class HoldToPowerOff:
         return None
 
     def _switch_off(self) -> None:
+        log.warning("button held %.0f s while the launcher was idle: switching off", self._hold_s)
         self.requested = True
         self._bus.publish(EventType.DAEMON_POWERING_OFF, {"hold_s": self._hold_s})
         self._stop_motor()

@@ -55,4 +55,5 @@ class Refusal(StrEnum):
     TOO_MANY_GAMES = "too_many_games"  # retry_after_s: more new games a minute than [limits] allows one phone
     TOO_MANY_DECLARATIONS = "too_many_declarations"  # retry_after_s: declarations and rounds, the same
     TOO_MANY_JOINS = "too_many_joins"  # retry_after_s: joins from one address, the same
+    TOO_MANY_LET_INS = "too_many_let_ins"  # retry_after_s: codes typed to let a phone in, per session and address
     STORE_FULL = "store_full"  # the store reached [limits] store_mb: nothing more is kept

@@ -117,17 +117,14 @@ def test_wrong_pins_are_limited_per_phone_and_the_limit_is_shown(daemon: Daemon)
         assert f"{left} tr" in reply.get_json()["error"]["message"]
     last = guesser.post("/api/session", json={"pin": wrong}).get_json()["error"]
     assert (last["tries_left"], last["retry_after_s"]) == (0, 30)
-    refused = guesser.post("/api/session", json={"pin": table})  # even the right PIN waits
-    assert refused.status_code == 429
-    assert refused.headers["Retry-After"] == "30"
-    assert refused.get_json()["error"]["retry_after_s"] == 30
-    assert "try again in 30 s" in refused.get_json()["error"]["message"]
+    waits = guesser.post("/api/session", json={"pin": table})  # even the right PIN is not checked: it waits
+    assert waits.status_code == 202 and waits.get_json()["role"] == "none"  # to be let in (tests/test_doorbell.py)
     neighbour = daemon.app.test_client()
     neighbour.environ_base["REMOTE_ADDR"] = "192.168.1.23"
     assert _join(neighbour, table) == 201  # another phone is not held up
-    clock.now += 10
-    assert guesser.post("/api/session", json={"pin": table}).get_json()["error"]["retry_after_s"] == 20
-    clock.now += 20
+    clock.now += 29
+    assert guesser.post("/api/session", json={"pin": table}).status_code == 202  # 1 s of the wait is left
+    clock.now += 1
     assert guesser.post("/api/session", json={"pin": wrong}).get_json()["error"]["retry_after_s"] == 60  # doubles
     clock.now += 60
     assert _join(guesser, table) == 201  # the right PIN forgives

@@ -27,6 +27,7 @@ def _app_of(daemon: Daemon) -> Flask:
         shuffles=daemon.shuffles,
         games=daemon.games,
         access=daemon.access,
+        doorbell=daemon.doorbell,
         budgets=daemon.budgets,
         profiles=daemon.profiles,
         power=daemon.power,

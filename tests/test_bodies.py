@@ -57,6 +57,11 @@ ENDPOINTS: dict[str, tuple[str, str, Cases]] = {
         "missing": ({}, "bad_pin", "PIN"),
         "wrong type": ({"pin": 1234}, "bad_pin", "PIN"),
     }),
+    "let in": ("POST", "/api/let-in", {
+        "unknown": ({"code": "ACDE", "colour": "red"}, "unknown_field", "colour"),
+        "missing": ({}, "bad_code", "code"),
+        "wrong type": ({"code": 1234}, "bad_code", "code"),
+    }),
     "pins": ("PUT", "/api/pins", {
         "unknown": ({"table": "2468", "colour": "red"}, "unknown_field", "colour"),
         "missing": ({}, "bad_pin", "PIN"),

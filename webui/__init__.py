@@ -13,6 +13,7 @@ from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refus
 from launcher.budgets import Budgets
 from launcher.connections import MARK_JOINED
 from launcher.controller import Controller
+from launcher.doorbell import Doorbell
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.history import History
@@ -62,6 +63,7 @@ def create_app(
     shuffles: ShuffleBook,
     games: GameDesk,
     access: AccessBook,
+    doorbell: Doorbell,
     budgets: Budgets,
     profiles: Mapping[str, Profile],
     power: PowerMonitor,
@@ -92,6 +94,7 @@ def create_app(
         history=history,
         wear=wear,
         tournaments=tournaments,
+        doorbell=doorbell,
         streams=stream.StreamGate(threads),
     ).install(app)
     gate.install(app, access, budgets, public_urls)

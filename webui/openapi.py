@@ -55,12 +55,19 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
 
 _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"enum": ["none", "table", "admin"]}}})
 _TICKET = {"type": "string", "minLength": 1, "maxLength": 64}
+_CODE = {"type": "string", "pattern": "^[A-Za-z0-9]{4}$"}
 _WAITING = _ok(
-    'the PIN waits for a press on the launcher\'s button: send {"waiting": ticket} again to learn whether it came',
+    "the PIN was not checked: it waits for a person at the table to let it in (a joined phone types `code`, or the "
+    'launcher\'s button is held); send {"waiting": ticket} again to learn whether it was',
     {
         "type": "object",
-        "required": ["role", "waiting", "wait_s"],
-        "properties": {"role": {"enum": ["none"]}, "waiting": _TICKET, "wait_s": {"type": "integer", "minimum": 0}},
+        "required": ["role", "waiting", "code", "wait_s"],
+        "properties": {
+            "role": {"enum": ["none"]},
+            "waiting": _TICKET,
+            "code": _CODE,
+            "wait_s": {"type": "integer", "minimum": 0},
+        },
     },
 )
 _INVITE = _ok(
@@ -309,7 +316,7 @@ SPEC: dict[str, Any] = {
             "get": _operation("the role of the caller's session (the admin's with its notices)", {"200": _ROLE}),
             "post": _operation(
                 "join with the table PIN, the admin PIN or the invite's token: sets the session cookie; wrong PIN "
-                "guesses are limited; while they all wait, a PIN waits for the launcher's button (`waiting`)",
+                "guesses are limited; while a PIN cannot be checked, it waits unchecked to be let in (`waiting`)",
                 {"201": _ROLE, "202": _WAITING},
                 _json_body(
                     {
@@ -322,6 +329,21 @@ SPEC: dict[str, Any] = {
                 ),
             ),
             "delete": _operation("leave: the session ends and its cookie is cleared", {"200": _ROLE}),
+        },
+        "/api/let-in": {
+            "post": _change(
+                "let in the phone that shows this code: its waiting PIN is checked now, opening at most this "
+                "session's role",
+                {"200": _ok("the role the PIN opened, none when it was wrong", _ROLE)},
+                _json_body(
+                    {
+                        "type": "object",
+                        "required": ["code"],
+                        "properties": {"code": _CODE},
+                        "additionalProperties": False,
+                    }
+                ),
+            )
         },
         "/api/invite": {
             "get": _operation("the invite a joined phone shows", {"200": _INVITE}, role="table"),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from flask import Flask, current_app
 
 from launcher.controller import Controller
+from launcher.doorbell import Doorbell
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.history import History
@@ -35,6 +36,7 @@ class Parts:
     history: History
     wear: Wear
     tournaments: TournamentBook
+    doorbell: Doorbell
     streams: StreamGate
 
     def install(self, app: Flask) -> None:

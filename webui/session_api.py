@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
 from launcher.bodies import Check, Field, Shape, parsed_by
-from launcher.doorbell import WAIT_S, Doorbell, WaitOver
+from launcher.doorbell import CODE_LENGTH, WAIT_S, NoSuchCode, PinWasWrong, Still, WaitOver
 from launcher.events import EventType
 from launcher.refusals import Refusal
 from webui import access
@@ -85,10 +85,8 @@ def join() -> tuple[Response, int]:
     guard, client = _guard(), access.client()
     try:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
-    except TooManyTries as e:
-        if not e.everyone:
-            raise ApiError(429, "too_many_tries", str(e), retry_after_s=e.retry_after_s) from None
-        return _wait_for_the_button(guard, client, pin)
+    except TooManyTries:
+        return _wait_to_be_let_in(client, pin)
     role = access.book().role_for_pin(pin)
     if role is Role.NONE:
         if tries_left:
@@ -106,39 +104,52 @@ def join() -> tuple[Response, int]:
     return _joined(role, pin if role is Role.TABLE else None)
 
 
-def _doorbell() -> Doorbell:
-    controller = parts().controller
-    assert controller.doorbell is not None, "the daemon gives its controller a doorbell"
-    return controller.doorbell
+def _wait_to_be_let_in(client: str, pin: str) -> tuple[Response, int]:
+    """The PIN cannot be checked now (the network's budget is spent, or this phone must wait): it waits, unchecked,
+    for a person at the table (launcher/doorbell.py). Nothing here depends on the PIN: not the answer, not its
+    time, not anything else the daemon does."""
+    waiting = parts().doorbell.wait(client, pin)
+    return _waiting(waiting.ticket, waiting.code, WAIT_S)
 
 
-def _wait_for_the_button(guard: PinGuard, client: str, pin: str) -> tuple[Response, int]:
-    """The network's budget is spent: the PIN waits for a press on the launcher's button (launcher/doorbell.py).
-    The answer is the same whatever the PIN, so that this way tells a guess nothing; this phone's own limit of
-    tries still holds."""
-    try:
-        guard.take_own(client)
-    except TooManyTries as e:
-        raise ApiError(429, "too_many_tries", str(e), retry_after_s=e.retry_after_s) from None
-    role = access.book().role_for_pin(pin)
-    ticket = _doorbell().wait(client, role, pin)
-    return _waiting(ticket, WAIT_S)
-
-
-def _waiting(ticket: str, left_s: float) -> tuple[Response, int]:
-    return jsonify(role=Role.NONE.label, waiting=ticket, wait_s=math.ceil(left_s)), 202
+def _waiting(ticket: str, code: str, left_s: float) -> tuple[Response, int]:
+    return jsonify(role=Role.NONE.label, waiting=ticket, code=code, wait_s=math.ceil(left_s)), 202
 
 
 def _collect(ticket: str) -> tuple[Response, int]:
-    """A waiting phone looks at its ticket: still waiting, let in by the button (joined now), or too late."""
+    """A waiting phone looks at its ticket: still waiting, let in (joined now), told wrong, or too late."""
     try:
-        admitted, left_s = _doorbell().collect(ticket)
+        looked = parts().doorbell.collect(ticket)
     except WaitOver as e:
         raise ApiError(401, "wait_over", str(e)) from None
-    if admitted is None:
-        return _waiting(ticket, left_s)
-    _guard().forgive(admitted.client, refund=False)
-    return _joined(admitted.role, admitted.table_pin)
+    except PinWasWrong as e:
+        raise ApiError(401, "pin_was_wrong", str(e)) from None
+    if isinstance(looked, Still):
+        return _waiting(ticket, looked.code, looked.left_s)
+    _guard().forgive(looked.client, refund=False)
+    return _joined(looked.role, looked.table_pin)
+
+
+def _code(value: object) -> str:
+    if not isinstance(value, str) or len(value) != CODE_LENGTH or not value.isascii() or not value.isalnum():
+        raise ValueError(f"the code is the {CODE_LENGTH} letters and digits the waiting phone shows")
+    return value
+
+
+_LET_IN = Shape("letting a phone in", {"code": Field(check=parsed_by("bad_code", _code), required=True)})
+
+
+@bp.post("/let-in")
+def let_in() -> Response:
+    """A joined phone types the code a waiting phone shows: that phone's PIN is checked now (a person asked, so
+    outside the network's budget, within this phone's own budget of let-ins), opening at most this session's role."""
+    code: str = _LET_IN.read(json_object())["code"]
+    access.spend(access.budgets().let_ins, grows_store=False)
+    try:
+        role = parts().doorbell.let_in(code, most=access.caller_role())
+    except NoSuchCode as e:
+        raise ApiError(404, "no_such_code", str(e)) from None
+    return jsonify(role=role.label)
 
 
 def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:

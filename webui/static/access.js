@@ -7,7 +7,7 @@ import { $, hooks, ui, t, toast } from "./core.js";
 import { showError } from "./gamestate.js";
 
 const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` makes them up
-const WAITING_LOOK_MS = 1000; // how often a PIN waiting for the launcher's button asks whether the press came
+const WAITING_LOOK_MS = 1000; // how often a PIN waiting to be let in asks whether it was
 
 export const access = {
   role: null, // "none" | "table" | "admin" once known
@@ -45,18 +45,21 @@ async function readRole() {
   renderAccess();
 }
 
-// While someone spends the network's PIN tries, a PIN waits for a press on the launcher's big button: the phone
-// looks again each second, saying how long it may still wait, until it is let in or the wait is over (a refusal).
-async function waitForTheButton(answer, waitingId) {
+// While a PIN cannot be checked (someone spends the network's PIN tries), it waits for a person at the table to let
+// it in: the phone shows its code big, to be typed on a joined phone (or the launcher's button held), and looks
+// again each second, counting down, until it is let in, told its PIN was wrong, or the wait is over (a refusal).
+async function waitToBeLetIn(answer, box) {
   let body = answer;
   try {
     while (body.waiting) {
-      showError(waitingId, t("join.waiting", body));
+      showError(`${box}-waiting`, t("join.waiting", body));
+      showError(`${box}-code`, t("join.code", body));
       await new Promise((done) => setTimeout(done, WAITING_LOOK_MS));
       body = await request("POST", "/api/session", { waiting: body.waiting });
     }
   } finally {
-    showError(waitingId, "");
+    showError(`${box}-waiting`, "");
+    showError(`${box}-code`, "");
   }
   return body;
 }
@@ -70,7 +73,7 @@ async function join(proof, errorId) {
   renderAccess();
   try {
     const answer = await request("POST", "/api/session", proof);
-    access.role = (await waitForTheButton(answer, errorId.replace(/error$/, "waiting"))).role;
+    access.role = (await waitToBeLetIn(answer, errorId.replace(/-error$/, ""))).role;
     if (access.role === "admin") await readRole(); // its notices
     reopenStream();
     return true;

@@ -108,6 +108,10 @@ const REFUSALS = {
   too_many_games: (said) => t("refused.too_many_games", said),
   too_many_declarations: (said) => t("refused.too_many_declarations", said),
   too_many_joins: (said) => t("refused.too_many_joins", said),
+  too_many_let_ins: (said) => t("refused.too_many_let_ins", said),
+  no_such_code: () => t("refused.no_such_code"),
+  bad_code: () => t("refused.bad_code"),
+  pin_was_wrong: () => t("refused.pin_was_wrong"),
   store_full: () => t("refused.store_full"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };

@@ -2,7 +2,7 @@
 // the table. The link carries the invite's token, never the PIN; the PIN's digits show under it only on a phone
 // that typed them (or the admin's, after setting them), else a hint says whom to ask. The admin may make a new
 // invite, which stops the old links. The launcher draws the code (GET /api/invite); the page's policy allows data:
-// images, so it is shown as an <img>, never as inline markup.
+// images, so it is shown as an <img>, never as inline markup. A phone waiting to join is let in from here by its code.
 import { request, refusal } from "./api.js";
 import { copyText } from "./app.js";
 import { access } from "./access.js";
@@ -37,6 +37,8 @@ async function loadInvite(method) {
 }
 
 function openInvite() {
+  showError("let-in-said", "");
+  showError("let-in-error", "");
   $("invite-qr").hidden = true;
   $("invite-link").textContent = "";
   $("invite-pin").hidden = true;
@@ -50,6 +52,22 @@ async function renewInvite() {
   if (await loadInvite("POST")) toast(t("invite.renewed"));
 }
 
+// "Let a phone in": the code a waiting phone shows, typed here, has its PIN checked now (POST /api/let-in); this
+// phone is told whether it was let in, the waiting phone joins (or is told its PIN was wrong) by itself.
+async function letIn(event) {
+  event.preventDefault();
+  const code = $("let-in-code").value.trim().toUpperCase();
+  showError("let-in-said", "");
+  showError("let-in-error", "");
+  try {
+    const { role } = await request("POST", "/api/let-in", { code });
+    showError("let-in-said", role === "none" ? t("invite.let_in_wrong") : t("invite.let_in_done"));
+    $("let-in").reset();
+  } catch (error) {
+    showError("let-in-error", refusal(error));
+  }
+}
+
 function renderInvite() {
   $("invite").hidden = !ui.joined;
   $("invite-new").hidden = access.role !== "admin";
@@ -61,6 +79,7 @@ export const plug = {
   start() {
     $("invite").addEventListener("click", openInvite);
     $("invite-new").addEventListener("click", renewInvite);
+    $("let-in").addEventListener("submit", letIn);
     $("invite-close").addEventListener("click", () => $("invite-dialog").close());
     $("invite-copy").addEventListener("click", () => copyText($("invite-link"), t("invite.copied")));
   },
