@@ -44,11 +44,11 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             here.locator("#tour-setup-form button[type=submit]").tap()
             expect(here.locator("#tour-tables li")).to_have_count(2, timeout=WAIT_MS)
             expect(here.locator("#tour-tables li").first).to_contain_text(
-                fill(english["tournament.next"], table="kitchen", round=1, rounds=28)
+                fill(english["tournament.next"], table="kitchen", cycle=1, round=1, rounds=28)
             )
             # The garden's phone shows the tournament the kitchen set up, in its reader's language.
             expect(there.locator("#tour-tables li").nth(1)).to_contain_text(
-                fill(simplified["tournament.next"], table="garden", round=1, rounds=28), timeout=WAIT_MS
+                fill(simplified["tournament.next"], table="garden", cycle=1, round=1, rounds=28), timeout=WAIT_MS
             )
             inputs = here.locator("#tour-points input")
             expect(inputs).to_have_count(4)
@@ -56,7 +56,7 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
                 inputs.nth(i).fill(str(10 * (i + 1)))
             here.locator("#tour-score button[type=submit]").tap()
             expect(here.locator("#tour-tables li").first).to_contain_text(
-                fill(english["tournament.next"], table="kitchen", round=2, rounds=28), timeout=WAIT_MS
+                fill(english["tournament.next"], table="kitchen", cycle=1, round=2, rounds=28), timeout=WAIT_MS
             )
             expect(there.locator("#tour-rounds li")).to_have_count(1, timeout=WAIT_MS)
             expect(there.locator("#tour-rounds li").first).to_contain_text("kitchen")

@@ -61,9 +61,10 @@ function renderTables(current) {
     ...current.tables.map((table) => {
       const item = el("li", table.table === tour.table ? "tour-here" : "");
       if (table.next_round === null) {
-        item.append(el("span", "", t("tournament.done", { table: table.table, rounds: current.rounds_per_table })));
+        item.append(el("span", "", t("tournament.done", { table: table.table, cycles: current.cycles })));
       } else {
-        const head = t("tournament.next", { table: table.table, round: table.next_round, rounds: current.rounds_per_table });
+        const rounds = current.rounds_per_table;
+        const head = t("tournament.next", { table: table.table, cycle: table.cycle, round: table.cycle_round, rounds });
         item.append(el("strong", "", head), el("span", "tour-teams", teamsText(table.seats)));
       }
       return item;
