@@ -214,6 +214,17 @@ def _standings(tournament: Tournament) -> list[dict[str, Any]]:
     return [{"player": s.player, "points": s.points, "rounds": s.rounds} for s in tournament.standings()]
 
 
+def _round_view(score: RoundScore, rotation: Rotation) -> dict[str, Any]:
+    cycle, within = rotation.cycle_of(score.number)
+    return {
+        "table": score.table,
+        "number": score.number,
+        "cycle": cycle,
+        "cycle_round": within,
+        "points": dict(score.points),
+    }
+
+
 def _view(tournament: Tournament, table: str) -> dict[str, Any]:
     rotation = tournament.rotation
     tables = []
@@ -230,7 +241,7 @@ def _view(tournament: Tournament, table: str) -> dict[str, Any]:
         "rounds_per_table": rotation.rounds,
         "cycles": MAX_CYCLES,
         "rounds": [
-            {"table": r.table, "number": r.number, "cycle": rotation.cycle_of(r.number)[0], "points": dict(r.points)}
+            _round_view(r, rotation)
             for r in sorted(tournament.rounds, key=lambda r: (r.number, rotation.tables.index(r.table)))
         ],
         "standings": _standings(tournament),

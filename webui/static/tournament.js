@@ -95,7 +95,7 @@ function renderScoreForm(current) {
       return label;
     }),
   );
-  $("tour-score-title").textContent = t("tournament.score", { round: mine.next_round });
+  $("tour-score-title").textContent = t("tournament.score", { cycle: mine.cycle, round: mine.cycle_round });
 }
 
 function renderStandings(current) {
@@ -120,7 +120,7 @@ function renderRounds(current) {
       const points = Object.entries(r.points)
         .map(([player, value]) => `${player} ${value}`)
         .join(" · ");
-      return el("li", "", t("tournament.round_line", { table: r.table, round: r.number, points }));
+      return el("li", "", t("tournament.round_line", { table: r.table, cycle: r.cycle, round: r.cycle_round, points }));
     }),
   );
 }
