@@ -324,12 +324,13 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         "first_draw_two_dealer",
         {"en": "Dealer takes a first Draw Two", "zh-Hans": "首张 +2 由庄家罚摸", "zh-Hant": "首張 +2 由莊家罰摸"},
         {
-            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards (officially "
-            "the player left of the dealer does and loses the turn); play starts left of the dealer.",
-            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张（正式规则是庄家左边的人摸两张并停出一次）；"
-            "仍由庄家左边的人先出。",
-            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張（正式規則是莊家左邊的人摸兩張並停出一次）；"
-            "仍由莊家左邊的人先出。",
+            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards, even where "
+            "the player left of the dealer plays first (who would take them and lose the turn); play starts left of "
+            "the dealer.",
+            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张；即使是庄家左边的人先出（本该由他摸两张并停出一次）"
+            "也一样。仍由庄家左边的人先出。",
+            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張；即使是莊家左邊的人先出（本該由他摸兩張並停出一次）"
+            "也一樣。仍由莊家左邊的人先出。",
         },
         frozenset({Ruleset.CLASSIC}),
     ),
