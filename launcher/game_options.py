@@ -17,7 +17,7 @@ from typing import Any
 
 from launcher.game import Final, HouseRules, Mode
 from launcher.game.modes import DEFAULT_FINAL
-from launcher.game.rulesets import HOUSE_RULE_NUMBERS
+from launcher.game.rulesets import HOUSE_RULE_CHOICES, HOUSE_RULE_NUMBERS, Ruleset
 from launcher.game.scoring import DEFAULT_TARGET, MAX_TARGET
 
 _ALL_MODES = frozenset(Mode)
@@ -118,15 +118,32 @@ HOUSE_RULE_MODES: dict[str, frozenset[Mode]] = {
 
 
 def house_rules_schema() -> dict[str, Any]:
-    """A new game's `house_rules` as JSON Schema, from the model's own list: each toggle, each number's range."""
+    """A new game's `house_rules` as JSON Schema, from the model's own list: each toggle, each number's range, each
+    choice's values (left out or null: the ruleset's own)."""
     numbers = {key: {"type": "integer", "minimum": n.low, "maximum": n.high} for key, n in HOUSE_RULE_NUMBERS.items()}
-    toggles = {f.name: {"type": "boolean"} for f in fields(HouseRules) if f.name not in HOUSE_RULE_NUMBERS}
+    choices = {key: {"enum": [*(c.value for c in kind), None]} for key, kind in HOUSE_RULE_CHOICES.items()}
+    toggles = {
+        f.name: {"type": "boolean"} for f in fields(HouseRules) if f.name not in HOUSE_RULE_NUMBERS.keys() | choices
+    }
     return {
         "type": "object",
-        "properties": toggles | numbers,
+        "properties": toggles | numbers | choices,
         "additionalProperties": False,
         "description": "the house rules played, each left out off (or at its default)",
     }
+
+
+def house_choices() -> list[dict[str, Any]]:
+    """The house rules that choose who starts, as the page receives them: their values and each ruleset's own
+    (the page words them by literal keys, webui/static/setup.js)."""
+    return [
+        {
+            "name": key,
+            "values": [c.value for c in kind],
+            "defaults": {r.value: getattr(r, key).value for r in Ruleset},  # Ruleset.first_player, .reverse_start
+        }
+        for key, kind in HOUSE_RULE_CHOICES.items()
+    ]
 
 
 def house_rule_modes(key: str) -> list[str]:

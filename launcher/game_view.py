@@ -13,9 +13,9 @@ from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLA
 
 def rules() -> dict[str, Any]:
     """Everything the page needs to offer choices: rulesets, decks, the scoring options (each option of their
-    registry, with its limits, default, modes and words), house rules (with the modes they mean something in), and
-    the declarations (each action of the registry, with its fields and buttons; and which kinds each ruleset and
-    mode offers)."""
+    registry, with its limits, default, modes and words), house rules (with the modes they mean something in; the
+    choices of who starts, with each ruleset's own), and the declarations (each action of the registry, with its
+    fields and buttons; and which kinds each ruleset and mode offers)."""
     return {
         "rulesets": [r.value for r in Ruleset],
         "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
@@ -31,6 +31,7 @@ def rules() -> dict[str, Any]:
             }
             for t in HOUSE_RULE_TEXTS
         ],
+        "house_choices": game_options.house_choices(),
         "house_rule_numbers": {
             key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()
         },

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from launcher.events import EventBus, EventType
-from launcher.game.rotation import Rotation, RoundScore, Tournament, TournamentError
+from launcher.game.rotation import MAX_CYCLES, Rotation, RoundScore, Tournament, TournamentError
 from launcher.store import Store, tournament_table
 
 log = logging.getLogger(__name__)
@@ -214,21 +214,34 @@ def _standings(tournament: Tournament) -> list[dict[str, Any]]:
     return [{"player": s.player, "points": s.points, "rounds": s.rounds} for s in tournament.standings()]
 
 
+def _round_view(score: RoundScore, rotation: Rotation) -> dict[str, Any]:
+    cycle, within = rotation.cycle_of(score.number)
+    return {
+        "table": score.table,
+        "number": score.number,
+        "cycle": cycle,
+        "cycle_round": within,
+        "points": dict(score.points),
+    }
+
+
 def _view(tournament: Tournament, table: str) -> dict[str, Any]:
     rotation = tournament.rotation
     tables = []
     for name in rotation.tables:
         number = tournament.next_round(name)
         seats = None if number is None else list(rotation.seats_at(name, number).seats)
-        tables.append({"table": name, "next_round": number, "seats": seats})
+        cycle, within = (None, None) if number is None else rotation.cycle_of(number)
+        tables.append({"table": name, "next_round": number, "cycle": cycle, "cycle_round": within, "seats": seats})
     return {
         "id": tournament.id,
         "players": list(rotation.players),
         "tables": tables,
         "this_table": table,
         "rounds_per_table": rotation.rounds,
+        "cycles": MAX_CYCLES,
         "rounds": [
-            {"table": r.table, "number": r.number, "points": dict(r.points)}
+            _round_view(r, rotation)
             for r in sorted(tournament.rounds, key=lambda r: (r.number, rotation.tables.index(r.table)))
         ],
         "standings": _standings(tournament),

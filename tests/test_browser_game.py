@@ -262,7 +262,8 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     before = daemon.get("/api/state")["hopper"]["dispensed"]
 
     new_game(page, ["Ann", "Bob", "Cy", "Dee"], ruleset="classic")
-    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Bob"), timeout=WAIT_MS)
+    # Seed 000's classic UNO: the dealer (Ann, the first seat) plays first (tests/test_game_start_choices.py).
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Ann"), timeout=WAIT_MS)
     assert daemon.get("/api/game")["game"]["ruleset"] == "classic"
     # Classic UNO has its own declarations, and no UNO Attack cards.
     expect(page.get_by_role("button", name=en["kind.draw_two"], exact=True)).to_be_visible()
@@ -280,20 +281,20 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
         expect(line).to_have_text(fill(en["feed.dealt"], player=dealt, cards=7), timeout=WAIT_MS)
         if following:
             expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player=following, n=7))
-    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Bob"), timeout=WAIT_MS)
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Ann"), timeout=WAIT_MS)
     state = daemon.get("/api/state")
     assert state["hopper"]["dispensed"] == before + 28 == state["hardware"]["sim_cards_out"]
 
-    # Bob plays a Draw Two: Cy's next press takes exactly 2.
-    expect(page.locator("#who input:checked")).to_have_value("Bob")
+    # Ann plays a Draw Two: Bob's next press takes exactly 2.
+    expect(page.locator("#who input:checked")).to_have_value("Ann")
     page.get_by_role("button", name=en["kind.draw_two"], exact=True).tap()
-    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Cy", n=2), timeout=WAIT_MS)
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=2), timeout=WAIT_MS)
     press_and_wait(page)
-    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Dee"), timeout=WAIT_MS)
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Cy"), timeout=WAIT_MS)
     assert daemon.get("/api/state")["hopper"]["dispensed"] == before + 30
 
     page.locator("#tab-scores").tap()
-    expect(page.locator("#stats tbody tr").locator("td:nth-of-type(2)")).to_have_text(["7", "7", "9", "7"])
+    expect(page.locator("#stats tbody tr").locator("td:nth-of-type(2)")).to_have_text(["7", "9", "7", "7"])
     page.context.close()
     assert foreign_requests == []
     assert console_errors == []
@@ -555,8 +556,8 @@ def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwrig
     open_joined(page, daemon)
     page.locator("#tab-table").tap()
     page.locator("#count").select_option("2")
-    page.get_by_role("button", name=en["kind.wild_draw_four"], exact=True).tap()
-    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Cy", n=8), timeout=WAIT_MS)
+    page.get_by_role("button", name=en["kind.wild_draw_four"], exact=True).tap()  # by Ann: classic's dealer starts
+    expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=8), timeout=WAIT_MS)
     page.context.close()
 
 

@@ -44,11 +44,11 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             here.locator("#tour-setup-form button[type=submit]").tap()
             expect(here.locator("#tour-tables li")).to_have_count(2, timeout=WAIT_MS)
             expect(here.locator("#tour-tables li").first).to_contain_text(
-                fill(english["tournament.next"], table="kitchen", round=1, rounds=28)
+                fill(english["tournament.next"], table="kitchen", cycle=1, round=1, rounds=28)
             )
             # The garden's phone shows the tournament the kitchen set up, in its reader's language.
             expect(there.locator("#tour-tables li").nth(1)).to_contain_text(
-                fill(simplified["tournament.next"], table="garden", round=1, rounds=28), timeout=WAIT_MS
+                fill(simplified["tournament.next"], table="garden", cycle=1, round=1, rounds=28), timeout=WAIT_MS
             )
             inputs = here.locator("#tour-points input")
             expect(inputs).to_have_count(4)
@@ -56,7 +56,7 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
                 inputs.nth(i).fill(str(10 * (i + 1)))
             here.locator("#tour-score button[type=submit]").tap()
             expect(here.locator("#tour-tables li").first).to_contain_text(
-                fill(english["tournament.next"], table="kitchen", round=2, rounds=28), timeout=WAIT_MS
+                fill(english["tournament.next"], table="kitchen", cycle=1, round=2, rounds=28), timeout=WAIT_MS
             )
             expect(there.locator("#tour-rounds li")).to_have_count(1, timeout=WAIT_MS)
             expect(there.locator("#tour-rounds li").first).to_contain_text("kitchen")
@@ -67,3 +67,27 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
         finally:
             kitchen.close()
             garden.close()
+
+
+def test_the_page_shows_the_cycle_and_goes_on_into_the_next(daemon, playwright_chromium) -> None:
+    """Four players at one table: after the twelve rounds of the first cycle the page shows the second cycle's first
+    round, with the standings carried on (issue #46 item 6)."""
+    playwright, browser = playwright_chromium
+    english = catalogue("en")
+    players = ["Ann", "Bo", "Cy", "Di"]
+    assert daemon.post("/api/tournaments", {"players": players, "tables": ["table"]})[0] == 201
+    for number in range(1, 13):
+        (table,) = daemon.get("/api/tournament")["tournament"]["tables"]
+        points = {p: (5 if seat % 2 == 0 else 0) for seat, p in enumerate(table["seats"])}  # seats 0 and 2 win
+        assert daemon.post("/api/tournament/rounds", {"number": number, "points": points})[0] == 201
+    page = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page()
+    open_joined(page, daemon)
+    expect(page.locator("#tour-tables li").first).to_contain_text(
+        fill(english["tournament.next"], table="table", cycle=2, round=1, rounds=12), timeout=WAIT_MS
+    )
+    expect(page.locator("#tour-score-title")).to_have_text(fill(english["tournament.score"], cycle=2, round=1))
+    expect(page.locator("#tour-rounds li").first).to_contain_text(  # the newest first: cycle 1's last round
+        fill(english["tournament.round_line"], table="table", cycle=1, round=12, points="")
+    )
+    expect(page.locator("#tour-standings tr")).to_have_count(5)
+    page.context.close()

@@ -80,7 +80,7 @@ def test_with_the_house_rule_a_draw_two_turned_up_is_the_dealers_to_take():
     assert table.first_card("draw_two") is True
     assert table.demands == (Demand("Dee", Cause.DRAW_TWO, cards=2),)
     assert table.current == "Ann"  # the dealer loses the turn: play starts at the dealer's left as ever
-    official = classic_table()
+    official = classic_table(first_player="left_of_dealer")
     official.first_card("draw_two")
     assert official.demands == (Demand("Ann", Cause.DRAW_TWO, cards=2),) and official.current == "Bob"
 

@@ -130,7 +130,6 @@ NEVER_ONE = {
     "refused.contributions_full": "the most contributions a shuffle takes: 32",
     "care.recent_jams": "the window of recent fires: 250",
     "care.rule": "the window of recent fires: 250",
-    "tournament.done": "a tournament's cycle: 12 rounds or more",
 }
 
 

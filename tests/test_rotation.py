@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from launcher.game.rotation import Rotation, RoundScore, Tournament, TournamentError
+from launcher.game.rotation import MAX_CYCLES, Rotation, RoundScore, Tournament, TournamentError
 
 FOUR = ["Ann", "Bo", "Cy", "Di"]
 EIGHT = [*FOUR, "Ed", "Flo", "Gus", "Hu"]
@@ -60,7 +60,7 @@ def test_every_rounds_points_are_kept_per_player_and_summed() -> None:
         assert tournament.next_round("kitchen") == n
         # The first seat's team wins every round: it collects 10 points each.
         tournament.add(RoundScore("kitchen", n, {seats[0]: 10, seats[2]: 10, seats[1]: 0, seats[3]: 0}))
-    assert tournament.next_round("kitchen") is None
+    assert tournament.next_round("kitchen") == 13  # the next cycle starts (tests/test_rotation_design.py)
     table = {s.player: (s.points, s.rounds) for s in tournament.standings()}
     assert table["Ann"] == (120, 12)  # Ann sits in seat 0 every round
     assert sum(points for points, _ in table.values()) == 12 * 20
@@ -82,7 +82,8 @@ def test_a_round_is_kept_once_by_its_id_and_another_result_for_it_is_refused() -
     ("score", "code"),
     [
         (RoundScore("kitchen", 1, {"Ann": 1, "Bo": 1, "Cy": 1, "Ed": 1}), "wrong_players"),
-        (RoundScore("kitchen", 13, {"Ann": 1, "Bo": 1, "Cy": 1, "Di": 1}), "bad_round"),
+        (RoundScore("kitchen", 12 * MAX_CYCLES + 1, {"Ann": 1, "Bo": 1, "Cy": 1, "Di": 1}), "bad_round"),
+        (RoundScore("kitchen", 0, {"Ann": 1, "Bo": 1, "Cy": 1, "Di": 1}), "bad_round"),
         (RoundScore("garden", 1, {"Ann": 1, "Bo": 1, "Cy": 1, "Di": 1}), "unknown_table"),
         (RoundScore("kitchen", 1, {"Ann": True, "Bo": 1, "Cy": 1, "Di": 1}), "bad_points"),
         (RoundScore("kitchen", 1, {"Ann": 10**9, "Bo": 1, "Cy": 1, "Di": 1}), "bad_points"),

@@ -41,6 +41,7 @@ def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: 
         assert reply.status_code == 201, reply.get_json()
         partners: Counter[frozenset[str]] = Counter()
         totals = dict.fromkeys(FOUR, 0)
+        first_seats = client.get("/api/tournament").get_json()["tournament"]["tables"][0]["seats"]
         for number in range(1, 13):
             (table,) = client.get("/api/tournament").get_json()["tournament"]["tables"]
             assert table["next_round"] == number
@@ -52,8 +53,14 @@ def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: 
             reply = client.post("/api/tournament/rounds", json={"number": number, "points": points})
             assert reply.status_code == 201, reply.get_json()
         view = client.get("/api/tournament").get_json()["tournament"]
-        assert view["tables"][0]["next_round"] is None and len(view["rounds"]) == 12
+        assert len(view["rounds"]) == 12  # one cycle; the next goes on from round 13, the totals carried
+        assert {k: view["tables"][0][k] for k in ("next_round", "cycle", "cycle_round")} == {
+            "next_round": 13,
+            "cycle": 2,
+            "cycle_round": 1,
+        }
         assert {s["player"]: s["points"] for s in view["standings"]} == totals
+        assert view["tables"][0]["seats"] == first_seats  # the second cycle seats everyone as the first did
         assert set(partners.values()) == {4} and len(partners) == 6  # each pair four rounds, once
         # Kept: the export has it, and a restart reads it back.
         exported = client.get("/api/tournaments/export")
@@ -64,6 +71,13 @@ def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: 
         assert client.get("/api/tournaments/export?format=xml").status_code == 400
     with local_daemon(tmp_path) as again:  # kept over a restart
         assert again.tournaments.view()["tournament"]["standings"] == view["standings"]
+        after = again.tournaments.score(13, {"Ann": 7, **dict.fromkeys(FOUR[1:], 0)})["tournament"]
+        assert {s["player"]: s["points"] for s in after["standings"]} == {**totals, "Ann": totals["Ann"] + 7}
+        assert (after["tables"][0]["cycle"], after["tables"][0]["cycle_round"], after["rounds"][-1]["cycle"]) == (
+            2,
+            2,
+            2,
+        )
 
 
 @pytest.mark.parametrize(
@@ -147,7 +161,7 @@ def test_eight_players_at_two_tables_play_28_rounds_each_over_the_broker_through
         for daemon in (kitchen, garden):
             wait_until(lambda d=daemon: len(d.get("/api/tournament")["tournament"]["rounds"]) == 56, timeout=30)
             view = daemon.get("/api/tournament")["tournament"]
-            assert [t["next_round"] for t in view["tables"]] == [None, None]
+            assert [(t["next_round"], t["cycle"]) for t in view["tables"]] == [(29, 2), (29, 2)]
             assert {s["player"]: s["points"] for s in view["standings"]} == dict(totals)
             assert all(s["rounds"] == 28 for s in view["standings"])
         assert set(partners.values()) == {4}

@@ -105,31 +105,30 @@ class CommonPlays(TableCore):
             raise GameError(
                 "the first card starts the round: once, before any play or press of the round", Refusal.FIRST_CARD_LATE
             )
-        left = self._after(self._dealer)
+        first = self._first()  # a Skip, Hit 2 or Draw Two falls on whoever plays first
         if kind in ("trade_hands", "wild_draw_four"):
             return False
         if self.house_rules.number_card_starts and not kind.isdigit():
             return False
         self._under_way = True
+        if kind == "draw_two" and self.house_rules.first_draw_two_dealer:
+            first = self._dealer  # the dealer takes the 2 and the player left of them starts
         if kind == "wild_hit_fire":
-            self._demands.append(Demand(left, Cause.WILD_HIT_FIRE, until_fire=True))
-            self._turn_to(self._after(left))
+            self._demands.append(Demand(first, Cause.WILD_HIT_FIRE, until_fire=True))
+            self._turn_to(self._after(first))
         elif kind == "wild_all_hit":
             self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1) for p in self._others(self._dealer)]
-            self._turn_to(left)
-        elif kind == "draw_two" and self.house_rules.first_draw_two_dealer:
-            self._demands.append(self._owed(self._dealer, Cause.DRAW_TWO, 2))
-            self._turn_to(left)
+            self._turn_to(first)
         elif kind in ("hit_2", "draw_two"):
-            self._demands.append(self._owed(left, Cause(kind), 2))
-            self._turn_to(self._after(left))
+            self._demands.append(self._owed(first, Cause(kind), 2))
+            self._turn_to(self._after(first))
         elif kind == "skip":
-            self._turn_to(self._after(left))
-        elif kind == "reverse":  # the dealer plays first, then play goes the other way
+            self._turn_to(self._after(first))
+        elif kind == "reverse":  # play goes the other way, from the dealer or the player on their right
             self._direction = -self._direction
-            self._turn_to(self._dealer)
-        else:  # a number, Wild or Discard All: the player left of the dealer starts
-            self._turn_to(left)
+            self._turn_to(self._reverse_first())
+        else:  # a number, Wild or Discard All: whoever plays first starts
+            self._turn_to(first)
         return True
 
     @play

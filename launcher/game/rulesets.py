@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -30,9 +30,39 @@ def parse_choice(choices: type[Choice], name: str, value: object) -> Choice:
     raise GameError(f"{name} = {value!r:.40} is not accepted; expected one of {', '.join(c.value for c in choices)}")
 
 
+class FirstPlayer(StrEnum):
+    """Who plays first to the card turned up; a first Skip, Hit 2 or Draw Two falls on them (docs/GAME.md)."""
+
+    LEFT_OF_DEALER = "left_of_dealer"
+    DEALER = "dealer"
+
+
+class ReverseStart(StrEnum):
+    """Who plays first to a Reverse turned up; play then goes to the right either way."""
+
+    DEALER = "dealer"
+    RIGHT_OF_DEALER = "right_of_dealer"
+
+
+# The house rules that choose between the sources' ways, each a StrEnum; unset (None) is the ruleset's own way.
+HOUSE_RULE_CHOICES: dict[str, type[StrEnum]] = {"first_player": FirstPlayer, "reverse_start": ReverseStart}
+
+
 class Ruleset(StrEnum):
     UNO_ATTACK = "uno_attack"
     CLASSIC = "classic"
+
+    @property
+    def first_player(self) -> FirstPlayer:
+        """Seed 000: UNO Attack starts left of the dealer (由發牌人左邊開始), classic UNO with the dealer
+        (莊家根據此牌出牌). Other classic sheets start left of the dealer: the choice is a house rule."""
+        return FirstPlayer.LEFT_OF_DEALER if self is Ruleset.UNO_ATTACK else FirstPlayer.DEALER
+
+    @property
+    def reverse_start(self) -> ReverseStart:
+        """Seeds 000 and 003 and the UNO Attack sheet: on a Reverse turned up the dealer plays first; seeds 001 and
+        002 have the player on the dealer's right start (若是"reverse"则为右边)."""
+        return ReverseStart.DEALER
 
     @property
     def deck(self) -> Deck:
@@ -90,11 +120,16 @@ class HouseRules:
     party_penalties: bool = False
     party_penalty: int = HOUSE_RULE_NUMBERS["party_penalty"].default
     forgot_uno_penalty: int = HOUSE_RULE_NUMBERS["forgot_uno_penalty"].default
+    first_player: FirstPlayer | None = None  # None: the ruleset's own (settled by the game and the table)
+    reverse_start: ReverseStart | None = None
 
     def __post_init__(self) -> None:
         for rule in fields(self):
             value = getattr(self, rule.name)
-            if rule.name in HOUSE_RULE_NUMBERS:
+            if rule.name in HOUSE_RULE_CHOICES:
+                if value is not None:
+                    object.__setattr__(self, rule.name, parse_choice(HOUSE_RULE_CHOICES[rule.name], rule.name, value))
+            elif rule.name in HOUSE_RULE_NUMBERS:
                 number = HOUSE_RULE_NUMBERS[rule.name]
                 whole_number(rule.name, value, number.low, number.high)
             elif not isinstance(value, bool):
@@ -110,6 +145,19 @@ class HouseRules:
             if key not in known:
                 raise GameError(f"unknown house rule {key!r:.40}; the house rules are {', '.join(known)}")
         return cls(**mapping)
+
+    @classmethod
+    def from_stored(cls, mapping: Mapping[str, Any]) -> HouseRules:
+        """As stored with a game or a table: one stored before the start was a choice started left of the dealer."""
+        return cls.from_mapping({"first_player": FirstPlayer.LEFT_OF_DEALER.value, **mapping})
+
+    def settled(self, ruleset: Ruleset) -> HouseRules:
+        """The rules with each choice left unset made the ruleset's own, so a stored game keeps what it played."""
+        return replace(
+            self,
+            first_player=self.first_player or ruleset.first_player,
+            reverse_start=self.reverse_start or ruleset.reverse_start,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -276,12 +324,13 @@ HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
         "first_draw_two_dealer",
         {"en": "Dealer takes a first Draw Two", "zh-Hans": "首张 +2 由庄家罚摸", "zh-Hant": "首張 +2 由莊家罰摸"},
         {
-            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards (officially "
-            "the player left of the dealer does and loses the turn); play starts left of the dealer.",
-            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张（正式规则是庄家左边的人摸两张并停出一次）；"
-            "仍由庄家左边的人先出。",
-            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張（正式規則是莊家左邊的人摸兩張並停出一次）；"
-            "仍由莊家左邊的人先出。",
+            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards, even where "
+            "the player left of the dealer plays first (who would take them and lose the turn); play starts left of "
+            "the dealer.",
+            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张；即使是庄家左边的人先出（本该由他摸两张并停出一次）"
+            "也一样。仍由庄家左边的人先出。",
+            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張；即使是莊家左邊的人先出（本該由他摸兩張並停出一次）"
+            "也一樣。仍由莊家左邊的人先出。",
         },
         frozenset({Ruleset.CLASSIC}),
     ),

@@ -51,7 +51,7 @@ class Game:
         self.target = whole_number("target", target, 1, MAX_TARGET)
         if not isinstance(house_rules, HouseRules):
             raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
-        self.house_rules = house_rules
+        self.house_rules = house_rules.settled(self.ruleset)
         self._sides = Sides(self.players, teams)
         self.teams, self.sides = self._sides.teams, self._sides.names
         if self.mode is Mode.ELIMINATION and len(self.sides) < 3:
@@ -264,7 +264,7 @@ class Game:
             data["target"],
             data["teams"],
             ruleset=data["ruleset"],
-            house_rules=HouseRules.from_mapping(data["house_rules"]),
+            house_rules=HouseRules.from_stored(data["house_rules"]),
             dealer=data["dealer"],
             final=data["final"],
         )

@@ -13,7 +13,7 @@ from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from launcher.game.cards import GameError, exact_keys, flag, whole_number
 from launcher.game.demands import HOLDS_PLAY, Cause, Demand, NotYourPress, Press
-from launcher.game.rulesets import OFFICIAL, HouseRules, Ruleset, validate_players
+from launcher.game.rulesets import OFFICIAL, FirstPlayer, HouseRules, ReverseStart, Ruleset, validate_players
 from launcher.refusals import Refusal
 
 _Args = ParamSpec("_Args")
@@ -48,7 +48,7 @@ class TableCore:
         self.players = validate_players(players, self.ruleset)
         if not isinstance(house_rules, HouseRules):
             raise GameError(f"house rules must be HouseRules, not {house_rules!r:.40}")
-        self.house_rules = house_rules
+        self.house_rules = house_rules.settled(self.ruleset)
         self.track_turns = flag("track_turns", track_turns)
         self._out: list[str] = []  # knock-out play: who went out this round, first out first; they play no more
         self._drew: str | None = None  # whose press (or declined play) just ended their turn: they may play it
@@ -60,7 +60,7 @@ class TableCore:
         self._current: str | None = None
         self._demands: list[Demand] = []
         self._under_way = False  # a play, a penalty or a press of this round (not the deal's, not a carried one's)
-        self._turn_to(self._after(self._dealer))
+        self._turn_to(self._first())
 
     # --- what the phones show ------------------------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ class TableCore:
         table = cls(
             data["players"],
             data["ruleset"],
-            HouseRules.from_mapping(data["house_rules"]),
+            HouseRules.from_stored(data["house_rules"]),
             dealer=data["dealer"],
             track_turns=data["track_turns"],
         )
@@ -235,6 +235,14 @@ class TableCore:
         seats = [p for p in self.players if p == player or p not in self._out]
         index = seats.index(player) + steps * self._direction
         return seats[index % len(seats)]
+
+    def _first(self) -> str:
+        """Who plays first this round: the player left of the dealer, or the dealer (house rule first_player)."""
+        return self._dealer if self.house_rules.first_player is FirstPlayer.DEALER else self._after(self._dealer)
+
+    def _reverse_first(self) -> str:
+        """Who plays first to a Reverse turned up, the direction flipped: the dealer, or the player on their right."""
+        return self._dealer if self.house_rules.reverse_start is ReverseStart.DEALER else self._after(self._dealer)
 
     def _others(self, player: str) -> list[str]:
         """Everyone but `player`, from the next in the direction of play."""

@@ -130,6 +130,7 @@ function buildSetup() {
       const [name, about] = RULESET_TEXTS[id]?.() ?? [id, ""];
       return choice("radio", "ruleset", id, setup.ruleset === id, name, about, () => {
         setup.ruleset = id;
+        for (const start of rules.house_choices ?? []) delete setup.house[start.name]; // each ruleset's own way
         setup.seats.length = Math.min(setup.seats.length, mostSeats()); // UNO Attack seats 9, classic 10
         buildSeats();
         buildHouse();
@@ -186,6 +187,42 @@ function scoringChoices(name, then) {
   });
 }
 
+// The house rules that choose who starts (the daemon's rules.house_choices: the values, each ruleset's own), worded
+// here by literal keys.
+const START_TITLES = {
+  first_player: () => t("start.first_player"),
+  reverse_start: () => t("start.reverse_start"),
+};
+const START_TEXTS = {
+  "first_player.left_of_dealer": () => [t("start.left_of_dealer"), t("start.left_of_dealer_about")],
+  "first_player.dealer": () => [t("start.dealer"), t("start.dealer_about")],
+  "reverse_start.dealer": () => [t("start.dealer"), t("start.reverse_dealer_about")],
+  "reverse_start.right_of_dealer": () => [t("start.right_of_dealer"), t("start.reverse_right_about")],
+};
+
+// The value of a choice of who starts: the one picked, else the chosen ruleset's own.
+function startValue(rule) {
+  return setup.house[rule.name] ?? rule.defaults[setup.ruleset];
+}
+
+function startChoices() {
+  return (game.rules?.house_choices ?? []).map((rule) => {
+    const group = el("fieldset", "start-choice");
+    group.append(el("legend", "", START_TITLES[rule.name]()));
+    for (const value of rule.values) {
+      const [title, about] = START_TEXTS[`${rule.name}.${value}`]();
+      const picked = startValue(rule) === value;
+      group.append(
+        choice("radio", rule.name, value, picked, title, about, () => {
+          setup.house[rule.name] = value;
+          renderGameRules();
+        }),
+      );
+    }
+    return group;
+  });
+}
+
 // The house rules that mean something in the chosen ruleset and mode.
 function offeredHouseRules() {
   return (game.rules?.house_rules ?? []).filter((rule) => rule.rulesets.includes(setup.ruleset) && inMode(rule));
@@ -194,6 +231,7 @@ function offeredHouseRules() {
 function buildHouse() {
   const texts = offeredHouseRules();
   $("house-choices").replaceChildren(
+    ...startChoices(),
     ...texts.map((rule) =>
       choice(
         "checkbox",
@@ -217,6 +255,7 @@ function buildHouse() {
 function houseRules() {
   const rules = {};
   for (const rule of offeredHouseRules()) if (setup.house[rule.key]) rules[rule.key] = true;
+  for (const rule of game.rules?.house_choices ?? []) rules[rule.name] = startValue(rule);
   if (rules.party_penalties) {
     rules.party_penalty = Number($("party-penalty").value) || game.rules.house_rule_numbers.party_penalty.default;
   }
@@ -421,21 +460,37 @@ const EFFECTS = {
   ],
 };
 
+// The first card's rows for the house rules played: whoever plays first takes a first Skip, Hit 2 or Draw Two.
+function firstCardRows(house, attacks, back) {
+  const dealer = house.first_player === "dealer";
+  return [
+    ...attacks(dealer),
+    [kindName("skip"), dealer ? t("first.skip_dealer") : t("first.skip")],
+    [kindName("reverse"), house.reverse_start === "right_of_dealer" ? t("first.reverse_right") : t("first.reverse")],
+    [kindName(back), t("first.back")],
+    [t("first.other"), dealer ? t("first.other_dealer") : t("first.other_left")],
+  ];
+}
+
 const FIRST_CARD = {
-  uno_attack: () => [
-    [kindName("wild_hit_fire"), t("first.wild_hit_fire")],
-    [kindName("wild_all_hit"), t("first.wild_all_hit")],
-    [kindName("hit_2"), t("first.hit_2")],
-    [kindName("skip"), t("first.skip")],
-    [kindName("reverse"), t("first.reverse")],
-    [kindName("trade_hands"), t("first.back")],
-  ],
-  classic: () => [
-    [kindName("draw_two"), t("first.draw_two")],
-    [kindName("skip"), t("first.skip")],
-    [kindName("reverse"), t("first.reverse")],
-    [kindName("wild_draw_four"), t("first.back")],
-  ],
+  uno_attack: (house) =>
+    firstCardRows(
+      house,
+      (dealer) => [
+        [kindName("wild_hit_fire"), dealer ? t("first.wild_hit_fire_dealer") : t("first.wild_hit_fire")],
+        [kindName("wild_all_hit"), t("first.wild_all_hit")],
+        [kindName("hit_2"), dealer ? t("first.hit_2_dealer") : t("first.hit_2")],
+      ],
+      "trade_hands",
+    ),
+  classic: (house) =>
+    firstCardRows(
+      house,
+      (dealer) => [
+        [kindName("draw_two"), dealer || house.first_draw_two_dealer ? t("first.draw_two_dealer") : t("first.draw_two")],
+      ],
+      "wild_draw_four",
+    ),
 };
 
 function rulesTable(rows, cardHead, effectHead) {
@@ -464,7 +519,7 @@ export function renderGameRules() {
   const effects = rulesTable(EFFECTS[ruleset]?.() ?? [], t("grules.card"), t("grules.launcher"));
   effects.id = "effects";
   effects.classList.add("effects");
-  const first = rulesTable(FIRST_CARD[ruleset]?.() ?? [], t("grules.first_card"), t("grules.launcher"));
+  const first = rulesTable(FIRST_CARD[ruleset]?.(house) ?? [], t("grules.first_card"), t("grules.launcher"));
   first.id = "grules-first";
   $("effects").replaceWith(effects);
   $("grules-first")?.remove();

@@ -61,9 +61,10 @@ function renderTables(current) {
     ...current.tables.map((table) => {
       const item = el("li", table.table === tour.table ? "tour-here" : "");
       if (table.next_round === null) {
-        item.append(el("span", "", t("tournament.done", { table: table.table, rounds: current.rounds_per_table })));
+        item.append(el("span", "", t("tournament.done", { table: table.table, cycles: current.cycles })));
       } else {
-        const head = t("tournament.next", { table: table.table, round: table.next_round, rounds: current.rounds_per_table });
+        const rounds = current.rounds_per_table;
+        const head = t("tournament.next", { table: table.table, cycle: table.cycle, round: table.cycle_round, rounds });
         item.append(el("strong", "", head), el("span", "tour-teams", teamsText(table.seats)));
       }
       return item;
@@ -94,7 +95,7 @@ function renderScoreForm(current) {
       return label;
     }),
   );
-  $("tour-score-title").textContent = t("tournament.score", { round: mine.next_round });
+  $("tour-score-title").textContent = t("tournament.score", { cycle: mine.cycle, round: mine.cycle_round });
 }
 
 function renderStandings(current) {
@@ -119,7 +120,7 @@ function renderRounds(current) {
       const points = Object.entries(r.points)
         .map(([player, value]) => `${player} ${value}`)
         .join(" · ");
-      return el("li", "", t("tournament.round_line", { table: r.table, round: r.number, points }));
+      return el("li", "", t("tournament.round_line", { table: r.table, cycle: r.cycle, round: r.cycle_round, points }));
     }),
   );
 }
