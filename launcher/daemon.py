@@ -33,6 +33,7 @@ from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.history import History
 from launcher.home_assistant import HomeAssistant
 from launcher.hopper import Hopper, HopperCount
+from launcher.moments import MomentTeller
 from launcher.mqtt import MqttBridge, MqttError, Snapshot
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, PowerWarning, SysfsPowerFlags
@@ -167,6 +168,7 @@ class Daemon:
             self.tournaments = TournamentBook(self.store, self.bus, table=config.mqtt.table or LOCAL_TABLE)
             self.budgets = Budgets(config.limits, self.store.path, clock=clock)  # what joined phones may spend
             self.mqtt = self._mqtt_bridge()
+            self.moments: MomentTeller | None = None  # Home Assistant's event entity, told at once with [mqtt]
             if self.mqtt is not None:
                 undo.callback(self.mqtt.close)
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
@@ -181,6 +183,8 @@ class Daemon:
             self.server = self._listen()
             if self.mqtt is not None:
                 self.mqtt.start()  # once the page's address is known: Home Assistant's device links to it
+                self.moments = MomentTeller(config.mqtt.table, bus=self.bus, send=self.mqtt.publish_now)
+                self.moments.start()
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
 
@@ -355,6 +359,8 @@ class Daemon:
 
     def close(self) -> None:
         """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
+        if self.moments is not None:
+            self.moments.close()
         if self.mqtt is not None:
             self.mqtt.close()  # first: the broker is told "offline" while the table is still whole
         self.power.close()

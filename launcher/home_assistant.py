@@ -11,14 +11,13 @@ discovery payload" and "Migration from single component to device-based discover
   old topic, then the device config, then each old topic emptied, so no orphan stays retained. The node and keys
   are the old ones, so Home Assistant keeps each entity, its id and its history.
 - Home Assistant's birth message (`<prefix>/status` = `online`) makes the device announced again.
-- The event entity tells each moment of the table as it happens (`{"event_type": ..., ...attributes}`, not
-  retained): two fires of the same size are two events, which a state cannot be.
+- The event entity reads the table's moments (launcher/moments.py): two fires of the same size are two events,
+  which a state cannot be.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -27,7 +26,7 @@ from typing import Any
 from launcher import __version__
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import MqttConfig
-from launcher.events import Event, EventType
+from launcher.moments import EVENT_TYPES, moments_topic
 from launcher.mqtt import Message, table_topic
 
 MIGRATE = json.dumps({"migrate_discovery": True})
@@ -35,7 +34,6 @@ BIRTH = "online"
 BIRTH_QUIET_S = 5.0  # a flood of birth messages from anyone on the broker re-announces at most this often
 MIGRATE_QUIET_S = 10.0  # likewise for old configs found retained (a migration is a dozen messages)
 AVAILABILITY = {"payload_available": "online", "payload_not_available": "offline"}
-FRESH_S = 60.0  # a moment older than this (a backlog after the broker was away) would flash a light for nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,30 +44,6 @@ class Entity:
     platform: str
     name: str
     options: dict[str, Any] = field(default_factory=dict)
-
-
-def moment(kind: str, **attributes: Any) -> tuple[str, dict[str, Any]]:
-    return kind, attributes
-
-
-# The table's moments: each daemon event that is one, and what it becomes (its event type and attributes).
-def _fired(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return moment("jackpot" if data.get("jackpot") else "fire", cards=data.get("dispensed", 0))
-
-
-MOMENTS: dict[str, Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]] = {
-    EventType.LAUNCHER_MISSED: lambda d: moment("miss", misses_in_row=d.get("misses_in_row", 0)),
-    EventType.LAUNCHER_FIRED: _fired,
-    EventType.LAUNCHER_DEALT: lambda d: moment("fire", cards=d.get("dispensed", 0), player=d.get("player")),
-    EventType.LAUNCHER_JAMMED: lambda d: moment("jam", reason=d.get("reason"), cards=d.get("dispensed", 0)),
-    EventType.LAUNCHER_EMPTY: lambda d: moment("empty", cards=d.get("dispensed", 0)),
-    EventType.HARDWARE_FAULT: lambda d: moment("fault", cause=d.get("cause"), message=d.get("message")),
-    EventType.ROUND_SCORED: lambda d: moment("round_scored", round=d.get("round"), winner=d.get("winner")),
-    EventType.GAME_FINISHED: lambda d: moment(
-        "game_won", winner=" & ".join(d.get("winners", [])), winners=d.get("winners", []), losers=d.get("losers", [])
-    ),
-}
-EVENT_TYPES = ("miss", "fire", "jackpot", "jam", "empty", "fault", "round_scored", "game_won")
 
 
 def version() -> str:
@@ -150,10 +124,6 @@ def entities(config: MqttConfig) -> tuple[Entity, ...]:
     return (*declared, button) if config.allow_new_shuffle else declared
 
 
-def moments_topic(table: str) -> str:
-    return table_topic(table, "moment")
-
-
 # Where the launchers before this one announced each entity, one config each.
 OLD_PLATFORMS = ("sensor", "binary_sensor", "button")
 OLD_KEYS = {"sensor": ("presses", "last_fire", "hopper"), "binary_sensor": ("fault",), "button": ("new_shuffle",)}
@@ -169,14 +139,11 @@ class HomeAssistant:
         *,
         page_url: Callable[[], str | None],
         clock: Clock = REAL_CLOCK,
-        wall: Callable[[], float] = time.time,
     ) -> None:
-        """`page_url`: the phone page's address, read at each announcement (known once the server listens).
-        `wall`: seconds since the epoch, to tell a moment from the backlog (events' timestamps are wall time)."""
+        """`page_url`: the phone page's address, read at each announcement (known once the server listens)."""
         self._config = config
         self._page_url = page_url
         self._clock = clock
-        self._wall = wall
         self._node = node_id(config.table)
         self._prefix = config.discovery_prefix
         self._last_birth: float | None = None
@@ -239,15 +206,6 @@ class HomeAssistant:
             *self.announcement(),
             *(Message(topic, "", retain=True) for topic in old),
         ]
-
-    def moments(self, event: Event) -> list[Message]:
-        """The event entity's message for an event that is a moment of the table, if it is still news."""
-        told = MOMENTS.get(event.type)
-        if told is None or self._wall() - event.ts > FRESH_S:
-            return []
-        kind, attributes = told(event.data)
-        body = {"event_type": kind, **attributes, "event": event.id}
-        return [Message(moments_topic(self._config.table), json.dumps(body, ensure_ascii=False))]
 
     def _device(self, extra: dict[str, Any]) -> Message:
         table = self._config.table

@@ -10,7 +10,8 @@ Topics (docs/HOME.md has them all, docs/RELIABILITY.md who may publish what):
     uno-launcher/<table>/status              "online", or "offline" by the last will (retained)
     uno-launcher/<table>/event/<type>        each event told, as the phones get it (QoS 1)
     uno-launcher/<table>/state/<name>        presses, last_fire, hopper, fault, under_voltage (retained)
-    uno-launcher/<table>/moment              the table's moments for Home Assistant's event entity (QoS 1)
+    uno-launcher/<table>/moment              the table's moments for Home Assistant's event entity (QoS 1; not
+                                             through the outbox: news or nothing, launcher/moments.py)
     uno-launcher/tournament/<id>/…           tournaments, shared by every table (retained; launcher/tournament.py)
     uno-launcher/<table>/command/new_shuffle Home Assistant's button, only with [mqtt] allow_new_shuffle
 
@@ -244,6 +245,14 @@ class MqttBridge:
         with self._changed:
             return self._sent
 
+    def publish_now(self, message: Message) -> bool:
+        """Publish at once, outside the outbox (QoS 1, not awaited), what is news now or never (launcher/moments.py).
+        False, and nothing sent, while the broker is away."""
+        if not self.connected:
+            return False
+        self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+        return True
+
     def start(self) -> None:
         properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         properties.SessionExpiryInterval = SESSION_EXPIRY_S
@@ -349,7 +358,7 @@ class MqttBridge:
             for event in events:
                 if event.type == EventType.BUTTON_PRESSED:
                     presses += 1
-                for message in messages_for(self._config.table, event, presses) + self._home.moments(event):
+                for message in messages_for(self._config.table, event, presses):
                     info = self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
                     mids.append(info.mid)
             if not self._await(mids):

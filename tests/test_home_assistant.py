@@ -18,7 +18,8 @@ from launcher.clock import REAL_CLOCK
 from launcher.config import Config, MqttConfig, from_mapping
 from launcher.daemon import Daemon
 from launcher.events import Event, EventType
-from launcher.home_assistant import BIRTH_QUIET_S, EVENT_TYPES, FRESH_S, MIGRATE_QUIET_S, HomeAssistant, version
+from launcher.home_assistant import BIRTH_QUIET_S, MIGRATE_QUIET_S, HomeAssistant, version
+from launcher.moments import EVENT_TYPES, FRESH_S, moment_messages
 from tests.conftest import RunningDaemon, start_daemon, wait_until
 from tests.mosquitto import Broker, Listener, running_broker
 from tests.test_mqtt import mqtt_toml, press, table_dir
@@ -105,9 +106,9 @@ def clock() -> Iterator[VirtualClock]:
 
 
 def home(clock: VirtualClock | None = None, **settings: Any) -> HomeAssistant:
-    """The device of a table "kitchen", its page at a LAN address, its wall clock at 1000 s."""
+    """The device of a table "kitchen", its page at a LAN address."""
     page = "http://192.168.1.20:8080/"
-    return HomeAssistant(mqtt_config(**settings), page_url=lambda: page, clock=clock or REAL_CLOCK, wall=lambda: 1000.0)
+    return HomeAssistant(mqtt_config(**settings), page_url=lambda: page, clock=clock or REAL_CLOCK)
 
 
 def device_body(assistant: HomeAssistant) -> dict[str, Any]:
@@ -232,7 +233,7 @@ MOMENTS = [
 def test_each_moment_of_the_table_is_one_event_of_a_declared_type(
     kind: EventType, data: dict[str, Any], told: str, attributes: dict[str, Any]
 ) -> None:
-    (message,) = home().moments(event(kind, data, id=7))
+    (message,) = moment_messages("kitchen", event(kind, data, id=7), now=1000.0)
     body = json.loads(message.payload)
     assert message.topic == MOMENT and not message.retain
     assert body["event_type"] == told and told in EVENT_TYPES
@@ -240,17 +241,15 @@ def test_each_moment_of_the_table_is_one_event_of_a_declared_type(
 
 
 def test_two_fires_of_the_same_size_are_two_events_and_a_press_is_none() -> None:
-    assistant = home()
     fires = [event(EventType.LAUNCHER_FIRED, {"dispensed": 2, "jackpot": False}, id=i) for i in (1, 2)]
-    told = [assistant.moments(e) for e in fires]
+    told = [moment_messages("kitchen", e, now=1000.0) for e in fires]
     assert [len(t) for t in told] == [1, 1] and told[0][0].payload != told[1][0].payload
-    assert assistant.moments(event(EventType.BUTTON_PRESSED, {"press": 1})) == []
+    assert moment_messages("kitchen", event(EventType.BUTTON_PRESSED, {"press": 1}), now=1000.0) == []
 
 
 def test_a_moment_from_the_backlog_is_not_news() -> None:
-    assistant = home()  # its wall clock says 1000
-    assert assistant.moments(event(EventType.LAUNCHER_MISSED, {}, ts=1000.0 - FRESH_S)) != []
-    assert assistant.moments(event(EventType.LAUNCHER_MISSED, {}, ts=1000.0 - FRESH_S - 1)) == []
+    assert moment_messages("kitchen", event(EventType.LAUNCHER_MISSED, {}, ts=1000.0 - FRESH_S), now=1000.0) != []
+    assert moment_messages("kitchen", event(EventType.LAUNCHER_MISSED, {}, ts=999.0 - FRESH_S), now=1000.0) == []
 
 
 # --- over a real Mosquitto ------------------------------------------------------------------------------------------
@@ -353,6 +352,22 @@ def test_presses_become_moments_on_the_event_entity(kitchen: tuple[RunningDaemon
     assert [t["event_type"].replace("jackpot", "fire") for t in told] == expected
     assert [t["cards"] for t in told if "cards" in t] == [a["dispensed"] for a in answers if a["dispensed"]]
     assert all(not kept for t, _, kept in listener.messages if t == MOMENT), "a moment is never retained"
+
+
+@pytest.mark.slow
+def test_a_broker_back_after_an_outage_flashes_no_light_for_what_happened_meanwhile(
+    kitchen: tuple[RunningDaemon, Listener], broker: Broker
+) -> None:
+    table, listener = kitchen
+    broker.stop()
+    for _ in range(6):  # the table plays on
+        press(table)
+    broker.start()
+    wait_until(lambda: len(listener.on("uno-launcher/kitchen/event/button.pressed")) == 6, timeout=30)
+    wait_until(lambda: listener.on("uno-launcher/kitchen/state/presses")[-1:] == [b"6"])  # the outbox caught up
+    assert listener.on(MOMENT) == [], "a moment is news or nothing"
+    press(table)
+    wait_until(lambda: len(listener.on(MOMENT)) == 1)  # and the next press is told at once
 
 
 @pytest.mark.slow
