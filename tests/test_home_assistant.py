@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -240,6 +241,10 @@ def test_each_moment_of_the_table_is_one_event_of_a_declared_type(
     assert attributes.items() <= body.items() and body["event"] == 7
 
 
+def test_every_declared_event_type_is_one_a_moment_becomes() -> None:
+    assert {told for _, _, told, _ in MOMENTS} == set(EVENT_TYPES)
+
+
 def test_two_fires_of_the_same_size_are_two_events_and_a_press_is_none() -> None:
     fires = [event(EventType.LAUNCHER_FIRED, {"dispensed": 2, "jackpot": False}, id=i) for i in (1, 2)]
     told = [moment_messages("kitchen", e, now=1000.0) for e in fires]
@@ -264,9 +269,10 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 def retained(broker: Broker, pattern: str) -> dict[str, bytes]:
     """What a subscriber that comes now is given retained (a fresh Home Assistant, say). The broker sends them at
     once after the subscription, before anything published later: a probe it then hears marks their end."""
-    fresh = Listener(broker, "#", client_id="fresh-subscriber")
+    probe = f"probe/{uuid.uuid4().hex}"  # a new client and topic each time: nothing left from an earlier session
+    fresh = Listener(broker, "#", client_id=probe.replace("/", "-"))
     try:
-        wait_until(lambda: fresh.client.publish("probe/end", b"", qos=1) and fresh.on("probe/end"))
+        wait_until(lambda: fresh.client.publish(probe, b"", qos=1) and fresh.on(probe))
         prefix = pattern.removesuffix("#")
         return {t: p for t, p, kept in fresh.messages if kept and t.startswith(prefix) and p}
     finally:
@@ -318,6 +324,7 @@ def test_the_old_per_entity_configs_are_migrated_and_leave_no_orphan(tmp_path: P
     old_launcher.close()
     assert set(retained(broker, "homeassistant/#")) == set(OLD)
     assistant = Listener(broker, "homeassistant/#", client_id="home-assistant")  # sees every step, in order
+    wait_until(lambda: all(assistant.on(t) for t in OLD))
     table = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen"))
     try:
         wait_until(lambda: all(assistant.on(t)[-1:] == [b""] for t in OLD))
