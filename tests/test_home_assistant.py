@@ -350,6 +350,25 @@ def test_home_assistants_birth_announces_the_device_again(kitchen: tuple[Running
 
 
 @pytest.mark.slow
+def test_a_flood_of_births_and_forged_configs_costs_the_table_a_few_messages(
+    kitchen: tuple[RunningDaemon, Listener],
+) -> None:
+    table, listener = kitchen
+    before = len(listener.on(DEVICE))
+    forged = "homeassistant/sensor/uno_launcher_kitchen/presses/config"
+    for _ in range(200):
+        listener.client.publish("homeassistant/status", b"online", qos=1)
+        listener.client.publish(forged, b'{"name": "forged"}', qos=1, retain=True)
+    listener.publish("homeassistant/status", b"not a birth")  # the last of the flood, once it is all sent
+    wait_until(lambda: len(listener.on("homeassistant/status")) == 201)
+    wait_until(lambda: len(listener.on(DEVICE)) > before)  # a birth is a birth
+    assert len(listener.on(DEVICE)) - before <= 2, "at most once a quiet while, whoever sends it"
+    assert listener.on(forged).count(b"") == 0, "a live config is nobody's old one: no migration"
+    assert "Traceback" not in "".join(table.output)
+    assert press(table)["press"] == 1
+
+
+@pytest.mark.slow
 def test_presses_become_moments_on_the_event_entity(kitchen: tuple[RunningDaemon, Listener]) -> None:
     table, listener = kitchen
     answers = [press(table) for _ in range(8)]
