@@ -32,10 +32,12 @@ from launcher.events import EventBus, EventType
 from launcher.games import GameDesk
 from launcher.hardware.base import Aims, Hardware, Links, Refills
 from launcher.history import History
+from launcher.home_assistant import HomeAssistant
 from launcher.hopper import Hopper, HopperCount
+from launcher.moments import MomentTeller
 from launcher.mqtt import MqttBridge, MqttError, Snapshot
 from launcher.netinfo import public_urls
-from launcher.power import PowerMonitor, SysfsPowerFlags
+from launcher.power import PowerMonitor, PowerWarning, SysfsPowerFlags
 from launcher.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
 from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
@@ -166,6 +168,7 @@ class Daemon:
             self.tournaments = TournamentBook(self.store, self.bus, table=config.mqtt.table or LOCAL_TABLE)
             self.budgets = Budgets(config.limits, self.store.path, clock=clock)  # what joined phones may spend
             self.mqtt = self._mqtt_bridge()
+            self.moments: MomentTeller | None = None  # Home Assistant's event entity, told at once with [mqtt]
             if self.mqtt is not None:
                 undo.callback(self.mqtt.close)
             self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
@@ -182,6 +185,10 @@ class Daemon:
             self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
             self._stopping = False  # a signal has started the shutdown
             self.server = self._listen()
+            if self.mqtt is not None:
+                self.mqtt.start()  # once the page's address is known: Home Assistant's device links to it
+                self.moments = MomentTeller(config.mqtt.table, bus=self.bus, send=self.mqtt.publish_now)
+                self.moments.start()
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
 
@@ -198,16 +205,21 @@ class Daemon:
                 tournaments=self.tournaments,
                 snapshot=self._mqtt_snapshot,
                 new_shuffle=self.controller.new_shuffle,
+                home=HomeAssistant(self.config.mqtt, page_url=self._page_url),
                 clock=REAL_CLOCK,
             )
         except MqttError as e:
             raise StartupError(str(e)) from None
-        bridge.start()  # connects in the background: a broker that is down does not hold the table up
-        return bridge
+        return bridge  # started once the server listens; it connects in the background (a broker down holds nothing)
+
+    def _page_url(self) -> str:
+        """The page's address, as the console's QR code gives it (read once the server listens)."""
+        return self.urls[-1]
 
     def _mqtt_snapshot(self) -> Snapshot:
         state = self.controller.snapshot()
-        return Snapshot(hopper=state["hopper"]["remaining"], fault=state["fault"] is not None)
+        weak = PowerWarning.UNDER_VOLTAGE in self.power.snapshot()["warnings"]
+        return Snapshot(hopper=state["hopper"]["remaining"], fault=state["fault"] is not None, under_voltage=weak)
 
     def _saved_hopper(self) -> HopperCount:
         """The hopper as the last run left it (full on a first start); the simulated one is set to match."""
@@ -352,6 +364,8 @@ class Daemon:
 
     def close(self) -> None:
         """Motor off, hardware released, pending events written, sockets closed. Safe to call twice."""
+        if self.moments is not None:
+            self.moments.close()
         if self.mqtt is not None:
             self.mqtt.close()  # first: the broker is told "offline" while the table is still whole
         self.power.close()

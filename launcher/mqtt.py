@@ -9,12 +9,15 @@ messages over a reconnect (a persistent session: clean_start false, a session ex
 Topics (docs/HOME.md has them all, docs/RELIABILITY.md who may publish what):
     uno-launcher/<table>/status              "online", or "offline" by the last will (retained)
     uno-launcher/<table>/event/<type>        each event told, as the phones get it (QoS 1)
-    uno-launcher/<table>/state/<name>        presses, last_fire, hopper, fault (retained)
+    uno-launcher/<table>/state/<name>        presses, last_fire, hopper, fault, under_voltage (retained)
+    uno-launcher/<table>/moment              the table's moments for Home Assistant's event entity (QoS 1; not
+                                             through the outbox: news or nothing, launcher/moments.py)
     uno-launcher/tournament/<id>/…           tournaments, shared by every table (retained; launcher/tournament.py)
     uno-launcher/<table>/command/new_shuffle Home Assistant's button, only with [mqtt] allow_new_shuffle
 
-Nothing from the broker reaches the motor: the only messages taken are tournament results and, if the admin
-allows it, the request for a new shuffle. Anything else, or anything malformed, is a log line.
+Nothing from the broker reaches the motor: the only messages taken are tournament results, if the admin allows it
+the request for a new shuffle, and for Home Assistant's device (launcher/home_assistant.py) its birth and the old
+per-entity configs, which only make the device announced again. Anything else, or anything malformed, is a log line.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
@@ -41,6 +44,9 @@ from launcher.events import Event, EventBus, EventType
 from launcher.store import Store, StoreError, mqtt_table
 from launcher.threads import StoppableThread
 from launcher.tournament import TournamentBook
+
+if TYPE_CHECKING:  # built by the daemon, it builds its messages with this module's
+    from launcher.home_assistant import HomeAssistant
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +104,7 @@ class Snapshot:
 
     hopper: int
     fault: bool
+    under_voltage: bool = False  # the Pi's own warning (launcher/power.py)
 
 
 def table_topic(table: str, *levels: str) -> str:
@@ -115,7 +122,12 @@ def state_messages(table: str, *, presses: int | None = None, snapshot: Snapshot
     if snapshot is not None:
         out.append(Message(table_topic(table, "state", "hopper"), str(snapshot.hopper), retain=True))
         out.append(Message(table_topic(table, "state", "fault"), "ON" if snapshot.fault else "OFF", retain=True))
+        out.append(_under_voltage(table, snapshot.under_voltage))
     return out
+
+
+def _under_voltage(table: str, now: bool) -> Message:
+    return Message(table_topic(table, "state", "under_voltage"), "ON" if now else "OFF", retain=True)
 
 
 def messages_for(table: str, event: Event, presses: int) -> list[Message]:
@@ -135,6 +147,8 @@ def messages_for(table: str, event: Event, presses: int) -> list[Message]:
     elif kind in (EventType.HARDWARE_FAULT, EventType.HARDWARE_OK):
         fault = "ON" if kind == EventType.HARDWARE_FAULT else "OFF"
         out.append(Message(table_topic(table, "state", "fault"), fault, retain=True))
+    elif kind == EventType.POWER_CHANGED:
+        out.append(_under_voltage(table, "under_voltage" in event.data.get("warnings", [])))
     elif kind in (EventType.TOURNAMENT_SET_UP, EventType.TOURNAMENT_ROUND) and event.data.get("origin") == table:
         out.append(_tournament_message(event))  # this table's own; what came from the broker is not sent back
     return out
@@ -147,57 +161,6 @@ def _tournament_message(event: Event) -> Message:
     else:
         topic = tournament_topic(data["tournament"], "round", data["table"], str(data["number"]))
     return Message(topic, json.dumps(data, ensure_ascii=False, separators=(",", ":")), retain=True)
-
-
-def discovery_messages(config: MqttConfig) -> list[Message]:
-    """Home Assistant's MQTT discovery: the launcher as a device with its entities (retained). The button is
-    announced only if the admin allows it, else its config is emptied, which removes one announced before."""
-    table = config.table
-    node = f"uno_launcher_{table.replace('-', '_')}"
-    device = {
-        "identifiers": [node],
-        "name": f"UNO launcher {table}",
-        "manufacturer": "home-built",
-        "model": "UNO Attack card launcher",
-    }
-    common = {"device": device, "availability_topic": table_topic(table, "status")}
-
-    def entity(component: str, key: str, fields: dict[str, Any]) -> Message:
-        body = {**common, "unique_id": f"{node}_{key}", "object_id": f"{node}_{key}", **fields}
-        return Message(f"{config.discovery_prefix}/{component}/{node}/{key}/config", json.dumps(body), retain=True)
-
-    state = {name: table_topic(table, "state", name) for name in ("presses", "last_fire", "hopper", "fault")}
-    out = [
-        entity("sensor", "presses", {"name": "Presses", "state_topic": state["presses"], "state_class": "total"}),
-        entity(
-            "sensor",
-            "last_fire",
-            {
-                "name": "Last fire",
-                "state_topic": state["last_fire"],
-                "value_template": "{{ value_json.cards }}",
-                "json_attributes_topic": state["last_fire"],
-                "unit_of_measurement": "cards",
-            },
-        ),
-        entity("sensor", "hopper", {"name": "Hopper", "state_topic": state["hopper"], "unit_of_measurement": "cards"}),
-        entity(
-            "binary_sensor",
-            "fault",
-            {"name": "FAULT", "state_topic": state["fault"], "device_class": "problem"},
-        ),
-    ]
-    button = entity(
-        "button",
-        "new_shuffle",
-        {
-            "name": "New shuffle",
-            "command_topic": table_topic(table, "command", "new_shuffle"),
-            "payload_press": "PRESS",
-        },
-    )
-    out.append(button if config.allow_new_shuffle else Message(button.topic, "", retain=True))
-    return out
 
 
 def _password(config: MqttConfig) -> str | None:
@@ -221,16 +184,18 @@ class MqttBridge:
         tournaments: TournamentBook,
         snapshot: Callable[[], Snapshot],
         new_shuffle: Callable[[], object],
+        home: HomeAssistant,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         """`snapshot`: the launcher's state, sent at each connection. `new_shuffle`: Home Assistant's button, called
-        only with [mqtt] allow_new_shuffle."""
+        only with [mqtt] allow_new_shuffle. `home`: the Home Assistant device, its discovery and the table's moments."""
         self._config = config
         self._bus = bus
         self._store = store
         self._tournaments = tournaments
         self._snapshot = snapshot
         self._new_shuffle = new_shuffle
+        self._home = home
         self._clock = clock
         self._status = table_topic(config.table, "status")
         with store.connect() as conn:
@@ -280,6 +245,14 @@ class MqttBridge:
         with self._changed:
             return self._sent
 
+    def publish_now(self, message: Message) -> bool:
+        """Publish at once, outside the outbox (QoS 1, not awaited), what is news now or never (launcher/moments.py).
+        False, and nothing sent, while the broker is away."""
+        if not self.connected:
+            return False
+        self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+        return True
+
     def start(self) -> None:
         properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         properties.SessionExpiryInterval = SESSION_EXPIRY_S
@@ -316,13 +289,14 @@ class MqttBridge:
         except LauncherError as e:  # a store in trouble: the outbox's state messages still come
             log.warning("the launcher's state for MQTT cannot be read: %s", e)
             snapshot = None
-        extra = discovery_messages(self._config) if self._config.discovery else []
+        extra = self._home.announcement()
         for message in state_messages(self._config.table, presses=presses, snapshot=snapshot) + extra:
             client.publish(message.topic, message.payload, qos=1, retain=message.retain)
         # No local: what this table publishes is not sent back to it (its retained rounds still come at a start).
         subscriptions = [(tournament_topic("#"), SubscribeOptions(qos=1, noLocal=True))]
         if self._config.allow_new_shuffle:
             subscriptions.append((table_topic(self._config.table, "command", "#"), SubscribeOptions(qos=1)))
+        subscriptions += [(topic, SubscribeOptions(qos=1)) for topic in self._home.subscriptions()]
         client.subscribe(subscriptions)
         with self._changed:
             self._connected = True
@@ -342,7 +316,11 @@ class MqttBridge:
     def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         """Whatever comes in is judged here; a refusal is one log line, never an exception in paho's thread."""
         try:
-            self._take(message.topic, bytes(message.payload))
+            if self._home.takes(message.topic):
+                for answer in self._home.receive(message.topic, bytes(message.payload), retained=bool(message.retain)):
+                    client.publish(answer.topic, answer.payload, qos=1, retain=answer.retain)
+            else:
+                self._take(message.topic, bytes(message.payload))
         except LauncherError as e:  # refused: malformed, foreign, or the launcher cannot now (busy)
             log.warning("MQTT message on %.120r refused: %s", message.topic, e)
         except Exception:  # a bug must not end paho's thread, and with it the table's link

@@ -128,12 +128,10 @@ def test_presses_fires_and_state_reach_the_broker_with_the_device_for_home_assis
     remaining = kitchen.get("/api/state")["hopper"]["remaining"]
     wait_until(lambda: listener.on("uno-launcher/kitchen/state/hopper")[-1:] == [str(remaining).encode()])
     assert listener.on("uno-launcher/kitchen/state/fault")[-1:] == [b"OFF"]
-    # Home Assistant's device: four entities, and no button unless the admin allows it.
-    config = json.loads(listener.on("homeassistant/binary_sensor/uno_launcher_kitchen/fault/config")[-1])
-    assert config["device_class"] == "problem" and config["state_topic"] == "uno-launcher/kitchen/state/fault"
-    for key in ("presses", "last_fire", "hopper"):
-        assert listener.on(f"homeassistant/sensor/uno_launcher_kitchen/{key}/config")
-    assert not any(listener.on("homeassistant/button/uno_launcher_kitchen/new_shuffle/config"))
+    # Home Assistant's device (tests/test_home_assistant.py has the rest), and no button unless the admin allows it.
+    config = json.loads(listener.on("homeassistant/device/uno_launcher_kitchen/config")[-1])["cmps"]
+    assert config["fault"]["state_topic"] == "uno-launcher/kitchen/state/fault"
+    assert {"presses", "last_fire", "hopper"} <= set(config) and "new_shuffle" not in config
     kitchen.stop()
     wait_until(lambda: listener.on("uno-launcher/kitchen/status")[-1:] == [b"offline"])
 
