@@ -29,7 +29,14 @@ from tests.virtual_clock import VirtualClock
 # Every phone of the tests comes from 127.0.0.1 (at a table each has its own address), and tests play many games
 # in a row (in virtual time that stands still): the budgets of one phone at their highest, for every daemon a test
 # starts unless its config has a [limits] of its own. tests/test_hostile_table.py meets the defaults.
-TESTS_LIMITS = {"games_per_minute": 600, "declarations_per_minute": 6000, "joins_per_minute": 600}
+TESTS_LIMITS = {
+    "games_per_minute": 600,
+    "declarations_per_minute": 6000,
+    "joins_per_minute": 600,
+    "shuffles_per_minute": 600,
+    "reloads_per_minute": 600,
+    "presses_per_minute": 60000,
+}
 TESTS_LIMITS_TOML = "\n[limits]\n" + "".join(f"{key} = {value}\n" for key, value in TESTS_LIMITS.items())
 
 # Fast simulated hardware, so a few hundred presses take seconds, not minutes. Not faster: the board stops the motor

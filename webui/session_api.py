@@ -14,7 +14,7 @@ from launcher.doorbell import WAIT_S, Doorbell, WaitOver
 from launcher.events import EventType
 from launcher.refusals import Refusal
 from webui import access
-from webui.access import needs
+from webui.access import needs, unbudgeted
 from webui.api import json_object
 from webui.errors import ApiError
 from webui.parts import parts
@@ -69,6 +69,7 @@ def whoami() -> Response:
 
 @bp.post("/session")
 @needs(Role.NONE)
+@unbudgeted("spends joins_per_minute itself: a waiting phone's look at its ticket spends none")
 def join() -> tuple[Response, int]:
     sent = _JOIN.read(json_object())
     if len(sent) != 1:
@@ -150,6 +151,7 @@ def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:
 
 @bp.delete("/session")
 @needs(Role.NONE)
+@unbudgeted("ends a session: removes its row")
 def leave() -> Response:
     access.book().close_session(access.session_token())
     response = jsonify(role=Role.NONE.label)
@@ -159,6 +161,7 @@ def leave() -> Response:
 
 @bp.put("/pins")
 @needs(Role.ADMIN)
+@unbudgeted("the admin's: the PINs' rows are replaced, with one event")
 def change_pins() -> Response:
     sent = _PINS.read(json_object())
     if not sent:
@@ -189,6 +192,7 @@ def invite() -> Response:
 
 @bp.post("/invite")
 @needs(Role.ADMIN)
+@unbudgeted("the admin's: the invite's row is replaced")
 def new_invite() -> tuple[Response, int]:
     """A new invite: the links shown or printed before stop joining."""
     access.book().new_invite()

@@ -108,6 +108,9 @@ const REFUSALS = {
   too_many_games: (said) => t("refused.too_many_games", said),
   too_many_declarations: (said) => t("refused.too_many_declarations", said),
   too_many_joins: (said) => t("refused.too_many_joins", said),
+  too_many_shuffles: (said) => t("refused.too_many_shuffles", said),
+  too_many_reloads: (said) => t("refused.too_many_reloads", said),
+  too_many_presses: (said) => t("refused.too_many_presses", said),
   store_full: () => t("refused.store_full"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
