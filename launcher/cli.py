@@ -341,12 +341,18 @@ def _backup(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from launcher import backup
     from launcher.statelock import StateDirBusy
+    from launcher.store import StoreError
 
     state_dir = _effective_config(args).state_dir
     try:
         restored, kept = backup.restore(args.file, state_dir, keep_pins=args.keep_pins)
     except StateDirBusy as e:
         print(f"uno-launcher restore: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError:
+        raise  # its own words, printed by main()
+    except Exception as e:  # a file handed over may make any check fail: one line, never a traceback
+        print(f"uno-launcher restore: {args.file} was not restored ({type(e).__name__}: {e})", file=sys.stderr)
         return EXIT_USAGE
     print(f"Restored {args.file} as {restored.path} (schema {restored.schema}).")
     if kept is not None:
