@@ -311,7 +311,7 @@ def test_under_systemd_the_first_pins_go_to_a_file_only_root_reads_and_the_journ
         rest, _ = process.communicate(timeout=30)
     journal = "".join(lines) + rest
     pins_file = (state / "first-pins.txt").resolve()
-    assert f"are in {pins_file} (readable by root only)" in journal
+    assert f"are in {pins_file} (only its owner and root may read it)" in journal
     assert (pins_file.stat().st_mode & 0o777) == 0o600
     written = pins_file.read_text(encoding="utf-8")
     table, admin = (re.search(rf"{role} PIN: (\d+)", written) for role in ("Table", "Admin"))
