@@ -132,6 +132,13 @@ def test_the_gate_spends_each_declared_budget_whatever_the_answer(strict: Daemon
     assert _send(other, write).status_code == 429
 
 
+def test_asking_a_write_what_it_allows_spends_nothing(strict: Daemon) -> None:
+    phone = joined_client(strict)
+    for method in ("OPTIONS", "HEAD"):
+        assert phone.open("/api/shuffles", method=method).status_code < 500
+    assert phone.post("/api/shuffles", json={}).status_code == 201, "the minute's one shuffle is still there"
+
+
 def test_the_issues_flood_of_12_tournaments_keeps_the_minutes_six(tmp_path: Path) -> None:
     with local_daemon(tmp_path, limits={}) as daemon:
         phone = joined_client(daemon)

@@ -166,7 +166,7 @@ def _gate() -> None:
     needed = getattr(view, "role_needed", Role.TABLE if unsafe else Role.NONE)
     if g.role >= needed:
         budget: Budget | None = getattr(view, "budget", None)
-        if budget is not None:
+        if budget is not None and unsafe:  # not for an OPTIONS or HEAD that reaches the same view
             spend(budgets()[budget], grows_store=budget.grows_store)
         return
     if needed is Role.ADMIN:
