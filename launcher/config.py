@@ -149,7 +149,7 @@ class LimitsConfig:
     joins_per_minute: int = _opt(10, lo=1, hi=600)  # per address
     shuffles_per_minute: int = _opt(6, lo=1, hi=600)  # per session
     reloads_per_minute: int = _opt(6, lo=1, hi=600)  # per session
-    presses_per_minute: int = _opt(600, lo=1, hi=60000)  # per session; a refused press is logged too
+    presses_per_minute: int = _opt(240, lo=1, hi=60000)  # per session; a refused press is logged too
     store_mb: int = _opt(2048, lo=16, hi=1_000_000)  # the store with its write-ahead log
 
 
