@@ -116,9 +116,7 @@ class Budgets:
         self._per_minute = {
             budget: PerMinute(*_COUNTED[budget], getattr(limits, budget.value), clock) for budget in Budget
         }
-        self.games = self[Budget.GAMES]
-        self.declarations = self[Budget.DECLARATIONS]
-        self.joins = self[Budget.JOINS]
+        self.joins = self[Budget.JOINS]  # spent by the join itself (webui/session_api.py), not by the gate
         self.store_bytes = limits.store_mb * 1024 * 1024
         self._store_path = store_path
 
