@@ -133,7 +133,7 @@ class Daemon:
                 if match and not self.url:
                     self.url, self.url_at = match.group(1), time.perf_counter()
                     self._url_seen.set()
-                if line.startswith(("Admin PIN", "Players join")):
+                if line.startswith(("Admin PIN", "Players join", "The PINs made up")):
                     self._pins_seen.set()
         except ValueError:
             pass
@@ -147,7 +147,9 @@ class Daemon:
 
     def admin_pin(self) -> str:
         self._pins_seen.wait(30)
-        found = re.search(r"Admin PIN: (\d+)", "".join(self.output))
+        text = "".join(self.output)
+        where = re.search(r"first start are in (\S+) ", text)  # to a pipe, the PINs go to this file
+        found = re.search(r"Admin PIN: (\d+)", Path(where.group(1)).read_text() if where else text)
         if not found:
             raise RuntimeError("the first start did not show the admin PIN:\n" + "".join(self.output))
         return found.group(1)

@@ -232,8 +232,9 @@ def _check_source(source: Path) -> None:
 
 def _check_whole(path: Path) -> int:
     """The schema version of `path` if it is exactly a store of ours at that version and undamaged, else StoreError.
-    Exactly: the tables with their columns and the indexes the migrations made, and nothing else (a view or a
-    trigger would run in the daemon with the store's rights)."""
+    Exactly: every object's SQL as the migrations make it, both ways, and nothing else (a view or a trigger would
+    run in the daemon with the store's rights; a CHECK, a foreign key or a default would refuse or change the
+    daemon's writes)."""
     version = check_is_ours(path)
     if version < STAMPED_FROM:
         # Stores before the stamp are told by their tables (check_is_ours); a stamped one is at least this new.

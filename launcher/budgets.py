@@ -1,11 +1,12 @@
 """What one joined phone may do per minute, and how big the store may grow: a table PIN is a guest's child's too.
 
-Games and declarations are counted per session and per client (its address, as PIN guesses are: a new session
-brings no new allowance), joins per client: each a bucket that holds a minute's worth and refills evenly, so a
-burst as large as a minute's allowance passes and a steady stream beyond it is refused with the seconds to wait.
-The store's size (the SD card on a Pi) is checked before anything that makes it grow for good: past `[limits]
-store_mb` a new game, a declaration or a round is refused, and the admin is told. The figures are `[limits]`
-settings (docs/CONFIG.md), far above what a family's game does.
+Every write a phone can make is counted against one `Budget` (webui/access.py's `budgeted()` declares which, on the
+view), per session and per client (its address, as PIN guesses are: a new session brings no new allowance); joins
+per client only. Each is a bucket that holds a minute's worth and refills evenly, so a burst as large as a minute's
+allowance passes and a steady stream beyond it is refused with the seconds to wait. The store's size (the SD card
+on a Pi) is checked before anything that makes it grow for good: past `[limits] store_mb` every such write is
+refused, and the admin is told; presses and joins carry on. The figures are `[limits]` settings (docs/CONFIG.md),
+far above what a family's game does.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import LimitsConfig
-from launcher.doorbell import LET_INS_PER_MINUTE
 from launcher.errors import LauncherError
 from launcher.refusals import Refusal
 
@@ -80,18 +81,49 @@ class PerMinute:
         return bucket
 
 
+class Budget(StrEnum):
+    """A per-minute budget, by its `[limits]` key."""
+
+    GAMES = "games_per_minute"
+    DECLARATIONS = "declarations_per_minute"
+    JOINS = "joins_per_minute"
+    SHUFFLES = "shuffles_per_minute"
+    RELOADS = "reloads_per_minute"
+    PRESSES = "presses_per_minute"
+    LET_INS = "let_ins_per_minute"
+
+    @property
+    def grows_store(self) -> bool:
+        """Whether what it counts is refused once the store is full: not a press (the launcher carries on, and
+        the event log forgets old days by itself) nor a join or a phone let in (a session row, reaped when idle)."""
+        return self not in (Budget.PRESSES, Budget.JOINS, Budget.LET_INS)
+
+
+# What each budget counts, as its refusal says it.
+_COUNTED: dict[Budget, tuple[Refusal, str]] = {
+    Budget.GAMES: (Refusal.TOO_MANY_GAMES, "new games and tournaments"),
+    Budget.DECLARATIONS: (Refusal.TOO_MANY_DECLARATIONS, "declarations, rounds and their corrections"),
+    Budget.JOINS: (Refusal.TOO_MANY_JOINS, "joins"),
+    Budget.SHUFFLES: (Refusal.TOO_MANY_SHUFFLES, "new shuffles"),
+    Budget.RELOADS: (Refusal.TOO_MANY_RELOADS, "hopper reloads"),
+    Budget.PRESSES: (Refusal.TOO_MANY_PRESSES, "presses"),
+    Budget.LET_INS: (Refusal.TOO_MANY_LET_INS, "codes typed to let a phone in"),
+}
+
+
 class Budgets:
     """The `[limits]` budgets of one daemon."""
 
     def __init__(self, limits: LimitsConfig, store_path: Path, *, clock: Clock = REAL_CLOCK) -> None:
-        self.games = PerMinute(Refusal.TOO_MANY_GAMES, "new games", limits.games_per_minute, clock)
-        self.declarations = PerMinute(
-            Refusal.TOO_MANY_DECLARATIONS, "declarations", limits.declarations_per_minute, clock
-        )
-        self.joins = PerMinute(Refusal.TOO_MANY_JOINS, "joins", limits.joins_per_minute, clock)
-        self.let_ins = PerMinute(Refusal.TOO_MANY_LET_INS, "phones let in", LET_INS_PER_MINUTE, clock)
+        self._per_minute = {
+            budget: PerMinute(*_COUNTED[budget], getattr(limits, budget.value), clock) for budget in Budget
+        }
+        self.joins = self[Budget.JOINS]  # spent by the join itself (webui/session_api.py), not by the gate
         self.store_bytes = limits.store_mb * 1024 * 1024
         self._store_path = store_path
+
+    def __getitem__(self, budget: Budget) -> PerMinute:
+        return self._per_minute[budget]
 
     def store_size(self) -> int:
         """The store's bytes on disk, its write-ahead log included (two stats)."""

@@ -160,12 +160,12 @@ def _run(args: argparse.Namespace) -> int:
     print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
     new = daemon.new_pins
     table, admin = (new.table, new.admin) if new else (None, None)
-    if new is not None and _journal_only():
-        # Under systemd the console is the journal, which more people read than root: the PINs go to a file only
-        # the service's user and root can read, and the journal says where.
+    if new is not None and not sys.stdout.isatty():
+        # Not a terminal someone watches (systemd's journal, nohup.out, a pipe): such output is kept and read by
+        # more people than the owner, so the PINs go to a file only the owner and root can read, and it says where.
         where = _write_first_pins(config.state_dir, table, admin)
-        print(f"The PINs made up on this first start are in {where} (readable by root only): sudo cat {where}")
-        table = admin = None  # nor in the QR code below
+        print(f"The PINs made up on this first start are in {where} (only its owner and root may read it): cat {where}")
+        table = admin = None  # nor the invite in the QR code below
     else:
         _print_pins(table, admin)
     # The QR code is drawn while the daemon already serves: importing the maker and drawing the code cost more than
@@ -182,13 +182,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-FIRST_PINS_FILE = "first-pins.txt"  # in the state directory, under systemd only
-
-
-def _journal_only() -> bool:
-    """True when the console is not a terminal anyone watches: the daemon runs under systemd and its output goes
-    to the journal."""
-    return "INVOCATION_ID" in os.environ and not sys.stdout.isatty()
+FIRST_PINS_FILE = "first-pins.txt"  # in the state directory, when the output is not a terminal
 
 
 def _write_first_pins(state_dir: Path, table: str | None, admin: str | None) -> Path:
@@ -205,7 +199,7 @@ def _write_first_pins(state_dir: Path, table: str | None, admin: str | None) -> 
 
 
 def _print_pins(table: str | None, admin: str | None) -> None:
-    """PINs just made, shown this once (the admin PIN is kept only hashed; the table PIN as it is, for the invite)."""
+    """PINs just made, shown this once: the store keeps them only hashed (the invite joins with a token)."""
     if table is not None:
         print(f"Table PIN: {table}  (players join with it; the QR code below joins at once)")
     else:
@@ -341,12 +335,18 @@ def _backup(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from launcher import backup
     from launcher.statelock import StateDirBusy
+    from launcher.store import StoreError
 
     state_dir = _effective_config(args).state_dir
     try:
         restored, kept = backup.restore(args.file, state_dir, keep_pins=args.keep_pins)
     except StateDirBusy as e:
         print(f"uno-launcher restore: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreError:
+        raise  # its own words, printed by main()
+    except Exception as e:  # a file handed over may make any check fail: one line, never a traceback
+        print(f"uno-launcher restore: {args.file} was not restored ({type(e).__name__}: {e})", file=sys.stderr)
         return EXIT_USAGE
     print(f"Restored {args.file} as {restored.path} (schema {restored.schema}).")
     if kept is not None:

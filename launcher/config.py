@@ -147,6 +147,12 @@ class LimitsConfig:
     games_per_minute: int = _opt(6, lo=1, hi=600)  # per session
     declarations_per_minute: int = _opt(120, lo=1, hi=6000)  # per session
     joins_per_minute: int = _opt(10, lo=1, hi=600)  # per address
+    shuffles_per_minute: int = _opt(6, lo=1, hi=600)  # per session
+    reloads_per_minute: int = _opt(6, lo=1, hi=600)  # per session
+    presses_per_minute: int = _opt(240, lo=1, hi=60000)  # per session; a refused press is logged too
+    # Codes typed to let a waiting phone in, per session: a PIN checked outside the guessing budget needs a person,
+    # and this keeps a script holding a session from making that an oracle (and the launcher a hashing mill).
+    let_ins_per_minute: int = _opt(10, lo=1, hi=600)
     store_mb: int = _opt(2048, lo=16, hi=1_000_000)  # the store with its write-ahead log
 
 

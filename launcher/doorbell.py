@@ -27,9 +27,6 @@ from launcher.errors import LauncherError
 
 WAIT_S = 120.0  # a phone waits this long to be let in; its page counts it down
 MOST_WAITING = 256  # tickets kept (one per client, the newest): bounded memory whatever the Wi-Fi sends
-# Codes one joined phone (its session, and its address) may type a minute: a PIN checked without the budget needs a
-# person, and this keeps a script holding a session from making that an oracle (and the launcher a hashing mill).
-LET_INS_PER_MINUTE = 10
 CHECKED_PER_HOLD = 8  # PINs one hold of the button checks, the newest first: the hashing a hold costs is bounded
 # The code a waiting phone shows, to be read out and typed on another phone: no 0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B.
 CODE_ALPHABET = "ACDEFHJKMNPRTUVWXY3479"

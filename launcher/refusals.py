@@ -56,4 +56,7 @@ class Refusal(StrEnum):
     TOO_MANY_DECLARATIONS = "too_many_declarations"  # retry_after_s: declarations and rounds, the same
     TOO_MANY_JOINS = "too_many_joins"  # retry_after_s: joins from one address, the same
     TOO_MANY_LET_INS = "too_many_let_ins"  # retry_after_s: codes typed to let a phone in, per session and address
+    TOO_MANY_SHUFFLES = "too_many_shuffles"  # retry_after_s: new shuffles, the same
+    TOO_MANY_RELOADS = "too_many_reloads"  # retry_after_s: hopper reloads, the same
+    TOO_MANY_PRESSES = "too_many_presses"  # retry_after_s: presses from a phone, the same
     STORE_FULL = "store_full"  # the store reached [limits] store_mb: nothing more is kept

@@ -29,7 +29,14 @@ from tests.virtual_clock import VirtualClock
 # Every phone of the tests comes from 127.0.0.1 (at a table each has its own address), and tests play many games
 # in a row (in virtual time that stands still): the budgets of one phone at their highest, for every daemon a test
 # starts unless its config has a [limits] of its own. tests/test_hostile_table.py meets the defaults.
-TESTS_LIMITS = {"games_per_minute": 600, "declarations_per_minute": 6000, "joins_per_minute": 600}
+TESTS_LIMITS = {
+    "games_per_minute": 600,
+    "declarations_per_minute": 6000,
+    "joins_per_minute": 600,
+    "shuffles_per_minute": 600,
+    "reloads_per_minute": 600,
+    "presses_per_minute": 60000,
+}
 TESTS_LIMITS_TOML = "\n[limits]\n" + "".join(f"{key} = {value}\n" for key, value in TESTS_LIMITS.items())
 
 # Fast simulated hardware, so a few hundred presses take seconds, not minutes. Not faster: the board stops the motor
@@ -138,7 +145,11 @@ def join(url: str, pin: str) -> str:
 
 
 def _pins_shown(output: list[str]) -> tuple[str, str]:
+    """The first start's PINs: to a pipe they go to the file its output names (launcher/cli.py)."""
     text = "".join(output)
+    where = re.search(r"first start are in (\S+) ", text)
+    if where is not None:
+        text = Path(where.group(1)).read_text(encoding="utf-8")
     table, admin = re.search(r"Table PIN: (\d+)", text), re.search(r"Admin PIN: (\d+)", text)
     assert table and admin, "the first start did not show the PINs:\n" + text
     return table.group(1), admin.group(1)
@@ -171,7 +182,9 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
                 match = re.search(r"Open (http://\S+?)/? on a phone", line)
                 if match and not found:
                     found.append(match.group(1))
-                if found and re.match(r"(Admin PIN|Players join)", line):  # the last line before the QR code
+                if found and re.match(
+                    r"(Admin PIN|Players join|The PINs made up)", line
+                ):  # the last before the QR code
                     url_seen.set()
         except ValueError:  # the test closed the pipe while lines were still coming: it has read what it wants
             pass

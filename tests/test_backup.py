@@ -9,6 +9,7 @@ one had handed out. One daemon per state directory, and a daemon killed with -9 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import subprocess
@@ -25,6 +26,7 @@ from launcher.daemon import Daemon, StartupError
 from launcher.events import EventBus, EventType
 from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError, event_table
+from launcher.store.migrations import normalized_sql
 
 
 def _store(state: Path, events: int = 0) -> Path:
@@ -278,3 +280,28 @@ def test_the_command_line_backs_up_and_restores_with_one_line_each(
     with StateLock(state):
         assert main(["restore", "--config", str(config), str(tmp_path / "b.sqlite3")]) == 2
         assert "another uno-launcher" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("version", range(1, len(MIGRATIONS) + 1))
+def test_a_backup_of_any_schema_a_store_of_ours_had_is_restored_and_upgraded(tmp_path: Path, version: int) -> None:
+    """Restore compares every object's SQL with a store the migrations build: a store an older daemon upgraded
+    statement by statement, typed however its migrations were, must be taken."""
+    old = tmp_path / "old.sqlite3"
+    with contextlib.closing(sqlite3.connect(old, isolation_level=None)) as conn:
+        for number in range(version):
+            for statement in (s.strip() for s in MIGRATIONS[number].split(";") if s.strip()):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+    state = tmp_path / "state"
+    restored, _ = backup.restore(old, state)
+    assert restored.schema == version
+    with contextlib.closing(sqlite3.connect(state / STORE_FILE)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS), "upgraded by the restore"
+
+
+def test_how_a_statement_was_typed_does_not_count_and_anything_it_says_does() -> None:
+    typed = "CREATE  TABLE t (\n    a TEXT NOT NULL DEFAULT '  two  spaces',\n\tb \"odd  name\"\n)"
+    assert normalized_sql(typed) == "CREATE TABLE t ( a TEXT NOT NULL DEFAULT '  two  spaces', b \"odd  name\" )"
+    assert normalized_sql(typed) != normalized_sql(typed.replace("'  two  spaces'", "' two spaces'"))
+    assert normalized_sql(typed) != normalized_sql(typed.replace('"odd  name"', '"odd name"'))
+    assert normalized_sql(None) == ""  # an index SQLite makes for a key has no SQL

@@ -23,7 +23,7 @@ from launcher.bodies import MAX_BODY_BYTES, BodyError, Field, Shape, decode, exp
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.text import MAX_DEPTH
-from tests.conftest import joined_client
+from tests.conftest import TESTS_LIMITS, joined_client
 
 HEX = "0123456789abcdef" * 2
 ROUND = {"winner": "Ann", "hands": {"Bob": 1, "Cy": 2}}
@@ -102,6 +102,7 @@ ENDPOINTS: dict[str, tuple[str, str, Cases]] = {
 def admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlaskClient]:
     """An admin (who may call everything) at a table with a game of three and one round scored."""
     config = Config().replace("state", dir=str(tmp_path_factory.mktemp("bodies"))).replace("web", port=0)
+    config = config.replace("limits", **TESTS_LIMITS)  # every request counts against a budget, a refused body too
     daemon = Daemon(config.replace("dispense", min_rest_ms=0))
     try:
         client = joined_client(daemon, admin=True)

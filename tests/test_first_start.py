@@ -3,8 +3,13 @@ not lose them: the next start makes and shows new ones."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import signal
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -77,17 +82,49 @@ def _saved(store: Store) -> set[str]:
         return {role for role, _, _ in access_tables.pin_hashes(conn)}
 
 
-def test_the_first_start_prints_a_qr_code_that_joins_with_the_invites_token(tmp_path: Path) -> None:
+def test_the_first_start_prints_a_qr_code_that_joins_with_the_invites_token_on_a_terminal(tmp_path: Path) -> None:
     """Drawn while the daemon already serves; the same code a phone's camera reads from the page's own maker, the
-    link the invite shows (its token, never the PIN)."""
-    daemon = start_daemon(tmp_path)
+    link the invite shows (its token, never the PIN). Only on a terminal (`script` gives the daemon one)."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n', encoding="utf-8")
+    command = shlex.join([sys.executable, "-m", "launcher", "run", "--sim", "--port", "0", "--config", str(config)])
+    process = subprocess.Popen(
+        ["script", "-qfec", command, "/dev/null"], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    shown = ""
     try:
-        shown = "".join(daemon.output)
+        assert process.stdout is not None
+        for line in process.stdout:
+            shown += line
+            if "first start are in" in shown or (re.search(r"Admin PIN: \d+", shown) and "\u2588" in line):
+                break
+        assert "first start are in" not in shown, "a terminal is shown the PINs"
         listed = re.search(r"Open (\S+) on a phone(?: \(or (.*)\))?", shown)
         assert listed is not None, shown
         last_url = (listed.group(2) or listed.group(1)).split(", ")[-1]
-        token = AccessBook(Store(daemon.state_dir / STORE_FILE)).invite_token()
+        token = AccessBook(Store(tmp_path / "state" / STORE_FILE)).invite_token()
         code = qr_text(join_url(last_url, token))
-        wait_until(lambda: code in "".join(daemon.output))
+        for line in process.stdout:
+            shown += line
+            if code in shown:
+                break
+        assert code in shown
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def test_a_first_start_to_a_pipe_puts_the_pins_in_a_file_and_no_invite_in_the_qr_code(tmp_path: Path) -> None:
+    """nohup, a pipe or a log file outside systemd: output that more people read than the owner (issue #45)."""
+    daemon = start_daemon(tmp_path)
+    try:
+        shown = "".join(daemon.output)
+        pins = (daemon.state_dir / "first-pins.txt").resolve()
+        assert f"are in {pins}" in shown and (pins.stat().st_mode & 0o777) == 0o600
+        assert daemon.joined.table_pin not in shown and daemon.joined.admin_pin not in shown
+        listed = re.search(r"Open (\S+) on a phone(?: \(or (.*)\))?", shown)
+        assert listed is not None, shown
+        last_url = (listed.group(2) or listed.group(1)).split(", ")[-1]
+        wait_until(lambda: qr_text(last_url) in "".join(daemon.output))  # the page's address, no invite in it
     finally:
         daemon.close()

@@ -3,6 +3,7 @@ review, with the figures it asked for. The slow attacks are marked `slow` and st
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -49,6 +50,28 @@ def _sql(path: Path, *statements: str) -> None:
     conn.close()
 
 
+def _rebuilt(path: Path, table: str, change: Callable[[str], str]) -> None:
+    """`table` made again with its SQL changed by `change`, its rows copied where the new one takes them: what a
+    hand editing a backup with any SQLite tool can do, the columns left as they were."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+        columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+        conn.execute("PRAGMA legacy_alter_table = ON")  # the other tables' references stay as they are
+        conn.execute(f"ALTER TABLE {table} RENAME TO old")
+        conn.execute(change(sql))
+        conn.execute(f"INSERT OR IGNORE INTO {table} ({columns}) SELECT {columns} FROM old")
+        conn.execute("DROP TABLE old")
+
+
+def _constraint(table: str, clause: str) -> Callable[[Path], None]:
+    """`clause` added at the end of `table`'s definition (a CHECK, a foreign key, a generated column)."""
+    return lambda p: _rebuilt(p, table, lambda sql: f"{sql[: sql.rindex(')')]}, {clause})")
+
+
+def _changed(table: str, old: str, new: str) -> Callable[[Path], None]:
+    return lambda p: _rebuilt(p, table, lambda sql: sql.replace(old, new))
+
+
 def _good_backup(tmp_path: Path) -> Path:
     path = _table(tmp_path / "elsewhere", "111111", "22222222")
     return backup.backup(path, tmp_path / "b.sqlite3").path
@@ -78,6 +101,23 @@ TAMPERED: dict[str, tuple[Callable[[Path], None], str]] = {
     "extra-table": (lambda p: _sql(p, "CREATE TABLE loot (x)"), "table 'loot' that no uno-launcher makes"),
     "extra-index": (lambda p: _sql(p, "CREATE INDEX sneaky ON events (type)"), "index 'sneaky'"),
     "table-missing": (lambda p: _sql(p, "DROP TABLE wear"), "table 'wear' is missing"),
+    # Issue #45 item 8: the same columns and indexes, but writes the daemon makes refused (or a default changed).
+    "events-check-0": (_constraint("events", "CHECK (0)"), "table 'events' is not as schema"),
+    "events-foreign-key": (_constraint("events", "FOREIGN KEY (id) REFERENCES games (id)"), "table 'events' is not"),
+    "sessions-check": (_constraint("sessions", "CHECK (length(digest) > 100)"), "table 'sessions' is not"),
+    "pins-check": (_constraint("pins", "CHECK (role = 'nobody')"), "table 'pins' is not"),
+    "default-changed": (
+        _changed("wear", "fires    INTEGER NOT NULL DEFAULT 0", "fires INTEGER NOT NULL DEFAULT 9"),
+        "table 'wear' is not",
+    ),
+    "collate": (
+        _changed("sessions", "digest     TEXT PRIMARY KEY", "digest TEXT COLLATE NOCASE PRIMARY KEY"),
+        "table 'sessions' is not",
+    ),
+    "generated-column": (
+        _constraint("events", "size INTEGER GENERATED ALWAYS AS (length(data)) VIRTUAL"),
+        "table 'events' is not",
+    ),
 }
 
 
@@ -99,6 +139,42 @@ def test_restore_refuses_a_store_not_exactly_as_ours_in_one_line(
     assert main(["restore", "--config", str(config), str(source)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not restored" in err and "Traceback" not in err
+
+
+def test_a_backup_with_a_check_on_its_pins_is_refused_where_it_once_raised_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    path = _table(state, "333333", "44444444")
+    source = _good_backup(tmp_path)
+    _constraint("pins", "CHECK (role = 'nobody')")(source)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{state}"\n')
+    assert main(["restore", "--config", str(config), str(source)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "table 'pins'" in err and "Traceback" not in err
+    book = AccessBook(Store(path))
+    assert book.role_for_pin("333333") is Role.TABLE, "the store in place still lets the table in"
+
+
+def test_any_error_while_checking_a_backup_is_one_line_and_leaves_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "state"
+    path = _table(state, "333333", "44444444")
+    before = path.read_bytes()
+    source = _good_backup(tmp_path)
+
+    def unforeseen(_: Path) -> str:
+        raise RecursionError("maximum recursion depth exceeded")  # what a file made to trip a check might do
+
+    monkeypatch.setattr(backup, "_integrity", unforeseen)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[state]\ndir = "{state}"\n')
+    assert main(["restore", "--config", str(config), str(source)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "was not restored" in err and "Traceback" not in err
+    assert path.read_bytes() == before
 
 
 def test_restore_refuses_a_file_with_our_id_and_no_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -235,7 +311,7 @@ def test_under_systemd_the_first_pins_go_to_a_file_only_root_reads_and_the_journ
         rest, _ = process.communicate(timeout=30)
     journal = "".join(lines) + rest
     pins_file = (state / "first-pins.txt").resolve()
-    assert f"are in {pins_file} (readable by root only)" in journal
+    assert f"are in {pins_file} (only its owner and root may read it)" in journal
     assert (pins_file.stat().st_mode & 0o777) == 0o600
     written = pins_file.read_text(encoding="utf-8")
     table, admin = (re.search(rf"{role} PIN: (\d+)", written) for role in ("Table", "Admin"))

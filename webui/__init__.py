@@ -38,6 +38,18 @@ from webui import (
 )
 from webui.parts import Parts
 
+# The API's routes (webui/openapi.py reads their views' declarations from these too).
+BLUEPRINTS = (
+    api.bp,
+    session_api.bp,
+    stream.bp,
+    game_api.bp,
+    fairness_api.bp,
+    history_api.bp,
+    care_api.bp,
+    tournament_api.bp,
+)
+
 # The page's own files only: no inline script or style, nothing from elsewhere (docs/RELIABILITY.md, hostile input).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -98,14 +110,8 @@ def create_app(
         streams=stream.StreamGate(threads),
     ).install(app)
     gate.install(app, access, budgets, public_urls)
-    app.register_blueprint(api.bp)
-    app.register_blueprint(session_api.bp)
-    app.register_blueprint(stream.bp)
-    app.register_blueprint(game_api.bp)
-    app.register_blueprint(fairness_api.bp)
-    app.register_blueprint(history_api.bp)
-    app.register_blueprint(care_api.bp)
-    app.register_blueprint(tournament_api.bp)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
     page.install(app)
     errors.register_errors(app)
 

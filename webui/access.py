@@ -3,6 +3,11 @@
 Reading is open. A state-changing request must come from the page's own origin, and needs a session joined with
 the table PIN unless its view says otherwise with `needs()`: the default denies, so a new route cannot be left
 open by forgetting a decorator.
+
+Every view that writes declares what it spends, once, beside `needs()`: `budgeted(Budget.X)` (the gate checks the
+store's size and spends one of this phone's X before the view runs; the API's description shows it as `x-budget`),
+or `unbudgeted(why)` for a write that grows the store by nothing or by a bound of its own.
+tests/test_budgets.py walks /api/openapi.json and fails for a write that declares neither.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, current_app, g, request
 
 from launcher.access import AccessBook, PinGuard, Role, session_digest
-from launcher.budgets import Budgets, OverBudget, PerMinute
+from launcher.budgets import Budget, Budgets, OverBudget, PerMinute
 from launcher.refusals import Refusal
 from webui.errors import ApiError
 
@@ -32,6 +37,27 @@ def needs(role: Role) -> Callable[[View], View]:
 
     def mark(view: View) -> View:
         view.role_needed = role  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def budgeted(budget: Budget) -> Callable[[View], View]:
+    """Declare that a view grows the store: before it runs, the gate spends one of this phone's `budget` (and,
+    if the budget says so, refuses once the store is full), whatever the view then answers."""
+
+    def mark(view: View) -> View:
+        view.budget = budget  # type: ignore[attr-defined]
+        return view
+
+    return mark
+
+
+def unbudgeted(why: str) -> Callable[[View], View]:
+    """Declare a write that spends no budget at the gate, and why the store cannot grow by it unbounded."""
+
+    def mark(view: View) -> View:
+        view.unbudgeted = why  # type: ignore[attr-defined]
         return view
 
     return mark
@@ -139,6 +165,9 @@ def _gate() -> None:
         _check_origin()
     needed = getattr(view, "role_needed", Role.TABLE if unsafe else Role.NONE)
     if g.role >= needed:
+        budget: Budget | None = getattr(view, "budget", None)
+        if budget is not None and unsafe:  # not for an OPTIONS or HEAD that reaches the same view
+            spend(budgets()[budget], grows_store=budget.grows_store)
         return
     if needed is Role.ADMIN:
         raise ApiError(403, "admin_required", "this needs the admin PIN: enter it under Admin on the page")

@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import Role
 from launcher.bodies import Field, Shape, decode, expect, whole
+from launcher.budgets import Budget
 from launcher.controller import Controller, PressRefused
 from launcher.fairness import RecordError
 from launcher.game import GameError, NotYourPress
@@ -17,7 +18,7 @@ from launcher.hopper import MAX_HOPPER_CARDS
 from launcher.refusals import Refusal
 from launcher.schedule import Profile, ProfileError, custom_profile
 from launcher.shuffles import ShuffleOpen
-from webui.access import needs
+from webui.access import budgeted, needs, unbudgeted
 from webui.errors import ApiError
 from webui.parts import parts
 
@@ -79,6 +80,7 @@ def _snapshot_with_contributions() -> dict[str, Any]:
 
 
 @bp.post("/press")
+@budgeted(Budget.PRESSES)  # a press refused while the launcher is busy is logged too
 def press() -> tuple[Response, int]:
     player = _PRESS.read(json_object()).get("player")
     if player is not None:
@@ -107,6 +109,7 @@ def _check_press_for(player: str) -> None:
 
 
 @bp.post("/hopper")
+@budgeted(Budget.RELOADS)
 def reload_hopper() -> tuple[Response, int]:
     cards = _RELOAD.read(json_object())["cards"]
     controller = _controller()
@@ -116,6 +119,7 @@ def reload_hopper() -> tuple[Response, int]:
 
 @bp.post("/reset")
 @needs(Role.ADMIN)
+@unbudgeted("the admin's, once the launcher has been seen to: one event")
 def reset_fault() -> tuple[Response, int]:
     """Leave a latched FAULT, once whoever holds the admin PIN has seen to the launcher."""
     _RESET.read(json_object())
@@ -151,6 +155,7 @@ def profiles() -> Response:
 
 
 @bp.post("/shuffles")
+@budgeted(Budget.SHUFFLES)
 def new_shuffle() -> tuple[Response, int]:
     """End the shuffle (revealing its seed) and start the next, optionally with another profile."""
     profile = _chosen_profile(_NEW_SHUFFLE.read(json_object()))

@@ -8,7 +8,7 @@ from flask import Blueprint, Response, jsonify
 from launcher.access import Role
 from launcher.bodies import Shape
 from launcher.wear import Wear
-from webui.access import needs
+from webui.access import needs, unbudgeted
 from webui.api import json_object
 from webui.parts import parts
 
@@ -29,6 +29,7 @@ def care() -> Response:
 
 @bp.post("/care/cleaned")
 @needs(Role.ADMIN)
+@unbudgeted("the admin's: the counters' row is replaced, nothing added")
 def cleaned() -> Response:
     """The roller was cleaned: the counts since cleaning start again; the lifetime ones stay."""
     _CLEANED.read(json_object())

@@ -11,7 +11,7 @@ from launcher.bodies import Field, Shape, expect, whole
 from launcher.fairness import MAX_CONTRIBUTIONS, is_contribution
 from launcher.refusals import Refusal
 from launcher.shuffles import ContributionRefused
-from webui.access import session_token
+from webui.access import session_token, unbudgeted
 from webui.api import json_object
 from webui.errors import ApiError
 from webui.parts import parts
@@ -33,6 +33,7 @@ _CONTRIBUTION = Shape(
 
 
 @bp.post("/shuffles/current/contributions")
+@unbudgeted(f"one a session, at most {MAX_CONTRIBUTIONS} a shuffle; new shuffles are budgeted")
 def contribute() -> tuple[Response, int]:
     """A phone's contribution to the shuffle in play: `{"shuffle": 3, "value": "<32 lowercase hex>"}` (table PIN)."""
     contribution = _CONTRIBUTION.read(json_object())

@@ -15,6 +15,7 @@ from flask.blueprints import BlueprintSetupState
 from flask.json.provider import JSONProvider
 
 from launcher.bodies import Shape
+from launcher.budgets import Budget
 from launcher.controller import PressRefused
 from launcher.game import GameError, OpenAttacks
 from launcher.game_view import rules
@@ -103,9 +104,9 @@ def game() -> Response:
 
 
 @bp.post("/games")
+@access.budgeted(Budget.GAMES)
 def new_game() -> tuple[Response, int]:
-    body = json_object()  # first: a body that is not even JSON spends nothing
-    access.spend(access.budgets().games)
+    body = json_object()
     profile = _profile(body.get("profile"))
     view = _call("bad_game", _desk().new_game, body)
     if profile is not None:
@@ -126,9 +127,9 @@ def _profile(name: object) -> Profile | None:
 
 
 @bp.post("/attacks")
+@access.budgeted(Budget.DECLARATIONS)
 def declare() -> tuple[Response, int]:
     body = json_object()
-    access.spend(access.budgets().declarations)
     return _answer(200, _call("bad_declaration", _desk().declare, body))
 
 
@@ -136,23 +137,26 @@ _UNDO = Shape("an undo", {}, code="bad_declaration")
 
 
 @bp.post("/game/undo-declaration")
+@access.budgeted(Budget.DECLARATIONS)
 def undo_declaration() -> tuple[Response, int]:
     _UNDO.read(json_object())
     return _answer(200, _call("bad_declaration", _desk().undo_declaration))
 
 
 @bp.post("/games/current/rounds")
+@access.budgeted(Budget.DECLARATIONS)
 def score_round() -> tuple[Response, int]:
     body = json_object()
-    access.spend(access.budgets().declarations)
     return _answer(201, _call("bad_round", _desk().score_round, body))
 
 
 @bp.delete("/games/current/rounds/last")
+@access.budgeted(Budget.DECLARATIONS)
 def undo_round() -> tuple[Response, int]:
     return _answer(200, _call("bad_round", _desk().undo_last_round))
 
 
 @bp.put("/games/current/rounds/<int:index>")
+@access.budgeted(Budget.DECLARATIONS)
 def edit_round(index: int) -> tuple[Response, int]:
     return _answer(200, _call("bad_round", _desk().edit_round, index, json_object()))

@@ -1,9 +1,13 @@
 """The API described as OpenAPI 3.1, served at /api/openapi.json. docs/API.md says the same in prose; a test checks
-that every route the app serves is described here with the same methods."""
+that every route the app serves is described here with the same methods. What each write spends (`x-budget`, or
+`x-unbudgeted` and why) is read from its view's declaration (webui/access.py), not written here again."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from flask import Flask
 
 from launcher.game.rotation import MAX_NAME, MAX_POINTS, MAX_TABLES, SEATS
 from launcher.game_actions import ACTIONS
@@ -14,6 +18,14 @@ _ERROR = {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
 }
 _ANY_OBJECT = {"type": "object"}
+_OVER_BUDGET = {
+    "description": "this phone is over the write's [limits] budget (x-budget): retry_after_s says when to try again",
+    "content": _ERROR["content"],
+}
+_STORE_FULL = {
+    "description": "store_full: the store reached [limits] store_mb; nothing more is kept until the admin makes room",
+    "content": _ERROR["content"],
+}
 _GAME = {
     "description": "the current game",
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/GameAnswer"}}},
@@ -571,3 +583,37 @@ SPEC: dict[str, Any] = {
         },
     },
 }
+
+
+def _shape(path: str) -> str:
+    """A path with its parameters unnamed: Flask's `<int:index>` and the spec's `{index}` alike."""
+    return re.sub(r"<[^<>]+>|\{[^{}]+\}", "{}", path)
+
+
+def _describe_writes(spec: dict[str, Any]) -> None:
+    """Each write's budget as its view declares it (webui/access.py), read from the routes the app serves."""
+    from webui import BLUEPRINTS  # the views, not an app's parts: a bare app maps the routes to them
+
+    app = Flask(__name__)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
+    views = {
+        (_shape(rule.rule), method.lower()): app.view_functions[rule.endpoint]
+        for rule in app.url_map.iter_rules()
+        for method in rule.methods or ()
+    }
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            view = views.get((_shape(path), method))
+            budget = getattr(view, "budget", None)
+            if budget is not None:
+                operation["x-budget"] = budget.value
+                operation["responses"]["429"] = _OVER_BUDGET
+                if budget.grows_store:
+                    operation["responses"]["409"] = _STORE_FULL
+            why = getattr(view, "unbudgeted", None)
+            if why is not None:
+                operation["x-unbudgeted"] = why
+
+
+_describe_writes(SPEC)

@@ -10,11 +10,12 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
 from launcher.bodies import Check, Field, Shape, parsed_by
+from launcher.budgets import Budget
 from launcher.doorbell import CODE_LENGTH, WAIT_S, NoSuchCode, PinWasWrong, Still, WaitOver
 from launcher.events import EventType
 from launcher.refusals import Refusal
 from webui import access
-from webui.access import needs
+from webui.access import budgeted, needs, unbudgeted
 from webui.api import json_object
 from webui.errors import ApiError
 from webui.parts import parts
@@ -69,6 +70,7 @@ def whoami() -> Response:
 
 @bp.post("/session")
 @needs(Role.NONE)
+@unbudgeted("spends joins_per_minute itself: a waiting phone's look at its ticket spends none")
 def join() -> tuple[Response, int]:
     sent = _JOIN.read(json_object())
     if len(sent) != 1:
@@ -140,11 +142,11 @@ _LET_IN = Shape("letting a phone in", {"code": Field(check=parsed_by("bad_code",
 
 
 @bp.post("/let-in")
+@budgeted(Budget.LET_INS)
 def let_in() -> Response:
     """A joined phone types the code a waiting phone shows: that phone's PIN is checked now (a person asked, so
     outside the network's budget, within this phone's own budget of let-ins), opening at most this session's role."""
     code: str = _LET_IN.read(json_object())["code"]
-    access.spend(access.budgets().let_ins, grows_store=False)
     try:
         role = parts().doorbell.let_in(code, most=access.caller_role())
     except NoSuchCode as e:
@@ -161,6 +163,7 @@ def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:
 
 @bp.delete("/session")
 @needs(Role.NONE)
+@unbudgeted("ends a session: removes its row")
 def leave() -> Response:
     access.book().close_session(access.session_token())
     response = jsonify(role=Role.NONE.label)
@@ -170,6 +173,7 @@ def leave() -> Response:
 
 @bp.put("/pins")
 @needs(Role.ADMIN)
+@unbudgeted("the admin's: the PINs' rows are replaced, with one event")
 def change_pins() -> Response:
     sent = _PINS.read(json_object())
     if not sent:
@@ -200,6 +204,7 @@ def invite() -> Response:
 
 @bp.post("/invite")
 @needs(Role.ADMIN)
+@unbudgeted("the admin's: the invite's row is replaced")
 def new_invite() -> tuple[Response, int]:
     """A new invite: the links shown or printed before stop joining."""
     access.book().new_invite()

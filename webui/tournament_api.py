@@ -7,9 +7,10 @@ from flask import Blueprint, Response, jsonify, request
 
 from launcher.access import Role
 from launcher.bodies import Field, Shape
+from launcher.budgets import Budget
 from launcher.game.rotation import TournamentError
 from launcher.tournament import TournamentBook
-from webui.access import needs
+from webui.access import budgeted, needs
 from webui.api import json_object
 from webui.errors import ApiError
 from webui.parts import parts
@@ -54,6 +55,7 @@ def export() -> Response:
 
 
 @bp.post("/tournaments")
+@budgeted(Budget.GAMES)  # a tournament is games at every table
 def set_up() -> tuple[Response, int]:
     body = _SETUP.read(json_object())
     players, tables = body["players"], body["tables"]
@@ -67,6 +69,7 @@ def set_up() -> tuple[Response, int]:
 
 
 @bp.post("/tournament/rounds")
+@budgeted(Budget.DECLARATIONS)
 def score() -> tuple[Response, int]:
     """This table's next round, scored: {"number": 3, "points": {"Ann": 20, …}}."""
     body = _ROUND.read(json_object())

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sqlite3
 
 from launcher.store.transactions import transaction
@@ -241,24 +242,27 @@ def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-# One entry per object of a database: (type, name, table it belongs to, its columns as PRAGMA table_info or
-# index_info gives them). Two databases with the same description have the same tables, columns and indexes.
-SchemaObject = tuple[str, str, str, tuple[tuple[object, ...], ...]]
+# One entry per object of a database: (type, name, table it belongs to, its SQL as SQLite keeps it, whitespace
+# outside quotes made single spaces). The SQL holds everything that changes what a write may do (columns, types,
+# defaults, collations, generated columns, CHECK and foreign keys), so two databases with the same description
+# refuse and accept the same writes.
+SchemaObject = tuple[str, str, str, str]
+
+# A quoted string or name (kept as it is), a run of whitespace (made one space), or anything else.
+_SQL_PART = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]|\s+|[^'"`\[\s]+|.""", re.S)
+
+
+def normalized_sql(sql: str | None) -> str:
+    """`sql` with every run of whitespace outside quotes made one space: how the statement was typed does not
+    count, anything it says does."""
+    parts = (" " if part.isspace() else part for part in _SQL_PART.findall(sql or ""))
+    return "".join(parts).strip()
 
 
 def schema_of(conn: sqlite3.Connection) -> frozenset[SchemaObject]:
-    """Every object in the database (tables, indexes, views, triggers) with its columns."""
-    described: set[SchemaObject] = set()
-    for kind, name, table in conn.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall():
-        columns: list[tuple[object, ...]] = []
-        if kind == "table":
-            columns = conn.execute(
-                'SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid', (name,)
-            ).fetchall()
-        elif kind == "index":
-            columns = conn.execute("SELECT seqno, name FROM pragma_index_info(?) ORDER BY seqno", (name,)).fetchall()
-        described.add((kind, name, table, tuple(columns)))
-    return frozenset(described)
+    """Every object in the database (tables, indexes, views, triggers) with its SQL."""
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return frozenset((kind, name, table, normalized_sql(sql)) for kind, name, table, sql in rows)
 
 
 @functools.cache

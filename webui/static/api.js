@@ -112,6 +112,9 @@ const REFUSALS = {
   no_such_code: () => t("refused.no_such_code"),
   bad_code: () => t("refused.bad_code"),
   pin_was_wrong: () => t("refused.pin_was_wrong"),
+  too_many_shuffles: (said) => t("refused.too_many_shuffles", said),
+  too_many_reloads: (said) => t("refused.too_many_reloads", said),
+  too_many_presses: (said) => t("refused.too_many_presses", said),
   store_full: () => t("refused.store_full"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
