@@ -36,6 +36,7 @@ TESTS_LIMITS = {
     "shuffles_per_minute": 600,
     "reloads_per_minute": 600,
     "presses_per_minute": 60000,
+    "let_ins_per_minute": 600,
 }
 TESTS_LIMITS_TOML = "\n[limits]\n" + "".join(f"{key} = {value}\n" for key, value in TESTS_LIMITS.items())
 

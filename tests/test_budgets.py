@@ -43,6 +43,7 @@ REFUSED_AS = {
     "shuffles_per_minute": "too_many_shuffles",
     "reloads_per_minute": "too_many_reloads",
     "presses_per_minute": "too_many_presses",
+    "let_ins_per_minute": "too_many_let_ins",
 }
 
 WRITES = [
@@ -66,6 +67,7 @@ VALID: dict[str, dict[str, Any] | None] = {
     "PUT /api/games/current/rounds/{index}": {"winner": "Ann", "hands": {"Bob": 7, "Cy": 2}},
     "POST /api/tournaments": {"players": ["Ann", "Bob", "Cy", "Dee"], "tables": ["table"]},
     "POST /api/tournament/rounds": {"number": 1, "points": {"Ann": 20, "Bob": 0, "Cy": 5, "Dee": 9}},
+    "POST /api/let-in": {"code": "ACDE"},  # no phone waits with it: 404, the budget spent all the same
 }
 
 ONE_A_MINUTE = {key: 1 for key in REFUSED_AS} | {"joins_per_minute": 600}
@@ -172,11 +174,16 @@ ISSUE_WRITES = {
 
 
 def test_presses_and_joins_carry_on_with_the_store_full(tmp_path: Path) -> None:
-    assert {name for name, budget in BUDGETED if name not in STORE_FULL_WRITES} == {"POST /api/press"}
+    assert {name for name, budget in BUDGETED if name not in STORE_FULL_WRITES} == {
+        "POST /api/press",
+        "POST /api/let-in",
+    }
     with local_daemon(tmp_path) as daemon:
         daemon.budgets.store_bytes = 0
         phone = joined_client(daemon)
         assert phone.post("/api/press").status_code == 200
+        # Letting a phone in is not refused for the store: here no phone waits with the code, so 404, not 409.
+        assert phone.post("/api/let-in", json={"code": "ACDE"}).status_code == 404
 
 
 # --- the card grows no faster than docs/CONFIG.md says -----------------------------------------------------------

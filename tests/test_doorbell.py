@@ -39,7 +39,7 @@ from launcher.doorbell import (
 )
 from launcher.doorbell_hold import HOLD_S
 from launcher.hardware.sim import MemoryWire
-from tests.conftest import ManualClock, local_config, start_daemon
+from tests.conftest import TESTS_LIMITS, ManualClock, local_config, start_daemon
 from tests.virtual_clock import VirtualClock
 
 HOUR_S = 3600.0
@@ -135,7 +135,9 @@ def table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Table]:
 
     monkeypatch.setattr(MemoryWire, "_write", recorded)
     clock = VirtualClock()
-    daemon = Daemon(local_config(tmp_path).replace("web", host="127.0.0.1", port=0), clock=clock)
+    # The let-ins at their default: a test below counts them.
+    limits = TESTS_LIMITS | {"let_ins_per_minute": LimitsConfig().let_ins_per_minute}
+    daemon = Daemon(local_config(tmp_path, limits=limits).replace("web", host="127.0.0.1", port=0), clock=clock)
     serving = threading.Thread(target=daemon.server.run, name="waitress", daemon=True)
     serving.start()
     try:
