@@ -16,6 +16,7 @@ from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.history import History
+from launcher.mqtt_link import MqttLink
 from launcher.power import PowerMonitor
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
@@ -68,6 +69,7 @@ def create_app(
     history: History,
     wear: Wear,
     tournaments: TournamentBook,
+    mqtt_link: MqttLink | None = None,
     public_urls: list[str],
     heartbeat_s: float = 15.0,
     press_wait_s: float = 30.0,
@@ -92,6 +94,7 @@ def create_app(
         history=history,
         wear=wear,
         tournaments=tournaments,
+        mqtt_link=mqtt_link,
         streams=stream.StreamGate(threads),
     ).install(app)
     gate.install(app, access, budgets, public_urls)

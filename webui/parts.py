@@ -12,6 +12,7 @@ from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.history import History
+from launcher.mqtt_link import MqttLink
 from launcher.power import PowerMonitor
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
@@ -36,6 +37,7 @@ class Parts:
     wear: Wear
     tournaments: TournamentBook
     streams: StreamGate
+    mqtt_link: MqttLink | None = None  # None: no [mqtt]
 
     def install(self, app: Flask) -> None:
         app.extensions[_KEY] = self
