@@ -165,3 +165,63 @@ def test_eight_players_at_two_tables_play_28_rounds_each_over_the_broker_through
         stream.close()
         kitchen.close()
         garden.close()
+
+
+# --- corrections, the join code and their budgets, through the API ------------------------------------------------
+
+
+def test_this_tables_round_is_corrected_and_taken_back_through_the_api(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        client = joined_client(daemon)
+        client.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        seats = client.get("/api/tournament").get_json()["tournament"]["tables"][0]["seats"]
+        assert (
+            client.post("/api/tournament/rounds", json={"number": 1, "points": dict.fromkeys(seats, 5)}).status_code
+            == 201
+        )
+        reply = client.put("/api/tournament/rounds/1", json={"points": dict.fromkeys(seats, 8)})
+        assert reply.status_code == 200, reply.get_json()
+        (kept,) = reply.get_json()["tournament"]["rounds"]
+        assert (kept["points"], kept["version"]) == (dict.fromkeys(seats, 8), 2)
+        assert {s["points"] for s in reply.get_json()["tournament"]["standings"]} == {8}
+        for method, path, body, status, code in [
+            ("PUT", "/api/tournament/rounds/2", {"points": dict.fromkeys(seats, 1)}, 409, "no_round"),
+            ("PUT", "/api/tournament/rounds/1", {"points": {"Ann": 1}}, 400, "wrong_players"),
+            ("PUT", "/api/tournament/rounds/1", {"points": [1]}, 400, "bad_points"),
+            ("PUT", "/api/tournament/rounds/1", {}, 400, "bad_round"),
+            ("DELETE", "/api/tournament/rounds/7", None, 409, "no_round"),
+        ]:
+            reply = client.open(path, method=method, json=body)
+            assert (reply.status_code, reply.get_json()["error"]["code"]) == (status, code), (method, path, body)
+        assert client.delete("/api/tournament/rounds/1").status_code == 200
+        view = client.get("/api/tournament").get_json()["tournament"]
+        assert view["rounds"] == [] and view["tables"][0]["next_round"] == 1
+        assert daemon.app.test_client().delete("/api/tournament/rounds/1").status_code == 401  # not joined
+
+
+def test_the_join_code_is_the_admins_and_a_wrong_one_is_refused_by_name(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        table, admin = joined_client(daemon), joined_client(daemon, admin=True)
+        assert admin.get("/api/tournament/code").status_code == 404
+        table.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        assert table.get("/api/tournament/code").status_code == 403
+        code = admin.get("/api/tournament/code").get_json()["code"]
+        assert table.post("/api/tournaments/join", json={"code": code}).status_code == 403
+        typo = code[:2] + ("Q" if code[2] != "Q" else "R") + code[3:]
+        for body, error in [({"code": typo}, "bad_code"), ({"code": 7}, "bad_code"), ({}, "bad_code")]:
+            reply = admin.post("/api/tournaments/join", json=body)
+            assert (reply.status_code, reply.get_json()["error"]["code"]) == (400, error), body
+        reply = admin.post("/api/tournaments/join", json={"code": code.lower()})  # its own: still the one chosen
+        assert reply.status_code == 200 and reply.get_json()["tournament"]["players"] == FOUR
+
+
+def test_corrections_and_joins_spend_a_budget(tmp_path: Path) -> None:
+    limits = {"games_per_minute": 600, "declarations_per_minute": 3, "joins_per_minute": 3}
+    with local_daemon(tmp_path, limits=limits) as daemon:
+        admin = joined_client(daemon, admin=True)
+        admin.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        code = admin.get("/api/tournament/code").get_json()["code"]
+        statuses = [admin.post("/api/tournaments/join", json={"code": code}).status_code for _ in range(5)]
+        assert statuses[-1] == 429 and 200 in statuses
+        answers = [admin.delete("/api/tournament/rounds/1") for _ in range(6)]
+        assert answers[-1].status_code == 429 and answers[-1].get_json()["error"]["code"] == "too_many_declarations"
