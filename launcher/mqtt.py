@@ -405,8 +405,8 @@ class MqttBridge:
     def _lost(self, reason: str) -> None:
         with self._changed:
             was, self._connected = self._connected, False
-        self.link.down(reason)
-        if was:
+        if was:  # else the attempt's own failure or the broker's refusal said why, and stays said
+            self.link.down(reason)
             log.warning("the MQTT broker is gone (%s): the table plays on, its events wait in the log", reason)
 
     def _ask_for(self, id: str) -> None:

@@ -5,6 +5,7 @@ tournament, and the broker's link in /api/state."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -203,3 +204,29 @@ def test_an_unreachable_broker_is_in_the_state_and_the_log_and_never_holds_the_t
         assert daemon.post("/api/press", {})[0] == 200  # the table plays on
     finally:
         daemon.close()
+
+
+@pytest.mark.slow
+def test_a_wrong_password_is_refused_by_name_in_the_state_and_the_log(tmp_path: Path) -> None:
+    directory = tmp_path / "broker"
+    directory.mkdir()
+    broker = Broker(directory)
+    passwords = directory / "passwd"
+    subprocess.run(["mosquitto_passwd", "-c", "-b", str(passwords), "kitchen", "right"], check=True)
+    passwords.chmod(0o600)
+    text = broker.config.read_text(encoding="utf-8").replace("allow_anonymous true", "allow_anonymous false")
+    broker.config.write_text(text + f"password_file {passwords}\n", encoding="utf-8")
+    broker.start()
+    secret = tmp_path / "mqtt-password"
+    secret.write_text("wrong\n", encoding="utf-8")
+    toml = mqtt_toml(broker, "kitchen", f'username = "kitchen"\npassword_file = "{secret}"')
+    daemon = start_daemon(table_dir(tmp_path, "kitchen"), toml)
+    try:
+        link = wait_until(
+            lambda: daemon.get("/api/state")["mqtt"]["state"] == "refused" and daemon.get("/api/state")["mqtt"]
+        )
+        assert "password" in link["reason"].lower() or "authori" in link["reason"].lower()
+        wait_until(lambda: "refuses this table" in "".join(daemon.output))
+    finally:
+        daemon.close()
+        broker.stop()
