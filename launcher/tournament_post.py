@@ -3,7 +3,9 @@ holds, within budget).
 
 Topics under uno-launcher/tournament/<id>/, every payload sealed (launcher/tournament_wire.py):
     setup                      the players and tables (retained; any table holding the key may send it again)
-    round/<table>/<number>     a round's newest version, points null once taken back (retained; only <table> sends)
+    round/<table>/<number>     a round's newest version, points null once taken back (retained; only <table> sends,
+                               and a newer version of a table's own round, from before its store was restored from
+                               a backup, is taken back by it too)
     ask/<table>                "what do you have": every table that hears it tells its own again (not retained)
 
 A table tells everything it scored, and asks, each time it (re)connects, so a broker that lost its retained
@@ -158,11 +160,9 @@ class TournamentPost:
                 self._early.popitem(last=False)
             return []
         before = self._book.told(id, table).get(number)
-        if table == self._table:  # this table counts its own rounds' versions: the broker may only echo them
-            if before is None or version > before.version:
-                raise TournamentError("foreign_round", "a version of this table's round it never made")
-            return []
         if before is not None and version < before.version:
+            if table == self._table:
+                return []  # an echo of this table's own round from before its correction (sent again on a reconnect)
             raise TournamentError("replayed", f"version {version} of round {number} at {table} is older than kept")
         if before is None or version > before.version:
             self._spend(self._rounds, table)

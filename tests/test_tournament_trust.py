@@ -238,9 +238,40 @@ def test_only_the_table_that_scored_a_round_may_correct_it(tables: tuple[Table, 
     for table in (kitchen, garden):
         table.take([(at, seal(key, at, "kitchen", body))])
         assert rounds(table) == [("garden", 1, points("garden", 1, 5))]
-    # Signed as the garden, a version the garden never made: the garden keeps its own.
-    garden.take([(at, seal(key, at, "garden", body))])
-    assert rounds(garden) == [("garden", 1, points("garden", 1, 5))]
+    # An older version of the garden's own round (a replay, or paho sending it again): the garden keeps its own.
+    garden.book.correct(1, points("garden", 1, 6))
+    kitchen.take(garden.outbox())
+    old = {"number": 1, "version": 1, "points": points("garden", 1, 5)}
+    for table in (kitchen, garden):
+        table.take([(at, seal(key, at, "garden", old))])
+        assert rounds(table) == [("garden", 1, points("garden", 1, 6))]
+
+
+def test_a_table_restored_from_an_older_backup_takes_its_own_newer_rounds_back(
+    tables: tuple[Table, Table], tmp_path: Path, clock: VirtualClock
+) -> None:
+    kitchen, garden = tables
+    set_up_and_join(kitchen, garden)
+    kitchen.book.score(1, points("kitchen", 1, 1))
+    garden.take(kitchen.outbox())
+    backup = tmp_path / "backup.sqlite3"
+    with kitchen.store.connect() as conn:
+        conn.execute(f"VACUUM INTO '{backup}'")
+    kitchen.book.correct(1, points("kitchen", 1, 2))
+    retained = kitchen.outbox()  # what the broker keeps
+    garden.take(retained)
+    store = Store(backup)  # the kitchen, restored from the backup made before its correction
+    bus = EventBus(store)
+    try:
+        book = TournamentBook(store, bus, table="kitchen")
+        post = TournamentPost(book, check_store=lambda: None, clock=clock)
+        assert [r["version"] for r in book.view()["tournament"]["rounds"]] == [1]  # type: ignore[index]
+        for topic, payload in retained:  # at its connection, the broker's retained messages
+            post.receive(topic.split("/")[2:], payload.encode())
+        assert [r["points"] for r in book.view()["tournament"]["rounds"]] == [points("kitchen", 1, 2)]  # type: ignore[index]
+        assert book.view()["tournament"]["rounds"] == garden.view()["tournament"]["rounds"]  # type: ignore[index]
+    finally:
+        bus.close()
 
 
 def test_rounds_heard_before_their_setup_are_taken_when_it_comes(tables: tuple[Table, Table]) -> None:
