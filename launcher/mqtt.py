@@ -41,7 +41,7 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import TOURNAMENT_LEVEL, MqttConfig
 from launcher.errors import LauncherError
 from launcher.events import Event, EventBus, EventType
-from launcher.mqtt_link import MqttLink
+from launcher.mqtt_link import MqttLink, RefusalLog
 from launcher.store import Store, StoreError, mqtt_table
 from launcher.threads import StoppableThread
 from launcher.tournament_post import TournamentPost
@@ -260,6 +260,7 @@ class MqttBridge:
         self._inbox: deque[Callable[[], None]] = deque()
         self._dropped = 0
         self._arrived = clock.condition()
+        self._refusals = RefusalLog(clock=clock)
         self._client = self._make_client(config)
         self._outbox = StoppableThread(self._drain, "mqtt-outbox", clock=clock, wake=self._wake)
         self._worker = StoppableThread(self._work, "mqtt-inbox", clock=clock, wake=self._wake_inbox)
@@ -423,7 +424,7 @@ class MqttBridge:
         try:
             self._take(topic, payload)
         except LauncherError as e:  # refused: malformed, unsigned, foreign, or the launcher cannot now (busy)
-            log.warning("MQTT message on %.120r refused: %s", topic, e)
+            self._refusals.refused(topic, e)
         except Exception:  # a bug must not end the inbox, and with it the table's link
             log.exception("MQTT message on %.120r could not be handled", topic)
 

@@ -1,6 +1,7 @@
-"""The broker as this table sees it: connected, trying (since when, and the last reason), or refused by the broker
-(a wrong password, a client id it will not take). Never silent: a link that is not up is logged FIRST_LOG_S after
-it went down, then at doubling intervals while it stays down, and a refusal at once; /api/state carries `view()`."""
+"""What the table tells about its broker. `MqttLink`: connected, trying (since when, and the last reason), or refused
+by the broker (a wrong password, a client id it will not take). Never silent: a link that is not up is logged
+FIRST_LOG_S after it went down, then at doubling intervals while it stays down, and a refusal at once; /api/state
+carries `view()`. `RefusalLog`: a line for each message from the broker the table refuses, but not a flood of them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ log = logging.getLogger(__name__)
 
 FIRST_LOG_S = 5.0  # a broker that cannot be reached is in the log this soon (the issue asked for within 10 s)
 MAX_LOG_S = 3600.0  # then again at doubling intervals, up to an hour apart
+REFUSALS_PER_MINUTE = 30  # refused messages logged a minute, each on its line; beyond, counted in one line
 
 
 class LinkState(enum.StrEnum):
@@ -76,3 +78,27 @@ class MqttLink:
                 "for_s": int(self._clock.now() - self._since),
                 "reason": self._reason or None,
             }
+
+
+class RefusalLog:
+    """A warning line per refused message, REFUSALS_PER_MINUTE a minute: a client flooding the broker with forgeries
+    gets its first ones named and the rest counted, not a disk filled with log lines."""
+
+    def __init__(self, *, clock: Clock = REAL_CLOCK) -> None:
+        self._clock = clock
+        self._window = clock.now()
+        self._told = 0
+        self._untold = 0
+
+    def refused(self, topic: str, why: object) -> None:
+        """Called from the inbox thread only."""
+        now = self._clock.now()
+        if now - self._window >= 60:
+            if self._untold:
+                log.warning("%d more MQTT messages refused in the last minute", self._untold)
+            self._window, self._told, self._untold = now, 0, 0
+        if self._told < REFUSALS_PER_MINUTE:
+            self._told += 1
+            log.warning("MQTT message on %.120r refused: %s", topic, why)
+        else:
+            self._untold += 1

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from launcher.mqtt_link import MqttLink
+from launcher.mqtt_link import REFUSALS_PER_MINUTE, MqttLink, RefusalLog
 from tests.virtual_clock import VirtualClock
 
 
@@ -73,3 +73,19 @@ def test_a_refusal_is_logged_at_once_and_once_and_a_link_back_up_is_quiet(
     assert link.view() == {"state": "connected", "for_s": 4000, "reason": None}
     link.down("Keep alive timeout")  # lost: logged FIRST_LOG_S after the loss, not at once
     assert logged_at(link, clock, caplog, until=4010)[0] == pytest.approx(4005, abs=0.01)
+
+
+def test_a_flood_of_refused_messages_is_named_up_to_a_budget_then_counted(
+    clock: VirtualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "launcher.mqtt_link")
+    refusals = RefusalLog(clock=clock)
+    for n in range(10_000):
+        refusals.refused(f"uno-launcher/tournament/0123456789ab/round/x/{n}", "not signed")
+    assert len(caplog.records) == REFUSALS_PER_MINUTE
+    assert "round/x/0" in caplog.records[0].getMessage() and "not signed" in caplog.records[0].getMessage()
+    clock.advance(60)
+    refusals.refused("uno-launcher/tournament/next", "not signed")
+    lines = [r.getMessage() for r in caplog.records[REFUSALS_PER_MINUTE:]]
+    assert lines[0] == f"{10_000 - REFUSALS_PER_MINUTE} more MQTT messages refused in the last minute"
+    assert "tournament/next" in lines[1]
