@@ -3,7 +3,9 @@ come, without a broker. A forger on the broker knows the topics and sees every m
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from collections.abc import Iterator
 from contextlib import ExitStack, suppress
 from pathlib import Path
@@ -14,7 +16,9 @@ from launcher.budgets import OverBudget
 from launcher.events import EventBus
 from launcher.game.rotation import Rotation, TournamentError
 from launcher.refusals import Refusal
-from launcher.store import Store
+from launcher.store import STORE_FILE, Store
+from launcher.store.database import APPLICATION_ID
+from launcher.store.migrations import MIGRATIONS
 from launcher.tournament import TournamentBook
 from launcher.tournament_post import ROUNDS_PER_MINUTE, Signed, TournamentPost
 from launcher.tournament_wire import join_code, key_of, new_key, seal, tournament_id
@@ -345,3 +349,30 @@ def test_the_choice_the_keys_and_the_versions_are_kept_over_a_restart(tmp_path: 
             assert [(r["number"], r["version"]) for r in view["rounds"]] == [(1, 2)]
         finally:
             bus.close()
+
+
+def test_an_upgraded_store_keeps_playing_its_newest_tournament_as_its_choice(tmp_path: Path) -> None:
+    """A store from before the keys: its tournaments stay, the newest is the one chosen, and it has no code (it was
+    never shared with a key; a new one is)."""
+    path = tmp_path / STORE_FILE
+    before = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE tournament_keys" in sql)
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        for migration in MIGRATIONS[:before]:
+            conn.executescript(migration)
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {before}")
+        for id, created in (("0123456789ab", 1000.0), ("ba9876543210", 2000.0)):
+            setup = json.dumps({"players": EIGHT[:4], "tables": ["kitchen"], "created_ts": created})
+            conn.execute("INSERT INTO tournaments VALUES (?, ?, ?)", (id, setup, created))
+        result = {"tournament": "ba9876543210", "table": "kitchen", "number": 1, "points": dict.fromkeys(EIGHT[:4], 3)}
+        conn.execute("INSERT INTO tournament_rounds VALUES ('ba9876543210', 'kitchen.1', ?)", (json.dumps(result),))
+    store = Store(path)
+    bus = EventBus(store)
+    try:
+        book = TournamentBook(store, bus, table="kitchen")
+        view = book.view()["tournament"]
+        assert view["id"] == "ba9876543210" and [(r["number"], r["version"]) for r in view["rounds"]] == [(1, 1)]
+        assert book.code() is None
+        book.score(2, dict.fromkeys(Rotation.of(EIGHT[:4], ["kitchen"]).seats_at("kitchen", 2).seats, 1))
+    finally:
+        bus.close()
