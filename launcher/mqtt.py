@@ -54,7 +54,8 @@ BATCH = 256  # events read and published before their acknowledgements are await
 IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
 RETRY_S = 1.0  # after a failure to save the mark
 RECONNECT_S = (1, 30)  # paho's reconnect delay: first, doubling up to
-MAX_INBOX = 4096  # what paho handed over and the inbox has not done yet; beyond, a message is dropped and counted
+MAX_INBOX = 1024  # what paho handed over and the inbox has not done yet; beyond, a message is dropped and counted
+MAX_PAYLOAD = 16 * 1024  # bytes of a message kept for the inbox: what the table takes is far smaller (4 KiB at most)
 
 # What the table tells the broker, as it happened: presses, fires, what came out, rounds, hopper, faults.
 TOLD = frozenset(
@@ -358,7 +359,11 @@ class MqttBridge:
             self._changed.notify_all()
 
     def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
-        topic, payload = message.topic, bytes(message.payload)
+        topic, size = message.topic, len(message.payload)
+        if size > MAX_PAYLOAD:  # not queued: a flood of large messages must not fill the Pi's memory
+            self._hand(lambda: self._refusals.refused(topic, f"{size} bytes is more than it takes"), droppable=True)
+            return
+        payload = bytes(message.payload)
         self._hand(lambda: self._judge(topic, payload), droppable=True)
 
     # --- the inbox thread -------------------------------------------------------------------------------------

@@ -106,11 +106,13 @@ def test_forged_rounds_setups_corrections_replays_and_commands_change_nothing_at
             ),
             (f"uno-launcher/tournament/{id}/ask/garden", b'{"from":"garden","body":{"nonce":"x"},"mac":""}'),
             ("uno-launcher/kitchen/command/new_shuffle", b"PRESS"),  # not allowed at this table
+            (f"uno-launcher/tournament/{id}/round/garden/2", b"[" * 1_000_000),  # a megabyte: not even queued
         ]
         for topic, payload in forged:
             spy.publish(topic, payload, retain=True)
         wait_until(lambda: "".join(garden.output).count("refused") >= 6)
         wait_until(lambda: "".join(kitchen.output).count("refused") >= 6)
+        wait_until(lambda: "1000000 bytes is more than it takes" in "".join(garden.output))
         assert (rounds(kitchen), rounds(garden)) == before
         assert kitchen.get("/api/state")["shuffle"]["number"] == 1
         # A table started now, with every forgery retained on the broker, believes none of them either.
