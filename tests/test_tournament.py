@@ -207,8 +207,7 @@ def test_the_join_code_is_the_admins_and_a_wrong_one_is_refused_by_name(tmp_path
         assert table.get("/api/tournament/code").status_code == 403
         code = admin.get("/api/tournament/code").get_json()["code"]
         assert table.post("/api/tournaments/join", json={"code": code}).status_code == 403
-        typo = code[:2] + ("Q" if code[2] != "Q" else "R") + code[3:]
-        for body, error in [({"code": typo}, "bad_code"), ({"code": 7}, "bad_code"), ({}, "bad_code")]:
+        for body, error in [({"code": code[:-5]}, "bad_code"), ({"code": 7}, "bad_code"), ({}, "bad_code")]:
             reply = admin.post("/api/tournaments/join", json=body)
             assert (reply.status_code, reply.get_json()["error"]["code"]) == (400, error), body
         reply = admin.post("/api/tournaments/join", json={"code": code.lower()})  # its own: still the one chosen

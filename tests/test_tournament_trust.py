@@ -109,7 +109,7 @@ def rounds(table: Table) -> list[tuple[str, int, dict[str, int]]]:
 
 
 def test_a_join_code_is_28_letters_in_groups_typed_any_way_and_a_typo_is_refused() -> None:
-    key = new_key()
+    key = bytes(range(16))  # fixed: one check byte lets 1 typo in 256 through, and this one is among the 255
     code = join_code(key)
     assert len(code.replace("-", "")) == 28 and all(len(group) == 4 for group in code.split("-"))
     assert key_of(code) == key
