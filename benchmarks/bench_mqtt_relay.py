@@ -24,6 +24,7 @@ from tests.mosquitto import running_broker
 from tests.sse_client import SseClient
 from tests.test_mqtt import mqtt_toml, table_dir
 from tests.test_tournament import EIGHT, points_for
+from tests.test_tournament import join as join_tournament
 
 TABLES = ("kitchen", "garden")
 TARGET_MS = 1000  # "a round scored at one table shows at the other within a second"
@@ -43,6 +44,7 @@ def run(tmp: Path, phones: int) -> tuple[list[float], list[float]]:
             status, answer = daemons["kitchen"].post("/api/tournaments", {"players": EIGHT, "tables": list(TABLES)})
             assert status == 201, answer
             id = answer["tournament"]["id"]
+            join_tournament(daemons["garden"], daemons["kitchen"])  # the garden's admin types the kitchen's code
             deadline = time.monotonic() + 10
             while (daemons["garden"].get("/api/tournament")["tournament"] or {}).get("id") != id:
                 assert time.monotonic() < deadline, "the garden never heard of the tournament"

@@ -36,6 +36,7 @@ from launcher.home_assistant import HomeAssistant
 from launcher.hopper import Hopper, HopperCount
 from launcher.moments import MomentTeller
 from launcher.mqtt import MqttBridge, MqttError, Snapshot
+from launcher.mqtt_link import MqttLink
 from launcher.netinfo import public_urls
 from launcher.power import PowerMonitor, PowerWarning, SysfsPowerFlags
 from launcher.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
@@ -44,6 +45,7 @@ from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import STORE_FILE, Store, hopper_table
 from launcher.tournament import TournamentBook
+from launcher.tournament_post import TournamentPost
 from launcher.wear import Wear
 from webui import MAX_BODY_BYTES, create_app
 
@@ -167,6 +169,7 @@ class Daemon:
             undo.callback(self.controller.close)
             self.tournaments = TournamentBook(self.store, self.bus, table=config.mqtt.table or LOCAL_TABLE)
             self.budgets = Budgets(config.limits, self.store.path, clock=clock)  # what joined phones may spend
+            self.mqtt_link = MqttLink(config.mqtt.broker) if config.mqtt.enabled else None
             self.mqtt = self._mqtt_bridge()
             self.moments: MomentTeller | None = None  # Home Assistant's event entity, told at once with [mqtt]
             if self.mqtt is not None:
@@ -198,11 +201,13 @@ class Daemon:
         if not self.config.mqtt.enabled:
             return None
         try:
+            assert self.mqtt_link is not None
             bridge = MqttBridge(
                 self.config.mqtt,
                 bus=self.bus,
                 store=self.store,
-                tournaments=self.tournaments,
+                tournaments=TournamentPost(self.tournaments, check_store=self.budgets.check_store),
+                link=self.mqtt_link,
                 snapshot=self._mqtt_snapshot,
                 new_shuffle=self.controller.new_shuffle,
                 home=HomeAssistant(self.config.mqtt, page_url=self._page_url),
@@ -210,6 +215,7 @@ class Daemon:
             )
         except MqttError as e:
             raise StartupError(str(e)) from None
+        self.tournaments.on_join(bridge.joined)
         return bridge  # started once the server listens; it connects in the background (a broker down holds nothing)
 
     def _page_url(self) -> str:
@@ -301,6 +307,7 @@ class Daemon:
             history=self.history,
             wear=self.wear,
             tournaments=self.tournaments,
+            mqtt_link=self.mqtt_link,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,
             threads=web.threads,

@@ -12,12 +12,14 @@ Topics (docs/HOME.md has them all, docs/RELIABILITY.md who may publish what):
     uno-launcher/<table>/state/<name>        presses, last_fire, hopper, fault, under_voltage (retained)
     uno-launcher/<table>/moment              the table's moments for Home Assistant's event entity (QoS 1; not
                                              through the outbox: news or nothing, launcher/moments.py)
-    uno-launcher/tournament/<id>/…           tournaments, shared by every table (retained; launcher/tournament.py)
+    uno-launcher/tournament/<id>/…           tournaments, signed with their key (launcher/tournament_post.py)
     uno-launcher/<table>/command/new_shuffle Home Assistant's button, only with [mqtt] allow_new_shuffle
 
-Nothing from the broker reaches the motor: the only messages taken are tournament results, if the admin allows it
-the request for a new shuffle, and for Home Assistant's device (launcher/home_assistant.py) its birth and the old
-per-entity configs, which only make the device announced again. Anything else, or anything malformed, is a log line.
+Nothing from the broker reaches the motor: the only messages taken are signed tournament messages, if the admin
+allows it the request for a new shuffle, and for Home Assistant's device (launcher/home_assistant.py) its birth and
+the old per-entity configs, which only make the device announced again. Anything else, or anything malformed, is a
+log line. paho's callbacks only hand what happened to our `mqtt-inbox` thread, which does the work (the board, the
+store) and keeps the link's state (launcher/mqtt_link.py), so paho's network thread never waits on the table.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from __future__ import annotations
 import json
 import logging
 import ssl
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as paho
-from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
@@ -41,9 +44,10 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import TOURNAMENT_LEVEL, MqttConfig
 from launcher.errors import LauncherError
 from launcher.events import Event, EventBus, EventType
+from launcher.mqtt_link import MqttLink, RefusalLog
 from launcher.store import Store, StoreError, mqtt_table
 from launcher.threads import StoppableThread
-from launcher.tournament import TournamentBook
+from launcher.tournament_post import TournamentPost
 
 if TYPE_CHECKING:  # built by the daemon, it builds its messages with this module's
     from launcher.home_assistant import HomeAssistant
@@ -56,6 +60,8 @@ BATCH = 256  # events read and published before their acknowledgements are await
 IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
 RETRY_S = 1.0  # after a failure to save the mark
 RECONNECT_S = (1, 30)  # paho's reconnect delay: first, doubling up to
+MAX_INBOX = 1024  # what paho handed over and the inbox has not done yet; beyond, a message is dropped and counted
+MAX_PAYLOAD = 16 * 1024  # bytes of a message kept for the inbox: what the table takes is far smaller (4 KiB at most)
 
 # What the table tells the broker, as it happened: presses, fires, what came out, rounds, hopper, faults.
 TOLD = frozenset(
@@ -149,18 +155,7 @@ def messages_for(table: str, event: Event, presses: int) -> list[Message]:
         out.append(Message(table_topic(table, "state", "fault"), fault, retain=True))
     elif kind == EventType.POWER_CHANGED:
         out.append(_under_voltage(table, "under_voltage" in event.data.get("warnings", [])))
-    elif kind in (EventType.TOURNAMENT_SET_UP, EventType.TOURNAMENT_ROUND) and event.data.get("origin") == table:
-        out.append(_tournament_message(event))  # this table's own; what came from the broker is not sent back
     return out
-
-
-def _tournament_message(event: Event) -> Message:
-    data = {k: v for k, v in event.data.items() if k not in ("origin", "standings")}
-    if event.type == EventType.TOURNAMENT_SET_UP:
-        topic = tournament_topic(data["tournament"], "setup")
-    else:
-        topic = tournament_topic(data["tournament"], "round", data["table"], str(data["number"]))
-    return Message(topic, json.dumps(data, ensure_ascii=False, separators=(",", ":")), retain=True)
 
 
 def _password(config: MqttConfig) -> str | None:
@@ -172,8 +167,27 @@ def _password(config: MqttConfig) -> str | None:
     return config.password or None
 
 
+class _Client(paho.Client):
+    """paho's client, telling each failed attempt to connect with its error (paho's on_connect_fail has none)."""
+
+    def __init__(self, failed: Callable[[OSError], None], **kwargs: Any) -> None:
+        super().__init__(CallbackAPIVersion.VERSION2, **kwargs)
+        self._failed = failed
+
+    def reconnect(self) -> MQTTErrorCode:
+        try:
+            return super().reconnect()
+        except OSError as e:  # refused, unreachable, a name that does not resolve, TLS
+            self._failed(e)
+            raise
+
+
+def _why(error: OSError) -> str:
+    return f"TLS: {error}" if isinstance(error, ssl.SSLError | ssl.CertificateError) else str(error) or repr(error)
+
+
 class MqttBridge:
-    """This table on the broker: the outbox thread, paho's network thread, and what comes in."""
+    """This table on the broker: the outbox thread, the inbox thread, paho's network thread, and what comes in."""
 
     def __init__(
         self,
@@ -181,18 +195,21 @@ class MqttBridge:
         *,
         bus: EventBus,
         store: Store,
-        tournaments: TournamentBook,
+        tournaments: TournamentPost,
+        link: MqttLink,
         snapshot: Callable[[], Snapshot],
         new_shuffle: Callable[[], object],
         home: HomeAssistant,
         clock: Clock = REAL_CLOCK,
     ) -> None:
         """`snapshot`: the launcher's state, sent at each connection. `new_shuffle`: Home Assistant's button, called
-        only with [mqtt] allow_new_shuffle. `home`: the Home Assistant device, its discovery and the table's moments."""
+        only with [mqtt] allow_new_shuffle. `link`: the broker's state as /api/state tells it. `home`: the Home
+        Assistant device, its discovery and the table's moments."""
         self._config = config
         self._bus = bus
         self._store = store
         self._tournaments = tournaments
+        self.link = link
         self._snapshot = snapshot
         self._new_shuffle = new_shuffle
         self._home = home
@@ -207,16 +224,23 @@ class MqttBridge:
         self._acked: set[int] = set()
         self._changed = clock.condition()
         self._connected = False
+        self._inbox: deque[Callable[[], None]] = deque()
+        self._dropped = 0
+        self._arrived = clock.condition()
+        self._refusals = RefusalLog(clock=clock)
         self._client = self._make_client(config)
         self._outbox = StoppableThread(self._drain, "mqtt-outbox", clock=clock, wake=self._wake)
+        self._worker = StoppableThread(self._work, "mqtt-inbox", clock=clock, wake=self._wake_inbox)
 
     def _wake(self) -> None:
         with self._changed:
             self._changed.notify_all()
 
     def _make_client(self, config: MqttConfig) -> paho.Client:
-        client = paho.Client(
-            CallbackAPIVersion.VERSION2, client_id=f"uno-launcher-{config.table}", protocol=paho.MQTTv5
+        client = _Client(
+            lambda e: self._hand(lambda: self.link.down(_why(e))),
+            client_id=f"uno-launcher-{config.table}",
+            protocol=paho.MQTTv5,
         )
         if config.username:
             client.username_pw_set(config.username, _password(config))
@@ -256,6 +280,7 @@ class MqttBridge:
     def start(self) -> None:
         properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         properties.SessionExpiryInterval = SESSION_EXPIRY_S
+        self._worker.start()
         self._client.connect_async(
             self._config.host,
             self._config.port,
@@ -273,14 +298,68 @@ class MqttBridge:
             self._client.publish(self._status, "offline", qos=1, retain=True).wait_for_publish(timeout=1)
         self._client.disconnect()
         self._client.loop_stop()
+        self._worker.stop()
 
-    # --- paho's network thread ------------------------------------------------------------------------------
+    def joined(self, id: str) -> None:
+        """A tournament joined here with its code: its retained messages and every table's rounds asked for."""
+        self._hand(lambda: self._ask_for(id))
+
+    # --- paho's network thread: each callback only hands its work to the inbox -------------------------------
+
+    def _hand(self, work: Callable[[], None], *, droppable: bool = False) -> None:
+        with self._arrived:
+            if droppable and len(self._inbox) >= MAX_INBOX:
+                self._dropped += 1
+                return
+            self._inbox.append(work)
+            self._arrived.notify()
+
+    def _wake_inbox(self) -> None:
+        with self._arrived:
+            self._arrived.notify_all()
 
     def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any) -> None:
         if reason.is_failure:
-            log.warning("the MQTT broker refused the connection: %s", reason)
+            self._hand(lambda: self.link.down(str(reason), refused=True))
+        else:
+            self._hand(self._connected_now)
+
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any) -> None:
+        self._hand(lambda: self._lost(str(reason)))
+
+    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode, props: Any) -> None:
+        with self._changed:
+            self._acked.add(mid)
+            self._changed.notify_all()
+
+    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
+        topic, size = message.topic, len(message.payload)
+        if size > MAX_PAYLOAD:  # not queued: a flood of large messages must not fill the Pi's memory
+            self._hand(lambda: self._refusals.refused(topic, f"{size} bytes is more than it takes"), droppable=True)
             return
+        payload, retained = bytes(message.payload), bool(message.retain)
+        self._hand(lambda: self._judge(topic, payload, retained), droppable=True)
+
+    # --- the inbox thread -------------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        stopping = self._worker.stopping
+        while not stopping.is_set():
+            wait = self.link.tick()
+            with self._arrived:
+                if not self._inbox:
+                    self._arrived.wait(timeout=wait)
+                jobs, self._inbox = self._inbox, deque()
+                dropped, self._dropped = self._dropped, 0
+            if dropped:
+                log.warning("%d MQTT messages dropped: more came than this table takes", dropped)
+            for job in jobs:
+                job()
+
+    def _connected_now(self) -> None:
         log.info("connected to the MQTT broker %s as table %s", self._config.broker, self._config.table)
+        self.link.up()
+        client = self._client
         client.publish(self._status, "online", qos=1, retain=True)
         with self._changed:
             presses = self._presses
@@ -298,40 +377,47 @@ class MqttBridge:
             subscriptions.append((table_topic(self._config.table, "command", "#"), SubscribeOptions(qos=1)))
         subscriptions += [(topic, SubscribeOptions(qos=1)) for topic in self._home.subscriptions()]
         client.subscribe(subscriptions)
+        # A broker that lost its retained messages is filled again, and a table that was away catches up.
+        self._send(self._tournaments.announcements() + self._tournaments.asks())
         with self._changed:
             self._connected = True
             self._changed.notify_all()
 
-    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any, reason: ReasonCode, props: Any) -> None:
+    def _lost(self, reason: str) -> None:
         with self._changed:
             was, self._connected = self._connected, False
-        if was:
+        if was:  # else the attempt's own failure or the broker's refusal said why, and stays said
+            self.link.down(reason)
             log.warning("the MQTT broker is gone (%s): the table plays on, its events wait in the log", reason)
 
-    def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode, props: Any) -> None:
-        with self._changed:
-            self._acked.add(mid)
-            self._changed.notify_all()
+    def _ask_for(self, id: str) -> None:
+        if self.connected:  # else the next connection subscribes to everything and asks for it
+            self._client.subscribe(tournament_topic(id, "#"), options=SubscribeOptions(qos=1, noLocal=True))
+            self._send(self._tournaments.asks(id))
 
-    def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
-        """Whatever comes in is judged here; a refusal is one log line, never an exception in paho's thread."""
+    def _send(self, signed: list[tuple[str, str]]) -> None:
+        for topic, payload in signed:
+            self._client.publish(topic, payload, qos=1, retain="/ask/" not in topic)
+
+    def _judge(self, topic: str, payload: bytes, retained: bool) -> None:
+        """Whatever comes in is judged here; a refusal is one log line, never an exception out of the inbox."""
         try:
-            if self._home.takes(message.topic):
-                for answer in self._home.receive(message.topic, bytes(message.payload), retained=bool(message.retain)):
-                    client.publish(answer.topic, answer.payload, qos=1, retain=answer.retain)
+            if self._home.takes(topic):
+                for answer in self._home.receive(topic, payload, retained=retained):
+                    self._client.publish(answer.topic, answer.payload, qos=1, retain=answer.retain)
             else:
-                self._take(message.topic, bytes(message.payload))
-        except LauncherError as e:  # refused: malformed, foreign, or the launcher cannot now (busy)
-            log.warning("MQTT message on %.120r refused: %s", message.topic, e)
-        except Exception:  # a bug must not end paho's thread, and with it the table's link
-            log.exception("MQTT message on %.120r could not be handled", message.topic)
+                self._take(topic, payload)
+        except LauncherError as e:  # refused: malformed, unsigned, foreign, or the launcher cannot now (busy)
+            self._refusals.refused(topic, e)
+        except Exception:  # a bug must not end the inbox, and with it the table's link
+            log.exception("MQTT message on %.120r could not be handled", topic)
 
     def _take(self, topic: str, payload: bytes) -> None:
         levels = topic.split("/")
         if levels[:2] == [ROOT, TOURNAMENT_LEVEL]:
             if not payload:
                 return  # a retained message cleared: nothing to learn
-            self._tournaments.receive(levels[2:], payload)
+            self._send(self._tournaments.receive(levels[2:], payload))
         elif self._config.allow_new_shuffle and topic == table_topic(self._config.table, "command", "new_shuffle"):
             if payload != b"PRESS":
                 raise Unexpected("the new shuffle button sends PRESS")
@@ -358,7 +444,9 @@ class MqttBridge:
             for event in events:
                 if event.type == EventType.BUTTON_PRESSED:
                     presses += 1
-                for message in messages_for(self._config.table, event, presses):
+                out = messages_for(self._config.table, event, presses)
+                out += [Message(t, p, retain=True) for t, p in self._tournaments.outgoing(event)]
+                for message in out:
                     info = self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
                     mids.append(info.mid)
             if not self._await(mids):

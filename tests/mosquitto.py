@@ -66,6 +66,15 @@ class Broker:
             self._process.wait(10)
             self._process = None
 
+    def kill_and_wipe(self) -> None:
+        """kill -9, then its persistence deleted: a power cut before the autosave, or a new broker."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(10)
+            self._process = None
+        for saved in self.directory.glob("*.db"):
+            saved.unlink()
+
     def log(self) -> str:
         path = self.directory / "mosquitto.log"
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""

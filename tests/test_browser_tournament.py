@@ -1,6 +1,7 @@
 """A tournament on the phone page, in Debian's Chromium as a Pixel 5: two tables, each its own daemon on a real
-Mosquitto. A phone at the kitchen sets it up; a phone at the garden shows who sits where, and a round the kitchen's
-phone scores shows in the garden's rounds and standings, live."""
+Mosquitto. The kitchen's admin sets it up and reads out its code, which the garden's admin types in; the garden's
+phone then shows who sits where, a round the kitchen's phone scores shows in the garden's rounds and standings,
+live, and so does the kitchen taking it back."""
 
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             for daemon, locale in ((kitchen, "en-US"), (garden, "zh-CN")):
                 page = browser.new_context(**playwright.devices["Pixel 5"], locale=locale).new_page()
                 watch(page, origin(daemon.url), foreign, errors)
-                open_joined(page, daemon)
+                open_joined(page, daemon, daemon.admin_pin)
                 pages.append(page)
             here, there = pages
             expect(there.locator("#tour-none")).to_have_text(simplified["tournament.none"], timeout=WAIT_MS)
@@ -46,6 +47,16 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             expect(here.locator("#tour-tables li").first).to_contain_text(
                 fill(english["tournament.next"], table="kitchen", cycle=1, round=1, rounds=28)
             )
+            # The kitchen's admin page shows the broker's link and the code; the garden's admin types it.
+            expect(here.locator("#tour-link")).to_have_text(english["tournament.link_connected"], timeout=WAIT_MS)
+            expect(here.locator("#tour-code")).not_to_be_empty(timeout=WAIT_MS)
+            code = here.locator("#tour-code").inner_text()
+            expect(there.locator("#tour-admin")).to_be_visible(timeout=WAIT_MS)
+            there.locator("#tour-join-code").fill("nonsense")
+            there.locator("#tour-join-form button[type=submit]").tap()
+            expect(there.locator("#tour-join-error")).to_have_text(simplified["tournament.refused_code"])
+            there.locator("#tour-join-code").fill(code.lower())  # as read out, in groups, any case
+            there.locator("#tour-join-form button[type=submit]").tap()
             # The garden's phone shows the tournament the kitchen set up, in its reader's language.
             expect(there.locator("#tour-tables li").nth(1)).to_contain_text(
                 fill(simplified["tournament.next"], table="garden", cycle=1, round=1, rounds=28), timeout=WAIT_MS
@@ -63,7 +74,16 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             expect(there.locator("#tour-standings tr")).to_have_count(9)  # the head and eight players
             expect(there.locator("#tour-standings tr").nth(1)).to_contain_text("40")
             expect(there.locator("#tour-export")).to_be_visible()
-            assert errors == [] and foreign == []
+            # The kitchen takes its round back (asked first): gone at the garden too, to be scored again.
+            here.locator("#tour-rounds .tour-take-back").tap()
+            here.locator("#confirm-yes").tap()
+            expect(there.locator("#tour-rounds li")).to_have_count(0, timeout=WAIT_MS)
+            expect(here.locator("#tour-tables li").first).to_contain_text(
+                fill(english["tournament.next"], table="kitchen", round=1, rounds=28), timeout=WAIT_MS
+            )
+            # The one refusal asked for (the wrong code) is the console's only line.
+            assert errors == ["Failed to load resource: the server responded with a status of 400 (BAD REQUEST)"]
+            assert foreign == []
         finally:
             kitchen.close()
             garden.close()

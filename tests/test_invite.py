@@ -166,7 +166,14 @@ def test_an_upgraded_store_forgets_the_plain_pin_and_the_admin_is_asked_to_lengt
         conn.execute("ALTER TABLE pins DROP COLUMN digits")
         conn.execute("CREATE TABLE invite (id INTEGER PRIMARY KEY CHECK (id = 1), table_pin TEXT NOT NULL)")
         conn.execute("INSERT INTO invite VALUES (1, '4821')")
-        for table in ("game_rounds", "mqtt_outbox", "tournament_rounds", "tournaments"):  # the migrations after it
+        for table in (
+            "game_rounds",
+            "mqtt_outbox",
+            "tournament_rounds",
+            "tournaments",
+            "tournament_keys",
+            "tournament_choice",
+        ):  # the migrations after it
             conn.execute(f"DROP TABLE {table}")
         before = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE join_token" in sql)
         conn.execute(f"PRAGMA user_version = {before}")

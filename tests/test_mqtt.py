@@ -211,7 +211,7 @@ def test_a_hostile_publisher_gets_log_lines_never_a_fire_nor_a_change(tmp_path: 
         wait_until(lambda: "".join(table.output).count("MQTT message on") >= 2 * (len(HOSTILE) - 2))
         after = table.get("/api/state")
         assert after["hopper"] == before["hopper"] and after["presses"] == 0 and after["fault"] is None
-        assert table.get("/api/tournament") == {"table": "kitchen", "tournament": None}
+        assert table.get("/api/tournament") == {"table": "kitchen", "tournament": None, "awaiting": None}
         log = "".join(table.output)
         assert "Traceback" not in log
         assert press(table)["press"] == 1  # still the table's own

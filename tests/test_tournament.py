@@ -4,7 +4,6 @@ sharing one tournament over a real Mosquitto, with the broker stopped and starte
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +12,6 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.events import EventBus
-from launcher.game.rotation import Rotation, TournamentError
-from launcher.store import Store
-from launcher.tournament import TournamentBook
 from tests.conftest import RunningDaemon, joined_client, local_daemon, start_daemon, wait_until
 from tests.mosquitto import Broker, running_broker
 from tests.sse_client import SseClient
@@ -36,7 +31,7 @@ def points_for(table: str, number: int, seats: list[str]) -> dict[str, int]:
 def test_four_players_at_one_table_play_twelve_rounds_through_the_api(tmp_path: Path) -> None:
     with local_daemon(tmp_path) as daemon:
         client: FlaskClient = joined_client(daemon)
-        assert client.get("/api/tournament").get_json() == {"table": "table", "tournament": None}
+        assert client.get("/api/tournament").get_json() == {"table": "table", "tournament": None, "awaiting": None}
         reply = client.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
         assert reply.status_code == 201, reply.get_json()
         partners: Counter[frozenset[str]] = Counter()
@@ -123,6 +118,14 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
         yield running
 
 
+def join(table: RunningDaemon, first: RunningDaemon) -> None:
+    """`table`'s admin types the code `first`'s admin page shows."""
+    status, answer = first.request("GET", "/api/tournament/code", admin=True)
+    assert status == 200, answer
+    status, answer = table.request("POST", "/api/tournaments/join", {"code": answer["code"]}, admin=True)
+    assert status == 200, answer
+
+
 def score_next(daemon: RunningDaemon, table: str) -> dict[str, int]:
     view = daemon.get("/api/tournament")["tournament"]
     (mine,) = [t for t in view["tables"] if t["table"] == table]
@@ -143,6 +146,7 @@ def test_eight_players_at_two_tables_play_28_rounds_each_over_the_broker_through
         status, answer = kitchen.post("/api/tournaments", {"players": EIGHT, "tables": ["kitchen", "garden"]})
         assert status == 201, answer
         id = answer["tournament"]["id"]
+        join(garden, kitchen)
         wait_until(lambda: (garden.get("/api/tournament")["tournament"] or {}).get("id") == id)
         totals: Counter[str] = Counter()
         partners: Counter[frozenset[str]] = Counter()
@@ -177,70 +181,60 @@ def test_eight_players_at_two_tables_play_28_rounds_each_over_the_broker_through
         garden.close()
 
 
-# --- what a table's book takes from the broker (no broker needed: the messages as they come) ----------------------
+# --- corrections, the join code and their budgets, through the API ------------------------------------------------
 
 
-@pytest.fixture
-def garden_book(tmp_path: Path) -> Iterator[tuple[TournamentBook, EventBus]]:
-    bus = EventBus(Store(tmp_path / "launcher.sqlite3"))
-    try:
-        yield TournamentBook(Store(tmp_path / "launcher.sqlite3"), bus, table="garden", wall=lambda: 1000.0), bus
-    finally:
-        bus.close()
+def test_this_tables_round_is_corrected_and_taken_back_through_the_api(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        client = joined_client(daemon)
+        client.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        seats = client.get("/api/tournament").get_json()["tournament"]["tables"][0]["seats"]
+        assert (
+            client.post("/api/tournament/rounds", json={"number": 1, "points": dict.fromkeys(seats, 5)}).status_code
+            == 201
+        )
+        reply = client.put("/api/tournament/rounds/1", json={"points": dict.fromkeys(seats, 8)})
+        assert reply.status_code == 200, reply.get_json()
+        (kept,) = reply.get_json()["tournament"]["rounds"]
+        assert (kept["points"], kept["version"]) == (dict.fromkeys(seats, 8), 2)
+        assert {s["points"] for s in reply.get_json()["tournament"]["standings"]} == {8}
+        for method, path, body, status, code in [
+            ("PUT", "/api/tournament/rounds/2", {"points": dict.fromkeys(seats, 1)}, 409, "no_round"),
+            ("PUT", "/api/tournament/rounds/1", {"points": {"Ann": 1}}, 400, "wrong_players"),
+            ("PUT", "/api/tournament/rounds/1", {"points": [1]}, 400, "bad_points"),
+            ("PUT", "/api/tournament/rounds/1", {}, 400, "bad_round"),
+            ("DELETE", "/api/tournament/rounds/7", None, 409, "no_round"),
+        ]:
+            reply = client.open(path, method=method, json=body)
+            assert (reply.status_code, reply.get_json()["error"]["code"]) == (status, code), (method, path, body)
+        assert client.delete("/api/tournament/rounds/1").status_code == 200
+        view = client.get("/api/tournament").get_json()["tournament"]
+        assert view["rounds"] == [] and view["tables"][0]["next_round"] == 1
+        assert daemon.app.test_client().delete("/api/tournament/rounds/1").status_code == 401  # not joined
 
 
-ID = "0123456789ab"
-SETUP = json.dumps({"tournament": ID, "players": EIGHT, "tables": ["kitchen", "garden"], "created_ts": 999.0})
+def test_the_join_code_is_the_admins_and_a_wrong_one_is_refused_by_name(tmp_path: Path) -> None:
+    with local_daemon(tmp_path) as daemon:
+        table, admin = joined_client(daemon), joined_client(daemon, admin=True)
+        assert admin.get("/api/tournament/code").get_json() == {"code": None}
+        table.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        assert table.get("/api/tournament/code").status_code == 403
+        code = admin.get("/api/tournament/code").get_json()["code"]
+        assert table.post("/api/tournaments/join", json={"code": code}).status_code == 403
+        for body, error in [({"code": code[:-5]}, "bad_code"), ({"code": 7}, "bad_code"), ({}, "bad_code")]:
+            reply = admin.post("/api/tournaments/join", json=body)
+            assert (reply.status_code, reply.get_json()["error"]["code"]) == (400, error), body
+        reply = admin.post("/api/tournaments/join", json={"code": code.lower()})  # its own: still the one chosen
+        assert reply.status_code == 200 and reply.get_json()["tournament"]["players"] == FOUR
 
 
-def round_message(table: str, number: int, points: dict[str, int]) -> bytes:
-    return json.dumps({"tournament": ID, "table": table, "number": number, "points": points}).encode()
-
-
-def kitchen_seats(number: int) -> list[str]:
-    return list(Rotation.of(EIGHT, ["kitchen", "garden"]).seats_at("kitchen", number).seats)
-
-
-def test_a_message_heard_twice_changes_nothing_the_second_time(garden_book: tuple[TournamentBook, EventBus]) -> None:
-    book, bus = garden_book
-    assert book.receive([ID, "setup"], SETUP.encode()) is True
-    assert book.receive([ID, "setup"], SETUP.encode()) is False
-    message = round_message("kitchen", 1, dict.fromkeys(kitchen_seats(1), 3))
-    assert book.receive([ID, "round", "kitchen", "1"], message) is True
-    assert book.receive([ID, "round", "kitchen", "1"], message) is False
-    kinds = [e.type for e in bus.events_after(0)]
-    assert kinds == ["tournament.set_up", "tournament.round"]
-
-
-def test_a_round_heard_before_its_setup_is_kept_until_the_setup_comes(
-    garden_book: tuple[TournamentBook, EventBus],
-) -> None:
-    book, _ = garden_book
-    book.receive([ID, "round", "kitchen", "1"], round_message("kitchen", 1, dict.fromkeys(kitchen_seats(1), 2)))
-    assert book.view() == {"table": "garden", "tournament": None}
-    book.receive([ID, "setup"], SETUP.encode())
-    assert [r["number"] for r in book.view()["tournament"]["rounds"]] == [1]
-
-
-@pytest.mark.parametrize(
-    ("levels", "payload", "code"),
-    [
-        ([ID, "setup"], b"{", "bad_json"),
-        ([ID, "setup"], b"x" * 5000, "too_large"),
-        (["ZZZ", "setup"], json.dumps({"tournament": "ZZZ"}).encode(), "bad_message"),
-        ([ID, "setup"], json.dumps({"tournament": "fedcba987654"}).encode(), "bad_message"),
-        ([ID, "round", "kitchen", "2"], round_message("kitchen", 1, {}), "bad_message"),
-        ([ID, "round", "garden", "1"], round_message("garden", 1, {}), "foreign_round"),
-        ([ID, "press"], json.dumps({"tournament": ID}).encode(), "bad_message"),
-    ],
-)
-def test_a_malformed_or_foreign_message_is_refused_by_code_and_changes_nothing(
-    garden_book: tuple[TournamentBook, EventBus], levels: list[str], payload: bytes, code: str
-) -> None:
-    book, bus = garden_book
-    book.receive([ID, "setup"], SETUP.encode())
-    before = bus.last_id
-    with pytest.raises(TournamentError) as refused:
-        book.receive(levels, payload)
-    assert refused.value.code == code
-    assert bus.last_id == before
+def test_corrections_and_joins_spend_a_budget(tmp_path: Path) -> None:
+    limits = {"games_per_minute": 600, "declarations_per_minute": 3, "joins_per_minute": 3}
+    with local_daemon(tmp_path, limits=limits) as daemon:
+        admin = joined_client(daemon, admin=True)
+        admin.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
+        code = admin.get("/api/tournament/code").get_json()["code"]
+        statuses = [admin.post("/api/tournaments/join", json={"code": code}).status_code for _ in range(5)]
+        assert statuses[-1] == 429 and 200 in statuses
+        answers = [admin.delete("/api/tournament/rounds/1") for _ in range(6)]
+        assert answers[-1].status_code == 429 and answers[-1].get_json()["error"]["code"] == "too_many_declarations"

@@ -17,6 +17,7 @@ from launcher.doorbell import Doorbell
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.history import History
+from launcher.mqtt_link import MqttLink
 from launcher.power import PowerMonitor
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
@@ -82,6 +83,7 @@ def create_app(
     history: History,
     wear: Wear,
     tournaments: TournamentBook,
+    mqtt_link: MqttLink | None = None,
     public_urls: list[str],
     heartbeat_s: float = 15.0,
     press_wait_s: float = 30.0,
@@ -107,6 +109,7 @@ def create_app(
         wear=wear,
         tournaments=tournaments,
         doorbell=doorbell,
+        mqtt_link=mqtt_link,
         streams=stream.StreamGate(threads),
     ).install(app)
     gate.install(app, access, budgets, public_urls)

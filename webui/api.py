@@ -65,6 +65,8 @@ def state() -> Response:
     }
     snapshot["last_event_id"] = parts().bus.last_id
     snapshot["power"] = parts().power.snapshot()  # the Pi's brown-out warnings
+    link = parts().mqtt_link
+    snapshot["mqtt"] = None if link is None else link.view()  # the broker: connected, trying or refused, and why
     return jsonify(snapshot)
 
 

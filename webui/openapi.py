@@ -65,6 +65,7 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
+_ROUND_NUMBER = {"name": "number", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 _ROLE = _ok("the session's role", {"type": "object", "properties": {"role": {"enum": ["none", "table", "admin"]}}})
 _TICKET = {"type": "string", "minLength": 1, "maxLength": 64}
 _CODE = {"type": "string", "pattern": "^[A-Za-z0-9]{4}$"}
@@ -466,6 +467,58 @@ SPEC: dict[str, Any] = {
                     }
                 ),
                 role="table",
+            )
+        },
+        "/api/tournament/rounds/{number}": {
+            "put": {
+                **_operation(
+                    "this table's round corrected: a new version of it, which every table of the tournament takes",
+                    {"200": _ok("the tournament")},
+                    _json_body(
+                        {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["points"],
+                            "properties": {"points": {"type": "object", "additionalProperties": {"type": "integer"}}},
+                        }
+                    ),
+                    role="table",
+                ),
+                "parameters": [_ROUND_NUMBER],
+            },
+            "delete": {
+                **_operation(
+                    "this table's round taken back, to be scored again, at every table of the tournament",
+                    {"200": _ok("the tournament")},
+                    role="table",
+                ),
+                "parameters": [_ROUND_NUMBER],
+            },
+        },
+        "/api/tournament/code": {
+            "get": _operation(
+                "the current tournament's join code (its key), for another table's admin to type in",
+                {
+                    "200": _ok(
+                        "the code, or null", {"type": "object", "properties": {"code": {"type": ["string", "null"]}}}
+                    )
+                },
+                role="admin",
+            )
+        },
+        "/api/tournaments/join": {
+            "post": _operation(
+                "join another table's tournament with its code: it becomes this table's current tournament",
+                {"200": _ok("the tournament, or null and its id under awaiting until its setup comes")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["code"],
+                        "properties": {"code": {"type": "string", "minLength": 1, "maxLength": 64}},
+                    }
+                ),
+                role="admin",
             )
         },
         "/api/history/games": {

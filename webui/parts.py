@@ -13,6 +13,7 @@ from launcher.doorbell import Doorbell
 from launcher.events import EventBus
 from launcher.games import GameDesk
 from launcher.history import History
+from launcher.mqtt_link import MqttLink
 from launcher.power import PowerMonitor
 from launcher.schedule import Profile
 from launcher.shuffles import ShuffleBook
@@ -38,6 +39,7 @@ class Parts:
     tournaments: TournamentBook
     doorbell: Doorbell
     streams: StreamGate
+    mqtt_link: MqttLink | None = None  # None: no [mqtt]
 
     def install(self, app: Flask) -> None:
         app.extensions[_KEY] = self

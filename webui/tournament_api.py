@@ -19,8 +19,10 @@ bp = Blueprint("tournament", __name__, url_prefix="/api")
 
 _SETUP = Shape("a tournament", {"players": Field(required=True), "tables": Field(required=True)}, code="bad_tournament")
 _ROUND = Shape("a tournament round", {"number": Field(required=True), "points": Field(required=True)}, code="bad_round")
+_JOIN = Shape("a tournament's join code", {"code": Field(required=True)}, code="bad_code")
+_CORRECTION = Shape("a round's correction", {"points": Field(required=True)}, code="bad_round")
 _CONFLICTS = frozenset(
-    {"round_scored", "not_next_round", "no_tournament"}
+    {"round_scored", "not_next_round", "no_tournament", "no_round", "not_playing"}
 )  # fine requests the tournament's state refuses
 
 
@@ -80,5 +82,49 @@ def score() -> tuple[Response, int]:
         raise ApiError(400, "bad_points", "points must be an object of player: points", field="points")
     try:
         return jsonify(_book().score(number, points)), 201
+    except TournamentError as e:
+        raise _refused(e) from None
+
+
+@bp.get("/tournament/code")
+@needs(Role.ADMIN)  # the key of the tournament: whoever holds it can score as any of its tables
+def code() -> Response:
+    """The current tournament's join code, for another table's admin to type in; null without one to share."""
+    return jsonify(code=_book().code())
+
+
+@bp.post("/tournaments/join")
+@needs(Role.ADMIN)
+@budgeted(Budget.GAMES)  # a tournament joined is kept like one set up here
+def join() -> Response:
+    """Another table's tournament, by the code its admin read out: {"code": "ABCD-…"}; it becomes this table's."""
+    body = _JOIN.read(json_object())
+    if not isinstance(body["code"], str) or len(body["code"]) > 64:
+        raise ApiError(400, "bad_code", "code must be the join code's letters", field="code")
+    try:
+        return jsonify(_book().join(body["code"]))
+    except TournamentError as e:
+        raise _refused(e) from None
+
+
+@bp.put("/tournament/rounds/<int:number>")
+@budgeted(Budget.DECLARATIONS)
+def correct(number: int) -> Response:
+    """This table's round `number` given its right points: {"points": {…}}; every table takes the new version."""
+    points = _CORRECTION.read(json_object())["points"]
+    if not isinstance(points, dict):
+        raise ApiError(400, "bad_points", "points must be an object of player: points", field="points")
+    try:
+        return jsonify(_book().correct(number, points))
+    except TournamentError as e:
+        raise _refused(e) from None
+
+
+@bp.delete("/tournament/rounds/<int:number>")
+@budgeted(Budget.DECLARATIONS)
+def take_back(number: int) -> Response:
+    """This table's round `number` taken back: it is to be played (scored) again, at every table."""
+    try:
+        return jsonify(_book().correct(number, None))
     except TournamentError as e:
         raise _refused(e) from None

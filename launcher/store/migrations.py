@@ -223,6 +223,21 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE games SET state = json_remove(state, '$.game.rounds') WHERE id IN (SELECT id FROM whole);
     DROP TABLE whole;
     """,
+    # A tournament's secret (launcher/tournament_wire.py), kept by each table that holds it, set up here or joined
+    # with its code; and the tournament this table's admin chose, never one a broker names (an older store keeps
+    # its newest as the choice).
+    """
+    CREATE TABLE tournament_keys (
+        tournament TEXT PRIMARY KEY,
+        key        TEXT NOT NULL
+    );
+    CREATE TABLE tournament_choice (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        tournament TEXT NOT NULL
+    );
+    INSERT INTO tournament_choice (id, tournament)
+        SELECT 1, id FROM tournaments ORDER BY created_ts DESC, id LIMIT 1;
+    """,
 )
 
 

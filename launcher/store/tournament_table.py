@@ -1,4 +1,5 @@
-"""The `tournaments` and `tournament_rounds` tables: each tournament's setup and its scored rounds, as JSON text."""
+"""The tournament tables: each tournament's setup, its rounds (the newest version of each, as JSON text), the keys
+this table holds, and the tournament its admin chose."""
 
 from __future__ import annotations
 
@@ -17,15 +18,14 @@ def add(conn: sqlite3.Connection, tournament: str, setup: str, created_ts: float
     return cursor.rowcount == 1
 
 
-def add_round(conn: sqlite3.Connection, tournament: str, round_id: str, result: str) -> bool:
-    """Keep a scored round; False if it was kept already."""
+def put_round(conn: sqlite3.Connection, tournament: str, round_id: str, result: str) -> None:
+    """Keep a round's newest version (a correction replaces the version before)."""
     with transaction(conn):
-        cursor = conn.execute(
+        conn.execute(
             "INSERT INTO tournament_rounds (tournament, round, result) VALUES (?, ?, ?) "
-            "ON CONFLICT (tournament, round) DO NOTHING",
+            "ON CONFLICT (tournament, round) DO UPDATE SET result = excluded.result",
             (tournament, round_id, result),
         )
-    return cursor.rowcount == 1
 
 
 def all_setups(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
@@ -35,8 +35,35 @@ def all_setups(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
 
 
 def rounds(conn: sqlite3.Connection, tournament: str) -> list[str]:
-    """The results kept for one tournament, in the order they were kept."""
+    """The results kept for one tournament, in the order they were first kept."""
     rows = conn.execute(
         "SELECT result FROM tournament_rounds WHERE tournament = ? ORDER BY rowid", (tournament,)
     ).fetchall()
     return [str(r[0]) for r in rows]
+
+
+def add_key(conn: sqlite3.Connection, tournament: str, key: str) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO tournament_keys (tournament, key) VALUES (?, ?) ON CONFLICT (tournament) DO NOTHING",
+            (tournament, key),
+        )
+
+
+def keys(conn: sqlite3.Connection) -> dict[str, str]:
+    """Every tournament's key this table holds (hex), by id."""
+    return {str(r[0]): str(r[1]) for r in conn.execute("SELECT tournament, key FROM tournament_keys").fetchall()}
+
+
+def choose(conn: sqlite3.Connection, tournament: str) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO tournament_choice (id, tournament) VALUES (1, ?) "
+            "ON CONFLICT (id) DO UPDATE SET tournament = excluded.tournament",
+            (tournament,),
+        )
+
+
+def chosen(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT tournament FROM tournament_choice WHERE id = 1").fetchone()
+    return None if row is None else str(row[0])

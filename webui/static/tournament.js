@@ -1,8 +1,12 @@
 // Tournaments (docs/GAME.md#tournaments): the partner rotation, four players a table, shared by the tables of a
 // home over its MQTT broker. A joined phone sets one up (players, tables); every phone shows who sits where in each
 // table's next round, the rounds of every table and the standings per player, live: tournament.set_up and
-// tournament.round come on the stream whichever table they were made at. This table's round is scored here.
+// tournament.round come on the stream whichever table they were made at. This table's round is scored here, and
+// taken back here (to be scored again: every table takes the new version). The admin sees the broker's link, the
+// current tournament's join code to read out to another table's admin, and joins another table's with its code.
+import { access } from "./access.js";
 import { request, refusal } from "./api.js";
+import { confirmed } from "./confirm.js";
 import { $, t, toast, ui } from "./core.js";
 import { el } from "./gamestate.js";
 
@@ -10,6 +14,9 @@ const tour = {
   table: "", // this table's name
   current: null, // GET /api/tournament's tournament, or null
   loading: null, // the read in flight
+  awaiting: null, // the id of a tournament joined whose setup has not come yet
+  code: null, // the current tournament's join code (the admin's)
+  link: null, // /api/state's mqtt: the broker's link, or null without a broker
 };
 
 const EVENTS = new Set(["tournament.set_up", "tournament.round"]);
@@ -24,6 +31,8 @@ const REFUSED = {
   not_next_round: () => t("tournament.refused_stale"),
   round_scored: () => t("tournament.refused_stale"),
   bad_points: () => t("tournament.refused_points"),
+  bad_code: () => t("tournament.refused_code"),
+  no_round: () => t("tournament.refused_stale"),
 };
 
 function refusedText(error) {
@@ -42,7 +51,9 @@ async function load() {
     .then((answer) => {
       tour.table = answer.table;
       tour.current = answer.tournament;
+      tour.awaiting = answer.awaiting;
       renderTournament();
+      return loadAdmin();
     })
     .catch(() => {}) // offline: the next connection reads it again
     .finally(() => {
@@ -120,13 +131,81 @@ function renderRounds(current) {
       const points = Object.entries(r.points)
         .map(([player, value]) => `${player} ${value}`)
         .join(" · ");
-      return el("li", "", t("tournament.round_line", { table: r.table, cycle: r.cycle, round: r.cycle_round, points }));
+      const item = el("li", "", t("tournament.round_line", { table: r.table, cycle: r.cycle, round: r.cycle_round, points }));
+      if (r.version > 1) item.append(el("em", "", ` ${t("tournament.corrected")}`));
+      if (r.table === tour.table && ui.joined) {
+        const undo = el("button", "pill tour-take-back", t("tournament.take_back"));
+        undo.type = "button";
+        undo.addEventListener("click", () => takeBack(r.number));
+        item.append(undo);
+      }
+      return item;
     }),
   );
 }
 
+// The admin's part: the broker's link, the code to share, joining another table's tournament.
+async function loadAdmin() {
+  if (access.role !== "admin") return renderAdmin();
+  const [state, code] = await Promise.all([
+    request("GET", "/api/state").catch(() => null),
+    request("GET", "/api/tournament/code").catch(() => null),
+  ]);
+  if (state) tour.link = state.mqtt;
+  tour.code = code?.code ?? null;
+  renderAdmin();
+}
+
+function linkText(link) {
+  if (link === null) return t("tournament.link_none");
+  if (link.state === "connected") return t("tournament.link_connected");
+  const words = { seconds: link.for_s, reason: link.reason ?? "" };
+  return link.state === "refused" ? t("tournament.link_refused", words) : t("tournament.link_trying", words);
+}
+
+function renderAdmin() {
+  const admin = access.role === "admin";
+  $("tour-admin").hidden = !admin;
+  $("tour-awaiting").hidden = tour.current !== null || tour.awaiting === null;
+  if (!admin) return;
+  $("tour-link").textContent = linkText(tour.link);
+  $("tour-link").className = tour.link && tour.link.state !== "connected" ? "error" : "hint";
+  $("tour-share").hidden = tour.code === null || tour.current === null;
+  $("tour-code").textContent = (tour.code ?? "").replaceAll("-", " ");
+}
+
+async function join(event) {
+  event.preventDefault();
+  $("tour-join-error").hidden = true;
+  try {
+    const answer = await request("POST", "/api/tournaments/join", { code: $("tour-join-code").value });
+    tour.current = answer.tournament;
+    tour.awaiting = answer.awaiting;
+    $("tour-join-code").value = "";
+    renderTournament();
+    loadAdmin();
+  } catch (error) {
+    $("tour-join-error").textContent = refusedText(error);
+    $("tour-join-error").hidden = false;
+  }
+}
+
+async function takeBack(number) {
+  if (!(await confirmed(t("tournament.take_back_question", { round: number })))) return;
+  try {
+    const answer = await request("DELETE", `/api/tournament/rounds/${number}`);
+    tour.current = answer.tournament;
+    renderTournament();
+    toast(t("tournament.taken_back", { round: number }));
+  } catch (error) {
+    toast(refusedText(error));
+    load();
+  }
+}
+
 function renderTournament() {
   const current = tour.current;
+  renderAdmin();
   $("tour-none").hidden = current !== null;
   $("tour-view").hidden = current === null;
   if ($("tour-tables-input").value === "" && tour.table) $("tour-tables-input").value = tour.table;
@@ -176,6 +255,11 @@ export const plug = {
   start: () => {
     $("tour-setup-form").addEventListener("submit", setUp);
     $("tour-score").addEventListener("submit", score);
+    $("tour-join-form").addEventListener("submit", join);
+  },
+  state: (state) => {
+    tour.link = state.mqtt ?? null;
+    renderAdmin();
   },
   connected: () => load(),
   event: ({ type }, fresh) => {
@@ -184,5 +268,8 @@ export const plug = {
   describe: ({ type, data }) =>
     type === "tournament.round" ? ["🏆", t("feed.tournament_round", { table: data.table, round: data.number })] : null,
   render: () => renderTournament(),
-  seated: () => renderTournament(),
+  seated: () => {
+    renderTournament();
+    loadAdmin();
+  },
 };
