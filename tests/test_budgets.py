@@ -67,8 +67,14 @@ VALID: dict[str, dict[str, Any] | None] = {
     "PUT /api/games/current/rounds/{index}": {"winner": "Ann", "hands": {"Bob": 7, "Cy": 2}},
     "POST /api/tournaments": {"players": ["Ann", "Bob", "Cy", "Dee"], "tables": ["table"]},
     "POST /api/tournament/rounds": {"number": 1, "points": {"Ann": 20, "Bob": 0, "Cy": 5, "Dee": 9}},
-    "POST /api/let-in": {"code": "ACDE"},  # no phone waits with it: 404, the budget spent all the same
+    "POST /api/let-in": {"code": "ACDE"},
+    "POST /api/tournaments/join": {"code": "not a code"},  # refused as a code, the budget spent all the same
+    "PUT /api/tournament/rounds/{number}": {"points": {"Ann": 20, "Bob": 0, "Cy": 5, "Dee": 9}},
+    "DELETE /api/tournament/rounds/{number}": None,  # no phone waits with it: 404, the budget spent all the same
 }
+
+# Writes only the admin may make: their phones join with the admin PIN.
+ADMIN_WRITES = {"POST /api/tournaments/join"}
 
 ONE_A_MINUTE = {key: 1 for key in REFUSED_AS} | {"joins_per_minute": 600}
 
@@ -76,7 +82,7 @@ ONE_A_MINUTE = {key: 1 for key in REFUSED_AS} | {"joins_per_minute": 600}
 def _send(phone: FlaskClient, write: str, tournament: dict[str, Any] | None = None) -> Any:
     method, path = write.split(" ")
     body = tournament if tournament and write == "POST /api/tournaments" else VALID[write]
-    return phone.open(path.replace("{index}", "0"), method=method, json=body)
+    return phone.open(path.replace("{index}", "0").replace("{number}", "1"), method=method, json=body)
 
 
 def _with_a_round(phone: FlaskClient) -> None:
@@ -113,7 +119,7 @@ def test_every_write_the_api_describes_declares_its_budget_or_why_it_needs_none(
 
 @pytest.mark.parametrize(("write", "budget"), BUDGETED, ids=[name for name, _ in BUDGETED])
 def test_the_gate_spends_each_declared_budget_whatever_the_answer(strict: Daemon, write: str, budget: str) -> None:
-    phone = joined_client(strict)
+    phone = joined_client(strict, admin=write in ADMIN_WRITES)
     _send(phone, write)  # the minute's one, taken or refused by the game
     before = strict.bus.last_id
     refused = _send(phone, write)
@@ -123,7 +129,10 @@ def test_the_gate_spends_each_declared_budget_whatever_the_answer(strict: Daemon
     assert refused.headers["Retry-After"] == str(error["retry_after_s"])
     assert strict.bus.last_id == before, "a refused write logs nothing"
     other = strict.app.test_client()  # a new session from the same address brings no new allowance
-    assert other.post("/api/session", json={"pin": strict.new_pins.table}).status_code == 201  # type: ignore[union-attr]
+    pins = strict.new_pins
+    assert pins is not None
+    pin = pins.admin if write in ADMIN_WRITES else pins.table
+    assert other.post("/api/session", json={"pin": pin}).status_code == 201
     assert _send(other, write).status_code == 429
 
 
@@ -147,7 +156,7 @@ STORE_FULL_WRITES = [name for name, _ in BUDGETED if "409" in dict(WRITES)[name]
 @pytest.mark.parametrize("write", STORE_FULL_WRITES)
 def test_a_full_store_refuses_every_write_that_grows_it(tmp_path: Path, write: str) -> None:
     with local_daemon(tmp_path) as daemon:
-        phone = joined_client(daemon)
+        phone = joined_client(daemon, admin=write in ADMIN_WRITES)
         _with_a_round(phone)
         assert phone.post("/api/attacks", json=VALID["POST /api/attacks"]).status_code == 200
         if "tournament/" in write:

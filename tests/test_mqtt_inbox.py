@@ -11,6 +11,7 @@ import pytest
 
 from launcher.config import from_mapping
 from launcher.events import EventBus, EventType
+from launcher.home_assistant import HomeAssistant
 from launcher.mqtt import MqttBridge, Snapshot
 from launcher.mqtt_link import MqttLink
 from launcher.store import Store
@@ -48,6 +49,7 @@ def test_a_new_shuffle_that_blocks_holds_up_neither_the_link_nor_the_outbox(tmp_
         link=MqttLink(config.broker),
         snapshot=lambda: Snapshot(hopper=10, fault=False),
         new_shuffle=new_shuffle,
+        home=HomeAssistant(config, page_url=lambda: "http://127.0.0.1:8080/"),
     )
     home = Listener(broker, "uno-launcher/kitchen/#", client_id="home-assistant")
     try:

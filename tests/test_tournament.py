@@ -229,7 +229,8 @@ def test_the_join_code_is_the_admins_and_a_wrong_one_is_refused_by_name(tmp_path
 
 
 def test_corrections_and_joins_spend_a_budget(tmp_path: Path) -> None:
-    limits = {"games_per_minute": 600, "declarations_per_minute": 3, "joins_per_minute": 3}
+    # A tournament joined is kept like one set up: both spend the new games' budget.
+    limits = {"games_per_minute": 4, "declarations_per_minute": 3, "joins_per_minute": 600}
     with local_daemon(tmp_path, limits=limits) as daemon:
         admin = joined_client(daemon, admin=True)
         admin.post("/api/tournaments", json={"players": FOUR, "tables": ["table"]})
