@@ -21,6 +21,8 @@ import gzip
 import http.client
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +30,10 @@ import pytest
 from flask.testing import FlaskClient
 
 from launcher.access import PinGuard
+from launcher.daemon import Daemon
 from launcher.doorbell import WAIT_S
 from launcher.hardware.sim import MemoryWire
-from tests.conftest import joined_client, local_daemon
+from tests.conftest import joined_client, local_config
 from tests.test_doorbell import (
     CHECKS_PER_PIN,
     Answer,
@@ -98,13 +101,32 @@ def _seen(
     }
 
 
+@contextmanager
+def daemon_playing(tmp_path: Path, shuffle_presses: int) -> Iterator[Daemon]:
+    """The daemon in this process on a virtual clock (tests/conftest.py's local daemon), its shuffles that long."""
+    clock = VirtualClock()
+    running = Daemon(local_config(tmp_path).replace("schedule", shuffle_presses=shuffle_presses), clock=clock)
+    try:
+        yield running
+    finally:
+        running.close()
+        clock.close()
+
+
+@pytest.mark.parametrize(
+    ("profile", "reload", "shuffle_presses"),
+    [("classic", 500, 1000), ("extreme", 2, 20)],
+    ids=["classic-full-hopper", "extreme-pauses-empty-hopper-shuffles-ending"],
+)
 def test_nothing_a_guest_or_the_admin_does_between_presses_tells_a_fire_from_a_miss(
-    tmp_path: Path, wire: list[bytes]
+    tmp_path: Path, wire: list[bytes], profile: str, reload: int, shuffle_presses: int
 ) -> None:
     """Between every two presses (the big button and a phone in turn), each action anyone may take, in turn: the
-    same answer, the same time taken and the same lines to the board before a press that fires as before one that
-    misses."""
-    with local_daemon(tmp_path) as daemon:
+    same answer, the same time taken, the same events and the same lines to the board before a press that fires as
+    before one that misses. Played on the `extreme` profile too (suspense pauses, jackpots) with a hopper reloaded
+    with 2 cards (fires that empty it) and shuffles of 20 presses (each ends by itself, the next opens to
+    contributions)."""
+    with daemon_playing(tmp_path, shuffle_presses) as daemon:
         clock = daemon.clock
         assert isinstance(clock, VirtualClock)
         stranger, guest, admin = daemon.app.test_client(), joined_client(daemon), joined_client(daemon, admin=True)
@@ -112,9 +134,10 @@ def test_nothing_a_guest_or_the_admin_does_between_presses_tells_a_fire_from_a_m
 
         def settle() -> None:
             clock.advance(0.5)  # the button's debounce, the link, the fire
-            clock.run_until(lambda: not daemon.controller.snapshot()["busy"], within=5.0)
+            clock.run_until(lambda: not daemon.controller.snapshot()["busy"], within=10.0)
             clock.advance(0.05)  # whatever follows the outcome (the next arm) has gone out
 
+        assert guest.post("/api/shuffles", json={"profile": profile}).status_code == 201
         assert guest.post("/api/press").status_code == 200  # closes the contributions: from now on, armed
         settle()
         after_fire = [daemon.controller.snapshot()["last_outcome"]["cards"] > 0]
@@ -129,19 +152,25 @@ def test_nothing_a_guest_or_the_admin_does_between_presses_tells_a_fire_from_a_m
                 "contribution": (guest, "POST", "/api/shuffles/current/contributions", {"contribution": "ab" * 16}),
                 "care": (admin, "GET", "/api/care", None),
                 "reset": (admin, "POST", "/api/reset", {}),
-                "reload": (guest, "POST", "/api/hopper", {"cards": 500}),
+                "reload": (guest, "POST", "/api/hopper", {"cards": reload}),
                 "new game": (guest, "POST", "/api/games", GAME),
                 "page": (stranger, "GET", "/table", None),
             }
-            readings.append({name: _seen(c, clock, wire, m, p, b) for name, (c, m, p, b) in actions.items()})
+            seen = daemon.bus.last_id
+            reading = {name: _seen(c, clock, wire, m, p, b) for name, (c, m, p, b) in actions.items()}
+            reading["events"] = [[e.type, sorted(e.data)] for e in daemon.bus.events_after(seen)]
+            readings.append(reading)
             if n % 2:
                 world.press_button()
             else:
                 assert guest.post("/api/press").status_code == 200
             settle()
-            fired.append(daemon.controller.snapshot()["last_outcome"]["cards"] > 0)
+            last = daemon.controller.snapshot()["last_outcome"]
+            fired.append(last["cards"] > 0)
             after_fire.append(fired[-1])
         assert 5 <= sum(fired) <= PRESSES - 5, fired
+        paused = [e for e in daemon.bus.events_after(0) if e.type == "launcher.suspense"]
+        assert profile != "extreme" or paused, "no suspense pause was played"
         # An action that decides takes the arm back and gives it again: the wire saw arms, as it must.
         assert any([c for c, _ in r["reset"]["wire"]] == [b"DISARM", b"ARM"] for r in readings), readings
         leaks = predictors(readings, fired, after_fire[:-1])
