@@ -30,9 +30,12 @@ import pytest
 from flask.testing import FlaskClient
 
 from launcher.access import PinGuard
+from launcher.budgets import PerMinute
+from launcher.config import LimitsConfig
 from launcher.daemon import Daemon
 from launcher.doorbell import WAIT_S
 from launcher.hardware.sim import MemoryWire
+from launcher.refusals import Refusal
 from tests.conftest import joined_client, local_config
 from tests.test_doorbell import (
     CHECKS_PER_PIN,
@@ -431,3 +434,56 @@ def test_a_phone_in_its_own_wait_and_one_behind_a_spent_budget_get_the_same_answ
     door.spend_the_budget()
     everyone = _wait_with(door, "127.0.9.41", door.table_pin)
     assert _look(own) == _look(everyone)
+
+
+# A home's IPv6 network is one /64 for every device on it; the guard counts a /64 as one client (one device can fill
+# it with addresses). These two apply when the daemon listens on IPv6 (`[web] host = "::"`, which public_urls()
+# serves; the installer's config is "0.0.0.0"): waitress then hands each phone's own address, as given here.
+FAMILY_PHONE, STRANGER = "2001:db8:1:2::10", "2001:db8:1:2:a9c3:77ff:fe01:66"  # two devices, one home /64
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="door: a stranger's PIN from any address of the home's IPv6 /64 drops a family phone's waiting ticket "
+    "(launcher/doorbell.py Doorbell.wait drops the client's ticket before, client = the /64 from "
+    "webui/access.py client()); the code it shows is then 404 and its page says wait_over",
+)
+def test_a_stranger_on_the_home_ipv6_network_cannot_drop_a_family_phone_s_waiting_ticket(door: Table) -> None:
+    guest = door.daemon.app.test_client()
+    assert guest.post("/api/session", json={"pin": door.table_pin}).status_code == 201
+    door.guard()
+    door.spend_the_budget()
+    phones = door.daemon.app.test_client()
+
+    def waits(address: str, pin: str) -> dict[str, Any]:
+        answer = phones.post("/api/session", json={"pin": pin}, environ_overrides={"REMOTE_ADDR": address})
+        assert answer.status_code == 202, answer.get_json()
+        found: dict[str, Any] = answer.get_json()
+        return found
+
+    family = waits(FAMILY_PHONE, door.table_pin)
+    waits(STRANGER, "000000")  # one request, from another device of the same home network
+    let_in = guest.post("/api/let-in", json={"code": family["code"]})
+    assert let_in.status_code == 200, f"the family phone's code is gone: {let_in.get_json()}"
+    joined = phones.post(
+        "/api/session", json={"waiting": family["waiting"]}, environ_overrides={"REMOTE_ADDR": FAMILY_PHONE}
+    )
+    assert joined.status_code == 201, joined.get_json()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="door: [limits] joins_per_minute (10) is counted per client, the whole /64 for IPv6 (webui/access.py "
+    "spend() keys a:{client()}): a stranger's 10 joins a minute refuse every phone of the home's IPv6 network, "
+    "the invite link's token too (429 too_many_joins)",
+)
+def test_a_stranger_on_the_home_ipv6_network_cannot_spend_the_family_s_joins(door: Table) -> None:
+    door.daemon.app.extensions["launcher.budgets"].joins = PerMinute(
+        Refusal.TOO_MANY_JOINS, "joins", LimitsConfig().joins_per_minute, door.clock
+    )
+    phones = door.daemon.app.test_client()
+    for _ in range(LimitsConfig().joins_per_minute):
+        phones.post("/api/session", json={"pin": "000000"}, environ_overrides={"REMOTE_ADDR": STRANGER})
+    invite = door.daemon.access.invite_token()
+    joined = phones.post("/api/session", json={"token": invite}, environ_overrides={"REMOTE_ADDR": FAMILY_PHONE})
+    assert joined.status_code == 201, f"the family phone's invite link was refused: {joined.get_json()}"
