@@ -266,6 +266,19 @@ def test_forwarding_headers_do_not_make_one_guesser_many(door: Table, spoof: dic
     assert len(door.hashes) == hashed
 
 
+@pytest.mark.parametrize("host", ["evil.example", "127.0.0.1.evil.example", "launcher.evil.example:80"])
+def test_a_rebound_name_is_refused_before_a_pin_is_counted_or_checked(door: Table, host: str) -> None:
+    """DNS rebinding: a page of another name reaching the daemon (with its own Origin) to guess from the phone's
+    browser. Refused before the PIN is read: nothing hashed, no try taken from the budget."""
+    door.guard()
+    hashed = len(door.hashes)
+    for n in range(20):
+        refused = _call(door, address(n), "POST", "/api/session", {"pin": door.table_pin}, Host=host)
+        assert refused.status == 421 and refused.cookie is None, refused.body
+    assert len(door.hashes) == hashed
+    assert door.spend_the_budget(first=20) == PinGuard.BUDGET
+
+
 @pytest.mark.parametrize(
     "spellings",
     [
