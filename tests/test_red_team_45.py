@@ -168,6 +168,8 @@ def test_nothing_a_guest_or_the_admin_does_between_presses_tells_a_fire_from_a_m
                 "reset": (admin, "POST", "/api/reset", {}),
                 "reload": (guest, "POST", "/api/hopper", {"cards": reload}),
                 "new game": (guest, "POST", "/api/games", GAME),
+                "declaration": (guest, "POST", "/api/attacks", {"kind": "played", "by": "Ann"}),
+                "undo": (guest, "POST", "/api/game/undo-declaration", {}),
                 "table screen": (stranger, "GET", "/table", None),
                 "page": (stranger, "GET", "/", None),
                 "openapi": (stranger, "GET", "/api/openapi.json", None),
