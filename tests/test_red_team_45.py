@@ -1,14 +1,16 @@
 """Red team on issue #45's two walls, as an attacker on the family's Wi-Fi would go at them.
 
 1. The next press is the board's secret (docs/FAIRNESS.md, "The next press is secret"): between two presses a joined
-   guest, the admin and a stranger do everything they may (state read gzipped, the game, the shuffle's record, a
-   late contribution, a reload, a new game, a reset, the care counters, the pages) and every answer's status, code,
-   fields, headers, the virtual time it took and the lines it sent to the board are compared before fires and
-   before misses.
+   guest, the admin and a stranger do everything they may (every read endpoint gzipped, the pages, the export, a
+   late contribution, a reload, a new game, a declaration and its undo, a reset) and every answer's status, code,
+   fields, headers, the virtual time it took, the events it published and the lines it made the host send to the
+   board are compared before fires and before misses; on the classic profile, and on the extreme one (suspense
+   pauses) with a hopper that runs empty and shuffles that end by themselves.
 2. A right and a wrong waiting PIN look the same, and every PIN check spends the network's one budget (docs/
-   RELIABILITY.md, "Guessing the PIN, and the doorbell"): spoofed addresses and headers, v4-mapped IPv6, PIN
-   formats, parallel bursts at the budget's last try, a guest farming the refund of its right PIN, the waiting
-   phone's polls, a guest's let-in of the admin PIN, strangers and forged cookies at the let-in.
+   RELIABILITY.md, "Guessing the PIN, and the doorbell"): forwarding headers, spellings of one address, a rebound
+   Host, PIN formats, a burst at the budget's last try, a guest farming the refund of its right PIN, the waiting
+   phone's polls, a guest's let-in of the admin PIN, strangers and forged cookies at the let-in. Two doors found
+   for phones on the home's IPv6 /64 are marked xfail (strict) until fixed.
 
 The daemon runs in this process on simulated hardware and a virtual clock (its waits are exact, so a difference
 in time is a difference in what the daemon waited for, never noise); the doorbell's attacks come over loopback from
