@@ -26,7 +26,7 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
 
 WAIT_S = 120.0  # a phone waits this long to be let in; its page counts it down
-MOST_WAITING = 256  # tickets kept (one per client, the newest): bounded memory whatever the Wi-Fi sends
+MOST_WAITING = 256  # tickets kept (one per address, the newest): bounded memory whatever the Wi-Fi sends
 CHECKED_PER_HOLD = 8  # PINs one hold of the button checks, the newest first: the hashing a hold costs is bounded
 # The code a waiting phone shows, to be read out and typed on another phone: no 0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B.
 CODE_ALPHABET = "ACDEFHJKMNPRTUVWXY3479"
@@ -72,7 +72,8 @@ class Still:
 
 @dataclass
 class _Waiting:
-    client: str
+    client: str  # whom its PIN's tries are counted against (PinGuard)
+    address: str  # the phone's own: one ticket each
     code: str
     pin: str
     since: float
@@ -95,13 +96,16 @@ class Doorbell:
         self._lock = threading.Lock()
         self._tickets: OrderedDict[str, _Waiting] = OrderedDict()  # the oldest first
 
-    def wait(self, client: str, pin: str) -> Ticket:
-        """A ticket for `pin`, which is kept unchecked; the client's ticket before is dropped."""
+    def wait(self, client: str, pin: str, *, address: str | None = None) -> Ticket:
+        """A ticket for `pin`, which is kept unchecked; the ticket before from the same `address` (the phone's own,
+        by default `client`) is dropped. Not the client's: for IPv6 that is a whole /64, every phone of a home,
+        and a stranger's guess must not drop a family phone's ticket."""
+        address = address or client
         ticket = secrets.token_urlsafe(JOIN_TOKEN_BYTES)
         now = self._clock.now()
         with self._lock:
             self._forget_over(now)
-            for old in [t for t, w in self._tickets.items() if w.client == client]:
+            for old in [t for t, w in self._tickets.items() if w.address == address]:
                 del self._tickets[old]
             while len(self._tickets) >= MOST_WAITING:
                 self._tickets.popitem(last=False)
@@ -109,7 +113,7 @@ class Doorbell:
             code = _new_code()
             while code in taken:
                 code = _new_code()
-            self._tickets[ticket] = _Waiting(client, code, pin, now)
+            self._tickets[ticket] = _Waiting(client, address, code, pin, now)
         return Ticket(ticket, code)
 
     def let_in(self, code: str, *, most: Role) -> Role:

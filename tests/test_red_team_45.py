@@ -10,7 +10,7 @@
    RELIABILITY.md, "Guessing the PIN, and the doorbell"): forwarding headers, spellings of one address, a rebound
    Host, PIN formats, a burst at the budget's last try, a guest farming the refund of its right PIN, the waiting
    phone's polls, a guest's let-in of the admin PIN, strangers and forged cookies at the let-in. Two doors found
-   for phones on the home's IPv6 /64 are marked xfail (strict) until fixed.
+   for phones on the home's IPv6 /64 were fixed: each phone's own ticket, and joins spent only once proved right.
 
 The daemon runs in this process on simulated hardware and a virtual clock (its waits are exact, so a difference
 in time is a difference in what the daemon waited for, never noise); the doorbell's attacks come over loopback from
@@ -482,12 +482,6 @@ def test_a_phone_in_its_own_wait_and_one_behind_a_spent_budget_get_the_same_answ
 FAMILY_PHONE, STRANGER = "2001:db8:1:2::10", "2001:db8:1:2:a9c3:77ff:fe01:66"  # two devices, one home /64
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: a stranger's PIN from any address of the home's IPv6 /64 drops a family phone's waiting ticket "
-    "(launcher/doorbell.py Doorbell.wait drops the client's ticket before, client = the /64 from "
-    "webui/access.py client()); the code it shows is then 404 and its page says wait_over",
-)
 def test_a_stranger_on_the_home_ipv6_network_cannot_drop_a_family_phone_s_waiting_ticket(door: Table) -> None:
     guest = door.daemon.app.test_client()
     assert guest.post("/api/session", json={"pin": door.table_pin}).status_code == 201
@@ -511,12 +505,6 @@ def test_a_stranger_on_the_home_ipv6_network_cannot_drop_a_family_phone_s_waitin
     assert joined.status_code == 201, joined.get_json()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: [limits] joins_per_minute (10) is counted per client, the whole /64 for IPv6 (webui/access.py "
-    "spend() keys a:{client()}): a stranger's 10 joins a minute refuse every phone of the home's IPv6 network, "
-    "the invite link's token too (429 too_many_joins)",
-)
 def test_a_stranger_on_the_home_ipv6_network_cannot_spend_the_family_s_joins(door: Table) -> None:
     door.daemon.app.extensions["launcher.budgets"].joins = PerMinute(
         Refusal.TOO_MANY_JOINS, "joins", LimitsConfig().joins_per_minute, door.clock

@@ -6,7 +6,7 @@ import math
 from functools import partial
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
 from launcher.bodies import Check, Field, Shape, parsed_by
@@ -70,18 +70,18 @@ def whoami() -> Response:
 
 @bp.post("/session")
 @needs(Role.NONE)
-@unbudgeted("spends joins_per_minute itself: a waiting phone's look at its ticket spends none")
+@unbudgeted("spends joins_per_minute itself, for a session opened: a wrong PIN or a look at a ticket spends none")
 def join() -> tuple[Response, int]:
     sent = _JOIN.read(json_object())
     if len(sent) != 1:
         raise ApiError(400, "bad_pin", 'send the table PIN {"pin": "…"}, or the invite\'s {"token": "…"}')
     if "waiting" in sent:
         return _collect(sent["waiting"])
-    access.spend(access.budgets().joins, grows_store=False)
     if "token" in sent:
         role = access.book().role_for_token(sent["token"])  # 128 random bits: no guess to limit
         if role is Role.NONE:
             raise ApiError(401, "invite_revoked", "this invite is no longer valid: ask for a new one, or type the PIN")
+        _spend_a_join()
         return _joined(role, None)
     pin: str = sent["pin"]
     guard, client = _guard(), access.client()
@@ -103,6 +103,7 @@ def join() -> tuple[Response, int]:
             401, "wrong_pin", f"wrong PIN; wait {wait} s before the next try", tries_left=0, retry_after_s=wait
         )
     guard.forgive(client)
+    _spend_a_join()
     return _joined(role, pin if role is Role.TABLE else None)
 
 
@@ -110,7 +111,7 @@ def _wait_to_be_let_in(client: str, pin: str) -> tuple[Response, int]:
     """The PIN cannot be checked now (the network's budget is spent, or this phone must wait): it waits, unchecked,
     for a person at the table (launcher/doorbell.py). Nothing here depends on the PIN: not the answer, not its
     time, not anything else the daemon does."""
-    waiting = parts().doorbell.wait(client, pin)
+    waiting = parts().doorbell.wait(client, pin, address=request.remote_addr)
     return _waiting(waiting.ticket, waiting.code, WAIT_S)
 
 
@@ -152,6 +153,13 @@ def let_in() -> Response:
     except NoSuchCode as e:
         raise ApiError(404, "no_such_code", str(e)) from None
     return jsonify(role=role.label)
+
+
+def _spend_a_join() -> None:
+    """Counted only once the PIN or invite proved right, so a stranger's wrong PINs from the family's IPv6 network
+    (one client) cannot spend the family's joins: guesses are PinGuard's. A phone a person let in spends none (the
+    let-in did)."""
+    access.spend(access.budgets().joins, grows_store=False)
 
 
 def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:
