@@ -3,6 +3,9 @@ loopback: the test drives waitress's loop itself, pass by pass, and moves the gu
 
 from __future__ import annotations
 
+import errno
+import json
+import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +28,7 @@ from launcher.connections import (
     REQUEST_DEADLINE_S,
     GuardedServer,
     guarded_server,
+    party,
 )
 from tests.conftest import joined_client, local_daemon
 from tests.virtual_clock import VirtualClock
@@ -298,3 +302,88 @@ def test_a_request_with_a_known_session_marks_its_connection_a_joined_phones(tmp
             assert reply.status_code == 200
     assert [who for who, _ in marked] == ["joined"]
     assert marked[0][1] == session_digest(joined.get_cookie(COOKIE).value)  # type: ignore[union-attr]
+
+
+def test_an_ipv6_64_is_one_party_as_for_pin_guesses() -> None:
+    assert party("2001:db8::1") == party("2001:db8::ffff:abcd:1") == "2001:db8::/64"
+    assert party("2001:db8:0:1::1") != party("2001:db8::1")
+    assert party("::ffff:192.168.1.20") == "192.168.1.20"
+    assert party("fe80::1%wlan0") == "fe80::/64"
+    assert party("192.168.1.20") == "192.168.1.20"
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413, "request_entity_too_large"),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, "bad_request"),
+    ],
+    ids=["body too large", "bad header line"],
+)
+def test_waitress_own_refusals_are_answered_in_the_apis_json_shape(
+    request_bytes: bytes, status: int, code: str
+) -> None:
+    clock = VirtualClock()
+    listener = socket.create_server(("127.0.0.1", 0))
+    sockets: dict[int, Any] = {}
+    server = guarded_server(_app, listener, sockets, clock=clock, threads=1, max_request_body_size=1000)
+    running = Served(server, clock, listener.getsockname(), sockets)
+    try:
+        sock = running.connect("127.0.3.20", request_bytes)
+        got: list[bytes] = []
+        running.run_until(lambda: got.append(_peek(sock)) or b"".join(got).endswith(b"}}"))
+        answer = b"".join(got)
+        head, body = answer.split(b"\r\n\r\n", 1)
+        assert head.split(b" ")[1] == str(status).encode() and b"Content-Type: application/json" in head
+        error = json.loads(body)["error"]
+        assert error["code"] == code and error["message"]
+    finally:
+        for sock in running.clients:
+            sock.close()
+        for channel in list(sockets.values()):
+            channel.close()
+        server.task_dispatcher.shutdown()
+        clock.close()
+
+
+def _peek(sock: socket.socket) -> bytes:
+    sock.setblocking(False)
+    try:
+        return sock.recv(65536)
+    except BlockingIOError:
+        return b""
+    finally:
+        sock.settimeout(5)
+
+
+class _Failing:
+    """A socket whose peer is gone in a way wasyncore does not know as a hang-up (TCP_USER_TIMEOUT's)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def send(self, data: bytes) -> int:
+        raise TimeoutError(errno.ETIMEDOUT, "Connection timed out")
+
+    def recv(self, size: int) -> bytes:
+        raise TimeoutError(errno.ETIMEDOUT, "Connection timed out")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+def test_a_peers_socket_error_is_one_quiet_line_never_a_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    served.connect("127.0.3.21")
+    served.connect("127.0.3.22")
+    served.settle()
+    sending, reading = served.server.active_channels.values()
+    for channel in (sending, reading):
+        channel.socket = _Failing(channel.socket)
+    with caplog.at_level(logging.DEBUG):
+        assert sending.send(b"answer") == 0
+        assert reading.recv(4096) == b""
+    assert not sending.connected and not reading.connected and served.accepted() == 0
+    logged = [r for r in caplog.records if r.name.startswith(("launcher", "waitress"))]
+    assert [(r.levelno, r.exc_info) for r in logged] == [(logging.DEBUG, None)] * 2
