@@ -23,7 +23,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,8 +42,8 @@ MADE_UP_DIGITS = 6
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
 JOIN_TOKEN_BYTES = 16  # 128 random bits: never guessed, so a join with it needs no try of PinGuard's
-# Beyond, the party (address, IPv6 /64) holding the most sessions gives its least recently used: memory stays
-# bounded however often phones join, and a flood of joins ends the flood's own sessions.
+# Beyond, the party (address, IPv6 /64) holding the most sessions gives one never used after its join, else its
+# least recently used: memory stays bounded however often phones join, and a flood of joins ends its own sessions.
 MOST_SESSIONS = 500
 # Beside the store: replaced whenever a PIN changes, so that a running daemon notices `uno-launcher new-pins` from
 # another process on its next lookup (one stat) and signs out the sessions that process ended.
@@ -121,22 +121,26 @@ class _Session:
     role: Role
     seen_ts: float
     table_pin: str | None = None  # the digits, only if this session typed them or set them: the invite shows them
-    # Its last request, in memory (its join counts as one; a session read from the store was last used when seen).
+    # Its last request, in memory (its join counts as one; a session read from the store was last used when seen),
+    # and whether any came after the join (one read from the store: yes).
     used_ts: float = 0.0
+    used_since_join: bool = True
     # Who opened it (launcher/connections.py's party), in memory; None for one read from the store.
     party: str | None = None
 
 
 def _ending(sessions: dict[str, _Session], keep: str) -> str | None:
-    """The session to end when there are too many: the least recently used of the party holding the most sessions
-    (of equals, the one whose least recently used is oldest); never an admin's, nor `keep` (the one just opened).
-    A session read from the store is a party of its own."""
-    parties: dict[str, list[str]] = {}
-    for digest in sorted(sessions, key=lambda d: sessions[d].used_ts):
-        session = sessions[digest]
-        if session.role is not Role.ADMIN and digest != keep:
-            parties.setdefault(session.party or digest, []).append(digest)
-    return max(parties.values(), key=len)[0] if parties else None
+    """The session to end when there are too many: of the party holding the most sessions, one never used after
+    its join, else the least recently used; never an admin's, nor `keep` (the one just opened). A session read from
+    the store is a party of its own."""
+    ending = {d: s for d, s in sessions.items() if s.role is not Role.ADMIN and d != keep}
+    held = Counter(s.party or d for d, s in ending.items())
+
+    def order(digest: str) -> tuple[int, bool, float]:
+        session = ending[digest]
+        return (-held[session.party or digest], session.used_since_join, session.used_ts)
+
+    return min(ending, key=order) if ending else None
 
 
 class AccessBook:
@@ -363,7 +367,7 @@ class AccessBook:
         with self._opening:
             with self._lock:
                 self._sessions.pop(old or "", None)
-                self._sessions[digest] = _Session(role, now, table_pin, used_ts=now, party=party)
+                self._sessions[digest] = _Session(role, now, table_pin, now, used_since_join=False, party=party)
                 while len(self._sessions) > MOST_SESSIONS and (ending := _ending(self._sessions, digest)):
                     del self._sessions[ending]
                     ended.append(ending)
@@ -383,6 +387,7 @@ class AccessBook:
             if session is None or now - session.seen_ts > SESSION_IDLE_S:
                 return Role.NONE
             session.used_ts = now
+            session.used_since_join = True
             return session.role
 
     def seen(self, token: str | None) -> None:
