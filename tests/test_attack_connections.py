@@ -78,7 +78,8 @@ def probe_during(daemon: RunningDaemon, flood_alive: Callable[[], bool], **kwarg
     """PROBES new phones, one after another, half a second apart, while the flood holds."""
     results = []
     for n in range(PROBES):
-        assert flood_alive(), "the flood ended before the probes"
+        if not flood_alive():
+            break  # the flood's failure is told as the flood ends
         results.append(new_phone(daemon, 1 + n, **kwargs))  # type: ignore[arg-type]
         time.sleep(0.5)  # the phones' pace
     return results
@@ -287,13 +288,14 @@ def test_520_invite_joins_do_not_end_the_next_phones_session(daemon: RunningDaem
     token = {"token": invite["join_url"].split("#join=", 1)[1]}
     joins = iter(range(10_000))
 
-    def one_join(_: threading.Event | None = None) -> None:
+    def one_join(_: threading.Event | None = None) -> str:
         n = next(joins)
         cookie = _join_from(daemon, FLOOD_ADDRESSES[n % 250], token)
-        assert _role(daemon, cookie) == "table"  # used once
+        return _role(daemon, cookie)  # used once
 
-    for _ in range(520):
-        one_join()
+    # Alone, every join's session lives at least until its first use (before, from the 501st on none did); with the
+    # phones joining meanwhile, the flood's sessions end first, its own too.
+    assert [one_join() for _ in range(520)] == ["table"] * 520
     phones: list[str] = []
 
     def lives(cookie: str) -> bool:
