@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import random
 import resource
 import socket
@@ -83,6 +84,11 @@ def probe_during(daemon: RunningDaemon, flood_alive: Callable[[], bool], **kwarg
         results.append(new_phone(daemon, 1 + n, **kwargs))  # type: ignore[arg-type]
         time.sleep(0.5)  # the phones' pace
     return results
+
+
+def _files_held(daemon: RunningDaemon) -> int:
+    """The daemon's open files: its connections, and a few dozen of its own."""
+    return len(os.listdir(f"/proc/{daemon.process.pid}/fd"))
 
 
 def _assert_held(name: str, results: list[bool]) -> None:
@@ -185,8 +191,9 @@ def test_800_slow_readers_from_250_addresses_do_not_lock_a_new_phone_out(daemon:
             time.sleep(0.1)
         time.sleep(3)  # the readers have their answers and fall behind
         results = probe_during(daemon, alive)
+        files = _files_held(daemon)
     _assert_held("800 slow readers", results)
-    print(f"connections opened {held.opened}, closed by the daemon {held.closed_by_daemon}")
+    print(f"connections opened {held.opened}; the daemon held {files} files at the probes' end")
     log = "".join(daemon.output)
     assert "Traceback" not in log and "Socket error" not in log, log[-2000:]
 
@@ -222,8 +229,9 @@ def test_a_joined_guests_900_keep_alive_connections_from_one_address_do_not_lock
         while held.opened < 900:
             time.sleep(0.1)
         results = probe_during(daemon, alive)
+        files = _files_held(daemon)
     _assert_held("a guest's 900 keep-alive connections", results)
-    print(f"connections opened {held.opened}, closed by the daemon {held.closed_by_daemon}")
+    print(f"connections opened {held.opened}, seen closed {held.closed_by_daemon}; the daemon held {files} files")
 
 
 def _join_from(daemon: RunningDaemon, source: str, body: dict[str, str]) -> str:
