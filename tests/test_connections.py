@@ -40,6 +40,7 @@ WHOLE_GET = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 WAIT_S = 10.0  # of the loop's passes, at most, for what a test waits on
 
 
+SMALL_BODY = 1000  # the server's max_request_body_size here
 BIG = 200_000  # bytes of the answer to GET /big: more than the kernel's buffers take at once on loopback
 
 
@@ -136,7 +137,14 @@ def served() -> Iterator[Served]:
     listener = socket.create_server(("127.0.0.1", 0), backlog=128)
     sockets: dict[int, Any] = {}
     server = guarded_server(
-        _app, listener, sockets, clock=clock, threads=2, connection_limit=LIMIT, asyncore_use_poll=True
+        _app,
+        listener,
+        sockets,
+        clock=clock,
+        threads=2,
+        connection_limit=LIMIT,
+        max_request_body_size=SMALL_BODY,
+        asyncore_use_poll=True,
     )
     running = Served(server, clock, listener.getsockname(), sockets)
     try:
@@ -315,35 +323,25 @@ def test_an_ipv6_64_is_one_party_as_for_pin_guesses() -> None:
 @pytest.mark.parametrize(
     ("request_bytes", "status", "code"),
     [
-        (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413, "request_entity_too_large"),
+        (
+            f"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {SMALL_BODY + 1}\r\n\r\n".encode(),
+            413,
+            "request_entity_too_large",
+        ),
         (b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, "bad_request"),
     ],
     ids=["body too large", "bad header line"],
 )
 def test_waitress_own_refusals_are_answered_in_the_apis_json_shape(
-    request_bytes: bytes, status: int, code: str
+    served: Served, request_bytes: bytes, status: int, code: str
 ) -> None:
-    clock = VirtualClock()
-    listener = socket.create_server(("127.0.0.1", 0))
-    sockets: dict[int, Any] = {}
-    server = guarded_server(_app, listener, sockets, clock=clock, threads=1, max_request_body_size=1000)
-    running = Served(server, clock, listener.getsockname(), sockets)
-    try:
-        sock = running.connect("127.0.3.20", request_bytes)
-        got: list[bytes] = []
-        running.run_until(lambda: got.append(_peek(sock)) or b"".join(got).endswith(b"}}"))
-        answer = b"".join(got)
-        head, body = answer.split(b"\r\n\r\n", 1)
-        assert head.split(b" ")[1] == str(status).encode() and b"Content-Type: application/json" in head
-        error = json.loads(body)["error"]
-        assert error["code"] == code and error["message"]
-    finally:
-        for sock in running.clients:
-            sock.close()
-        for channel in list(sockets.values()):
-            channel.close()
-        server.task_dispatcher.shutdown()
-        clock.close()
+    sock = served.connect("127.0.3.20", request_bytes)
+    got: list[bytes] = []
+    served.run_until(lambda: got.append(_peek(sock)) or b"".join(got).endswith(b"}}"))
+    head, body = b"".join(got).split(b"\r\n\r\n", 1)
+    assert head.split(b" ")[1] == str(status).encode() and b"Content-Type: application/json" in head
+    error = json.loads(body)["error"]
+    assert error["code"] == code and error["message"]
 
 
 def _peek(sock: socket.socket) -> bytes:
