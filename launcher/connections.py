@@ -6,7 +6,8 @@ seconds, or a guest's keep-alive connections held one each for ever. Here, on wa
 before any of its threads is spent on a request, connections are counted per **party**: an IPv4 address, or an
 IPv6 /64 (one device can hold a whole /64), as PIN guesses, streams and sessions are counted (`party()`).
 
-- one party keeps at most `PER_ADDRESS` connections, joined phones' and strangers' together, and one joined
+- one party keeps at most `PER_ADDRESS` connections without a request being served (those hold a thread, and
+  are bounded by the threads and the streams' gate), joined phones' and strangers' together, and one joined
   session at most `PER_SESSION`; a newcomer beyond either is never the one refused: the party's (or session's)
   first to go gives way, a waiting stranger's in the order below, else the idlest joined one between requests;
 - a request whose headers and body have not all arrived `REQUEST_DEADLINE_S` after its first byte is cut off;
@@ -254,7 +255,8 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
                 break
             conn, addr = pair
             mine = parties[party(_host(addr))]
-            if len(mine) >= PER_ADDRESS and not self._give_way(mine, parties, now):
+            held = [c for c in mine if not c.requests]  # a request served holds a thread: bounded by the threads
+            if len(held) >= PER_ADDRESS and not self._give_way(held, parties, now):
                 conn.close()
                 continue
             if sum(map(len, parties.values())) >= self.adj.connection_limit and not self._make_room(parties, now):
