@@ -385,3 +385,21 @@ def test_a_peers_socket_error_is_one_quiet_line_never_a_traceback(
     assert not sending.connected and not reading.connected and served.accepted() == 0
     logged = [r for r in caplog.records if r.name.startswith(("launcher", "waitress"))]
     assert [(r.levelno, r.exc_info) for r in logged] == [(logging.DEBUG, None)] * 2
+
+
+def test_a_connection_over_ipv6_counts_against_its_64() -> None:
+    clock = VirtualClock()
+    listener = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    sockets: dict[int, Any] = {}
+    server = guarded_server(_app, listener, sockets, clock=clock, threads=1)
+    client = socket.create_connection(listener.getsockname()[:2], timeout=5)
+    try:
+        for _ in range(20):
+            wasyncore.loop(timeout=0.01, map=sockets, use_poll=True, count=1)
+        assert [c.party for c in server.active_channels.values()] == ["::/64"]
+    finally:
+        client.close()
+        for channel in list(sockets.values()):
+            channel.close()
+        server.task_dispatcher.shutdown()
+        clock.close()
