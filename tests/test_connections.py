@@ -1,5 +1,5 @@
-"""launcher/connections.py: waitress guarded against connections that never finish a request. In-process, on
-loopback: the test drives waitress's loop itself, pass by pass, and moves the guard's virtual clock."""
+"""launcher/connections.py and launcher/channel.py: waitress guarded so that no party holds the connections. In-process,
+on loopback: the test drives waitress's loop itself, pass by pass, and moves the guard's virtual clock."""
 
 from __future__ import annotations
 
@@ -17,19 +17,8 @@ import pytest
 from waitress import wasyncore
 
 from launcher.access import session_digest
-from launcher.connections import (
-    DRAIN_S,
-    FIRST_BYTES_S,
-    MARK_JOINED,
-    MARK_STREAM,
-    MOST_WAITING,
-    PER_ADDRESS,
-    PER_SESSION,
-    REQUEST_DEADLINE_S,
-    GuardedServer,
-    guarded_server,
-    party,
-)
+from launcher.channel import DRAIN_S, FIRST_BYTES_S, MARK_JOINED, MARK_STREAM, REQUEST_DEADLINE_S, party
+from launcher.connections import MOST_WAITING, PER_ADDRESS, PER_SESSION, GuardedServer, guarded_server
 from tests.conftest import joined_client, local_daemon
 from tests.virtual_clock import VirtualClock
 from webui.access import COOKIE

@@ -11,7 +11,7 @@ from flask.json.provider import DefaultJSONProvider
 from launcher.access import AccessBook, Role, session_digest
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
 from launcher.budgets import Budgets
-from launcher.connections import MARK_JOINED
+from launcher.channel import MARK_JOINED
 from launcher.controller import Controller
 from launcher.events import EventBus
 from launcher.games import GameDesk

@@ -17,7 +17,7 @@ from flask import Flask, Response, current_app, g, request
 
 from launcher.access import AccessBook, PinGuard, Role, session_digest
 from launcher.budgets import Budgets, OverBudget, PerMinute
-from launcher.connections import party
+from launcher.channel import party
 from launcher.refusals import Refusal
 from webui.errors import ApiError
 

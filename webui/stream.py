@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from flask import Blueprint, Response, current_app, request
 
 from launcher.access import Role
-from launcher.connections import MARK_STREAM
+from launcher.channel import MARK_STREAM
 from launcher.events import Event, EventBus
 from webui import access
 from webui.errors import ApiError
