@@ -23,7 +23,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,8 +42,9 @@ MADE_UP_DIGITS = 6
 SESSION_IDLE_S = 30 * 24 * 3600  # a phone not seen for a month joins again
 SEEN_WRITE_EVERY_S = 3600  # how stale a session's last-seen time may be on disk
 JOIN_TOKEN_BYTES = 16  # 128 random bits: never guessed, so a join with it needs no try of PinGuard's
-MOST_SESSIONS = 500  # beyond, idle strangers' end first: memory stays bounded however often phones join
-ACTIVE_S = 3600  # a session used this recently (after its join) ends only after every idle one
+# Beyond, the party (address, IPv6 /64) holding the most sessions gives one never used after its join, else its
+# least recently used: memory stays bounded however often phones join, and a flood of joins ends its own sessions.
+MOST_SESSIONS = 500
 # Beside the store: replaced whenever a PIN changes, so that a running daemon notices `uno-launcher new-pins` from
 # another process on its next lookup (one stat) and signs out the sessions that process ended.
 PINS_CHANGED_FILE = "pins-changed"
@@ -125,14 +126,26 @@ class _Session:
     role: Role
     seen_ts: float
     table_pin: str | None = None  # the digits, only if this session typed them or set them: the invite shows them
-    # Its last request after the join (in memory; a session read from the store counts as used when last seen):
-    # a session opened and never used is an idle stranger's, the first to end when there are too many.
-    used_ts: float | None = None
+    # Its last request, in memory (its join counts as one; a session read from the store was last used when seen),
+    # and whether any came after the join (one read from the store: yes).
+    used_ts: float = 0.0
+    used_since_join: bool = True
+    # Who opened it (launcher/connections.py's party), in memory; None for one read from the store.
+    party: str | None = None
 
-    def end_order(self, now: float) -> tuple[bool, float]:
-        """Sorts the sessions that end first first: never used or idle for ACTIVE_S, then the least recently used."""
-        used = self.used_ts
-        return (used is not None and now - used < ACTIVE_S, self.seen_ts if used is None else used)
+
+def _ending(sessions: dict[str, _Session], keep: str) -> str | None:
+    """The session to end when there are too many: of the party holding the most sessions, one never used after
+    its join, else the least recently used; never an admin's, nor `keep` (the one just opened). A session read from
+    the store is a party of its own."""
+    ending = {d: s for d, s in sessions.items() if s.role is not Role.ADMIN and d != keep}
+    held = Counter(s.party or d for d, s in ending.items())
+
+    def order(digest: str) -> tuple[int, bool, float]:
+        session = ending[digest]
+        return (-held[session.party or digest], session.used_since_join, session.used_ts)
+
+    return min(ending, key=order) if ending else None
 
 
 class AccessBook:
@@ -345,27 +358,27 @@ class AccessBook:
                 opens = role
         return opens
 
-    def open_session(self, role: Role, *, replacing: str | None = None, table_pin: str | None = None) -> str:
-        """A new session token for `role`; the session `replacing` (the phone's old one) ends, and beyond
-        MOST_SESSIONS the ones `_Session.end_order` puts first, never the admin's: a phone at the table outlives
-        any number of joins. `table_pin`: the digits it typed, kept in memory to show under the invite."""
+    def open_session(
+        self, role: Role, *, replacing: str | None = None, table_pin: str | None = None, party: str | None = None
+    ) -> str:
+        """A new session token for `role`, opened by `party` (launcher/connections.py's); the session `replacing`
+        (the phone's old one) ends, and beyond MOST_SESSIONS the ones `_ending` picks: the flooding party's own,
+        never the admin's nor the new one. `table_pin`: the digits it typed, kept in memory to show under the
+        invite."""
         token = secrets.token_urlsafe(32)
+        digest = session_digest(token)
         now = self._clock()
         old = session_digest(replacing) if replacing else None
         ended = [old] if old is not None else []
         with self._opening:
             with self._lock:
                 self._sessions.pop(old or "", None)
-                self._sessions[session_digest(token)] = _Session(role, now, table_pin)
-                overflow = len(self._sessions) - MOST_SESSIONS
-                if overflow > 0:
-                    ending = [d for d, session in self._sessions.items() if session.role is not Role.ADMIN]
-                    idlest = sorted(ending, key=lambda digest: self._sessions[digest].end_order(now))[:overflow]
-                    for digest in idlest:
-                        del self._sessions[digest]
-                    ended += idlest
+                self._sessions[digest] = _Session(role, now, table_pin, now, used_since_join=False, party=party)
+                while len(self._sessions) > MOST_SESSIONS and (ending := _ending(self._sessions, digest)):
+                    del self._sessions[ending]
+                    ended.append(ending)
             with self._store.connect() as conn:
-                access_tables.open_session(conn, session_digest(token), role.value, now, ended=ended)
+                access_tables.open_session(conn, digest, role.value, now, ended=ended)
         return token
 
     def role_of(self, token: str | None) -> Role:
@@ -380,6 +393,7 @@ class AccessBook:
             if session is None or now - session.seen_ts > SESSION_IDLE_S:
                 return Role.NONE
             session.used_ts = now
+            session.used_since_join = True
             return session.role
 
     def seen(self, token: str | None) -> None:

@@ -308,25 +308,38 @@ def test_sessions_are_bounded_and_the_longest_idle_end_first(tmp_path: Path, mon
     assert [AccessBook(Store(tmp_path / STORE_FILE), clock=clock).role_of(t) for t in tokens[:3]] == [Role.NONE] * 3
 
 
-def test_joins_beyond_the_bound_end_idle_strangers_never_the_admin_or_a_phone_in_use(
+def test_joins_beyond_the_bound_end_the_flooding_partys_own_never_the_admin_or_the_next_phone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(access, "MOST_SESSIONS", 5)
     clock = ManualClock()
     book = AccessBook(Store(tmp_path / STORE_FILE), clock=clock)
-    admin, phone = book.open_session(Role.ADMIN), book.open_session(Role.TABLE)
-    clock.now += 1
-    assert book.role_of(phone) is Role.TABLE  # the phone is used (a state read, a press) after its join
-    clock.now += 1800  # half an hour later, someone with the table PIN joins over and over
-    strangers = []
-    for _ in range(20):
+    admin = book.open_session(Role.ADMIN, party="10.0.0.1")
+    phone = book.open_session(Role.TABLE, party="10.0.0.2")
+    clock.now += 7200  # two hours later, someone with the table PIN joins over and over from two addresses
+    flood = []
+    for n in range(40):
         clock.now += 1
-        strangers.append(book.open_session(Role.TABLE))
-    assert book.role_of(admin) is Role.ADMIN and book.role_of(phone) is Role.TABLE
-    assert [book.role_of(t) for t in strangers] == [Role.NONE] * 17 + [Role.TABLE] * 3
-    clock.now += access.ACTIVE_S  # an hour without a request: the phone is idle now, and ends before the newer ones
-    book.open_session(Role.TABLE)
-    assert book.role_of(phone) is Role.NONE and book.role_of(admin) is Role.ADMIN
+        flood.append(book.open_session(Role.TABLE, party=f"10.0.1.{n % 2}"))
+    assert book.role_of(admin) is Role.ADMIN and book.role_of(phone) is Role.TABLE  # idle, and still kept
+    assert [book.role_of(t) for t in flood] == [Role.NONE] * 37 + [Role.TABLE] * 3
+    clock.now += 1
+    newcomer = book.open_session(Role.TABLE, party="10.0.0.3")  # the next real phone: its join holds
+    assert book.role_of(newcomer) is Role.TABLE and book.role_of(phone) is Role.TABLE
+    assert sum(book.role_of(t) is Role.TABLE for t in flood) == 2
+
+
+def test_a_new_session_is_never_the_one_its_join_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #45, 6: after a flood of joins each join answered 201 for a session already ended."""
+    monkeypatch.setattr(access, "MOST_SESSIONS", 3)
+    clock = ManualClock()
+    book = AccessBook(Store(tmp_path / STORE_FILE), clock=clock)
+    for n in range(10):
+        clock.now += 1
+        token = book.open_session(Role.TABLE, party="10.0.0.9")
+        assert book.role_of(token) is Role.TABLE, n
+    behind_one_nat = [book.open_session(Role.ADMIN, party="10.0.0.9") for _ in range(4)]
+    assert all(book.role_of(t) is Role.ADMIN for t in behind_one_nat)  # never the admin's, even beyond
 
 
 def test_a_restarted_daemon_keeps_its_pins_and_phones(tmp_path: Path) -> None:

@@ -1,8 +1,11 @@
-"""launcher/connections.py: waitress guarded against connections that never finish a request. In-process, on
-loopback: the test drives waitress's loop itself, pass by pass, and moves the guard's virtual clock."""
+"""launcher/connections.py and launcher/channel.py: waitress guarded so that no party holds the connections. In-process,
+on loopback: the test drives waitress's loop itself, pass by pass, and moves the guard's virtual clock."""
 
 from __future__ import annotations
 
+import errno
+import json
+import logging
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -13,29 +16,34 @@ from typing import Any
 import pytest
 from waitress import wasyncore
 
-from launcher.connections import (
-    FIRST_BYTES_S,
-    MARK_JOINED,
-    MOST_WAITING,
-    PER_ADDRESS,
-    REQUEST_DEADLINE_S,
-    GuardedServer,
-    guarded_server,
-)
+from launcher.access import session_digest
+from launcher.channel import DRAIN_S, FIRST_BYTES_S, MARK_JOINED, MARK_STREAM, REQUEST_DEADLINE_S, party
+from launcher.connections import MOST_WAITING, PER_ADDRESS, PER_SESSION, GuardedServer, guarded_server
 from tests.conftest import joined_client, local_daemon
 from tests.virtual_clock import VirtualClock
+from webui.access import COOKIE
 
 LIMIT = MOST_WAITING + 40  # connection_limit here: a full server is quick to reach
 HALF_HEADERS = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 WHOLE_GET = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-PASSES = 400  # of the loop, at most, for what a test waits on
+WAIT_S = 10.0  # of the loop's passes, at most, for what a test waits on
+
+
+SMALL_BODY = 1000  # the server's max_request_body_size here
+BIG = 200_000  # bytes of the answer to GET /big: more than the kernel's buffers take at once on loopback
 
 
 def _app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-    if environ["PATH_INFO"] == "/join":  # as the page does for a request with a known session
-        environ[MARK_JOINED]()
-    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
-    return [b"ok"]
+    """GET /join/<session> and /stream/<session>: as the page does for a request with a known session (and for its
+    event stream); /big: a big answer."""
+    path = environ["PATH_INFO"]
+    if path.startswith(("/join/", "/stream/")):
+        environ[MARK_JOINED](path.rsplit("/", 1)[1])
+    if path.startswith("/stream"):
+        environ[MARK_STREAM]()
+    body = b"x" * BIG if path.endswith("big") else b"ok"
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
 
 
 @dataclass
@@ -46,20 +54,30 @@ class Served:
     map: dict[int, Any]
     clients: list[socket.socket] = field(default_factory=list)
 
-    def connect(self, source: str, first_bytes: bytes = b"") -> socket.socket:
-        sock = socket.create_connection(self.address, timeout=5, source_address=(source, 0))
+    def connect(self, source: str, first_bytes: bytes = b"", *, slow_reader: bool = False) -> socket.socket:
+        """A connection from `source`; `slow_reader`: with the small receive buffer and Wi-Fi's segment size of
+        a reader that never reads, so that the kernel takes only some 30 KB of an answer and waitress keeps the
+        rest."""
+        sock = socket.socket()
         self.clients.append(sock)
+        if slow_reader:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1460)
+        sock.settimeout(5)
+        sock.bind((source, 0))
+        sock.connect(self.address)
         if first_bytes:
             sock.sendall(first_bytes)
         return sock
 
     def run_until(self, done: Callable[[], bool]) -> None:
-        """Passes of waitress's loop (each waits at most 10 ms for a socket) until `done()`."""
-        for _ in range(PASSES):
-            if done():
-                return
+        """Passes of waitress's loop (each waits at most 10 ms for a socket) until `done()`; the server's threads
+        may be slow to run on a busy machine, so the bound is the passes of WAIT_S, not their count."""
+        deadline = time.monotonic() + WAIT_S
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not done within {WAIT_S} s of the loop's passes")
             wasyncore.loop(timeout=0.01, map=self.map, use_poll=True, count=1)
-        raise AssertionError(f"not done within {PASSES} passes of the loop")
 
     def settle(self) -> None:
         """Every connection made so far accepted and its bytes read."""
@@ -68,6 +86,14 @@ class Served:
             before = self.accepted()
             for _ in range(5):
                 wasyncore.loop(timeout=0.01, map=self.map, use_poll=True, count=1)
+
+    def unsent(self, source: str) -> int:
+        """Bytes of answers waitress holds unsent for `source`'s connections."""
+        return sum(c.total_outbufs_len for c in self.server.active_channels.values() if c.addr[0] == source)
+
+    def held(self, source: str) -> int:
+        """`source`'s connections the server holds."""
+        return sum(c.addr[0] == source for c in self.server.active_channels.values())
 
     def accepted(self) -> int:
         return len(self.server.active_channels)
@@ -100,7 +126,14 @@ def served() -> Iterator[Served]:
     listener = socket.create_server(("127.0.0.1", 0), backlog=128)
     sockets: dict[int, Any] = {}
     server = guarded_server(
-        _app, listener, sockets, clock=clock, threads=2, connection_limit=LIMIT, asyncore_use_poll=True
+        _app,
+        listener,
+        sockets,
+        clock=clock,
+        threads=2,
+        connection_limit=LIMIT,
+        max_request_body_size=SMALL_BODY,
+        asyncore_use_poll=True,
     )
     running = Served(server, clock, listener.getsockname(), sockets)
     try:
@@ -114,29 +147,77 @@ def served() -> Iterator[Served]:
         clock.close()
 
 
-def test_one_address_keeps_at_most_its_share_and_another_address_still_gets_in(served: Served) -> None:
+def test_one_address_keeps_at_most_its_share_and_its_newcomer_is_never_the_one_refused(served: Served) -> None:
     mine = [served.connect("127.0.3.1") for _ in range(PER_ADDRESS + 8)]
     served.settle()
     assert served.accepted() == PER_ADDRESS
-    assert [_closed_by_server(s) for s in mine] == [False] * PER_ADDRESS + [True] * 8
+    assert [_closed_by_server(s) for s in mine] == [True] * 8 + [False] * PER_ADDRESS  # the oldest gave way
     other = served.connect("127.0.3.2", WHOLE_GET)
     served.settle()
     assert served.accepted() == PER_ADDRESS + 1
     assert _answer(other).startswith(b"HTTP/1.1 200")
 
 
-def test_joined_phones_behind_one_address_do_not_use_up_its_share(served: Served) -> None:
-    """A household (or a test's loopback) behind one address: its joined phones' connections, an event stream each,
-    never count against the strangers' share, so a new phone from there still gets in."""
-    joined = []
-    for _ in range(PER_ADDRESS + 8):  # one after another, as phones join
-        joined.append(served.connect("127.0.3.9", WHOLE_GET.replace(b"GET /", b"GET /join")))
-        served.settle()
-        assert _answer(joined[-1]).startswith(b"HTTP/1.1 200")
+def _join(served: Served, source: str, session: str) -> socket.socket:
+    sock = served.connect(source, WHOLE_GET.replace(b"GET /", f"GET /join/{session}".encode()))
+    served.settle()
+    assert _answer(sock).startswith(b"HTTP/1.1 200")
+    return sock
+
+
+def test_nine_phones_behind_one_address_keep_every_connection_while_a_guest_there_opens_many(served: Served) -> None:
+    """Nine phones behind one NAT, six connections each (a browser's most), and a guest joined from the same
+    address who opens connection after connection: every newcomer gets in, the guest keeps its session's share,
+    its idlest giving way, and the phones keep all theirs."""
+    family = [_join(served, "127.0.3.9", f"phone-{n}") for n in range(9) for _ in range(6)]
+    served.clock.advance(1.0)
+    guest = []
+    for _ in range(3 * PER_SESSION):
+        guest.append(_join(served, "127.0.3.9", "guest"))
+        served.clock.advance(0.1)
     newcomer = served.connect("127.0.3.9", WHOLE_GET)
     served.settle()
     assert _answer(newcomer).startswith(b"HTTP/1.1 200")
-    assert not any(_closed_by_server(s) for s in joined)
+    assert not any(_closed_by_server(s) for s in family)
+    assert [_closed_by_server(s) for s in guest] == [True] * 2 * PER_SESSION + [False] * PER_SESSION
+
+
+def test_a_sessions_share_is_bounded_and_its_idlest_connection_gives_way(served: Served) -> None:
+    held = [_join(served, f"127.0.8.{1 + n}", "guest") for n in range(PER_SESSION + 5)]
+    served.maintain()
+    served.settle()
+    assert [_closed_by_server(s) for s in held] == [True] * 5 + [False] * PER_SESSION
+
+
+def test_a_strangers_answer_not_read_by_its_deadline_is_cut_off_a_joined_phones_is_not(served: Served) -> None:
+    served.connect("127.0.3.10", WHOLE_GET.replace(b"GET /", b"GET /big"), slow_reader=True)
+    served.connect("127.0.3.11", WHOLE_GET.replace(b"GET /", b"GET /join/p/big"), slow_reader=True)
+    reader = served.connect("127.0.3.12", WHOLE_GET.replace(b"GET /", b"GET /big"))
+    served.run_until(lambda: served.unsent("127.0.3.10") and served.unsent("127.0.3.11"))
+    reader.settimeout(5)
+    got = 0
+    while got < BIG:  # a phone reads its answer at once
+        got += len(reader.recv(65536))
+        served.settle()
+    served.maintain()
+    served.clock.advance(DRAIN_S - 0.5)
+    served.maintain()
+    assert served.held("127.0.3.10") == 1
+    served.clock.advance(1.0)
+    served.maintain()
+    served.settle()
+    assert served.held("127.0.3.10") == 0, "its answer still unsent after DRAIN_S"
+    assert served.held("127.0.3.11") == served.held("127.0.3.12") == 1
+
+
+def test_a_stream_whose_reader_falls_behind_is_cut_off_joined_or_not(served: Served) -> None:
+    served.connect("127.0.3.13", WHOLE_GET.replace(b"GET /", b"GET /stream/p/big"), slow_reader=True)
+    served.run_until(lambda: served.unsent("127.0.3.13"))
+    served.maintain()
+    served.clock.advance(DRAIN_S)
+    served.maintain()
+    served.settle()
+    assert served.held("127.0.3.13") == 0
 
 
 def test_a_request_not_whole_by_its_deadline_is_cut_off_however_it_trickles(served: Served) -> None:
@@ -163,7 +244,7 @@ def test_a_request_not_whole_by_its_deadline_is_cut_off_however_it_trickles(serv
 
 
 def test_strangers_waiting_are_bounded_slowest_first_and_a_joined_phones_connection_is_kept(served: Served) -> None:
-    joined = served.connect("127.0.3.7", WHOLE_GET.replace(b"GET /", b"GET /join"))
+    joined = served.connect("127.0.3.7", WHOLE_GET.replace(b"GET /", b"GET /join/a"))
     answered = served.connect("127.0.3.8", WHOLE_GET)
     served.settle()
     assert _answer(joined).startswith(b"HTTP/1.1 200") and _answer(answered).startswith(b"HTTP/1.1 200")
@@ -188,6 +269,7 @@ def test_a_strangers_answer_is_sent_before_its_connection_is_closed_to_make_room
     served.run_until(lambda: not any(c.requests or c.total_outbufs_len for c in served.server.active_channels.values()))
     served.clock.advance(FIRST_BYTES_S)
     served.maintain()
+    served.settle()  # those cut off are closed as the loop polls them
     assert [_answer(s)[:12] for s in many] == [b"HTTP/1.1 200"] * len(many)
     assert served.accepted() == MOST_WAITING
 
@@ -208,11 +290,105 @@ def test_a_new_connection_is_silent_only_for_a_moment_and_a_full_server_still_ta
 
 
 def test_a_request_with_a_known_session_marks_its_connection_a_joined_phones(tmp_path: Path) -> None:
-    marked: list[str] = []
+    marked: list[tuple[str, str]] = []
     with local_daemon(tmp_path) as daemon:
         joined = joined_client(daemon)
         stranger = daemon.app.test_client()
         for client, who in ((joined, "joined"), (stranger, "stranger")):
-            reply = client.get("/api/state", environ_base={MARK_JOINED: lambda who=who: marked.append(who)})
+            reply = client.get("/api/state", environ_base={MARK_JOINED: lambda s, who=who: marked.append((who, s))})
             assert reply.status_code == 200
-    assert marked == ["joined"]
+    assert [who for who, _ in marked] == ["joined"]
+    assert marked[0][1] == session_digest(joined.get_cookie(COOKIE).value)  # type: ignore[union-attr]
+
+
+def test_an_ipv6_64_is_one_party_as_for_pin_guesses() -> None:
+    assert party("2001:db8::1") == party("2001:db8::ffff:abcd:1") == "2001:db8::/64"
+    assert party("2001:db8:0:1::1") != party("2001:db8::1")
+    assert party("::ffff:192.168.1.20") == "192.168.1.20"
+    assert party("fe80::1%wlan0") == "fe80::/64"
+    assert party("192.168.1.20") == "192.168.1.20"
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        (
+            f"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {SMALL_BODY + 1}\r\n\r\n".encode(),
+            413,
+            "request_entity_too_large",
+        ),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n", 400, "bad_request"),
+    ],
+    ids=["body too large", "bad header line"],
+)
+def test_waitress_own_refusals_are_answered_in_the_apis_json_shape(
+    served: Served, request_bytes: bytes, status: int, code: str
+) -> None:
+    sock = served.connect("127.0.3.20", request_bytes)
+    got: list[bytes] = []
+    served.run_until(lambda: got.append(_peek(sock)) or b"".join(got).endswith(b"}}"))
+    head, body = b"".join(got).split(b"\r\n\r\n", 1)
+    assert head.split(b" ")[1] == str(status).encode() and b"Content-Type: application/json" in head
+    error = json.loads(body)["error"]
+    assert error["code"] == code and error["message"]
+
+
+def _peek(sock: socket.socket) -> bytes:
+    sock.setblocking(False)
+    try:
+        return sock.recv(65536)
+    except BlockingIOError:
+        return b""
+    finally:
+        sock.settimeout(5)
+
+
+class _Failing:
+    """A socket whose peer is gone in a way wasyncore does not know as a hang-up (TCP_USER_TIMEOUT's)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def send(self, data: bytes) -> int:
+        raise TimeoutError(errno.ETIMEDOUT, "Connection timed out")
+
+    def recv(self, size: int) -> bytes:
+        raise TimeoutError(errno.ETIMEDOUT, "Connection timed out")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+def test_a_peers_socket_error_is_one_quiet_line_never_a_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    served.connect("127.0.3.21")
+    served.connect("127.0.3.22")
+    served.settle()
+    sending, reading = served.server.active_channels.values()
+    for channel in (sending, reading):
+        channel.socket = _Failing(channel.socket)
+    with caplog.at_level(logging.DEBUG):
+        assert sending.send(b"answer") == 0
+        assert reading.recv(4096) == b""
+    assert not sending.connected and not reading.connected and served.accepted() == 0
+    logged = [r for r in caplog.records if r.name.startswith(("launcher", "waitress"))]
+    assert [(r.levelno, r.exc_info) for r in logged] == [(logging.DEBUG, None)] * 2
+
+
+def test_a_connection_over_ipv6_counts_against_its_64() -> None:
+    clock = VirtualClock()
+    listener = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    sockets: dict[int, Any] = {}
+    server = guarded_server(_app, listener, sockets, clock=clock, threads=1)
+    client = socket.create_connection(listener.getsockname()[:2], timeout=5)
+    try:
+        for _ in range(20):
+            wasyncore.loop(timeout=0.01, map=sockets, use_poll=True, count=1)
+        assert [c.party for c in server.active_channels.values()] == ["::/64"]
+    finally:
+        client.close()
+        for channel in list(sockets.values()):
+            channel.close()
+        server.task_dispatcher.shutdown()
+        clock.close()

@@ -8,10 +8,10 @@ from typing import Any
 from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 
-from launcher.access import AccessBook, Role
+from launcher.access import AccessBook, Role, session_digest
 from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
 from launcher.budgets import Budgets
-from launcher.connections import MARK_JOINED
+from launcher.channel import MARK_JOINED
 from launcher.controller import Controller
 from launcher.doorbell import Doorbell
 from launcher.events import EventBus
@@ -132,10 +132,11 @@ def create_app(
 
 
 def _keep_a_joined_phones_connection(response: Response) -> Response:
-    """A request with a known session marks its connection a joined phone's: the server never closes it to make
-    room for strangers (launcher/connections.py). Not under Flask's test client, which has no connection."""
+    """A request with a known session marks its connection that session's: the server counts it against the
+    session's share, not the strangers' (launcher/connections.py). Not under Flask's test client, which has no
+    connection."""
     if g.get("role", Role.NONE) >= Role.TABLE:
         mark = request.environ.get(MARK_JOINED)
         if mark is not None:
-            mark()
+            mark(session_digest(gate.session_token() or ""))
     return response

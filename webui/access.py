@@ -22,6 +22,7 @@ from flask import Flask, Response, current_app, g, request
 
 from launcher.access import AccessBook, PinGuard, Role, session_digest
 from launcher.budgets import Budget, Budgets, OverBudget, PerMinute
+from launcher.channel import party
 from launcher.refusals import Refusal
 from webui.errors import ApiError
 
@@ -98,16 +99,9 @@ def spend(budget: PerMinute, *, grows_store: bool = True) -> None:
 
 
 def client() -> str:
-    """Whom PIN guesses are counted against: the phone's address (the daemon is not behind a proxy), or for IPv6
-    its /64, which one device can fill with addresses of its own."""
-    address = request.remote_addr or "unknown"
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        return str(ip.ipv4_mapped) if ip.ipv4_mapped else str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
+    """Whom PIN guesses, streams and sessions are counted against: the phone's party (the daemon is not behind a
+    proxy), as its connections are (launcher/connections.py)."""
+    return party(request.remote_addr or "unknown")
 
 
 def set_session_cookie(response: Response, token: str) -> None:

@@ -163,7 +163,9 @@ def _spend_a_join() -> None:
 
 
 def _joined(role: Role, table_pin: str | None) -> tuple[Response, int]:
-    token = access.book().open_session(role, replacing=access.session_token(), table_pin=table_pin)
+    token = access.book().open_session(
+        role, replacing=access.session_token(), table_pin=table_pin, party=access.client()
+    )
     response = jsonify(role=role.label)
     access.set_session_cookie(response, token)
     return response, 201

@@ -8,7 +8,9 @@ tells (see `channel_request_lookahead` in launcher/daemon.py). `Last-Event-ID` r
 Streams are admitted by `StreamGate`, below what the server's threads can serve, so that presses and state reads
 always find a free thread: a few for clients not joined at the table (a watching phone, or anyone on the Wi-Fi),
 at most two from one address; the rest for joined phones, at most four per session, and a joined phone always gets
-one (another's oldest gives way, see `StreamGate`). Beyond, 503 with `Retry-After`; the page's EventSource tries
+one (another's oldest gives way, see `StreamGate`). A stream whose reader falls behind is cut off by the server's
+guard (launcher/connections.py: its unsent output must empty within `DRAIN_S`); the page comes back with
+Last-Event-ID. Beyond, 503 with `Retry-After`; the page's EventSource tries
 again by itself.
 """
 
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterator
 from flask import Blueprint, Response, current_app, request
 
 from launcher.access import Role
+from launcher.channel import MARK_STREAM
 from launcher.events import Event, EventBus
 from webui import access
 from webui.errors import ApiError
@@ -33,11 +36,12 @@ HANG_UP_CHECK_S = 1.0  # a stream's place is free again this soon after its phon
 
 
 class StreamTicket:
-    """One admitted stream; `given_way` is set when a joined phone took its place (the stream then ends)."""
+    """One admitted stream: its party (address, or IPv6 /64) and its session (None: not joined); `given_way` is
+    set when a joined phone took its place (the stream then ends)."""
 
-    def __init__(self, joined: bool, who: str) -> None:
-        self.joined = joined
-        self.who = who
+    def __init__(self, party: str, session: str | None) -> None:
+        self.party = party
+        self.session = session
         self.given_way = threading.Event()  # the web server's threads keep real time
 
 
@@ -45,8 +49,9 @@ class StreamGate:
     """Admits event streams within the server's threads; `count` is how many phones follow right now.
 
     A joined phone always gets a stream: beyond its session's PER_SESSION its own oldest gives way, and when every
-    place is taken, a stranger's oldest, else the oldest of the session holding the most (when it holds two or
-    more). So seven sessions opening four streams each cannot keep out the next phone's own one."""
+    place is taken, a stranger's oldest, else the oldest of the session holding the most within the party holding
+    the most. So no party, however many sessions it joined from however many addresses, keeps out the next
+    phone's own one."""
 
     PER_SESSION = 4  # a phone with a few tabs open
     PER_ADDRESS = 2  # not joined: a watching phone, or a stranger on the Wi-Fi
@@ -56,27 +61,23 @@ class StreamGate:
         self.most = threads - reserved
         self.most_strangers = max(2, self.most // 4)
         self._lock = threading.Lock()
-        self._open: dict[tuple[bool, str], list[StreamTicket]] = {}  # each holder's, the oldest first
-        self._strangers = 0
+        self._open: list[StreamTicket] = []  # the oldest first
         self.count = 0
 
-    def admit(self, joined: bool, who: str) -> StreamTicket | None:
-        """A ticket for a new stream, or None when there is no room for it."""
+    def admit(self, party: str, session: str | None) -> StreamTicket | None:
+        """A ticket for a new stream from `party` (joined with `session`, or not), or None when there is no room."""
         with self._lock:
-            mine = self._open.get((joined, who), [])
-            if joined:
-                if len(mine) >= self.PER_SESSION:
-                    self._give_way(mine[0])
-                elif self.count >= self.most:
-                    taken = self._place_to_take()
-                    if taken is None:
-                        return None
+            if session is not None:
+                mine = [t for t in self._open if t.session == session]
+                taken = mine[0] if len(mine) >= self.PER_SESSION else self._place_to_take()
+                if taken is None and self.count >= self.most:
+                    return None  # no place at all (a server of four threads keeps them all for presses)
+                if taken is not None:
                     self._give_way(taken)
-            elif self.count >= self.most or len(mine) >= self.PER_ADDRESS or self._strangers >= self.most_strangers:
+            elif self.count >= self.most or not self._room_for_stranger(party):
                 return None
-            ticket = StreamTicket(joined, who)
-            self._open.setdefault((joined, who), []).append(ticket)
-            self._strangers += not joined
+            ticket = StreamTicket(party, session)
+            self._open.append(ticket)
             self.count += 1
             return ticket
 
@@ -85,14 +86,20 @@ class StreamGate:
             if not ticket.given_way.is_set():
                 self._drop(ticket)
 
+    def _room_for_stranger(self, party: str) -> bool:
+        strangers = [t for t in self._open if t.session is None]
+        return len(strangers) < self.most_strangers and sum(t.party == party for t in strangers) < self.PER_ADDRESS
+
     def _place_to_take(self) -> StreamTicket | None:
-        """With the lock held, every place taken: a stranger's oldest stream, else the oldest of the session holding
-        the most streams if it holds two or more."""
-        holders = sorted(self._open.items(), key=lambda item: (item[0][0], -len(item[1])))
-        if not holders:
-            return None  # no place at all (a server of four threads keeps them all for presses)
-        joined, streams = holders[0][0][0], holders[0][1]
-        return streams[0] if not joined or len(streams) >= 2 else None
+        """With the lock held: None while a place is free; else a stranger's oldest stream, else the oldest of the
+        session holding the most streams within the party holding the most."""
+        if self.count < self.most or not self._open:
+            return None
+        strangers = [t for t in self._open if t.session is None]
+        if strangers:
+            return strangers[0]
+        widest = _most_held(self._open, lambda t: t.party)
+        return _most_held(widest, lambda t: t.session or "")[0]
 
     def _give_way(self, ticket: StreamTicket) -> None:
         """With the lock held: `ticket`'s place is free now; its stream ends within HANG_UP_CHECK_S."""
@@ -100,13 +107,16 @@ class StreamGate:
         ticket.given_way.set()
 
     def _drop(self, ticket: StreamTicket) -> None:
-        key = (ticket.joined, ticket.who)
-        streams = self._open[key]
-        streams.remove(ticket)
-        if not streams:
-            del self._open[key]
-        self._strangers -= not ticket.joined
+        self._open.remove(ticket)
         self.count -= 1
+
+
+def _most_held(tickets: list[StreamTicket], holder: Callable[[StreamTicket], str]) -> list[StreamTicket]:
+    """The tickets of the holder with the most of `tickets` (of equals, the one with the oldest), the oldest first."""
+    held: dict[str, list[StreamTicket]] = {}
+    for ticket in tickets:  # the oldest first, so a holder's first ticket is its oldest
+        held.setdefault(holder(ticket), []).append(ticket)
+    return max(held.values(), key=len)  # max keeps the first of equals: the one whose oldest is oldest
 
 
 def format_event(event: Event) -> str:
@@ -164,12 +174,15 @@ def events() -> Response:
     gate = parts().streams
     heartbeat_s: float = current_app.config["HEARTBEAT_S"]
     joined = access.caller_role() >= Role.TABLE
-    ticket = gate.admit(joined, (access.session_token() or "") if joined else access.client())
+    ticket = gate.admit(access.client(), access.session_token() if joined else None)
     if ticket is None:
         raise ApiError(
             503, "too_many_streams", "too many phones follow the table right now", retry_after_s=RETRY_AFTER_S
         )
     hung_up = request.environ.get("waitress.client_disconnected", _never)  # not under Flask's test client
+    mark_stream = request.environ.get(MARK_STREAM)  # the guard cuts the stream off if its reader falls behind
+    if mark_stream is not None:
+        mark_stream()
     body = _events(bus, gate, ticket, _last_event_id(bus), heartbeat_s, hung_up)
     return Response(
         body,

@@ -1,0 +1,179 @@
+"""One connection as launcher/connections.py's guard sees it: waitress's channel, which knows its party, when it
+was accepted, when the request now arriving began, since when its answer is unsent, and whether a joined phone or an
+event stream uses it; and waitress's own refusals in the API's JSON shape. A peer's socket error is one debug line,
+never a traceback (waitress logged one for each, 767 in 45 s of a slow-read flood)."""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+from typing import Any
+
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.task import ErrorTask, WSGITask
+
+log = logging.getLogger(__name__)
+
+# From a request's first byte to its last: a request is at most 64 KiB (launcher/bodies.py), which a phone on a
+# poor Wi-Fi sends in well under a second, and a 2G link in a few.
+REQUEST_DEADLINE_S = 10.0
+# From an answer's first unsent byte to its last: the page (about 70 KB) at 7 KB/s, a poor 2G link's speed.
+DRAIN_S = 10.0
+# An answer unsent this long puts its stranger's connection among the slow ones the group bound closes first.
+SLOW_DRAIN_S = 2.0
+# A new connection's first bytes are read on the loop's next pass: until then it cannot be told from a silent one.
+FIRST_BYTES_S = 1.0
+# The WSGI environment's keys for callables that mark the request's connection a joined phone's (given the
+# session's digest) and one carrying an event stream.
+MARK_JOINED = "launcher.connection.mark_joined"
+MARK_STREAM = "launcher.connection.mark_stream"
+
+
+def party(address: str) -> str:
+    """Whom a connection, a stream, a session or a PIN guess counts against: the address, or for IPv6 its /64,
+    which one device can fill with addresses of its own (an IPv4-mapped one as the IPv4 address)."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])  # without a link-local address's zone
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ip.ipv4_mapped) if ip.ipv4_mapped else str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class _Task(WSGITask):  # type: ignore[misc]  # waitress has no type hints
+    def get_environment(self) -> dict[str, Any]:
+        environ: dict[str, Any] = super().get_environment()
+        environ[MARK_JOINED] = self.channel.mark_joined
+        environ[MARK_STREAM] = self.channel.mark_stream
+        return environ
+
+
+class _ErrorTask(ErrorTask):  # type: ignore[misc]
+    """waitress's own refusals (a request too large, a bad request line) in the API's error shape (docs/API.md)."""
+
+    def execute(self) -> None:
+        error = self.request.error
+        code = error.reason.lower().replace(" ", "_")  # e.g. request_entity_too_large
+        body = json.dumps({"error": {"code": code, "message": str(error.body)}}).encode()
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class GuardedChannel(HTTPChannel):  # type: ignore[misc]
+    """A connection that knows its party, when it was accepted, when the request now arriving began, since when
+    its answer is unsent, and whether a joined phone or an event stream uses it."""
+
+    task_class = _Task
+    error_task_class = _ErrorTask
+    request_started: float | None = None  # None: no request is arriving
+    sending_since: float | None = None  # None: nothing left to send
+    spoke = False  # any byte received
+    session: str | None = None  # the joined phone's, once a request on it carried one
+    stream = False
+    lost = False  # the peer's socket error was logged
+
+    def __init__(self, server: Any, sock: socket.socket, addr: Any, adj: Adjustments, map: Any) -> None:
+        """`server`: launcher/connections.py's, whose clock it keeps."""
+        self.clock = server.clock
+        self.party = party(host_of(addr))
+        self.accepted = self.quiet_since = server.clock.now()
+        super().__init__(server, sock, addr, adj, map=map)
+
+    def mark_joined(self, session: str) -> None:
+        """Called from a request's thread; plain attributes the loop thread reads."""
+        self.session = session
+
+    def mark_stream(self) -> None:
+        self.stream = True
+
+    def received(self, data: bytes) -> bool:
+        arriving = self.request
+        taken: bool = super().received(data)
+        now = self.clock.now()
+        self.spoke = self.spoke or bool(data)
+        self.quiet_since = now
+        if self.request is None:  # every byte so far made whole requests
+            self.request_started = None
+        elif self.request is not arriving:  # a new request began in these bytes
+            self.request_started = now
+        return taken
+
+    def send(self, data: bytes, do_close: bool = True) -> int:
+        try:
+            sent: int = super().send(data, do_close)
+        except OSError as e:  # wasyncore lets through what it does not know as a hang-up: a timeout, a reset
+            self._lost(e)
+            if do_close:
+                self.handle_close()
+            return 0
+        return sent
+
+    def recv(self, buffer_size: int) -> bytes:
+        try:
+            data: bytes = super().recv(buffer_size)
+        except OSError as e:
+            self._lost(e)
+            self.handle_close()
+            return b""
+        return data
+
+    def cut(self) -> None:
+        """Close it from the guard. Shut down now, but closed (its descriptor freed) when the loop next polls it:
+        a descriptor closed in the middle of a pass of the loop may be reused by a connection accepted in the same
+        pass, which would then be handed the old one's events and closed with it."""
+        self.will_close = True
+        self.connected = False  # a request's thread writing to it stops (waitress's ClientDisconnected)
+        with contextlib.suppress(OSError):
+            self.socket.shutdown(socket.SHUT_RDWR)
+
+    def _lost(self, error: OSError) -> None:
+        if not self.lost:
+            self.lost = True
+            log.debug("connection from %s lost: %s", self.party, error)
+
+    def watch(self, now: float) -> None:
+        """Note since when its answer is unsent (on the loop thread, at each look)."""
+        if not self.total_outbufs_len:
+            self.sending_since = None
+        elif self.sending_since is None:
+            self.sending_since = now
+
+    def overdue(self, now: float) -> bool:
+        """A request not whole by its deadline, or a stranger's answer or a stream not sent by its own."""
+        if self.request_started is not None and not self.requests:
+            return now - self.request_started >= REQUEST_DEADLINE_S
+        late = self.sending_since is not None and now - self.sending_since >= DRAIN_S
+        return late and (self.stream or self.session is None)
+
+    def waiting(self) -> bool:
+        """A stranger's connection the guard may close: no request of it being served."""
+        return self.session is None and not self.requests and self.connected and not self.will_close
+
+    def between_requests(self) -> bool:
+        """A joined phone's connection that may give way: nothing arriving, served or left to send."""
+        idle = not (self.requests or self.total_outbufs_len or self.request_started is not None or self.will_close)
+        return self.session is not None and self.connected and idle
+
+    def order(self, now: float) -> tuple[int, float]:
+        """Which waiting connection goes first (the smallest): slow senders and readers, silent ones, idle ones
+        after an answer (a phone's between its requests), new ones; the oldest first in each."""
+        if self.request_started is not None:
+            return (0, self.request_started)
+        if self.sending_since is not None:
+            return (0 if now - self.sending_since >= SLOW_DRAIN_S else 3, self.sending_since)
+        if self.spoke:
+            return (2, self.quiet_since)
+        return (1 if now - self.accepted >= FIRST_BYTES_S else 3, self.accepted)
+
+
+def host_of(addr: Any) -> str:
+    """The host of a socket address (a tuple for TCP)."""
+    return str(addr[0] if isinstance(addr, tuple) else addr)
