@@ -36,7 +36,7 @@ from launcher.hopper import Hopper
 from launcher.outcomes import FaultCause, FaultLatch, Trouble, announce, announce_no_fire, trouble_of
 from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile
-from launcher.shuffles import Shuffle, ShuffleBook
+from launcher.shuffles import Shuffle, ShuffleBook, ShuffleSealing
 from launcher.threads import StoppableThread
 from launcher.wear import Wear
 
@@ -202,8 +202,10 @@ class Controller:
         launcher is busy or in FAULT."""
         with self._arm.deciding():  # the board's own press, if it came first, makes this one too late
             refusal = self._refusal()
+            deal = self._game.cards_owed(for_player) if refusal is None and self._game is not None else None
+            if refusal is None and deal is None:
+                refusal = self._sealing()
             if refusal is None:
-                deal = self._game.cards_owed(for_player) if self._game is not None else None
                 if deal is None:
                     outcome = self._shuffle.draw()
                 else:  # exact cards, outside the shuffle's schedule
@@ -407,6 +409,14 @@ class Controller:
             return PressRefused(Refusal.LID_OPEN, "the lid is open; close it to play")
         if self._busy:
             return PressRefused(Refusal.BUSY, "the launcher is still firing; press again in a moment")
+        return None
+
+    def _sealing(self) -> PressRefused | None:
+        """A press that draws waits while the phones reveal their bytes for the shuffle's key (launcher/mixing.py)."""
+        try:
+            self._shuffles.ready(self._shuffle)
+        except ShuffleSealing as sealing:
+            return PressRefused(Refusal.SHUFFLE_SEALING, str(sealing))
         return None
 
     def _next_fire(self) -> tuple[Outcome, int] | None:

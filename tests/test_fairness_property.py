@@ -14,9 +14,9 @@ from launcher.fairness import (
     CameOut,
     commitment,
     key_material,
+    legacy_record,
     replay_presses,
     shuffle_key,
-    shuffle_record,
     verify,
 )
 from launcher.schedule import PROFILES, Schedule
@@ -32,7 +32,7 @@ restarts = st.lists(st.integers(0, PRESSES), max_size=3, unique=True).map(sorted
 def played(profile: Any, seed: str, mixed: list[str], lid: list[int]) -> dict[str, Any]:
     outcomes = replay_presses(Schedule(profile, shuffle_key(seed, mixed)), PRESSES, lid)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
-    return shuffle_record(profile, seed, outcomes, lid, mixed, came_out)
+    return legacy_record(profile, seed, mixed, outcomes, lid, came_out)
 
 
 @settings(max_examples=150, deadline=None)

@@ -68,12 +68,12 @@ def state() -> Response:
 
 
 def _snapshot_with_contributions() -> dict[str, Any]:
-    """The controller's snapshot, its shuffle with the phones' contributions so far (docs/FAIRNESS.md)."""
+    """The controller's snapshot, its shuffle with the phones' commitments and reveals so far (docs/FAIRNESS.md)."""
     shuffles = parts().shuffles
     for _ in range(3):  # a new shuffle may start between the two reads: then read again
         played, snapshot = shuffles.current, _controller().snapshot()
         if played is not None and played.number == snapshot["shuffle"]["number"]:
-            snapshot["shuffle"].update(played.mixing())
+            snapshot["shuffle"].update(played.mixing.view())
             break
     return snapshot
 
