@@ -306,10 +306,12 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
     restarts = _restarts(record.get("restarts", []))
     outcomes = _field(record, "outcomes", list)
     opened: Opened | None = None
+    entries: list[Contribution] = []
     if form == FORMAT:
         text: str = _field(record, "profile", str)
         profile = _profile(_profile_mapping(text))
-        opened = open_record(seed, text, published, _commitments(_field(record, "contributions", list)))
+        entries = _commitments(_field(record, "contributions", list))
+        opened = open_record(seed, text, published, entries)
         contributions = list(opened.revealed)
         carried = _carried(profile, _field(record, "carried", dict))
         schedule = Schedule(profile, opened.key)
@@ -332,7 +334,7 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
         commitment_ok=opened.seal_ok if opened else commitment(seed) == published.lower(),
         mismatch=_first_mismatch(outcomes, replayed, strict=strict),
         format=form,
-        contributions=len(contributions),
+        contributions=len(entries) if opened else len(contributions),
         shortfalls=tuple(_shortfalls(outcomes)) if strict else (),
         seen_commitment_ok=None if seen_commitment is None else seen_commitment.lower() == published.lower(),
         missing=tuple(value for value in mine if value not in contributions),
