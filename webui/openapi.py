@@ -228,8 +228,29 @@ SPEC: dict[str, Any] = {
         },
         "/api/shuffles/current/contributions": {
             "post": _change(
-                "add this phone's random contribution to the shuffle in play, before its first press",
+                "commit this phone's random bytes (their SHA-256) to the shuffle in play, before its first press",
                 {"201": _ok("its place in the shuffle's list and how many the shuffle has")},
+                _json_body(
+                    {
+                        "type": "object",
+                        "required": ["shuffle", "commitment"],
+                        "properties": {
+                            "shuffle": {"type": "integer", "minimum": 1, "description": "the shuffle in play"},
+                            "commitment": {
+                                "type": "string",
+                                "pattern": "^[0-9a-f]{64}$",
+                                "description": "the SHA-256 of 16 random bytes written as 32 lowercase hex characters",
+                            },
+                        },
+                        "additionalProperties": False,
+                    }
+                ),
+            )
+        },
+        "/api/shuffles/current/reveals": {
+            "post": _change(
+                "reveal the bytes this phone committed, once the shuffle's commitments have closed",
+                {"200": _ok("the place of the commitment they match, and whether the key is now fixed")},
                 _json_body(
                     {
                         "type": "object",
@@ -239,7 +260,7 @@ SPEC: dict[str, Any] = {
                             "value": {
                                 "type": "string",
                                 "pattern": "^[0-9a-f]{32}$",
-                                "description": "16 random bytes as 32 lowercase hex characters",
+                                "description": "the 16 bytes committed, as 32 lowercase hex characters",
                             },
                         },
                         "additionalProperties": False,
