@@ -72,6 +72,16 @@ def committed(daemon: Daemon, phones: list[FlaskClient]) -> tuple[int, list[str]
     return number, values
 
 
+def revealing(daemon: Daemon, revealed: int) -> tuple[int, list[str]]:
+    """Two phones commit, the first press closes the commitments, the first `revealed` of them reveal."""
+    phones = [joined_client(daemon), phone(daemon)]
+    number, values = committed(daemon, phones)
+    sealing_press(daemon)
+    for client, mine in list(zip(phones, values, strict=True))[:revealed]:
+        assert client.post(REVEAL, json={"shuffle": number, "value": mine}).status_code == 200
+    return number, values
+
+
 def sealing_press(daemon: Daemon) -> None:
     """The first press closes the commitments, and waits while the phones reveal."""
     with pytest.raises(PressRefused) as refused:
@@ -112,12 +122,11 @@ def test_phones_commit_then_reveal_after_the_first_press_and_the_record_lists_bo
 
 
 def test_a_withheld_late_or_mismatched_reveal_changes_nothing(daemon: Daemon, tmp_path: Path) -> None:
-    phones = [joined_client(daemon), phone(daemon)]
-    number, values = committed(daemon, phones)
-    sealing_press(daemon)
-    wrong = phones[1].post(REVEAL, json={"shuffle": number, "value": value()})
+    client = joined_client(daemon)
+    wrong = client.post(REVEAL, json={"shuffle": current(client)["number"], "value": value()})
     assert wrong.status_code == 409 and wrong.get_json()["error"]["code"] == "reveal_mismatch"
-    assert phones[0].post(REVEAL, json={"shuffle": number, "value": values[0]}).get_json()["fixed"] is False
+    number, values = revealing(daemon, 1)
+    assert current(client)["revealed"] == [values[0], None]
     # The second phone withholds: presses wait the reveal window out, then the key is fixed without its bytes.
     clock = daemon.clock
     assert isinstance(clock, VirtualClock)
@@ -126,9 +135,9 @@ def test_a_withheld_late_or_mismatched_reveal_changes_nothing(daemon: Daemon, tm
     clock.advance(0.2)
     press(daemon, 10)
     assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": [2]}]
-    too_late = phones[1].post(REVEAL, json={"shuffle": number, "value": values[1]})
+    too_late = phone(daemon).post(REVEAL, json={"shuffle": number, "value": values[1]})
     assert too_late.status_code == 409 and too_late.get_json()["error"]["code"] == "reveals_closed"
-    assert current(phones[0])["revealed"] == [values[0], None]
+    assert current(client)["revealed"] == [values[0], None]
     record, _ = daemon.controller.new_shuffle()
     assert [c["value"] for c in record["contributions"]] == [values[0], None]
     report = fairness.verify(record)
@@ -255,11 +264,7 @@ def test_a_restart_keeps_the_commitments_the_reveals_and_what_came_out(tmp_path:
     clock = VirtualClock()
     first = Daemon(fast(tmp_path), clock=clock)
     try:
-        phones = [phone(first), phone(first)]
-        number, values = committed(first, phones)
-        sealing_press(first)
-        for client, mine in zip(phones, values, strict=True):
-            assert client.post(REVEAL, json={"shuffle": number, "value": mine}).status_code == 200
+        number, values = revealing(first, 2)
         press(first, 12)
         before = current(first.app.test_client())
         live = [(o.press, o.cards) for o in first.controller._shuffle.outcomes]
@@ -286,15 +291,14 @@ def test_a_restart_while_the_phones_reveal_gives_them_their_time_again(tmp_path:
     clock = VirtualClock()
     first = Daemon(fast(tmp_path), clock=clock)
     try:
-        phones = [phone(first), phone(first)]
-        number, values = committed(first, phones)
-        sealing_press(first)
-        assert phones[0].post(REVEAL, json={"shuffle": number, "value": values[0]}).status_code == 200
+        number, values = revealing(first, 1)
     finally:
         first.close()
     second = Daemon(fast(tmp_path), clock=clock)
     try:
         assert current(second.app.test_client())["phase"] == "revealing"
+        clock.advance(4.9)
+        sealing_press(second)  # the window counts again from the restart
         reply = phone(second).post(REVEAL, json={"shuffle": number, "value": values[1]})
         assert reply.status_code == 200 and reply.get_json()["fixed"] is True
         press(second, 3)

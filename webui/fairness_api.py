@@ -24,27 +24,23 @@ from webui.parts import parts
 bp = Blueprint("fairness_api", __name__, url_prefix="/api")
 T = TypeVar("T")
 
-_SHUFFLE = Field(required=True, check=expect("bad_contribution", whole(1), "the number of the shuffle in play"))
-_COMMITMENT = Shape(
-    "a commitment",
-    {
-        "shuffle": _SHUFFLE,
-        "commitment": Field(
-            required=True,
-            check=expect("bad_contribution", is_commitment, "64 lowercase hex characters (the SHA-256 of your bytes)"),
-        ),
-    },
+
+def _shape(what: str, name: str, accepts: Callable[[object], bool], expected: str) -> Shape:
+    """A body of the shuffle in play's number and one hex field."""
+    shuffle = expect("bad_contribution", whole(1), "the number of the shuffle in play")
+    return Shape(
+        what,
+        {
+            "shuffle": Field(required=True, check=shuffle),
+            name: Field(required=True, check=expect("bad_contribution", accepts, expected)),
+        },
+    )
+
+
+_COMMITMENT = _shape(
+    "a commitment", "commitment", is_commitment, "64 lowercase hex characters (the SHA-256 of your bytes)"
 )
-_REVEAL = Shape(
-    "a reveal",
-    {
-        "shuffle": _SHUFFLE,
-        "value": Field(
-            required=True,
-            check=expect("bad_contribution", is_contribution, "32 lowercase hex characters (the 16 bytes committed)"),
-        ),
-    },
-)
+_REVEAL = _shape("a reveal", "value", is_contribution, "32 lowercase hex characters (the 16 bytes committed)")
 
 
 @bp.post("/shuffles/current/contributions")
