@@ -26,6 +26,7 @@ from launcher.fairness import (
     CameOut,
     RecordError,
     Replayable,
+    commitment,
     legacy_record,
     new_seed,
     replay_presses,
@@ -88,7 +89,7 @@ class Shuffle:
     restarts: list[int] = field(default_factory=list)
     carried: tuple[int, int] = (0, 0)  # the run (misses, fires in a row) the shuffle before it ended with
     came_out: dict[int, CameOut] = field(default_factory=dict)  # by press number
-    legacy: list[str] | None = None  # contributions of a shuffle started before format 5 (resumed only to end it)
+    legacy: list[str] | None = None  # contributions in the clear of a shuffle started before format 5 (resumed)
 
     @property
     def closed(self) -> bool:
@@ -175,7 +176,8 @@ class ShuffleBook:
 
     def resume_or_start(self, profile: Profile) -> Shuffle:
         """The shuffle left open by the last run, replayed to where its log ends; else a new shuffle. One started
-        by a version before format 5 is ended at once (its record revealed as it was played) and a new one starts."""
+        by a version before format 5 plays on under its own rules (its contributions in the clear, closed now) and
+        is revealed in its own format."""
         with self._store.connect() as conn:
             row = shuffle_table.unended(conn)
             if row is None:
@@ -192,6 +194,7 @@ class ShuffleBook:
         resumed = self._new_shuffle(number, profile, seed, (misses, fires))
         if saved.get("format") != 5:
             resumed.legacy = log.legacy[:MAX_CONTRIBUTIONS]
+            resumed.commitment = commitment(seed)  # what its phones were shown: the seed's alone
             resumed.mixing.close()
         else:
             resumed.mixing.contributions = log.contributions[:MAX_CONTRIBUTIONS]
@@ -202,9 +205,6 @@ class ShuffleBook:
         replay_presses(resumed.schedule, log.presses, resumed.restarts, draw=resumed.draw)
         resumed.came_out = log.came_out
         self._current = resumed
-        if resumed.legacy is not None:
-            self.end(resumed)
-            return self.start(profile, carried=resumed.run)
         return resumed
 
     def lid_opened(self, played: Shuffle) -> None:
