@@ -1,16 +1,19 @@
-"""Commit, contribute, reveal: players can check that a shuffle's outcomes were fixed before the first press, and
-that nobody chose them.
+"""Seal, commit, reveal: players can check that a shuffle's outcomes were fixed before the first press, and that
+nobody chose them.
 
-At a shuffle's start the daemon draws a seed with `new_seed()` and publishes only `commitment(seed)`, its SHA-256.
-Before the first press every joined phone adds a random contribution of its own. The shuffle's key is
-`shuffle_key(seed, contributions)`, and every outcome is a deterministic function of the key, the press number and
-the schedule state (launcher/schedule.py lists the draws). At its end the daemon reveals the seed in a record
-(`shuffle_record`) and anyone can replay the shuffle (`verify`, `verify_file`, `uno-launcher verify`, and each
-phone's page, webui/static/verify.js). The record format and the derivation are documented in docs/FAIRNESS.md.
+At a shuffle's start the daemon draws a seed with `new_seed()` and publishes only its seal with the profile
+(launcher/sealing.py). The phones commit to bytes of their own, and reveal them once the commitments have closed
+(launcher/mixing.py); every outcome is a deterministic function of the key, the press number and the schedule state
+(launcher/schedule.py lists the draws). At its end the daemon reveals the seed in a record (`shuffle_record`) and
+anyone can replay the shuffle (`verify`, `verify_file`, `uno-launcher verify`, each phone's page with
+webui/static/fairverify.js, and the standalone checker built from it). The record format and the derivation are
+documented in docs/FAIRNESS.md.
 
-Records written before shuffles had their name (`uno-launcher-round/2`) differ from today's only in two names and
-replay the same. Records of the first format (`uno-launcher-round/1`, made before contributions existed) drew from
-Python's `random.Random(seed)`; they are still read and replayed, on their own path (`replay_v1`).
+Records of the formats before are still read: format 4 (contributions in the clear, the seed alone committed:
+`commitment`, `shuffle_key`; a daemon that resumes such a shuffle also writes it, `legacy_record`), format 3 and the
+one from before shuffles had their name (`uno-launcher-round/2`), which differ from it only in a name or two, and
+the first format (`uno-launcher-round/1`, made before contributions existed), which drew from Python's
+`random.Random(seed)` and is replayed on its own path (`replay_v1`).
 """
 
 from __future__ import annotations

@@ -352,6 +352,8 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
         expect(page.locator("#fair-commitment")).to_have_text(first["commitment"])
         page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
         page.locator("#fair-check summary").tap()
+        # Where to get a checker the launcher did not serve, and how to check it.
+        expect(page.locator("#fair-checker")).to_have_text(texts["fair.checker"])
         lines = page.locator("#fair-lines li .fair-text")
         expect(lines).to_contain_text([texts["fair.replay_ok_one"]])
         if name in ("a", "b"):

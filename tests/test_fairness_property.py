@@ -1,5 +1,6 @@
-"""Properties over many seeds and lists of contributions: every shuffle the daemon could play verifies, and no
-change to the seed or to the list of contributions leaves a shuffle of a few dozen presses verifying."""
+"""Properties of format-4 records (contributions in the clear) over many seeds and lists of contributions: every
+shuffle such a daemon could play verifies, and no change to the seed or to the list of contributions leaves a shuffle
+of a few dozen presses verifying. Format 5's are in tests/test_fairness_sealed.py."""
 
 from __future__ import annotations
 

@@ -142,6 +142,7 @@ def grind(predict: Callable[[str], bytes]) -> list[str]:
     return kept
 
 
+@pytest.mark.slow
 def test_a_host_trying_a_million_contributions_gets_chance() -> None:
     table = Table()
     kept = grind(table.predictor())
