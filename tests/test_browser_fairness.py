@@ -25,6 +25,7 @@ from tests.conftest import join, start_daemon, wait_until
 from tests.test_browser import CHROMIUM_ARGS, WAIT_MS, catalogue, fill, open_joined, origin, watch
 from tests.test_fairness import SEED, known_answers, play_shuffle
 from tests.test_fairness_api import value
+from tests.test_fairness_sealed import VALUES, entries, play_sealed
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -38,6 +39,7 @@ WILD = profile_from_mapping(
      "pause_probability": 0.4, "pause_ms": [100, 900]},
 )  # fmt: skip
 EVERY_PROFILE = {**PROFILES, "wild": WILD}
+SEALED = play_sealed(PROFILES["classic"], SEED, 40, entries(list(VALUES), withheld=(1,)))
 
 
 def phone(browser: Any, playwright: Any, locale: str = "en-US") -> Page:
@@ -563,3 +565,16 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         page.context.close()
     finally:
         running.close()
+
+
+def test_the_page_checks_a_format_5_record_against_what_it_saw_close(verifier: Page) -> None:
+    """The commitments this phone saw close, its own bytes and the profile text it was shown, each checked."""
+    assert page_verdict(verifier, SEALED)["ok"] and page_verdict(verifier, SEALED)["withheld"] == [2]
+    commitments = [c["commitment"] for c in SEALED["contributions"]]
+    seen = {"contributions": commitments, "mine": VALUES[0], "index": 0, "profile": "classic"}
+    assert page_verdict(verifier, SEALED, {**seen, "profileText": SEALED["profile"]})["ok"]
+    other_text = SEALED["profile"].replace('"max_fires_in_row":2', '"max_fires_in_row":3')
+    assert not page_verdict(verifier, SEALED, {**seen, "profileText": other_text})["ok"]
+    assert not page_verdict(verifier, SEALED, {**seen, "contributions": commitments[:2]})["ok"]  # one added after
+    withheld_mine = page_verdict(verifier, SEALED, {**seen, "mine": VALUES[1], "index": 1})
+    assert not withheld_mine["ok"] and withheld_mine["mine"]["ok"] is False

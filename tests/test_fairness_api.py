@@ -113,6 +113,9 @@ def test_phones_commit_then_reveal_after_the_first_press_and_the_record_lists_bo
     press(daemon, 30)
     record, _ = daemon.controller.new_shuffle()
     assert record["format"] == "uno-launcher-shuffle/5"
+    # The profile was sealed with the seed: the record carries the very text announced before anyone committed.
+    (announced,) = [e for e in events(daemon, "shuffle.started") if e["shuffle"] == number]
+    assert announced["profile_text"] == record["profile"] and announced["commitment"] == record["commitment"]
     assert record["contributions"] == [{"commitment": c, "value": v} for c, v in zip(commitments, values, strict=True)]
     report = fairness.verify(record, seen_commitment=record["commitment"], mine=[values[1]])
     assert report.ok and report.contributions == 3 and report.withheld == ()
