@@ -200,6 +200,8 @@ class Controller:
     def press(self, source: str, *, for_player: str | None = None) -> PressTicket:
         """Take one press, for `for_player` or else for whoever the table asks. Raises PressRefused when the
         launcher is busy or in FAULT."""
+        if source != "button":  # a phone's press waits while the phones reveal; the button never blocks its thread
+            self._shuffles.await_key(self._shuffle)
         with self._arm.deciding():  # the board's own press, if it came first, makes this one too late
             refusal = self._refusal()
             deal = self._game.cards_owed(for_player) if refusal is None and self._game is not None else None

@@ -50,6 +50,10 @@ class Mixing:
     changing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _senders: set[str] = field(default_factory=set, repr=False)  # sessions that committed (memory only)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _fixed: threading.Condition = field(init=False, repr=False)  # notified when the last reveal fixes the key
+
+    def __post_init__(self) -> None:
+        self._fixed = self.clock.condition(self._lock)
 
     def commit(self, commitment: str, sender: str) -> tuple[int, int]:
         """Take a phone's commitment from `sender` (its session): (its index, the number of commitments now)."""
@@ -80,8 +84,8 @@ class Mixing:
             return len(self.contributions) - 1, len(self.contributions)
 
     def reveal(self, value: str) -> tuple[int, bool]:
-        """Take a phone's bytes for its commitment: (the commitment's index, whether the key is now fixed). The
-        same bytes again are answered the same."""
+        """Take a phone's bytes for its commitment: (the commitment's index, whether every commitment is now
+        revealed: then the caller fixes the key, `fix()`). The same bytes again are answered the same."""
         number = self.number
         with self._lock:
             index = next((i for i, c in enumerate(self.contributions) if c.commitment == commitment_of(value)), None)
@@ -92,7 +96,7 @@ class Mixing:
                     shuffle=number,
                 )
             if self.contributions[index].value == value:
-                return index, self.phase == FIXED
+                return index, self._complete()
             if self.phase == COMMITTING:
                 raise ContributionRefused(
                     Refusal.REVEAL_EARLY,
@@ -106,14 +110,12 @@ class Mixing:
                     shuffle=number,
                 )
             self.contributions[index] = replace(self.contributions[index], value=value)
-            if all(c.value is not None for c in self.contributions):
-                self.phase = FIXED
-            return index, self.phase == FIXED
+            return index, self._complete()
 
     def press(self) -> tuple[str | None, str | None]:
-        """A press wants to draw: (what changed: "sealed", "fixed" or None; why the press must wait, or None once
-        the key is fixed). The first press closes the commitments; one REVEAL_S later the key is fixed with what
-        was revealed."""
+        """A press wants to draw: (what changed: "sealed", "due" (the caller fixes the key, `fix()`) or None; why
+        the press must wait, or None once the key is fixed or due). The first press closes the commitments; once
+        all are revealed, or one REVEAL_S later, the key is due with what was revealed."""
         with self._lock:
             changed = None
             if self.phase == COMMITTING:
@@ -122,18 +124,32 @@ class Mixing:
                     return None, None
                 self.phase, self.sealed_at, changed = REVEALING, self.clock.now(), "sealed"
             if self.phase == REVEALING:
-                if self.clock.now() < (self.sealed_at or 0.0) + REVEAL_S:
+                if self.clock.now() < (self.sealed_at or 0.0) + REVEAL_S and not self._complete():
                     why = (
                         f"the phones are revealing their randomness for shuffle {self.number}: press again in a moment"
                     )
                     return changed, why
-                self.phase, changed = FIXED, "fixed"
+                return "due", None
             return changed, None
+
+    def fix(self) -> None:
+        """The key is fixed (the caller has keyed the schedule with what was revealed): nothing more is taken."""
+        with self._lock:
+            self.phase = FIXED
+            self._fixed.notify_all()
+
+    def wait_fixed(self) -> None:
+        """Wait, holding nothing else, until the last reveal fixes the key or the reveal window is over."""
+        with self._fixed:
+            while self.phase == REVEALING and (left := (self.sealed_at or 0.0) + REVEAL_S - self.clock.now()) > 0:
+                self._fixed.wait(left)
+
+    def _complete(self) -> bool:
+        return all(c.value is not None for c in self.contributions)
 
     def close(self) -> None:
         """The shuffle ends (perhaps before any press): nothing more is taken."""
-        with self._lock:
-            self.phase = FIXED
+        self.fix()
 
     @property
     def fixed(self) -> bool:

@@ -259,18 +259,17 @@ class ShuffleBook:
         played = self._playing(number)
         with played.mixing.changing:  # published before the key is fixed, in the log too
             was_fixed = played.closed
-            index, fixed = played.mixing.reveal(value)
+            index, complete = played.mixing.reveal(value)
             if not was_fixed:
                 self._bus.publish(EventType.SHUFFLE_REVEALED, {"shuffle": number, "index": index, "value": value})
-                if fixed:
-                    played.rekey()
-                    self._bus.publish(EventType.SHUFFLE_FIXED, {"shuffle": number, "withheld": []})
-        return index, fixed
+                if complete:
+                    self._fix(played)
+        return index, complete
 
     def ready(self, played: Shuffle) -> None:
         """Before a press draws (the controller, with its lock held): raises ShuffleSealing while the phones reveal.
-        The first press closes the commitments (published, for the phones to reveal); one REVEAL_S later the key is
-        fixed with what came."""
+        The first press closes the commitments (published, for the phones to reveal); once all are revealed, or one
+        REVEAL_S later, the key is fixed with what came."""
         with played.mixing.changing:
             changed, why = played.mixing.press()
             if changed == "sealed":
@@ -279,13 +278,25 @@ class ShuffleBook:
                     EventType.SHUFFLE_SEALED,
                     {"shuffle": played.number, "commitments": commitments, "reveal_s": REVEAL_S},
                 )
-            if changed == "fixed":
-                played.rekey()
-                self._bus.publish(
-                    EventType.SHUFFLE_FIXED, {"shuffle": played.number, "withheld": played.mixing.withheld()}
-                )
+            if changed == "due":
+                self._fix(played)
         if why is not None:
             raise ShuffleSealing(why)
+
+    def _fix(self, played: Shuffle) -> None:
+        """With `changing` held: key the schedule with what was revealed, then mark the key fixed (so that nothing,
+        the board's arm included, reads the schedule before it is keyed), and tell everyone."""
+        played.rekey()
+        played.mixing.fix()
+        self._bus.publish(EventType.SHUFFLE_FIXED, {"shuffle": played.number, "withheld": played.mixing.withheld()})
+
+    def await_key(self, played: Shuffle) -> None:
+        """Before a phone's press, with no lock of the controller held: the first closes the commitments; each waits
+        until the phones have revealed (a moment) or the reveal window is over, so that the press draws then."""
+        try:
+            self.ready(played)
+        except ShuffleSealing:
+            played.mixing.wait_fixed()
 
     def end(self, ended: Shuffle) -> dict[str, Any]:
         """Reveal the seed: save the record and tell everyone."""

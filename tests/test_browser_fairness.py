@@ -278,14 +278,6 @@ def test_a_fingerprint_that_changes_during_a_shuffle_is_called_out(verifier: Pag
     )
 
 
-def seal_by_pressing(page: Page, daemon: Any) -> None:
-    """The first press of a shuffle with commitments closes them and is refused while the phones reveal, by
-    themselves; once every one revealed the key is fixed (docs/FAIRNESS.md, commit then reveal)."""
-    page.locator("#press").tap()
-    wait_until(lambda: daemon.get("/api/state")["shuffle"]["phase"] == "fixed")
-    expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
-
-
 def mix_text(strings: dict[str, str], count: int, closed: bool = False) -> str:
     kind = "mix_closed" if closed else "mix"
     key = {0: f"fair.{kind}_none", 1: f"fair.{kind}_one"}.get(count, f"fair.{kind}_many")
@@ -328,12 +320,11 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     assert sorted(places.values()) == [1, 2]
     expect(phones["watcher"].locator("#fair-mine")).to_have_text(strings["zh-Hant"]["fair.mine_join"])
 
-    # The first press closes the commitments and waits while both phones reveal their bytes, by themselves; the next
-    # press draws. A phone that joins after it is told the shuffle was fixed without it.
-    seal_by_pressing(phones["a"], daemon)
-    assert all(daemon.get("/api/state")["shuffle"]["revealed"])
+    # The first press closes the commitments and waits while both phones reveal their bytes, by themselves; then it
+    # draws. A phone that joins after it is told the shuffle was fixed without it.
     phones["a"].locator("#press").tap()
     expect(phones["a"].locator("#press")).to_be_enabled(timeout=WAIT_MS)
+    assert all(daemon.get("/api/state")["shuffle"]["revealed"])
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
     open_live(phones["late"], daemon, joined=True)
@@ -381,9 +372,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     for page in phones.values():
         page.context.close()
     assert foreign_requests == []
-    # The one refusal the browser logs is the press that closed the commitments (409 shuffle_sealing), by design.
-    assert [e for e in console_errors if "status of 409" not in e] == []
-    assert len(console_errors) == 1
+    assert console_errors == []
 
 
 def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_why(
@@ -487,7 +476,6 @@ def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_chec
         first = daemon.get("/api/state")["shuffle"]
         wait_until(lambda: len(daemon.get("/api/state")["shuffle"]["commitments"]) == 1)
         expect(page.locator("#fair-mine")).to_have_text(fill(english["fair.mine_in"], place=1), timeout=WAIT_MS)
-        seal_by_pressing(page, daemon)  # its bytes revealed over plain http too
         for _ in range(3):
             page.locator("#press").tap()
             expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
@@ -528,7 +516,6 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         page = phone(browser, playwright, "zh-TW")
         open_joined(page, running)
         wait_until(lambda: len(running.get("/api/state")["shuffle"]["commitments"]) == 1)
-        seal_by_pressing(page, running)
         page.locator("#press").tap()
         expect(page.locator('#feed li[data-type="launcher.jammed"]')).to_have_count(1, timeout=WAIT_MS)
         expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
@@ -553,7 +540,6 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
 
         page.route("**/api/shuffles/2", tampered)
         wait_until(lambda: len(running.get("/api/state")["shuffle"]["commitments"]) == 1)
-        seal_by_pressing(page, running)
         page.locator("#press").tap()
         expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
         assert running.post("/api/shuffles", {})[0] == 201

@@ -18,9 +18,10 @@ from launcher.config import Config
 from launcher.controller import PressRefused
 from launcher.daemon import Daemon
 from launcher.fairness import replay_presses
+from launcher.mixing import REVEAL_S
 from launcher.schedule import Schedule
 from launcher.sealing import Contribution, commitment_of, sealed_key
-from tests.conftest import MakeDaemon, joined_client
+from tests.conftest import MakeDaemon, joined_client, wait_until
 from tests.virtual_clock import VirtualClock
 
 URL = "/api/shuffles/current/contributions"
@@ -83,9 +84,10 @@ def revealing(daemon: Daemon, revealed: int) -> tuple[int, list[str]]:
 
 
 def sealing_press(daemon: Daemon) -> None:
-    """The first press closes the commitments, and waits while the phones reveal."""
+    """A press of the big button while the phones reveal (the first closes the commitments) is refused: the button
+    never waits (a phone's press waits instead)."""
     with pytest.raises(PressRefused) as refused:
-        daemon.controller.press("web")
+        daemon.controller.press("button")
     assert refused.value.code == "shuffle_sealing"
 
 
@@ -150,6 +152,29 @@ def test_a_withheld_late_or_mismatched_reveal_changes_nothing(daemon: Daemon, tm
     counted = [Contribution(commitment_of(values[0]), values[0]), Contribution(commitment_of(values[1]))]
     schedule = Schedule(daemon.controller.profile, sealed_key(record["commitment"], record["seed"], counted))
     assert [o.cards for o in replay_presses(schedule, 10)] == [o["cards"] for o in record["outcomes"]]
+
+
+def test_a_phones_press_waits_while_the_phones_reveal_then_draws_with_their_bytes(daemon: Daemon) -> None:
+    number, values = committed(daemon, [joined_client(daemon)])
+    waiting = daemon.clock.thread(lambda: daemon.controller.press("web").wait(10), "press")
+    waiting.start()
+    wait_until(lambda: events(daemon, "shuffle.sealed"))
+    assert events(daemon, "button.pressed") == []  # it waits: nothing drawn before the reveal
+    assert joined_client(daemon).post(REVEAL, json={"shuffle": number, "value": values[0]}).status_code == 200
+    waiting.join(10)
+    assert [e["press"] for e in events(daemon, "button.pressed")] == [1]
+    assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": []}]
+    record, _ = daemon.controller.new_shuffle()
+    assert record["contributions"] == [{"commitment": commitment_of(values[0]), "value": values[0]}]
+    assert fairness.verify(record).ok
+
+
+def test_a_phones_press_waits_no_longer_than_the_reveal_window(daemon: Daemon) -> None:
+    number, _ = committed(daemon, [joined_client(daemon)])
+    before = daemon.clock.now()
+    assert daemon.controller.press("web").wait(10)  # the phone never reveals
+    assert daemon.clock.now() - before == pytest.approx(REVEAL_S, abs=0.01)
+    assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": [1]}]
 
 
 def test_a_press_with_no_commitment_draws_at_once_and_closes_them(daemon: Daemon) -> None:

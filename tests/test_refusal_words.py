@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.controller import PressRefused
 from launcher.daemon import Daemon
 from launcher.mixing import REVEAL_S
 from launcher.outcomes import FaultCause
@@ -165,8 +166,9 @@ def test_contribution_refusals_name_the_shuffle_they_were_sent_for(daemon: Daemo
     assert error | {"code": "not_found", "reason": "shuffle_not_started", "shuffle": number + 1} == error
     error = refused(client, "POST", REVEAL, {"shuffle": number, "value": mine})
     assert (error["code"], error["shuffle"]) == ("reveal_early", number)
-    error = refused(client, "POST", "/api/press", {})
-    assert error["code"] == "shuffle_sealing"
+    with pytest.raises(PressRefused) as sealing:  # the button, while the phones reveal (a phone's press waits)
+        daemon.controller.press("button")
+    assert sealing.value.code == "shuffle_sealing"
     error = refused(client, "POST", REVEAL, {"shuffle": number, "value": value()})
     assert (error["code"], error["shuffle"]) == ("reveal_mismatch", number)
     late = joined_client(daemon)
