@@ -93,6 +93,12 @@ def _parser() -> argparse.ArgumentParser:
     source = verify.add_mutually_exclusive_group(required=True)
     source.add_argument("record", nargs="?", type=Path, help="a shuffle record (JSON, as the page downloads it)")
     source.add_argument("--shuffle", type=int, metavar="N", help="shuffle N from the daemon's store")
+    source.add_argument(
+        "--checker",
+        action="store_true",
+        help="print the SHA-256 of the standalone checker (uno-checker.html) and where it is; --out FILE writes it",
+    )
+    verify.add_argument("--out", type=Path, metavar="FILE", help="with --checker: write the checker to FILE")
     verify.add_argument("--config", type=Path, help="the daemon's config file, to find its store (with --shuffle)")
     verify.add_argument(
         "--commitment", metavar="HEX", help="the commitment you saw before the first press: the record must have it"
@@ -257,6 +263,11 @@ def _verify(args: argparse.Namespace) -> int:
     from launcher import fairness
     from launcher.shuffles import ShuffleOpen
 
+    if args.checker:
+        return _checker(args.out)
+    if args.out is not None:
+        print("uno-launcher verify: --out goes with --checker", file=sys.stderr)
+        return EXIT_USAGE
     seen = {"seen_commitment": args.commitment, "mine": args.contribution}
     try:
         if args.record is not None:
@@ -269,6 +280,21 @@ def _verify(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(report)
     return 0 if report.ok else 1
+
+
+def _checker(out: Path | None) -> int:
+    """The standalone checker's SHA-256, built from this installation's sources, and where to get the file."""
+    import hashlib
+
+    from launcher import checker
+
+    data = checker.build()
+    print(f"{hashlib.sha256(data).hexdigest()}  uno-checker.html")
+    print(f"The file: {checker.BUILT} in the project's repository (its README prints the same SHA-256).")
+    if out is not None:
+        out.write_bytes(data)
+        print(f"Written to {out}.")
+    return 0
 
 
 def _stored_record(config: Config, number: int) -> dict[str, Any]:

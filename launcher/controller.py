@@ -37,7 +37,7 @@ from launcher.hopper import Hopper
 from launcher.outcomes import FaultCause, FaultLatch, Trouble, announce, announce_no_fire, trouble_of
 from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile
-from launcher.shuffles import Shuffle, ShuffleBook
+from launcher.shuffles import Shuffle, ShuffleBook, ShuffleSealing
 from launcher.threads import StoppableThread
 from launcher.wear import Wear
 
@@ -195,10 +195,14 @@ class Controller:
     def press(self, source: str, *, for_player: str | None = None) -> PressTicket:
         """Take one press, for `for_player` or else for whoever the table asks. Raises PressRefused when the
         launcher is busy or in FAULT."""
+        if source != "button":  # a phone's press waits while the phones reveal; the button never blocks its thread
+            self._shuffles.await_key(self._shuffle)
         with self._arm.deciding():  # the board's own press, if it came first, makes this one too late
             refusal = self._refusal()
+            deal = self._game.cards_owed(for_player) if refusal is None and self._game is not None else None
+            if refusal is None and deal is None:
+                refusal = self._sealing()
             if refusal is None:
-                deal = self._game.cards_owed(for_player) if self._game is not None else None
                 if deal is None:
                     outcome = self._shuffle.draw()
                 else:  # exact cards, outside the shuffle's schedule
@@ -390,6 +394,14 @@ class Controller:
             return PressRefused(Refusal.LID_OPEN, "the lid is open; close it to play")
         if self._busy:
             return PressRefused(Refusal.BUSY, "the launcher is still firing; press again in a moment")
+        return None
+
+    def _sealing(self) -> PressRefused | None:
+        """A press that draws waits while the phones reveal their bytes for the shuffle's key (launcher/mixing.py)."""
+        try:
+            self._shuffles.ready(self._shuffle)
+        except ShuffleSealing as sealing:
+            return PressRefused(Refusal.SHUFFLE_SEALING, str(sealing))
         return None
 
     def _next_press(self) -> tuple[Outcome, int] | None:

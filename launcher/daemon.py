@@ -139,7 +139,7 @@ class Daemon:
             self.new_pins = self.access.first_run()  # made up on a first start: the one time they can be shown
             # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
             undo.callback(self.access.forget_unshown, self.new_pins)
-            self.shuffles = ShuffleBook(self.store, self.bus)
+            self.shuffles = ShuffleBook(self.store, self.bus, clock=clock)
             aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
             self.history = History(self.store)
             self.history.catch_up()  # games kept before the history existed

@@ -53,7 +53,11 @@ class EventType(enum.StrEnum):
     HOPPER_RELOADED = "hopper.reloaded"
     SHUFFLE_STARTED = "shuffle.started"
     SHUFFLE_ENDED = "shuffle.ended"
-    SHUFFLE_CONTRIBUTED = "shuffle.contributed"
+    SHUFFLE_CONTRIBUTED = "shuffle.contributed"  # before format 5: a contribution in the clear (read on resume)
+    SHUFFLE_COMMITTED = "shuffle.committed"
+    SHUFFLE_SEALED = "shuffle.sealed"  # the commitments closed: the phones reveal
+    SHUFFLE_REVEALED = "shuffle.revealed"
+    SHUFFLE_FIXED = "shuffle.fixed"  # the key is fixed: withheld lists the commitments never revealed
     LAUNCHER_SUSPENSE = "launcher.suspense"
     HARDWARE_FAULT = "hardware.fault"
     HARDWARE_OK = "hardware.ok"

@@ -1,16 +1,19 @@
-"""Commit, contribute, reveal: players can check that a shuffle's outcomes were fixed before the first press, and
-that nobody chose them.
+"""Seal, commit, reveal: players can check that a shuffle's outcomes were fixed before the first press, and that
+nobody chose them.
 
-At a shuffle's start the daemon draws a seed with `new_seed()` and publishes only `commitment(seed)`, its SHA-256.
-Before the first press every joined phone adds a random contribution of its own. The shuffle's key is
-`shuffle_key(seed, contributions)`, and every outcome is a deterministic function of the key, the press number and
-the schedule state (launcher/schedule.py lists the draws). At its end the daemon reveals the seed in a record
-(`shuffle_record`) and anyone can replay the shuffle (`verify`, `verify_file`, `uno-launcher verify`, and each
-phone's page, webui/static/verify.js). The record format and the derivation are documented in docs/FAIRNESS.md.
+At a shuffle's start the daemon draws a seed with `new_seed()` and publishes only its seal with the profile
+(launcher/sealing.py). The phones commit to bytes of their own, and reveal them once the commitments have closed
+(launcher/mixing.py); every outcome is a deterministic function of the key, the press number and the schedule state
+(launcher/schedule.py lists the draws). At its end the daemon reveals the seed in a record (`shuffle_record`) and
+anyone can replay the shuffle (`verify`, `verify_file`, `uno-launcher verify`, each phone's page with
+webui/static/fairverify.js, and the standalone checker built from it). The record format and the derivation are
+documented in docs/FAIRNESS.md.
 
-Records written before shuffles had their name (`uno-launcher-round/2`) differ from today's only in two names and
-replay the same. Records of the first format (`uno-launcher-round/1`, made before contributions existed) drew from
-Python's `random.Random(seed)`; they are still read and replayed, on their own path (`replay_v1`).
+Records of the formats before are still read: format 4 (contributions in the clear, the seed alone committed:
+`commitment`, `shuffle_key`; a daemon that resumes such a shuffle also writes it, `legacy_record`), format 3 and the
+one from before shuffles had their name (`uno-launcher-round/2`), which differ from it only in a name or two, and
+the first format (`uno-launcher-round/1`, made before contributions existed), which drew from Python's
+`random.Random(seed)` and is replayed on its own path (`replay_v1`).
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from typing import Any, Protocol, TypeGuard
 
 from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
+from launcher.sealing import FORMAT5, Contribution, Opened, is_commitment, open_record, sealed_record
 from launcher.text import MAX_DEPTH, nests_deeper
 
-FORMAT = "uno-launcher-shuffle/4"
+FORMAT = FORMAT5  # commit-then-reveal, the profile sealed with the seed (launcher/sealing.py)
+FORMAT_V4 = "uno-launcher-shuffle/4"  # contributions taken in the clear until the first press; read, replayed the same
 FORMAT_V3 = "uno-launcher-shuffle/3"  # FORMAT before `carried`: every shuffle started afresh; read, replayed the same
 FORMAT_V2 = "uno-launcher-round/2"  # FORMAT before the rename: `round` for `shuffle`; read, and replayed the same
 FORMAT_V1 = "uno-launcher-round/1"  # seed only, Python's random; read for shuffles played by older versions
@@ -39,6 +44,7 @@ MAX_CONTRIBUTIONS = 32  # a shuffle takes at most this many (one per session), s
 # The first bytes hashed into a shuffle's key (docs/FAIRNESS.md): the format's name when the key was made, kept
 # through the rename so that every shuffle recorded before it still replays.
 KEY_LABEL = FORMAT_V2.encode("utf-8")
+FORMATS = (FORMAT, FORMAT_V4, FORMAT_V3, FORMAT_V2, FORMAT_V1)  # what verify reads, newest first
 CHECKED_FIELDS = ("cards", "jackpot", "pause_ms")  # what the key decides, compared with the replay
 # What ended each press, as the record says: no fire drawn, all counted, or why fewer cards came out.
 STOPS = ("miss", "count", "jam", "stuck", "empty", "lid", "aborted", "fault")
@@ -145,20 +151,47 @@ def shuffle_record(
     seed: str,
     outcomes: Sequence[Outcome],
     restarts: Sequence[int] = (),
-    contributions: Sequence[str] = (),
+    contributions: Sequence[Contribution] = (),
     came_out: Mapping[int, CameOut] | None = None,
     carried: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
     """The record of a finished shuffle, seed revealed, ready for json.dump (docs/FAIRNESS.md). `came_out` holds
     what each press (by number) dispensed; `carried` the run of misses or fires it went on from."""
-    came_out = came_out or {}
-    unknown = CameOut(None, None)
+    return sealed_record(profile, seed, contributions, **played_fields(outcomes, restarts, came_out, carried))
+
+
+def legacy_record(
+    profile: Profile,
+    seed: str,
+    contributions: Sequence[str],
+    outcomes: Sequence[Outcome],
+    restarts: Sequence[int] = (),
+    came_out: Mapping[int, CameOut] | None = None,
+    carried: tuple[int, int] = (0, 0),
+) -> dict[str, Any]:
+    """The record of a shuffle started before format 5 (contributions in the clear, only the seed committed), as a
+    daemon of this version ends one it resumes."""
     return {
-        "format": FORMAT,
+        "format": FORMAT_V4,
         "profile": {"name": profile.name, **profile_to_mapping(profile)},
         "commitment": commitment(seed),
         "seed": seed,
         "contributions": list(contributions),
+        **played_fields(outcomes, restarts, came_out, carried),
+    }
+
+
+def played_fields(
+    outcomes: Sequence[Outcome],
+    restarts: Sequence[int] = (),
+    came_out: Mapping[int, CameOut] | None = None,
+    carried: tuple[int, int] = (0, 0),
+) -> dict[str, Any]:
+    """What a record says of how the shuffle was played: the lid's restarts, the run it went on from, and each
+    press: what the key decided and what came out."""
+    came_out = came_out or {}
+    unknown = CameOut(None, None)
+    return {
         "restarts": list(restarts),
         "carried": {"misses_in_row": carried[0], "fires_in_row": carried[1]},
         "outcomes": [
@@ -214,11 +247,17 @@ class VerifyReport:
     shortfalls: tuple[Shortfall, ...] = ()
     seen_commitment_ok: bool | None = None  # against the commitment the reader saw, when given
     missing: tuple[str, ...] = field(default=())  # contributions the reader made that the record lacks
+    withheld: tuple[int, ...] = ()  # places of commitments never revealed (format 5)
+    mismatched: tuple[int, ...] = ()  # places whose value is not what was committed (format 5: a tampered record)
 
     @property
     def ok(self) -> bool:
         return (
-            self.commitment_ok and self.mismatch is None and self.seen_commitment_ok is not False and not self.missing
+            self.commitment_ok
+            and self.mismatch is None
+            and self.seen_commitment_ok is not False
+            and not self.missing
+            and not self.mismatched
         )
 
     @property
@@ -238,9 +277,15 @@ class VerifyReport:
         if not self.commitment_ok:
             lines.append("FAILED: the seed does not match the commitment published at the shuffle's start")
         lines.extend(f"FAILED: your contribution {value} is not in the record" for value in self.missing)
+        lines.extend(f"FAILED: contribution {n}'s value is not the one committed" for n in self.mismatched)
         if self.mismatch:
             m = self.mismatch
             lines.append(f"FAILED: press {m.press}: recorded {m.field} = {m.recorded!r}, the seed gives {m.replayed!r}")
+        lines.extend(
+            f"NOTE: contribution {n} was committed and never revealed: it counts by its commitment alone, and whoever "
+            "held it could choose between two outcomes"
+            for n in self.withheld
+        )
         lines.extend(f"NOTE: {s}" for s in self.shortfalls)
         if self.format == FORMAT_V1:
             lines.append(f"NOTE: a {FORMAT_V1} record: no contributions, and it does not say what each press dispensed")
@@ -257,34 +302,47 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
     if not isinstance(record, Mapping):
         raise RecordError("a shuffle record must be a JSON object")
     form = record.get("format", FORMAT_V1)  # records of the first format could leave it out
-    if form not in (FORMAT, FORMAT_V3, FORMAT_V2, FORMAT_V1):
-        raise RecordError(
-            f"format = {form!r} is not accepted: expected {FORMAT!r} (or {FORMAT_V3!r}, {FORMAT_V2!r}, {FORMAT_V1!r})"
-        )
-    profile = _profile(_field(record, "profile", dict))
+    if form not in FORMATS:
+        raise RecordError(f"format = {form!r} is not accepted: expected {FORMAT!r} (or {', '.join(FORMATS[1:])})")
     seed = _seed(record)
     published = _field(record, "commitment", str)
     restarts = _restarts(record.get("restarts", []))
     outcomes = _field(record, "outcomes", list)
-    if form == FORMAT_V1:
-        contributions: list[str] = []
+    opened: Opened | None = None
+    entries: list[Contribution] = []
+    if form == FORMAT:
+        text: str = _field(record, "profile", str)
+        profile = _profile(_profile_mapping(text))
+        entries = _commitments(_field(record, "contributions", list))
+        opened = open_record(seed, text, published, entries)
+        contributions = list(opened.revealed)
+        carried = _carried(profile, _field(record, "carried", dict))
+        schedule = Schedule(profile, opened.key)
+        schedule.go_on_from(*carried)
+        replayed = replay_presses(schedule, len(outcomes), restarts)
+    elif form == FORMAT_V1:
+        profile = _profile(_field(record, "profile", dict))
+        contributions = []
         replayed = replay_v1(profile, seed, len(outcomes), restarts)
     else:
+        profile = _profile(_field(record, "profile", dict))
         contributions = _contributions(_field(record, "contributions", list))
-        carried = _carried(profile, _field(record, "carried", dict)) if form == FORMAT else (0, 0)
+        carried = _carried(profile, _field(record, "carried", dict)) if form == FORMAT_V4 else (0, 0)
         replayed = replay(profile, seed, len(outcomes), restarts, contributions, carried)
     strict = form != FORMAT_V1
     mine = list(mine)
     return VerifyReport(
         profile=profile.name,
         presses=len(outcomes),
-        commitment_ok=commitment(seed) == published.lower(),
+        commitment_ok=opened.seal_ok if opened else commitment(seed) == published.lower(),
         mismatch=_first_mismatch(outcomes, replayed, strict=strict),
         format=form,
-        contributions=len(contributions),
+        contributions=len(entries) if opened else len(contributions),
         shortfalls=tuple(_shortfalls(outcomes)) if strict else (),
         seen_commitment_ok=None if seen_commitment is None else seen_commitment.lower() == published.lower(),
         missing=tuple(value for value in mine if value not in contributions),
+        withheld=opened.withheld if opened else (),
+        mismatched=opened.mismatched if opened else (),
     )
 
 
@@ -331,6 +389,39 @@ def _seed(record: Mapping[str, Any]) -> str:
     except UnicodeEncodeError:
         raise RecordError(f"seed = {seed!r} is not accepted: expected text that UTF-8 can encode") from None
     return seed
+
+
+def _profile_mapping(text: str) -> dict[str, Any]:
+    """Format 5's profile: the text the seal covers, which must hold a JSON object."""
+    try:
+        mapping = None if nests_deeper(text) else json.loads(text)
+    except json.JSONDecodeError:
+        mapping = None
+    if not isinstance(mapping, dict):
+        raise RecordError(f"profile = {text[:80]!r} is not accepted: expected the text of a JSON object")
+    return mapping
+
+
+def _commitments(values: list[Any]) -> list[Contribution]:
+    """Format 5's contributions: each a commitment and its value, or null for one never revealed."""
+    if len(values) > MAX_CONTRIBUTIONS:
+        raise RecordError(
+            f"contributions has {len(values)} entries: a shuffle takes at most {MAX_CONTRIBUTIONS}, one per phone"
+        )
+    entries = []
+    for index, value in enumerate(values):
+        if not (
+            isinstance(value, dict)
+            and set(value) == {"commitment", "value"}
+            and is_commitment(value["commitment"])
+            and (value["value"] is None or is_contribution(value["value"]))
+        ):
+            raise RecordError(
+                f"contributions[{index}] = {value!r} is not accepted: expected {{commitment: 64 lowercase hex "
+                "characters, value: 32 lowercase hex characters or null}"
+            )
+        entries.append(Contribution(value["commitment"], value["value"]))
+    return entries
 
 
 def _contributions(values: list[Any]) -> list[str]:

@@ -50,6 +50,10 @@ class Refusal(StrEnum):
     CONTRIBUTIONS_CLOSED = "contributions_closed"  # its first press fixed it
     CONTRIBUTIONS_FULL = "contributions_full"  # max: it has the most it takes
     ALREADY_CONTRIBUTED = "already_contributed"  # from this session
+    REVEAL_EARLY = "reveal_early"  # its commitments are still open: bytes are revealed once they close
+    REVEALS_CLOSED = "reveals_closed"  # its key was fixed without these bytes: their commitment counts alone
+    REVEAL_MISMATCH = "reveal_mismatch"  # these bytes' SHA-256 is none of its commitments
+    SHUFFLE_SEALING = "shuffle_sealing"  # a press while the phones reveal their bytes: pressed again in a moment
     SHUFFLE_OVER = "shuffle_over"  # playing: the number of the shuffle in play
     SHUFFLE_NOT_STARTED = "shuffle_not_started"  # sent as `reason` beside the code `not_found`
     TOO_MANY_GAMES = "too_many_games"  # retry_after_s: more new games a minute than [limits] allows one phone

@@ -13,12 +13,12 @@ contributions at the first press takes a lock that nothing holds for longer than
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.fairness import (
@@ -27,13 +27,16 @@ from launcher.fairness import (
     RecordError,
     Replayable,
     commitment,
+    legacy_record,
     new_seed,
     replay_presses,
     shuffle_key,
     shuffle_record,
 )
+from launcher.mixing import FIXED, REVEAL_S, ContributionRefused, Mixing
 from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile, Schedule, profile_from_mapping, profile_to_mapping
+from launcher.sealing import Contribution, profile_text, seal, sealed_key
 from launcher.store import Store, event_table, shuffle_table
 
 
@@ -64,14 +67,8 @@ class ShuffleOpen(LauncherError, RuntimeError):
     """The shuffle is still being played: its seed is secret."""
 
 
-class ContributionRefused(LauncherError, RuntimeError):
-    """A contribution the shuffle does not take: `reason` says why, `details` its parameters, for the page to word
-    (docs/API.md); the message is the English words, for logs."""
-
-    def __init__(self, reason: Refusal, message: str, **details: int) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.details = details
+class ShuffleSealing(LauncherError, RuntimeError):
+    """A press that must wait: the phones are revealing their bytes, and the key is not fixed yet."""
 
 
 # What ended a press as a record says it (fairness.STOPS), from what the controller says: "miss", "empty", "fault"
@@ -84,23 +81,25 @@ class Shuffle:
     number: int
     profile: Profile
     seed: str
-    commitment: str
+    commitment: str  # the seal of the seed and the profile (launcher/sealing.py)
     schedule: DrawsOutcomes
+    mixing: Mixing
     schedule_factory: ScheduleFactory = field(default=Schedule, repr=False)
     outcomes: list[Outcome] = field(default_factory=list)
     restarts: list[int] = field(default_factory=list)
     carried: tuple[int, int] = (0, 0)  # the run (misses, fires in a row) the shuffle before it ended with
-    contributions: list[str] = field(default_factory=list)  # in the order received
     came_out: dict[int, CameOut] = field(default_factory=dict)  # by press number
-    closed: bool = False  # no more contributions: the first press was drawn, or the shuffle ended
-    _senders: set[str] = field(default_factory=set, repr=False)  # sessions that contributed (memory only)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    legacy: list[str] | None = None  # contributions in the clear of a shuffle started before format 5 (resumed)
+
+    @property
+    def closed(self) -> bool:
+        """The key is fixed: no commitment or reveal changes the outcomes any more."""
+        return self.mixing.fixed
 
     def draw(self) -> Outcome:
-        """The next press's outcome; the first one closes the contributions (with the key they made)."""
+        """The next press's outcome; only once the key is fixed (ShuffleBook.ready)."""
         if not self.closed:
-            with self._lock:
-                self.closed = True
+            raise ShuffleSealing(f"shuffle {self.number}'s key is not fixed yet")
         outcome = self.schedule.next_outcome()
         self.outcomes.append(outcome)
         return outcome
@@ -128,21 +127,15 @@ class Shuffle:
             "presses": self.schedule.presses,
         }
 
-    def mixing(self) -> dict[str, Any]:
-        """The contributions so far, for the shuffle object of GET /api/state."""
-        with self._lock:
-            return {
-                "contributions": list(self.contributions),
-                "contributions_open": not self.closed,
-                "contributions_max": MAX_CONTRIBUTIONS,
-            }
-
     def record(self) -> dict[str, Any]:
+        played = self.outcomes, self.restarts
+        if self.legacy is not None:
+            legacy = legacy_record(self.profile, self.seed, self.legacy, *played, self.came_out, self.carried)
+            return {"shuffle": self.number, **legacy}
+        mixed = self.mixing.contributions
         return {
             "shuffle": self.number,
-            **shuffle_record(
-                self.profile, self.seed, self.outcomes, self.restarts, self.contributions, self.came_out, self.carried
-            ),
+            **shuffle_record(self.profile, self.seed, *played, mixed, self.came_out, self.carried),
         }
 
     @property
@@ -153,19 +146,27 @@ class Shuffle:
             return 0, 0
         return self.schedule.misses_in_row, self.schedule.fires_in_row
 
-    def _rekey(self) -> None:
-        """With the lock held, before any press: the schedule keyed by the seed and the contributions so far."""
-        self.schedule = self.schedule_factory(self.profile, shuffle_key(self.seed, self.contributions))
+    def rekey(self) -> None:
+        """Before any press, once the key is fixed: the schedule keyed by the seal, the seed and the contributions."""
+        key = (
+            shuffle_key(self.seed, self.legacy)
+            if self.legacy is not None
+            else sealed_key(self.commitment, self.seed, self.mixing.contributions)
+        )
+        self.schedule = self.schedule_factory(self.profile, key)
         self.schedule.go_on_from(*self.carried)
 
 
 class ShuffleBook:
-    """Starts, ends, saves and resumes shuffles; takes the phones' contributions to the shuffle in play."""
+    """Starts, ends, saves and resumes shuffles; takes the phones' commitments and reveals for the shuffle in play."""
 
-    def __init__(self, store: Store, bus: EventBus, schedule_factory: ScheduleFactory = Schedule) -> None:
+    def __init__(
+        self, store: Store, bus: EventBus, schedule_factory: ScheduleFactory = Schedule, *, clock: Clock = REAL_CLOCK
+    ) -> None:
         self._store = store
         self._bus = bus
         self._schedule_factory = schedule_factory
+        self._clock = clock
         self._current: Shuffle | None = None
 
     @property
@@ -174,7 +175,9 @@ class ShuffleBook:
         return self._current
 
     def resume_or_start(self, profile: Profile) -> Shuffle:
-        """The shuffle left open by the last run, replayed to where its log ends; else a new shuffle."""
+        """The shuffle left open by the last run, replayed to where its log ends; else a new shuffle. One started
+        by a version before format 5 plays on under its own rules (its contributions in the clear, closed now) and
+        is revealed in its own format."""
         with self._store.connect() as conn:
             row = shuffle_table.unended(conn)
             if row is None:
@@ -189,9 +192,15 @@ class ShuffleBook:
         except (ValueError, KeyError, TypeError) as e:
             raise self._store.damaged(what, e) from None
         resumed = self._new_shuffle(number, profile, seed, (misses, fires))
-        resumed.contributions = log.contributions[:MAX_CONTRIBUTIONS]
-        resumed._rekey()
-        resumed.closed = log.presses > 0
+        if saved.get("format") != 5:
+            resumed.legacy = log.legacy[:MAX_CONTRIBUTIONS]
+            resumed.commitment = commitment(seed)  # what its phones were shown: the seed's alone
+            resumed.mixing.close()
+        else:
+            resumed.mixing.contributions = log.contributions[:MAX_CONTRIBUTIONS]
+            resumed.mixing.phase = FIXED if log.presses or log.fixed else log.phase
+            resumed.mixing.sealed_at = self._clock.now()  # a sealed shuffle's reveals get their time again
+        resumed.rekey()
         resumed.restarts = [r for r in _restarts(self._store, number, restarts) if r <= log.presses]
         replay_presses(resumed.schedule, log.presses, resumed.restarts, draw=resumed.draw)
         resumed.came_out = log.came_out
@@ -212,12 +221,19 @@ class ShuffleBook:
         with self._store.connect() as conn:
             number = shuffle_table.last_number(conn) + 1
             started = self._new_shuffle(number, profile, new_seed(), carried)
-            self._current = started  # first: a phone that hears of the shuffle may contribute at once
+            self._current = started  # first: a phone that hears of the shuffle may commit at once
             try:
-                event = self._bus.publish(EventType.SHUFFLE_STARTED, self._announcement(started))
+                # The profile's parameters as sealed: a phone can read what it is shown before anyone commits.
+                announced = {**self._announcement(started), "profile_text": profile_text(profile)}
+                event = self._bus.publish(EventType.SHUFFLE_STARTED, announced)
                 # The profile and the run it went on from: all a restart needs to resume it.
                 profile_json = json.dumps(
-                    {"name": profile.name, "parameters": profile_to_mapping(profile), "carried": list(carried)}
+                    {
+                        "name": profile.name,
+                        "parameters": profile_to_mapping(profile),
+                        "carried": list(carried),
+                        "format": 5,
+                    }
                 )
                 shuffle_table.start(conn, number, profile_json, started.seed, started.commitment, event.id, event.ts)
             except BaseException:  # re-raised: the shuffle in play stays the one before
@@ -225,57 +241,66 @@ class ShuffleBook:
                 raise
         return started
 
-    def contribute(self, number: int, value: str, sender: str) -> tuple[int, int]:
-        """Add a phone's contribution (checked by the caller: fairness.is_contribution) to shuffle `number`,
-        from `sender` (its session). Returns (its index in the record, the number of contributions now); raises
-        ContributionRefused naming why not."""
-        played = self._current
-        if played is None or number > played.number:
-            raise ContributionRefused(
-                Refusal.SHUFFLE_NOT_STARTED, f"there is no shuffle {number} being played", shuffle=number
-            )
-        if number < played.number:
-            raise ContributionRefused(
-                Refusal.SHUFFLE_OVER,
-                f"shuffle {number} has ended (shuffle {played.number} is being played); it takes no more",
-                shuffle=number,
-                playing=played.number,
-            )
-        with played._lock:
-            if played.closed:
-                raise ContributionRefused(
-                    Refusal.CONTRIBUTIONS_CLOSED,
-                    f"shuffle {number}'s contributions closed at its first press: the shuffle was fixed without yours "
-                    "(you can still check it when it ends)",
-                    shuffle=number,
-                )
-            if sender in played._senders:
-                raise ContributionRefused(
-                    Refusal.ALREADY_CONTRIBUTED,
-                    f"this phone has already added its randomness to shuffle {number}",
-                    shuffle=number,
-                )
-            if len(played.contributions) >= MAX_CONTRIBUTIONS:
-                raise ContributionRefused(
-                    Refusal.CONTRIBUTIONS_FULL,
-                    f"shuffle {number} already has {MAX_CONTRIBUTIONS} contributions, the most a shuffle takes",
-                    shuffle=number,
-                    max=MAX_CONTRIBUTIONS,
-                )
-            played.contributions.append(value)
-            played._senders.add(sender)
-            played._rekey()
-            index, count = len(played.contributions) - 1, len(played.contributions)
-            # Published under the shuffle's lock: its event comes before the first press's, in the log too.
+    def commit(self, number: int, commitment: str, sender: str) -> tuple[int, int]:
+        """Take a phone's commitment (checked by the caller: sealing.is_commitment) to shuffle `number` from
+        `sender` (its session): (its index, the number of commitments now); ContributionRefused naming why not."""
+        played = self._playing(number)
+        with played.mixing.changing:  # published in the order taken, and before the commitments close
+            index, count = played.mixing.commit(commitment, sender)
             self._bus.publish(
-                EventType.SHUFFLE_CONTRIBUTED, {"shuffle": number, "index": index, "value": value, "count": count}
+                EventType.SHUFFLE_COMMITTED,
+                {"shuffle": number, "index": index, "commitment": commitment, "count": count},
             )
         return index, count
 
+    def reveal(self, number: int, value: str) -> tuple[int, bool]:
+        """Take a phone's bytes for its commitment to shuffle `number`: (the commitment's index, whether the key is
+        fixed now); ContributionRefused naming why not."""
+        played = self._playing(number)
+        with played.mixing.changing:  # published before the key is fixed, in the log too
+            was_fixed = played.closed
+            index, complete = played.mixing.reveal(value)
+            if not was_fixed:
+                self._bus.publish(EventType.SHUFFLE_REVEALED, {"shuffle": number, "index": index, "value": value})
+                if complete:
+                    self._fix(played)
+        return index, complete
+
+    def ready(self, played: Shuffle) -> None:
+        """Before a press draws (the controller, with its lock held): raises ShuffleSealing while the phones reveal.
+        The first press closes the commitments (published, for the phones to reveal); once all are revealed, or one
+        REVEAL_S later, the key is fixed with what came."""
+        with played.mixing.changing:
+            changed, why = played.mixing.press()
+            if changed == "sealed":
+                commitments = played.mixing.commitments()
+                self._bus.publish(
+                    EventType.SHUFFLE_SEALED,
+                    {"shuffle": played.number, "commitments": commitments, "reveal_s": REVEAL_S},
+                )
+            if changed == "due":
+                self._fix(played)
+        if why is not None:
+            raise ShuffleSealing(why)
+
+    def _fix(self, played: Shuffle) -> None:
+        """With `changing` held: key the schedule with what was revealed, then mark the key fixed (so that nothing,
+        the board's arm included, reads the schedule before it is keyed), and tell everyone."""
+        played.rekey()
+        played.mixing.fix()
+        self._bus.publish(EventType.SHUFFLE_FIXED, {"shuffle": played.number, "withheld": played.mixing.withheld()})
+
+    def await_key(self, played: Shuffle) -> None:
+        """Before a phone's press, with no lock of the controller held: the first closes the commitments; each waits
+        until the phones have revealed (a moment) or the reveal window is over, so that the press draws then."""
+        try:
+            self.ready(played)
+        except ShuffleSealing:
+            played.mixing.wait_fixed()
+
     def end(self, ended: Shuffle) -> dict[str, Any]:
         """Reveal the seed: save the record and tell everyone."""
-        with ended._lock:
-            ended.closed = True
+        ended.mixing.close()
         record = ended.record()
         with self._store.connect() as conn:
             shuffle_table.end(conn, ended.number, json.dumps(record), time.time())
@@ -291,11 +316,28 @@ class ShuffleBook:
         with self._store.connect() as conn:
             return stored_record(conn, number)
 
+    def _playing(self, number: int) -> Shuffle:
+        played = self._current
+        if played is None or number > played.number:
+            raise ContributionRefused(
+                Refusal.SHUFFLE_NOT_STARTED, f"there is no shuffle {number} being played", shuffle=number
+            )
+        if number < played.number:
+            raise ContributionRefused(
+                Refusal.SHUFFLE_OVER,
+                f"shuffle {number} has ended (shuffle {played.number} is being played); it takes no more",
+                shuffle=number,
+                playing=played.number,
+            )
+        return played
+
     def _new_shuffle(self, number: int, profile: Profile, seed: str, carried: tuple[int, int]) -> Shuffle:
         factory = self._schedule_factory
-        schedule = factory(profile, shuffle_key(seed, []))
+        sealed = seal(seed, profile_text(profile))
+        schedule = factory(profile, sealed_key(sealed, seed, []))
         schedule.go_on_from(*carried)
-        return Shuffle(number, profile, seed, commitment(seed), schedule, factory, carried=carried)
+        mixing = Mixing(number, self._clock)
+        return Shuffle(number, profile, seed, sealed, schedule, mixing, factory, carried=carried)
 
     @staticmethod
     def _announcement(played: Shuffle) -> dict[str, Any]:
@@ -323,7 +365,10 @@ class _ShuffleLog:
     """What the event log holds of an open shuffle."""
 
     presses: int = 0
-    contributions: list[str] = field(default_factory=list)
+    contributions: list[Contribution] = field(default_factory=list)
+    phase: str = "committing"
+    fixed: bool = False
+    legacy: list[str] = field(default_factory=list)  # contributions taken in the clear, before format 5
     came_out: dict[int, CameOut] = field(default_factory=dict)
 
     @classmethod
@@ -333,8 +378,8 @@ class _ShuffleLog:
         for _, _, kind, data in _events_after(store, conn, started_event):
             if kind in (EventType.SHUFFLE_STARTED, EventType.SHUFFLE_ENDED):
                 break
-            if kind == EventType.SHUFFLE_CONTRIBUTED and data.get("shuffle") == number:
-                log.contributions.append(data["value"])
+            if kind.startswith("shuffle.") and data.get("shuffle") == number:
+                log._mixing(kind, data)
             elif kind == "button.pressed":
                 press = data.get("press")
                 if press is not None:
@@ -342,6 +387,20 @@ class _ShuffleLog:
             elif kind in _OUTCOME_EVENTS and press is not None and press not in log.came_out:
                 log.came_out[press] = _OUTCOME_EVENTS[kind](data)
         return log
+
+    def _mixing(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == EventType.SHUFFLE_COMMITTED:
+            self.contributions.append(Contribution(data["commitment"]))
+        elif kind == EventType.SHUFFLE_SEALED:
+            self.phase = "revealing"
+        elif kind == EventType.SHUFFLE_REVEALED and 0 <= data["index"] < len(self.contributions):
+            self.contributions[data["index"]] = Contribution(
+                self.contributions[data["index"]].commitment, data["value"]
+            )
+        elif kind == EventType.SHUFFLE_FIXED:
+            self.fixed = True
+        elif kind == EventType.SHUFFLE_CONTRIBUTED:
+            self.legacy.append(data["value"])
 
 
 def stored_record(conn: Any, number: int) -> dict[str, Any] | None:

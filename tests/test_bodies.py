@@ -49,9 +49,14 @@ ENDPOINTS: dict[str, tuple[str, str, Cases]] = {
         "wrong type": ({"profile": 3}, "bad_profile", "profile"),
     }),
     "contributions": ("POST", "/api/shuffles/current/contributions", {
+        "unknown": ({"shuffle": 1, "commitment": HEX * 2, "colour": "red"}, "unknown_field", "colour"),
+        "missing": ({"commitment": HEX * 2}, "bad_contribution", "shuffle"),
+        "wrong type": ({"shuffle": "1", "commitment": HEX * 2}, "bad_contribution", "shuffle"),
+    }),
+    "reveals": ("POST", "/api/shuffles/current/reveals", {
         "unknown": ({"shuffle": 1, "value": HEX, "colour": "red"}, "unknown_field", "colour"),
         "missing": ({"value": HEX}, "bad_contribution", "shuffle"),
-        "wrong type": ({"shuffle": "1", "value": HEX}, "bad_contribution", "shuffle"),
+        "wrong type": ({"shuffle": 1, "value": 7}, "bad_contribution", "value"),
     }),
     "join": ("POST", "/api/session", {
         "unknown": ({"pin": "1234", "colour": "red"}, "unknown_field", "colour"),

@@ -1,5 +1,5 @@
 """Fairness checked on each phone, in Debian's Chromium against the real daemon on simulated hardware: the page's
-own SHA-256, HMAC and schedule (webui/static/verify.js) give the known-answer vector of docs/FAIRNESS.md and the
+own SHA-256, HMAC and schedule (webui/static/fairverify.js) give the known-answer vector of docs/FAIRNESS.md and the
 same outcomes as the daemon's Python for every profile; a changed record fails in both; every joined phone adds
 its randomness before the first press and checks the shuffle by itself when it ends, in its language, also on plain
 http by the launcher's name on the home network, where the browser has no crypto.subtle."""
@@ -19,11 +19,13 @@ from playwright.sync_api import Page, Route, expect
 
 from launcher.fairness import commitment, new_seed, replay, verify
 from launcher.schedule import PROFILES, profile_from_mapping, profile_to_mapping
+from launcher.sealing import commitment_of
 from tests import test_browser
 from tests.conftest import join, start_daemon, wait_until
 from tests.test_browser import CHROMIUM_ARGS, WAIT_MS, catalogue, fill, open_joined, origin, watch
 from tests.test_fairness import SEED, known_answers, play_shuffle
 from tests.test_fairness_api import value
+from tests.test_fairness_sealed import VALUES, entries, play_sealed
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -37,6 +39,7 @@ WILD = profile_from_mapping(
      "pause_probability": 0.4, "pause_ms": [100, 900]},
 )  # fmt: skip
 EVERY_PROFILE = {**PROFILES, "wild": WILD}
+SEALED = play_sealed(PROFILES["classic"], SEED, 40, entries(list(VALUES), withheld=(1,)))
 
 
 def phone(browser: Any, playwright: Any, locale: str = "en-US") -> Page:
@@ -45,7 +48,8 @@ def phone(browser: Any, playwright: Any, locale: str = "en-US") -> Page:
 
 def page_verdict(page: Page, record: dict[str, Any], seen: dict[str, Any] | None = None) -> dict[str, Any]:
     return page.evaluate(
-        'async ([record, seen]) => (await import("/static/verify.js")).fairVerify(record, seen)', [record, seen or {}]
+        'async ([record, seen]) => (await import("/static/fairverify.js")).fairVerify(record, seen)',
+        [record, seen or {}],
     )
 
 
@@ -65,7 +69,7 @@ def test_the_pages_verifier_gives_the_published_known_answers(verifier: Page) ->
     got = verifier.evaluate(
         """async (v) => {
             const { fairDraws, fairHex, fairHmac, fairReplay, fairSha256, fairShuffleKey, fairUtf8 } =
-                await import("/static/verify.js");
+                await import("/static/fairverify.js");
             const key = fairShuffleKey(v.seed, v.contributions);
             const draw = fairDraws(key);
             return {
@@ -94,7 +98,7 @@ def test_the_pages_sha256_and_hmac_are_the_browsers_own(verifier: Page) -> None:
     matters to the padding (55, 56, 63, 64, 65 bytes...) and on keys longer than a block."""
     differ = verifier.evaluate(
         """async () => {
-            const { fairHex, fairHmac, fairSha256 } = await import("/static/verify.js");
+            const { fairHex, fairHmac, fairSha256 } = await import("/static/fairverify.js");
             const differ = [];
             const hex = (buffer) => fairHex(new Uint8Array(buffer));
             for (let n = 0; n <= 200; n++) {
@@ -125,7 +129,7 @@ def test_a_shuffle_replays_the_same_in_python_and_in_the_page(verifier: Page, na
     ]
     page = verifier.evaluate(
         """async (r) => {
-            const { fairReplay, fairShuffleKey } = await import("/static/verify.js");
+            const { fairReplay, fairShuffleKey } = await import("/static/fairverify.js");
             return fairReplay(r.profile, fairShuffleKey(r.seed, r.contributions), r.outcomes.length, r.restarts);
         }""",
         record,
@@ -264,8 +268,8 @@ def test_a_fingerprint_that_changes_during_a_shuffle_is_called_out(verifier: Pag
     verifier.evaluate(
         """async ([shown, later]) => {
             const { fairFollow } = await import("/static/verify.js");
-            fairFollow({number: 90, commitment: shown, profile: "classic", presses: 0, contributions: []});
-            fairFollow({number: 90, commitment: later, profile: "classic", presses: 2, contributions: []});
+            fairFollow({number: 90, commitment: shown, profile: "classic", presses: 0, commitments: []});
+            fairFollow({number: 90, commitment: later, profile: "classic", presses: 2, commitments: []});
         }""",
         [shown, later],
     )
@@ -302,8 +306,8 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     for name in ("a", "b", "watcher"):
         open_live(phones[name], daemon, joined=name != "watcher")
 
-    # Both joined phones add their bytes by themselves; every phone says so, the watcher is asked to join.
-    mixed = wait_until(lambda: len(r := daemon.get("/api/state")["shuffle"]["contributions"]) == 2 and r)
+    # Both joined phones commit to bytes of their own by themselves; every phone says so, the watcher is asked to join.
+    mixed = wait_until(lambda: len(r := daemon.get("/api/state")["shuffle"]["commitments"]) == 2 and r)
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2), timeout=WAIT_MS)
     places = {}
@@ -316,15 +320,17 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     assert sorted(places.values()) == [1, 2]
     expect(phones["watcher"].locator("#fair-mine")).to_have_text(strings["zh-Hant"]["fair.mine_join"])
 
-    # The first press closes the contributions; a phone that joins after it is told the shuffle was fixed without it.
+    # The first press closes the commitments and waits while both phones reveal their bytes, by themselves; then it
+    # draws. A phone that joins after it is told the shuffle was fixed without it.
     phones["a"].locator("#press").tap()
     expect(phones["a"].locator("#press")).to_be_enabled(timeout=WAIT_MS)
+    assert all(daemon.get("/api/state")["shuffle"]["revealed"])
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
     open_live(phones["late"], daemon, joined=True)
     late = fill(strings["en"]["refused.contributions_closed"], shuffle=first["number"])
     expect(phones["late"].locator("#fair-mine")).to_have_text(late, timeout=WAIT_MS)
-    assert daemon.get("/api/state")["shuffle"]["contributions"] == mixed
+    assert daemon.get("/api/state")["shuffle"]["commitments"] == mixed
 
     phones["a"].locator("#new-shuffle").tap()
     phones["a"].locator("#confirm-yes").tap()  # it asks first
@@ -339,6 +345,8 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
         expect(page.locator("#fair-commitment")).to_have_text(first["commitment"])
         page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
         page.locator("#fair-check summary").tap()
+        # Where to get a checker the launcher did not serve, and how to check it.
+        expect(page.locator("#fair-checker")).to_have_text(texts["fair.checker"])
         lines = page.locator("#fair-lines li .fair-text")
         expect(lines).to_contain_text([texts["fair.replay_ok_one"]])
         if name in ("a", "b"):
@@ -358,7 +366,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     expect(phones["a"].locator("#seal-full")).to_have_text(second["commitment"])
     expect(phones["a"].locator("#fair-commitment")).to_have_text(first["commitment"])
     kept = json.loads(phones["a"].evaluate("localStorage.getItem('uno-launcher.fair')"))
-    assert kept[first["commitment"]]["before"] is True and kept[first["commitment"]]["mine"] in mixed
+    assert kept[first["commitment"]]["before"] is True and commitment_of(kept[first["commitment"]]["mine"]) in mixed
     test_browser.ARTIFACTS.mkdir(exist_ok=True)
     phones["b"].screenshot(path=test_browser.ARTIFACTS / "browser-fair-zh-Hans.png", full_page=True)
     for page in phones.values():
@@ -384,7 +392,7 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
     late = fill(english["refused.contributions_closed"], shuffle=first["number"])
     expect(page.locator("#fair-mine")).to_have_text(late, timeout=WAIT_MS)
     expect(page.locator("#fair-mix-text")).to_have_text(mix_text(english, 0, closed=True))
-    assert daemon.get("/api/state")["shuffle"]["contributions"] == []
+    assert daemon.get("/api/state")["shuffle"]["commitments"] == []
     page.unroute("**/api/shuffles/current/contributions")
     assert daemon.post("/api/shuffles", {})[0] == 201
     expect(page.locator("#fair-verdict")).to_have_text(fill(english["fair.verdict_ok"], shuffle=first["number"]))
@@ -438,7 +446,7 @@ def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_
     # Waited for on the page: the route that lets the next bytes through is served while Playwright waits.
     expect(page.locator("#fair-mine")).to_have_text(fill(catalogue("en")["fair.mine_in"], place=1), timeout=WAIT_MS)
     expect(page.locator("#seal-full")).to_have_text(second["commitment"])
-    assert len(daemon.get("/api/state")["shuffle"]["contributions"]) == 1
+    assert len(daemon.get("/api/state")["shuffle"]["commitments"]) == 1
     page.context.close()
 
 
@@ -466,7 +474,7 @@ def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_chec
             "function",
         ]
         first = daemon.get("/api/state")["shuffle"]
-        wait_until(lambda: len(daemon.get("/api/state")["shuffle"]["contributions"]) == 1)
+        wait_until(lambda: len(daemon.get("/api/state")["shuffle"]["commitments"]) == 1)
         expect(page.locator("#fair-mine")).to_have_text(fill(english["fair.mine_in"], place=1), timeout=WAIT_MS)
         for _ in range(3):
             page.locator("#press").tap()
@@ -507,7 +515,7 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         hant = catalogue("zh-Hant")
         page = phone(browser, playwright, "zh-TW")
         open_joined(page, running)
-        wait_until(lambda: len(running.get("/api/state")["shuffle"]["contributions"]) == 1)
+        wait_until(lambda: len(running.get("/api/state")["shuffle"]["commitments"]) == 1)
         page.locator("#press").tap()
         expect(page.locator('#feed li[data-type="launcher.jammed"]')).to_have_count(1, timeout=WAIT_MS)
         expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
@@ -531,7 +539,7 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
             route.fulfill(response=response, json=changed)
 
         page.route("**/api/shuffles/2", tampered)
-        wait_until(lambda: len(running.get("/api/state")["shuffle"]["contributions"]) == 1)
+        wait_until(lambda: len(running.get("/api/state")["shuffle"]["commitments"]) == 1)
         page.locator("#press").tap()
         expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
         assert running.post("/api/shuffles", {})[0] == 201
@@ -543,3 +551,16 @@ def test_a_jam_and_a_changed_record_show_on_the_check(tmp_path: Any, playwright_
         page.context.close()
     finally:
         running.close()
+
+
+def test_the_page_checks_a_format_5_record_against_what_it_saw_close(verifier: Page) -> None:
+    """The commitments this phone saw close, its own bytes and the profile text it was shown, each checked."""
+    assert page_verdict(verifier, SEALED)["ok"] and page_verdict(verifier, SEALED)["withheld"] == [2]
+    commitments = [c["commitment"] for c in SEALED["contributions"]]
+    seen = {"contributions": commitments, "mine": VALUES[0], "index": 0, "profile": "classic"}
+    assert page_verdict(verifier, SEALED, {**seen, "profileText": SEALED["profile"]})["ok"]
+    other_text = SEALED["profile"].replace('"max_fires_in_row":2', '"max_fires_in_row":3')
+    assert not page_verdict(verifier, SEALED, {**seen, "profileText": other_text})["ok"]
+    assert not page_verdict(verifier, SEALED, {**seen, "contributions": commitments[:2]})["ok"]  # one added after
+    withheld_mine = page_verdict(verifier, SEALED, {**seen, "mine": VALUES[1], "index": 1})
+    assert not withheld_mine["ok"] and withheld_mine["mine"]["ok"] is False

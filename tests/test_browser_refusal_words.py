@@ -62,13 +62,13 @@ def test_an_undo_that_reaches_the_daemon_after_a_press_is_refused_in_chinese(dae
 
 
 def test_a_contribution_this_phone_made_from_another_page_is_told_in_chinese(daemon, playwright_chromium):
-    """docs/FAIRNESS.md: one contribution a phone (its session) a shuffle."""
+    """docs/FAIRNESS.md: one commitment a phone (its session) a shuffle."""
     playwright, browser = playwright_chromium
     zh = catalogue("zh-Hans")
     page = joined_phone(browser, playwright, daemon, "zh-CN")
     number = daemon.get("/api/state")["shuffle"]["number"]
     other_page = page.request.post(
-        f"{daemon.url}/api/shuffles/current/contributions", data={"shuffle": number, "value": "ab" * 16}
+        f"{daemon.url}/api/shuffles/current/contributions", data={"shuffle": number, "commitment": "ab" * 32}
     )
     assert other_page.status == 201
     open_live(page, daemon, joined=True)

@@ -29,7 +29,6 @@ CONFIG_MD = Path(__file__).resolve().parents[1] / "docs" / "CONFIG.md"
 NOT_BUDGETED = {
     "POST /api/session",  # a join spends joins_per_minute in its view; a waiting phone's look spends none
     "DELETE /api/session",  # removes a session
-    "POST /api/shuffles/current/contributions",  # one a session, 32 a shuffle at most; shuffles are budgeted
     "PUT /api/pins",  # the admin's, replacing rows
     "POST /api/invite",  # the admin's, replacing a row
     "POST /api/reset",  # the admin's, once the launcher was seen to
@@ -68,6 +67,8 @@ VALID: dict[str, dict[str, Any] | None] = {
     "POST /api/tournaments": {"players": ["Ann", "Bob", "Cy", "Dee"], "tables": ["table"]},
     "POST /api/tournament/rounds": {"number": 1, "points": {"Ann": 20, "Bob": 0, "Cy": 5, "Dee": 9}},
     "POST /api/let-in": {"code": "ACDE"},
+    "POST /api/shuffles/current/contributions": {"shuffle": 1, "commitment": "0" * 64},
+    "POST /api/shuffles/current/reveals": {"shuffle": 1, "value": "0" * 32},
     "POST /api/tournaments/join": {"code": "not a code"},  # refused as a code, the budget spent all the same
     "PUT /api/tournament/rounds/{number}": {"points": {"Ann": 20, "Bob": 0, "Cy": 5, "Dee": 9}},
     "DELETE /api/tournament/rounds/{number}": None,  # no phone waits with it: 404, the budget spent all the same

@@ -18,20 +18,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from launcher.fairness import (
-    FORMAT,
     FORMAT_V1,
     FORMAT_V2,
     FORMAT_V3,
+    FORMAT_V4,
     CameOut,
     RecordError,
     commitment,
     is_contribution,
+    legacy_record,
     new_seed,
     replay,
     replay_presses,
     replay_v1,
     shuffle_key,
-    shuffle_record,
     verify,
     verify_file,
 )
@@ -66,13 +66,14 @@ def play_shuffle(
     contributions: list[str] = CONTRIBUTIONS,
     carried: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
-    """A shuffle as the daemon plays it: a live schedule under the shuffle's key, going on from the run `carried`,
+    """A shuffle as the daemon played it before format 5 (contributions in the clear): a live schedule under the
+    shuffle's key, going on from the run `carried`,
     the lid opened after the presses listed in restarts, every card drawn counted at the exit."""
     schedule = Schedule(profile, shuffle_key(seed, contributions))
     schedule.go_on_from(*carried)
     outcomes = replay_presses(schedule, n, restarts)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
-    return shuffle_record(profile, seed, outcomes, restarts, contributions, came_out, carried)
+    return legacy_record(profile, seed, contributions, outcomes, restarts, came_out, carried)
 
 
 def play_shuffle_v1(profile: Profile, seed: str, n: int, restarts: tuple[int, ...] = ()) -> dict[str, Any]:
@@ -183,7 +184,7 @@ def test_the_record_survives_a_json_file(tmp_path: Path) -> None:
     record = play_shuffle(PROFILES["classic"], SEED, 80)
     path.write_text(json.dumps(record), encoding="utf-8")
     assert verify_file(path).ok
-    assert record["format"] == FORMAT == "uno-launcher-shuffle/4"
+    assert record["format"] == FORMAT_V4 == "uno-launcher-shuffle/4"
     assert record["commitment"] == commitment(SEED) and record["contributions"] == CONTRIBUTIONS
     first = record["outcomes"][0]
     assert set(first) == {"press", "cards", "jackpot", "pause_ms", "dispensed", "stop"}
@@ -445,7 +446,7 @@ def test_a_first_format_record_still_verifies_on_its_own_path(name: str) -> None
     assert verify({k: v for k, v in record.items() if k != "format"}).ok  # the first format could leave it out
     # Read as the second format (its key, not Python's random), the same outcomes would not replay.
     with pytest.raises(RecordError, match="contributions is missing"):
-        verify({**record, "format": FORMAT})
+        verify({**record, "format": FORMAT_V4})
 
 
 def test_a_changed_first_format_record_fails() -> None:

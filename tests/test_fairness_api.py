@@ -1,5 +1,5 @@
-"""The phones' contributions over the API, on the in-process daemon: who may add one and when, what is refused and
-why, what every phone sees of them, and the record that lists them and what each press dispensed."""
+"""The phones' contributions over the API, on the in-process daemon: who may commit and reveal and when, what is
+refused and why, what every phone sees of them, and the record that lists them and what each press dispensed."""
 
 from __future__ import annotations
 
@@ -15,11 +15,17 @@ from launcher import fairness
 from launcher.access import Role
 from launcher.cli import main
 from launcher.config import Config
+from launcher.controller import PressRefused
 from launcher.daemon import Daemon
-from tests.conftest import MakeDaemon, joined_client
+from launcher.fairness import replay_presses
+from launcher.mixing import REVEAL_S
+from launcher.schedule import Schedule
+from launcher.sealing import Contribution, commitment_of, sealed_key
+from tests.conftest import MakeDaemon, joined_client, wait_until
 from tests.virtual_clock import VirtualClock
 
 URL = "/api/shuffles/current/contributions"
+REVEAL = "/api/shuffles/current/reveals"
 
 
 def fast(tmp_path: Path) -> Config:
@@ -53,64 +59,148 @@ def press(daemon: Daemon, times: int) -> None:
         assert daemon.controller.press("web").wait(10)
 
 
-def contributed_events(daemon: Daemon) -> list[dict[str, Any]]:
-    return [e.data for e in daemon.bus.events_after(0) if e.type == "shuffle.contributed"]
+def events(daemon: Daemon, kind: str) -> list[dict[str, Any]]:
+    return [e.data for e in daemon.bus.events_after(0) if e.type == kind]
 
 
-def test_each_phone_adds_randomness_every_phone_sees_it_and_the_record_lists_it_in_order(daemon: Daemon) -> None:
-    phones = [joined_client(daemon), phone(daemon), phone(daemon)]
+def committed(daemon: Daemon, phones: list[FlaskClient]) -> tuple[int, list[str]]:
+    """Every phone commits to bytes of its own: the shuffle's number and the bytes, in the order committed."""
     number = current(phones[0])["number"]
-    assert current(phones[0])["contributions"] == [] and current(phones[0])["contributions_open"] is True
     values = [value() for _ in phones]
-    for index, (client, mine) in enumerate(zip(phones, values, strict=True)):
-        reply = client.post(URL, json={"shuffle": number, "value": mine})
+    for client, mine in zip(phones, values, strict=True):
+        reply = client.post(URL, json={"shuffle": number, "commitment": commitment_of(mine)})
         assert reply.status_code == 201, reply.get_json()
-        assert reply.get_json() == {"shuffle": number, "index": index, "count": index + 1, "max": 32}
+    return number, values
+
+
+def revealing(daemon: Daemon, revealed: int) -> tuple[int, list[str]]:
+    """Two phones commit, the first press closes the commitments, the first `revealed` of them reveal."""
+    phones = [joined_client(daemon), phone(daemon)]
+    number, values = committed(daemon, phones)
+    sealing_press(daemon)
+    for client, mine in list(zip(phones, values, strict=True))[:revealed]:
+        assert client.post(REVEAL, json={"shuffle": number, "value": mine}).status_code == 200
+    return number, values
+
+
+def sealing_press(daemon: Daemon) -> None:
+    """A press of the big button while the phones reveal (the first closes the commitments) is refused: the button
+    never waits (a phone's press waits instead)."""
+    with pytest.raises(PressRefused) as refused:
+        daemon.controller.press("button")
+    assert refused.value.code == "shuffle_sealing"
+
+
+def test_phones_commit_then_reveal_after_the_first_press_and_the_record_lists_both_in_order(daemon: Daemon) -> None:
+    phones = [joined_client(daemon), phone(daemon), phone(daemon)]
+    assert current(phones[0])["commitments"] == [] and current(phones[0])["contributions_open"] is True
+    number, values = committed(daemon, phones)
+    commitments = [commitment_of(v) for v in values]
     watcher = daemon.app.test_client()  # not joined: it sees them too
-    assert current(watcher)["contributions"] == values
-    assert current(watcher)["contributions_max"] == 32
-    assert contributed_events(daemon) == [
-        {"shuffle": number, "index": i, "value": v, "count": i + 1} for i, v in enumerate(values)
-    ]
+    assert current(watcher)["commitments"] == commitments and current(watcher)["phase"] == "committing"
+    assert current(watcher)["revealed"] == [None, None, None]  # no bytes are shown while commitments are open
+    assert [e["commitment"] for e in events(daemon, "shuffle.committed")] == commitments
 
+    early = phones[0].post(REVEAL, json={"shuffle": number, "value": values[0]})
+    assert early.status_code == 409 and early.get_json()["error"]["code"] == "reveal_early"
+    sealing_press(daemon)
+    assert events(daemon, "shuffle.sealed") == [{"shuffle": number, "commitments": commitments, "reveal_s": 5.0}]
+    late = phone(daemon).post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
+    assert late.status_code == 409 and late.get_json()["error"]["code"] == "contributions_closed"
+    for index, (client, mine) in enumerate(zip(phones, values, strict=True)):
+        reply = client.post(REVEAL, json={"shuffle": number, "value": mine})
+        assert reply.status_code == 200
+        assert reply.get_json() == {"shuffle": number, "index": index, "fixed": index == 2}
+    assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": []}]
     press(daemon, 30)
-    assert current(watcher)["contributions_open"] is False
     record, _ = daemon.controller.new_shuffle()
-    assert record["format"] == "uno-launcher-shuffle/4"
-    assert record["contributions"] == values
+    assert record["format"] == "uno-launcher-shuffle/5"
+    # The profile was sealed with the seed: the record carries the very text announced before anyone committed.
+    (announced,) = [e for e in events(daemon, "shuffle.started") if e["shuffle"] == number]
+    assert announced["profile_text"] == record["profile"] and announced["commitment"] == record["commitment"]
+    assert record["contributions"] == [{"commitment": c, "value": v} for c, v in zip(commitments, values, strict=True)]
     report = fairness.verify(record, seen_commitment=record["commitment"], mine=[values[1]])
-    assert report.ok and report.contributions == 3
-    # The outcomes are those of the seed and the contributions together, not of the seed alone.
-    alone = fairness.replay(daemon.controller.profile, record["seed"], 30)
-    assert [o.cards for o in alone] != [o["cards"] for o in record["outcomes"]]
+    assert report.ok and report.contributions == 3 and report.withheld == ()
+    # The outcomes are those of the seed and the phones' bytes together, not of the seed alone.
+    alone = Schedule(daemon.controller.profile, sealed_key(record["commitment"], record["seed"], []))
+    assert [o.cards for o in replay_presses(alone, 30)] != [o["cards"] for o in record["outcomes"]]
 
 
-def test_a_phone_that_comes_after_the_first_press_is_told_the_shuffle_was_fixed_without_it(daemon: Daemon) -> None:
+def test_a_withheld_late_or_mismatched_reveal_changes_nothing(daemon: Daemon, tmp_path: Path) -> None:
+    client = joined_client(daemon)
+    wrong = client.post(REVEAL, json={"shuffle": current(client)["number"], "value": value()})
+    assert wrong.status_code == 409 and wrong.get_json()["error"]["code"] == "reveal_mismatch"
+    number, values = revealing(daemon, 1)
+    assert current(client)["revealed"] == [values[0], None]
+    # The second phone withholds: presses wait the reveal window out, then the key is fixed without its bytes.
+    clock = daemon.clock
+    assert isinstance(clock, VirtualClock)
+    clock.advance(4.9)
+    sealing_press(daemon)
+    clock.advance(0.2)
+    press(daemon, 10)
+    assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": [2]}]
+    too_late = phone(daemon).post(REVEAL, json={"shuffle": number, "value": values[1]})
+    assert too_late.status_code == 409 and too_late.get_json()["error"]["code"] == "reveals_closed"
+    assert current(client)["revealed"] == [values[0], None]
+    record, _ = daemon.controller.new_shuffle()
+    assert [c["value"] for c in record["contributions"]] == [values[0], None]
+    report = fairness.verify(record)
+    assert report.ok and report.withheld == (2,)
+    assert "NOTE: contribution 2 was committed and never revealed" in str(report)
+    # Nothing the withholder did after the commitments closed moved the key: it is the one of its commitment alone.
+    counted = [Contribution(commitment_of(values[0]), values[0]), Contribution(commitment_of(values[1]))]
+    schedule = Schedule(daemon.controller.profile, sealed_key(record["commitment"], record["seed"], counted))
+    assert [o.cards for o in replay_presses(schedule, 10)] == [o["cards"] for o in record["outcomes"]]
+
+
+def test_a_phones_press_waits_while_the_phones_reveal_then_draws_with_their_bytes(daemon: Daemon) -> None:
+    number, values = committed(daemon, [joined_client(daemon)])
+    waiting = daemon.clock.thread(lambda: daemon.controller.press("web").wait(10), "press")
+    waiting.start()
+    wait_until(lambda: events(daemon, "shuffle.sealed"))
+    assert events(daemon, "button.pressed") == []  # it waits: nothing drawn before the reveal
+    assert joined_client(daemon).post(REVEAL, json={"shuffle": number, "value": values[0]}).status_code == 200
+    waiting.join(10)
+    assert [e["press"] for e in events(daemon, "button.pressed")] == [1]
+    assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": []}]
+    record, _ = daemon.controller.new_shuffle()
+    assert record["contributions"] == [{"commitment": commitment_of(values[0]), "value": values[0]}]
+    assert fairness.verify(record).ok
+
+
+def test_a_phones_press_waits_no_longer_than_the_reveal_window(daemon: Daemon) -> None:
+    number, _ = committed(daemon, [joined_client(daemon)])
+    before = daemon.clock.now()
+    assert daemon.controller.press("web").wait(10)  # the phone never reveals
+    assert daemon.clock.now() - before == pytest.approx(REVEAL_S, abs=0.01)
+    assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": [1]}]
+
+
+def test_a_press_with_no_commitment_draws_at_once_and_closes_them(daemon: Daemon) -> None:
     client = joined_client(daemon)
     number = current(client)["number"]
-    assert client.post(URL, json={"shuffle": number, "value": value()}).status_code == 201
     press(daemon, 1)
-    reply = client.post(URL, json={"shuffle": number, "value": value()})
-    late = phone(daemon).post(URL, json={"shuffle": number, "value": value()})
-    for answer in (reply, late):
-        assert answer.status_code == 409
-        error = answer.get_json()["error"]
-        assert error["code"] == "contributions_closed"
-        assert "closed at its first press" in error["message"] and "without yours" in error["message"]
-    assert len(current(client)["contributions"]) == 1
-    record, _ = daemon.controller.new_shuffle()
-    assert len(record["contributions"]) == 1 and fairness.verify(record).ok
+    reply = client.post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
+    assert reply.status_code == 409
+    error = reply.get_json()["error"]
+    assert error["code"] == "contributions_closed" and "without yours" in error["message"]
+    assert events(daemon, "shuffle.sealed") == [] and current(client)["phase"] == "fixed"
 
 
-def test_one_contribution_per_phone_and_at_most_32_a_shuffle(daemon: Daemon) -> None:
+def test_one_commitment_per_phone_and_at_most_32_a_shuffle(daemon: Daemon) -> None:
     first = joined_client(daemon)
     number = current(first)["number"]
-    assert first.post(URL, json={"shuffle": number, "value": value()}).status_code == 201
-    again = first.post(URL, json={"shuffle": number, "value": value()})
+    mine = commitment_of(value())
+    assert first.post(URL, json={"shuffle": number, "commitment": mine}).status_code == 201
+    again = first.post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
     assert again.status_code == 409 and again.get_json()["error"]["code"] == "already_contributed"
+    copied = phone(daemon).post(URL, json={"shuffle": number, "commitment": mine})  # another phone's, copied
+    assert copied.status_code == 409 and copied.get_json()["error"]["code"] == "already_contributed"
     for _ in range(31):
-        assert phone(daemon).post(URL, json={"shuffle": number, "value": value()}).status_code == 201
-    full = phone(daemon).post(URL, json={"shuffle": number, "value": value()})
+        reply = phone(daemon).post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
+        assert reply.status_code == 201
+    full = phone(daemon).post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
     assert full.status_code == 409
     assert full.get_json()["error"] == {
         "code": "contributions_full",
@@ -118,77 +208,91 @@ def test_one_contribution_per_phone_and_at_most_32_a_shuffle(daemon: Daemon) -> 
         "shuffle": number,  # the parameters the page words it with (docs/API.md)
         "max": 32,
     }
-    assert len(current(first)["contributions"]) == 32
+    assert len(current(first)["commitments"]) == 32
 
 
-@pytest.mark.parametrize(
-    ("body", "field", "message"),
-    [
-        ({"value": "0" * 32}, "shuffle", "shuffle must be the number of the shuffle in play, not nothing"),
-        ({"shuffle": "1", "value": "0" * 32}, "shuffle", "not '1'"),
-        ({"shuffle": True, "value": "0" * 32}, "shuffle", "not True"),
-        ({"shuffle": 0, "value": "0" * 32}, "shuffle", "not 0"),
-        ({"shuffle": 1}, "value", "value must be 32 lowercase hex characters (16 random bytes), not nothing"),
-        ({"shuffle": 1, "value": "A" * 32}, "value", "not 'AAAA"),
-        ({"shuffle": 1, "value": "0" * 31}, "value", "16 random bytes"),
-        ({"shuffle": 1, "value": "0" * 33}, "value", "16 random bytes"),
-        ({"shuffle": 1, "value": "g" * 32}, "value", "16 random bytes"),
-        ({"shuffle": 1, "value": " " + "0" * 31}, "value", "16 random bytes"),
-        ({"shuffle": 1, "value": "0" * 31 + "\n"}, "value", "16 random bytes"),
-        ({"shuffle": 1, "value": 12345}, "value", "not 12345"),
-        ({"shuffle": 1, "value": ["0" * 32]}, "value", "16 random bytes"),
-    ],
-)
-def test_a_bad_contribution_is_refused_naming_the_field(
-    daemon: Daemon, body: dict[str, Any], field: str, message: str
+HEX64 = "0" * 64
+BAD_BODIES = [
+    (URL, {"commitment": HEX64}, "shuffle", "shuffle must be the number of the shuffle in play, not nothing"),
+    (URL, {"shuffle": "1", "commitment": HEX64}, "shuffle", "not '1'"),
+    (URL, {"shuffle": True, "commitment": HEX64}, "shuffle", "not True"),
+    (URL, {"shuffle": 0, "commitment": HEX64}, "shuffle", "not 0"),
+    (URL, {"shuffle": 1}, "commitment", "commitment must be 64 lowercase hex characters"),
+    (URL, {"shuffle": 1, "commitment": "A" * 64}, "commitment", "not 'AAAA"),
+    (URL, {"shuffle": 1, "commitment": "0" * 63}, "commitment", "the SHA-256 of your bytes"),
+    (URL, {"shuffle": 1, "commitment": "0" * 32}, "commitment", "the SHA-256 of your bytes"),
+    (URL, {"shuffle": 1, "commitment": "g" * 64}, "commitment", "the SHA-256 of your bytes"),
+    (URL, {"shuffle": 1, "commitment": "0" * 63 + "\n"}, "commitment", "the SHA-256 of your bytes"),
+    (URL, {"shuffle": 1, "commitment": [HEX64]}, "commitment", "the SHA-256 of your bytes"),
+    (REVEAL, {"value": "0" * 32}, "shuffle", "shuffle must be the number of the shuffle in play, not nothing"),
+    (REVEAL, {"shuffle": 1}, "value", "value must be 32 lowercase hex characters (the 16 bytes committed)"),
+    (REVEAL, {"shuffle": 1, "value": "0" * 31}, "value", "the 16 bytes committed"),
+    (REVEAL, {"shuffle": 1, "value": "A" * 32}, "value", "the 16 bytes committed"),
+    (REVEAL, {"shuffle": 1, "value": 12345}, "value", "not 12345"),
+]
+
+
+@pytest.mark.parametrize(("url", "body", "field", "message"), BAD_BODIES)
+def test_a_bad_commitment_or_reveal_is_refused_naming_the_field(
+    daemon: Daemon, url: str, body: dict[str, Any], field: str, message: str
 ) -> None:
-    reply = joined_client(daemon).post(URL, json=body)
+    reply = joined_client(daemon).post(url, json=body)
     assert reply.status_code == 400
     error = reply.get_json()["error"]
     assert error["code"] == "bad_contribution" and error["field"] == field
     assert message in error["message"]
-    assert current(daemon.app.test_client())["contributions"] == []
+    assert current(daemon.app.test_client())["commitments"] == []
 
 
 def test_unknown_fields_and_bodies_that_are_not_objects_are_refused(daemon: Daemon) -> None:
     client = joined_client(daemon)
     number = current(client)["number"]
-    reply = client.post(URL, json={"shuffle": number, "value": value(), "phone": "Ann"})
-    assert reply.status_code == 400 and reply.get_json()["error"]["code"] == "unknown_field"
-    assert "phone" in reply.get_json()["error"]["message"]
-    reply = client.post(URL, data="[1]", content_type="application/json")
-    assert reply.status_code == 400 and reply.get_json()["error"]["code"] == "bad_json"
-    assert current(client)["contributions"] == []
+    for url, body in ((URL, {"commitment": HEX64}), (REVEAL, {"value": "0" * 32})):
+        reply = client.post(url, json={"shuffle": number, **body, "phone": "Ann"})
+        assert reply.status_code == 400 and reply.get_json()["error"]["code"] == "unknown_field"
+        assert "phone" in reply.get_json()["error"]["message"]
+        reply = client.post(url, data="[1]", content_type="application/json")
+        assert reply.status_code == 400 and reply.get_json()["error"]["code"] == "bad_json"
+    # A page from before commit-then-reveal sends its bytes in the clear: refused, naming the field.
+    old = client.post(URL, json={"shuffle": number, "value": value()})
+    assert old.status_code == 400 and "value" in old.get_json()["error"]["message"]
+    assert current(client)["commitments"] == []
 
 
-def test_a_phone_that_has_not_joined_cannot_contribute(daemon: Daemon) -> None:
+def test_a_phone_that_has_not_joined_can_neither_commit_nor_reveal(daemon: Daemon) -> None:
     stranger = daemon.app.test_client()
     number = current(stranger)["number"]
-    reply = stranger.post(URL, json={"shuffle": number, "value": value()})
-    assert reply.status_code == 401 and reply.get_json()["error"]["code"] == "join_required"
-    assert current(stranger)["contributions"] == []
+    for url, body in ((URL, {"commitment": commitment_of(value())}), (REVEAL, {"value": value()})):
+        reply = stranger.post(url, json={"shuffle": number, **body})
+        assert reply.status_code == 401 and reply.get_json()["error"]["code"] == "join_required"
+    assert current(stranger)["commitments"] == []
 
 
-def test_a_contribution_for_another_shuffle_is_refused(daemon: Daemon) -> None:
+def test_a_flood_of_reveals_from_one_phone_is_refused_by_its_budget(make_daemon: MakeDaemon, tmp_path: Path) -> None:
+    running = make_daemon(fast(tmp_path).replace("limits", declarations_per_minute=10), virtual=True)
+    client = joined_client(running)
+    number = current(client)["number"]
+    codes = [client.post(REVEAL, json={"shuffle": number, "value": value()}).status_code for _ in range(12)]
+    assert codes[:10] == [409] * 10 and codes[10:] == [429, 429]
+
+
+def test_a_commitment_for_another_shuffle_is_refused(daemon: Daemon) -> None:
     client = joined_client(daemon)
     old = current(client)["number"]
     daemon.controller.new_shuffle()
-    over = client.post(URL, json={"shuffle": old, "value": value()})
+    over = client.post(URL, json={"shuffle": old, "commitment": commitment_of(value())})
     assert over.status_code == 409 and over.get_json()["error"]["code"] == "shuffle_over"
     assert f"shuffle {old} has ended" in over.get_json()["error"]["message"]
-    ahead = client.post(URL, json={"shuffle": old + 5, "value": value()})
+    ahead = client.post(REVEAL, json={"shuffle": old + 5, "value": value()})
     assert ahead.status_code == 404 and ahead.get_json()["error"]["code"] == "not_found"
-    assert client.post(URL, json={"shuffle": old + 1, "value": value()}).status_code == 201
+    assert client.post(URL, json={"shuffle": old + 1, "commitment": commitment_of(value())}).status_code == 201
 
 
-def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> None:
+def test_a_restart_keeps_the_commitments_the_reveals_and_what_came_out(tmp_path: Path) -> None:
     clock = VirtualClock()
     first = Daemon(fast(tmp_path), clock=clock)
-    values = [value(), value()]
     try:
-        number = current(first.app.test_client())["number"]
-        for mine in values:
-            assert phone(first).post(URL, json={"shuffle": number, "value": mine}).status_code == 201
+        number, values = revealing(first, 2)
         press(first, 12)
         before = current(first.app.test_client())
         live = [(o.press, o.cards) for o in first.controller._shuffle.outcomes]
@@ -197,18 +301,40 @@ def test_a_restart_keeps_the_contributions_and_what_came_out(tmp_path: Path) -> 
 
     second = Daemon(fast(tmp_path), clock=clock)
     try:
-        assert current(second.app.test_client()) == before  # contributions, closed, presses: as they were
-        late = phone(second).post(URL, json={"shuffle": number, "value": value()})
+        assert current(second.app.test_client()) == before  # commitments, reveals, phase, presses: as they were
+        late = phone(second).post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
         assert late.status_code == 409 and late.get_json()["error"]["code"] == "contributions_closed"
         press(second, 8)
         record, _ = second.controller.new_shuffle()
     finally:
         second.close()
         clock.close()
-    assert record["contributions"] == values
+    assert [c["value"] for c in record["contributions"]] == values
     assert [(o["press"], o["cards"]) for o in record["outcomes"][:12]] == live
     assert all(o["dispensed"] == o["cards"] and o["stop"] in ("miss", "count") for o in record["outcomes"])
     assert fairness.verify(record).ok
+
+
+def test_a_restart_while_the_phones_reveal_gives_them_their_time_again(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    first = Daemon(fast(tmp_path), clock=clock)
+    try:
+        number, values = revealing(first, 1)
+    finally:
+        first.close()
+    second = Daemon(fast(tmp_path), clock=clock)
+    try:
+        assert current(second.app.test_client())["phase"] == "revealing"
+        clock.advance(4.9)
+        sealing_press(second)  # the window counts again from the restart
+        reply = phone(second).post(REVEAL, json={"shuffle": number, "value": values[1]})
+        assert reply.status_code == 200 and reply.get_json()["fixed"] is True
+        press(second, 3)
+        record, _ = second.controller.new_shuffle()
+    finally:
+        second.close()
+        clock.close()
+    assert [c["value"] for c in record["contributions"]] == values and fairness.verify(record).ok
 
 
 def test_the_record_says_what_each_press_dispensed(daemon: Daemon) -> None:

@@ -11,9 +11,12 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.controller import PressRefused
 from launcher.daemon import Daemon
+from launcher.mixing import REVEAL_S
 from launcher.outcomes import FaultCause
 from launcher.refusals import Refusal
+from launcher.sealing import commitment_of
 from tests.conftest import MakeDaemon, joined_client, local_config
 from tests.test_fairness_api import value
 
@@ -148,22 +151,35 @@ def test_a_fault_carries_its_cause_and_refuses_presses_by_code(daemon: Daemon, c
 
 
 CONTRIBUTE = "/api/shuffles/current/contributions"
+REVEAL = "/api/shuffles/current/reveals"
 
 
 def test_contribution_refusals_name_the_shuffle_they_were_sent_for(daemon: Daemon, client: FlaskClient) -> None:
-    """docs/FAIRNESS.md: one contribution a phone, before the shuffle's first press, to the shuffle in play."""
+    """docs/FAIRNESS.md: one commitment a phone while commitments are open, its bytes once they closed, to the
+    shuffle in play."""
     number = client.get("/api/state").get_json()["shuffle"]["number"]
-    assert client.post(CONTRIBUTE, json={"shuffle": number, "value": value()}).status_code == 201
-    error = refused(client, "POST", CONTRIBUTE, {"shuffle": number, "value": value()})
+    mine = value()
+    assert client.post(CONTRIBUTE, json={"shuffle": number, "commitment": commitment_of(mine)}).status_code == 201
+    error = refused(client, "POST", CONTRIBUTE, {"shuffle": number, "commitment": commitment_of(value())})
     assert (error["code"], error["shuffle"]) == ("already_contributed", number)
-    error = refused(client, "POST", CONTRIBUTE, {"shuffle": number + 1, "value": value()})
+    error = refused(client, "POST", CONTRIBUTE, {"shuffle": number + 1, "commitment": commitment_of(value())})
     assert error | {"code": "not_found", "reason": "shuffle_not_started", "shuffle": number + 1} == error
-    assert daemon.controller.press("web").wait(10)
+    error = refused(client, "POST", REVEAL, {"shuffle": number, "value": mine})
+    assert (error["code"], error["shuffle"]) == ("reveal_early", number)
+    with pytest.raises(PressRefused) as sealing:  # the button, while the phones reveal (a phone's press waits)
+        daemon.controller.press("button")
+    assert sealing.value.code == "shuffle_sealing"
+    error = refused(client, "POST", REVEAL, {"shuffle": number, "value": value()})
+    assert (error["code"], error["shuffle"]) == ("reveal_mismatch", number)
     late = joined_client(daemon)
-    error = refused(late, "POST", CONTRIBUTE, {"shuffle": number, "value": value()})
+    error = refused(late, "POST", CONTRIBUTE, {"shuffle": number, "commitment": commitment_of(value())})
     assert (error["code"], error["shuffle"]) == ("contributions_closed", number)
+    daemon.clock.sleep(REVEAL_S)
+    assert daemon.controller.press("web").wait(10)
+    error = refused(client, "POST", REVEAL, {"shuffle": number, "value": mine})
+    assert (error["code"], error["shuffle"]) == ("reveals_closed", number)
     daemon.controller.new_shuffle()
-    error = refused(late, "POST", CONTRIBUTE, {"shuffle": number, "value": value()})
+    error = refused(late, "POST", CONTRIBUTE, {"shuffle": number, "commitment": commitment_of(value())})
     assert error | {"code": "shuffle_over", "shuffle": number, "playing": number + 1} == error
 
 

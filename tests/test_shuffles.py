@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import fairness
+from launcher import fairness, sealing
 from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon
@@ -35,7 +34,7 @@ def test_a_played_shuffle_verifies_and_any_change_is_caught(daemon: Daemon) -> N
     press(daemon, 40)
     record, _ = daemon.controller.new_shuffle()
     assert len(record["outcomes"]) == 40
-    assert hashlib.sha256(record["seed"].encode()).hexdigest() == record["commitment"]
+    assert sealing.seal(record["seed"], record["profile"]) == record["commitment"]
     assert fairness.verify(record).ok
     for press_index in (0, 17, 39):
         tampered = json.loads(json.dumps(record))

@@ -80,12 +80,12 @@ def test_the_open_shuffle_resumes_where_the_old_version_left_it(daemon: Daemon, 
     (number, commitment), *_ = rows(before, "SELECT number, commitment FROM shuffles WHERE ended_ts IS NULL")
     shown = daemon.app.test_client().get("/api/state").get_json()["shuffle"]
     assert shown["number"] == number == 2 and shown["commitment"] == commitment
-    assert shown["presses"] == 4 and shown["contributions"] == ["fedcba9876543210fedcba9876543210"]
-    assert shown["contributions_open"] is False
+    assert shown["presses"] == 4 and shown["contributions_open"] is False and shown["phase"] == "fixed"
 
     assert daemon.controller.press("web").wait(10)
     record, started = daemon.controller.new_shuffle()
-    assert record["format"] == fairness.FORMAT and record["shuffle"] == 2 and started["number"] == 3
+    # Started before commit-then-reveal: played on under its own rules, and revealed in their format.
+    assert record["format"] == fairness.FORMAT_V4 and record["shuffle"] == 2 and started["number"] == 3
     assert record["restarts"] == [2] and len(record["outcomes"]) == 5
     assert [o["stop"] for o in record["outcomes"]][:4] == ["miss", "count", "miss", "count"]  # from the old log
     assert fairness.verify(record, seen_commitment=commitment, mine=["fedcba9876543210fedcba9876543210"]).ok

@@ -17,6 +17,7 @@ from launcher.games import GameOver, NoGame
 from launcher.hopper import MAX_HOPPER_CARDS
 from launcher.refusals import Refusal
 from launcher.schedule import Profile, ProfileError, custom_profile
+from launcher.sealing import profile_text
 from launcher.shuffles import ShuffleOpen
 from webui.access import budgeted, needs, unbudgeted
 from webui.errors import ApiError
@@ -71,12 +72,12 @@ def state() -> Response:
 
 
 def _snapshot_with_contributions() -> dict[str, Any]:
-    """The controller's snapshot, its shuffle with the phones' contributions so far (docs/FAIRNESS.md)."""
+    """The controller's snapshot, its shuffle with the phones' commitments and reveals so far (docs/FAIRNESS.md)."""
     shuffles = parts().shuffles
     for _ in range(3):  # a new shuffle may start between the two reads: then read again
         played, snapshot = shuffles.current, _controller().snapshot()
         if played is not None and played.number == snapshot["shuffle"]["number"]:
-            snapshot["shuffle"].update(played.mixing())
+            snapshot["shuffle"].update(played.mixing.view(), profile_text=profile_text(played.profile))
             break
     return snapshot
 

@@ -61,6 +61,22 @@ _PIN = {"type": "string", "pattern": "^[0-9]{4,12}$"}
 _GAME_ID = {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
 
 
+def _shuffle_body(name: str, length: int, description: str) -> dict[str, Any]:
+    """A phone's commitment or reveal: the shuffle in play's number and `length` lowercase hex characters."""
+    hex_field = {"type": "string", "pattern": f"^[0-9a-f]{{{length}}}$", "description": description}
+    return _json_body(
+        {
+            "type": "object",
+            "required": ["shuffle", name],
+            "properties": {
+                "shuffle": {"type": "integer", "minimum": 1, "description": "the shuffle in play"},
+                name: hex_field,
+            },
+            "additionalProperties": False,
+        }
+    )
+
+
 def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
@@ -248,23 +264,18 @@ SPEC: dict[str, Any] = {
         },
         "/api/shuffles/current/contributions": {
             "post": _change(
-                "add this phone's random contribution to the shuffle in play, before its first press",
+                "commit this phone's random bytes (their SHA-256) to the shuffle in play, before its first press",
                 {"201": _ok("its place in the shuffle's list and how many the shuffle has")},
-                _json_body(
-                    {
-                        "type": "object",
-                        "required": ["shuffle", "value"],
-                        "properties": {
-                            "shuffle": {"type": "integer", "minimum": 1, "description": "the shuffle in play"},
-                            "value": {
-                                "type": "string",
-                                "pattern": "^[0-9a-f]{32}$",
-                                "description": "16 random bytes as 32 lowercase hex characters",
-                            },
-                        },
-                        "additionalProperties": False,
-                    }
+                _shuffle_body(
+                    "commitment", 64, "the SHA-256 of 16 random bytes written as 32 lowercase hex characters"
                 ),
+            )
+        },
+        "/api/shuffles/current/reveals": {
+            "post": _change(
+                "reveal the bytes this phone committed, once the shuffle's commitments have closed",
+                {"200": _ok("the place of the commitment they match, and whether the key is now fixed")},
+                _shuffle_body("value", 32, "the 16 bytes committed, as 32 lowercase hex characters"),
             )
         },
         "/api/shuffles/{number}": {
