@@ -16,6 +16,7 @@ from launcher.store.database import (
     StoreError,
     Writer,
     check_is_ours,
+    readable,
     store_failure,
     sync_directory,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "StoreError",
     "Writer",
     "check_is_ours",
+    "readable",
     "store_failure",
     "sync_directory",
     "transaction",

@@ -13,13 +13,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import sqlite3
 import stat
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from launcher.errors import LauncherError
+from launcher.refusals import Refusal
 from launcher.store.migrations import MIGRATIONS, STAMPED_FROM, migrate, tables_at
 
 STORE_FILE = "launcher.sqlite3"  # in the state directory
@@ -28,12 +32,19 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class StoreError(LauncherError, RuntimeError):
-    """The store cannot be used; the message names the file and what to do, in one line for the console."""
+    """The store cannot be used; the message names the file and what to do, in one line for the console.
+    `trouble`: the disk's, when it is full or read-only (nothing wrong with the store itself)."""
+
+    def __init__(self, message: str, trouble: Refusal | None = None) -> None:
+        super().__init__(message)
+        self.trouble = trouble
 
 
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
+        # The disk's trouble at the last failed write and when, until a write goes through (`trouble`).
+        self._trouble: tuple[Refusal, float] | None = None
         self._check_file()
         with self.connect() as conn:
             migrate(conn)
@@ -43,11 +54,30 @@ class Store:
         """A connection; an SQLite failure in the block comes out as a StoreError saying what it means."""
         conn = self._open()
         try:
-            yield conn
-        except sqlite3.Error as e:
-            raise self._failure(e) from e
+            with self._watched(conn):
+                yield conn
         finally:
             conn.close()
+
+    @property
+    def trouble(self) -> tuple[Refusal, float] | None:
+        """The disk's trouble (full, read-only) that made the last write fail, and when (time.time()), or None
+        once a write has gone through since: what the admin's page tells."""
+        return self._trouble
+
+    @contextmanager
+    def _watched(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """A block on `conn`: a failure noted (and raised as a StoreError), a write that went through noted."""
+        changes = conn.total_changes
+        try:
+            yield
+        except sqlite3.Error as e:
+            error = self._failure(e)
+            if error.trouble is not None:
+                self._trouble = (error.trouble, time.time())
+            raise error from e
+        if conn.total_changes > changes:  # rows written and committed: the disk takes writes again
+            self._trouble = None
 
     def writer(self) -> Writer:
         """A long-lived connection for one thread that writes often (see `Writer`)."""
@@ -157,10 +187,11 @@ class Writer:
         if self._conn is None:
             self._conn = self._store._open()
         try:
-            yield self._conn
-        except sqlite3.Error as e:
+            with self._store._watched(self._conn):
+                yield self._conn
+        except StoreError:
             self.close()
-            raise self._store._failure(e) from e
+            raise
 
     def close(self) -> None:
         """Safe to call twice."""
@@ -188,12 +219,14 @@ def store_failure(path: Path, error: OSError | sqlite3.Error) -> StoreError:
     if code == errno.EROFS or (disk is not None and disk.f_flag & os.ST_RDONLY):
         return StoreError(
             f"the store {path} cannot be written: {directory} is on a read-only file system: remount it "
-            "read-write, or set [state] dir to a writable directory"
+            "read-write, or set [state] dir to a writable directory",
+            Refusal.DISK_READ_ONLY,
         )
     if code == errno.ENOSPC or sqlite_code == sqlite3.SQLITE_FULL or (disk is not None and disk.f_bavail == 0):
         return StoreError(
             f"the store {path} cannot be written: the disk holding {directory} is full: free some space, "
-            "then start again"
+            "then start again",
+            Refusal.DISK_FULL,
         )
     if code in (errno.EACCES, errno.EPERM) or sqlite_code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
         return StoreError(
@@ -228,6 +261,31 @@ def check_is_ours(path: Path) -> int:
             "it aside, or set [state] dir to another directory"
         )
     return version
+
+
+@contextmanager
+def readable(path: Path) -> Iterator[Path]:
+    """A path at which the store at `path` can be opened, even on a read-only file system: there SQLite cannot
+    make the index its write-ahead log needs, so the store and its log are copied, as they are (nothing can change
+    them), into a private temporary directory, which goes afterwards. Elsewhere `path` itself."""
+    disk = _disk(path.parent)
+    if disk is None or not disk.f_flag & os.ST_RDONLY:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="uno-launcher-ro-") as copies:
+        copy = Path(copies) / path.name
+        try:
+            shutil.copyfile(path, copy)
+            wal = path.with_name(path.name + "-wal")
+            if wal.exists():  # what was written last may be only there
+                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+                with contextlib.closing(sqlite3.connect(copy)) as conn:  # the last to close folds the log in
+                    conn.execute("PRAGMA user_version").fetchone()
+        except OSError as e:
+            raise StoreError(f"the store {path} cannot be read ({e.strerror}): check the file and its disk") from None
+        except sqlite3.Error as e:
+            raise store_failure(path, e) from e
+        yield copy
 
 
 def _disk(directory: Path) -> os.statvfs_result | None:
