@@ -56,3 +56,6 @@ class Refusal(StrEnum):
     TOO_MANY_DECLARATIONS = "too_many_declarations"  # retry_after_s: declarations and rounds, the same
     TOO_MANY_JOINS = "too_many_joins"  # retry_after_s: joins from one address, the same
     STORE_FULL = "store_full"  # the store reached [limits] store_mb: nothing more is kept
+    DISK_FULL = "disk_full"  # (507) the disk holding the store is full: the change was not kept
+    DISK_READ_ONLY = "disk_read_only"  # (507) the disk holding the store turned read-only: the same
+    STORE_FAILED = "store_failed"  # (507) the store could not be written for another reason (its log says which)

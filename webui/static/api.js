@@ -109,6 +109,9 @@ const REFUSALS = {
   too_many_declarations: (said) => t("refused.too_many_declarations", said),
   too_many_joins: (said) => t("refused.too_many_joins", said),
   store_full: () => t("refused.store_full"),
+  disk_full: () => t("refused.disk_full"),
+  disk_read_only: () => t("refused.disk_read_only"),
+  store_failed: () => t("refused.store_failed"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
 
