@@ -83,6 +83,7 @@ class NewestSaver(Generic[T]):
 
     def _run(self) -> None:
         failing = False
+        written: T | None = None  # the last item written: the same again (a fire's end after its last card) is not
         while True:
             with self._cond:
                 while self._pending is None and not self._thread.stopping.is_set():
@@ -92,7 +93,9 @@ class NewestSaver(Generic[T]):
                     return
             error = None
             try:
-                self._write(item)
+                if item != written:  # each write is a commit the SD card takes: wear (docs/BENCHMARKS.md)
+                    self._write(item)
+                    written = item
             except Exception as e:  # kept and tried again; flush() hands it to whoever waits
                 if not failing:  # once, not every second while the disk is full
                     log.error("%s could not save (tried again every %.0f s): %s", self._thread.name, self.RETRY_S, e)

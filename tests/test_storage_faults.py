@@ -17,7 +17,9 @@ from flask.testing import FlaskClient
 
 from launcher.cli import main
 from launcher.daemon import Daemon
-from launcher.store import STORE_FILE
+from launcher.hopper import NewestSaver
+from launcher.refusals import Refusal
+from launcher.store import STORE_FILE, StoreError
 from tests.conftest import joined_client, local_config
 from tests.small_fs import fill, make_read_only, small_tmpfs
 from tests.virtual_clock import VirtualClock
@@ -169,4 +171,34 @@ def test_a_store_on_a_read_only_card_is_backed_up_exported_and_verified(
             assert "replays all 3 presses" in capsys.readouterr().out
             assert {p.name: p.read_bytes() for p in mount.iterdir()} == files  # the card untouched
     finally:
+        clock.close()
+
+
+def test_the_hopper_saver_keeps_the_newest_count_until_the_store_takes_it() -> None:
+    """A failed write of the hopper's count was dropped (106 after a restart instead of 100): now it is tried
+    again, and a newer count handed over meanwhile is the one written."""
+    clock = VirtualClock()
+    disk = {"full": True}
+    kept: list[int] = []
+
+    def write(count: int) -> None:
+        if disk["full"]:
+            raise StoreError("the disk is full", Refusal.DISK_FULL)
+        kept.append(count)
+
+    saver = NewestSaver(write, "test-saver", clock=clock)
+    try:
+        saver.save(5)
+        with pytest.raises(StoreError):
+            saver.flush()  # whoever waits hears of it; the count is still held
+        saver.save(6)
+        clock.advance(10 * NewestSaver.RETRY_S)
+        assert kept == []
+        disk["full"] = False
+        clock.run_until(lambda: kept == [6], within=2 * NewestSaver.RETRY_S)
+        clock.advance(10 * NewestSaver.RETRY_S)
+        assert kept == [6]  # written once, nothing older after it
+        saver.flush()  # nothing to raise any more
+    finally:
+        saver.close()
         clock.close()
