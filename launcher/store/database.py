@@ -25,6 +25,7 @@ from pathlib import Path
 from launcher.errors import LauncherError
 from launcher.refusals import Refusal
 from launcher.store.migrations import MIGRATIONS, STAMPED_FROM, migrate, tables_at
+from launcher.store.transactions import Connection
 
 STORE_FILE = "launcher.sqlite3"  # in the state directory
 APPLICATION_ID = 0x554E4F4C  # "UNOL", in the SQLite header (PRAGMA application_id): the file is an uno-launcher store
@@ -54,7 +55,7 @@ class Store:
         """A connection; an SQLite failure in the block comes out as a StoreError saying what it means."""
         conn = self._open()
         try:
-            with self._watched(conn):
+            with self._watched():
                 yield conn
         finally:
             conn.close()
@@ -66,9 +67,9 @@ class Store:
         return self._trouble
 
     @contextmanager
-    def _watched(self, conn: sqlite3.Connection) -> Iterator[None]:
-        """A block on `conn`: a failure noted (and raised as a StoreError), a write that went through noted."""
-        changes = conn.total_changes
+    def _watched(self) -> Iterator[None]:
+        """A block on one of the store's connections: an SQLite failure raised as a StoreError, and the disk's
+        trouble in it noted (a commit ends it: `_committed`)."""
         try:
             yield
         except sqlite3.Error as e:
@@ -76,8 +77,9 @@ class Store:
             if error.trouble is not None:
                 self._trouble = (error.trouble, time.time())
             raise error from e
-        if conn.total_changes > changes:  # rows written and committed: the disk takes writes again
-            self._trouble = None
+
+    def _committed(self) -> None:
+        self._trouble = None  # a write went through: the disk takes writes again
 
     def writer(self) -> Writer:
         """A long-lived connection for one thread that writes often (see `Writer`)."""
@@ -85,7 +87,10 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=10, isolation_level=None, check_same_thread=False, factory=Connection
+            )
+            conn.on_commit = self._committed
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -187,7 +192,7 @@ class Writer:
         if self._conn is None:
             self._conn = self._store._open()
         try:
-            with self._store._watched(self._conn):
+            with self._store._watched():
                 yield self._conn
         except StoreError:
             self.close()

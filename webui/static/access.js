@@ -14,6 +14,7 @@ export const access = {
   role: null, // "none" | "table" | "admin" once known
   notices: [], // for the admin: "table_pin_short", "store_full", "disk_full", "disk_read_only"
   noticesRead: 0, // when (ms) the admin's notices were last read while events came
+  noticesDue: null, // the timer of the next such read
   joining: false, // a PIN is being checked
 };
 
@@ -178,12 +179,17 @@ function startAccess() {
   return joinFromLink().catch(() => {});
 }
 
-// The admin's page asks again what to see to while the table plays (at most every NOTICES_MS): a disk that fills
-// up or turns read-only mid-game is told within a press or two, and its notice goes once writes go through.
-function adminToldAgain() {
-  if (access.role !== "admin" || Date.now() - access.noticesRead < NOTICES_MS) return false;
-  access.noticesRead = Date.now();
-  return true;
+// The admin's page asks again what to see to while the table plays, at most every NOTICES_MS and at the latest
+// NOTICES_MS after an event: a disk that fills up or turns read-only mid-game is told within seconds of a press,
+// and its notice goes once writes go through.
+function readNoticesSoon() {
+  if (access.role !== "admin" || access.noticesDue) return;
+  const wait = Math.max(0, access.noticesRead + NOTICES_MS - Date.now());
+  access.noticesDue = setTimeout(() => {
+    access.noticesDue = null;
+    access.noticesRead = Date.now();
+    readRole().catch(() => {});
+  }, wait);
 }
 
 // What this module adds to the page's hooks (core.js; main.js adds them).
@@ -192,7 +198,8 @@ export const plug = {
   refused: onRefused,
   // Another phone changed a PIN: this one may have been signed out (its own answer only comes on its next action).
   event: (event, fresh) => {
-    if (fresh && (event.type === "pins.changed" || adminToldAgain())) readRole().catch(() => {});
+    if (fresh && event.type === "pins.changed") readRole().catch(() => {});
+    else if (fresh) readNoticesSoon();
   },
   describe: describePinsChanged,
   start: startAccess,
