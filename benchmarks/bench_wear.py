@@ -42,13 +42,40 @@ from measure import exit_code, parse
 
 from launcher.config import Config
 from launcher.daemon import Daemon
-from launcher.store import STORE_FILE
+from launcher.store import STORE_FILE, event_table, game_table, hopper_table, wear_table
 from tests.conftest import TESTS_LIMITS
 from tests.virtual_clock import VirtualClock
 
 PLAYERS = ["Ann", "Bob", "Cy", "Dee"]
 GOAL_MB_PER_HOUR = 5.0
 MB = 1_000_000
+
+
+# The store's writes a press can make, each its own transaction: counted by wrapping them (`counted`).
+WRITES = {"events": (event_table, "append"), "game": (game_table, "save"), "hopper": (hopper_table, "save"),
+          "wear": (wear_table, "save")}  # fmt: skip
+
+
+@contextlib.contextmanager
+def counted() -> Iterator[dict[str, int]]:
+    """The transactions of each kind of write over the block."""
+    counts = dict.fromkeys(WRITES, 0)
+    originals = {kind: getattr(module, name) for kind, (module, name) in WRITES.items()}
+
+    def counting(kind: str) -> Any:
+        def write(*args: Any, **kwargs: Any) -> Any:
+            counts[kind] += 1
+            return originals[kind](*args, **kwargs)
+
+        return write
+
+    for kind, (module, name) in WRITES.items():
+        setattr(module, name, counting(kind))
+    try:
+        yield counts
+    finally:
+        for kind, (module, name) in WRITES.items():
+            setattr(module, name, originals[kind])
 
 
 def io_counters() -> dict[str, int]:
@@ -153,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="bench-wear-") as where:
         state, bare = Path(where) / "state", Path(where) / "bare.sqlite3"
-        with written() as daemon:
+        with written() as daemon, counted() as commits:
             played = play(state, args.minutes, args.press_every, args.round_every)
         with written() as base:
             baseline(state / STORE_FILE, bare)
@@ -165,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         per_hour = grown["write_bytes"] * hour / MB
         print(f"{name:24} {grown['write_bytes']:>14,} {grown['wchar']:>14,} {per_hour:>11.2f}")
     print(f"store at the end: {size:,} bytes")
+    print("daemon's transactions: " + ", ".join(f"{n} {kind}" for kind, n in commits.items()))
+    print(f"baseline's transactions: {played['presses'] + 1} (one per press, and the rounds)")
     ratio = daemon["write_bytes"] / max(1, base["write_bytes"])
     print(f"ratio daemon/baseline (write_bytes): {ratio:.2f}")
     mb_hour = daemon["write_bytes"] * hour / MB
