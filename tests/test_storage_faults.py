@@ -63,7 +63,9 @@ def refused_for_the_disk(reply: Any) -> None:
     assert "is full: free some space" in error["message"]
 
 
-def test_a_disk_full_mid_game_keeps_the_table_pressing_and_loses_nothing_acknowledged(tmp_path: Path) -> None:
+def test_a_disk_full_mid_game_keeps_the_table_pressing_and_loses_nothing_acknowledged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     clock = VirtualClock()
     try:
         with small_tmpfs(tmp_path / "fs", "4m") as mount:
@@ -111,6 +113,9 @@ def test_a_disk_full_mid_game_keeps_the_table_pressing_and_loses_nothing_acknowl
                     within=5,
                 )
                 assert "notices" not in admin.get("/api/session").get_json()  # the notice goes once writes go
+                assert [r.getMessage() for r in caplog.records if r.exc_info] == []  # one line each, no traceback
+                saver_lines = [r.getMessage() for r in caplog.records if "could not save" in r.getMessage()]
+                assert len(saver_lines) == len(set(saver_lines)) <= 3  # once per saver, not every retry
                 assert table.post("/api/attacks", json={"kind": "skip", "by": "Cy"}).status_code == 200
                 played = table.get("/api/game").get_json()["game"]
                 last = daemon.bus.last_id
