@@ -17,6 +17,7 @@ from flask.testing import FlaskClient
 
 from launcher.cli import main
 from launcher.daemon import Daemon
+from launcher.fairness import verify
 from launcher.hopper import NewestSaver
 from launcher.refusals import Refusal
 from launcher.store import STORE_FILE, StoreError
@@ -28,8 +29,8 @@ PLAYERS = ["Ann", "Bob", "Cy"]
 
 
 @contextlib.contextmanager
-def daemon_on(state: Path, clock: VirtualClock) -> Iterator[Daemon]:
-    running = Daemon(local_config(state), clock=clock)
+def daemon_on(state: Path, clock: VirtualClock, **schedule: int) -> Iterator[Daemon]:
+    running = Daemon(local_config(state).replace("schedule", **schedule), clock=clock)
     try:
         yield running
     finally:
@@ -206,4 +207,32 @@ def test_the_hopper_saver_keeps_the_newest_count_until_the_store_takes_it() -> N
         saver.flush()  # nothing to raise any more
     finally:
         saver.close()
+        clock.close()
+
+
+def test_a_shuffle_due_to_end_on_a_full_disk_ends_once_there_is_room_and_verifies(tmp_path: Path) -> None:
+    """`[schedule] shuffle_presses` reached while the disk is full: no FAULT; the shuffle goes on, and ends (once,
+    its record whole and checking out) at the first press after room is made."""
+    clock = VirtualClock()
+    try:
+        with small_tmpfs(tmp_path / "fs", "4m") as mount:
+            store = mount / STORE_FILE
+            with daemon_on(mount, clock, shuffle_presses=20) as daemon:
+                table = joined_client(daemon)
+                clock.run_until(lambda: stored(store, "SELECT count(*) FROM pins") == (2,), within=30)
+                empty_the_log(store)
+                filler = fill(mount)
+                for _ in range(25):
+                    press(table, clock, daemon, {})
+                assert daemon.shuffles.current is not None and daemon.shuffles.current.number == 1
+                filler.unlink()
+                press(table, clock, daemon, {})
+                told = [
+                    (e.type, e.data["shuffle"]) for e in daemon.bus.events_after(0) if e.type.startswith("shuffle.")
+                ]
+                assert told == [("shuffle.started", 1), ("shuffle.ended", 1), ("shuffle.started", 2)]
+                record = daemon.shuffles.record(1)
+                assert record is not None and len(record["outcomes"]) == 26
+                assert verify(record).ok
+    finally:
         clock.close()
