@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from launcher.daemon import Daemon
 from launcher.fairness import verify
 from launcher.hopper import NewestSaver
 from launcher.refusals import Refusal
-from launcher.store import STORE_FILE, StoreError
+from launcher.store import STORE_FILE, Store, StoreError, hopper_table
 from tests.conftest import joined_client, local_config
 from tests.small_fs import fill, make_read_only, small_tmpfs
 from tests.virtual_clock import VirtualClock
@@ -236,3 +237,29 @@ def test_a_shuffle_due_to_end_on_a_full_disk_ends_once_there_is_room_and_verifie
                 assert verify(record).ok
     finally:
         clock.close()
+
+
+@pytest.mark.parametrize("disk", ["full", "read_only"])
+def test_the_disks_trouble_is_named_and_noted_by_the_store_until_a_write_goes_through(
+    tmp_path: Path, disk: str
+) -> None:
+    """What the admin is told comes from the store: the disk's trouble at the failed write (full, read-only; a
+    read-only card cannot be made while a daemon writes, so its write is tried after the remount), until a commit."""
+    with small_tmpfs(tmp_path / "fs", "4m") as mount:
+        store = Store(mount / STORE_FILE)
+        empty_the_log(store.path)
+        spoil = fill if disk == "full" else make_read_only
+        spoil(mount)
+        with pytest.raises(StoreError) as refused, store.connect() as conn:
+            hopper_table.save(conn, 100, 7)
+        expected = Refusal.DISK_FULL if disk == "full" else Refusal.DISK_READ_ONLY
+        assert refused.value.trouble is expected
+        assert store.trouble is not None and store.trouble[0] is expected
+        if disk == "full":
+            (mount / "filler").unlink()
+        else:
+            subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+        with store.connect() as conn:
+            assert store.trouble is not None  # a read is not a write
+            hopper_table.save(conn, 100, 7)
+        assert store.trouble is None

@@ -68,15 +68,12 @@ class Store:
 
     @contextmanager
     def _watched(self) -> Iterator[None]:
-        """A block on one of the store's connections: an SQLite failure raised as a StoreError, and the disk's
-        trouble in it noted (a commit ends it: `_committed`)."""
+        """A block on one of the store's connections: an SQLite failure raised as a StoreError (`_failure`; a
+        commit ends the trouble noted: `_committed`)."""
         try:
             yield
         except sqlite3.Error as e:
-            error = self._failure(e)
-            if error.trouble is not None:
-                self._trouble = (error.trouble, time.time())
-            raise error from e
+            raise self._failure(e) from e
 
     def _committed(self) -> None:
         self._trouble = None  # a write went through: the disk takes writes again
@@ -168,7 +165,11 @@ class Store:
                     leftover.unlink()
 
     def _failure(self, error: OSError | sqlite3.Error) -> StoreError:
-        return store_failure(self.path, error)
+        """The StoreError for `error`, the disk's trouble in it noted (`trouble`)."""
+        failure = store_failure(self.path, error)
+        if failure.trouble is not None:
+            self._trouble = (failure.trouble, time.time())
+        return failure
 
     def damaged(self, row: str, error: Exception) -> StoreError:
         """For a row the daemon cannot go on without and cannot read: only an edited or damaged store holds one."""
