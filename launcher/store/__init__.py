@@ -16,11 +16,11 @@ from launcher.store.database import (
     StoreError,
     Writer,
     check_is_ours,
-    readable,
     store_failure,
     sync_directory,
 )
 from launcher.store.migrations import MIGRATIONS
+from launcher.store.reading import readable
 from launcher.store.transactions import transaction
 
 __all__ = [

@@ -13,10 +13,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import sqlite3
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -221,7 +219,7 @@ def store_failure(path: Path, error: OSError | sqlite3.Error) -> StoreError:
     if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreError(f"the store {path} is in use by another program ({reason}): stop it, then start again")
     # SQLite names a full or read-only disk in many ways (disk I/O error, unable to open): the disk says which.
-    disk = _disk(directory)
+    disk = disk_of(directory)
     if code == errno.EROFS or (disk is not None and disk.f_flag & os.ST_RDONLY):
         return StoreError(
             f"the store {path} cannot be written: {directory} is on a read-only file system: remount it "
@@ -269,32 +267,7 @@ def check_is_ours(path: Path) -> int:
     return version
 
 
-@contextmanager
-def readable(path: Path) -> Iterator[Path]:
-    """A path at which the store at `path` can be opened, even on a read-only file system: there SQLite cannot
-    make the index its write-ahead log needs, so the store and its log are copied, as they are (nothing can change
-    them), into a private temporary directory, which goes afterwards. Elsewhere `path` itself."""
-    disk = _disk(path.parent)
-    if disk is None or not disk.f_flag & os.ST_RDONLY:
-        yield path
-        return
-    with tempfile.TemporaryDirectory(prefix="uno-launcher-ro-") as copies:
-        copy = Path(copies) / path.name
-        try:
-            shutil.copyfile(path, copy)
-            wal = path.with_name(path.name + "-wal")
-            if wal.exists():  # what was written last may be only there
-                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-                with contextlib.closing(sqlite3.connect(copy)) as conn:  # the last to close folds the log in
-                    conn.execute("PRAGMA user_version").fetchone()
-        except OSError as e:
-            raise StoreError(f"the store {path} cannot be read ({e.strerror}): check the file and its disk") from None
-        except sqlite3.Error as e:
-            raise store_failure(path, e) from e
-        yield copy
-
-
-def _disk(directory: Path) -> os.statvfs_result | None:
+def disk_of(directory: Path) -> os.statvfs_result | None:
     """The file system of the directory, or of its nearest ancestor that exists."""
     for candidate in (directory, *directory.parents):
         with contextlib.suppress(OSError):
