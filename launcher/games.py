@@ -13,6 +13,7 @@ game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules th
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -68,7 +69,9 @@ class GameDesk:
         self._store = store
         self._saver = store.writer()  # every change is saved under the lock, one at a time, often (each press)
         self._unsaved = False  # a press's change is in play but not in the store yet: `_resaver` tries again
-        self._resaver: NewestSaver[bool] = NewestSaver(lambda _: self._resave(), "game-saver", clock=clock)
+        # Handed a new number for each such press (the saver skips a repeat of what it last wrote).
+        self._unsaved_presses = itertools.count()
+        self._resaver: NewestSaver[int] = NewestSaver(lambda _: self._resave(), "game-saver", clock=clock)
         self._bus = bus
         self._history = history  # told of every game that ends, is abandoned or is no longer finished
         self._on_change = on_change  # after every saved change, e.g. to turn the launcher to who must press
@@ -141,7 +144,7 @@ class GameDesk:
                 log.error("the press for %s is kept in memory until the store takes it: %s", press.player, e)
                 self._adopt(game, table, None if self._undo is None else {**self._undo, "pressed": True})
                 self._unsaved = True
-                self._resaver.save(True)
+                self._resaver.save(next(self._unsaved_presses))
             view, scores = table_view(table), game.scores()
         data = {"player": press.player, "cause": press.cause.value, "fired": fired, "cards": cards}
         # The table and the scores (the press counts) are all a press changes: phones need not read the game.

@@ -206,6 +206,12 @@ def test_the_hopper_saver_keeps_the_newest_count_until_the_store_takes_it() -> N
         clock.advance(10 * NewestSaver.RETRY_S)
         assert kept == [6]  # written once, nothing older after it
         saver.flush()  # nothing to raise any more
+        saver.save(6)
+        saver.save(7)
+        saver.save(7)
+        saver.flush()
+        clock.advance(NewestSaver.RETRY_S)
+        assert kept[1:] == [7]  # a repeat of what the store holds is no write (each is a commit the card takes)
     finally:
         saver.close()
         clock.close()
@@ -263,3 +269,26 @@ def test_the_disks_trouble_is_named_and_noted_by_the_store_until_a_write_goes_th
             assert store.trouble is not None  # a read is not a write
             hopper_table.save(conn, 100, 7)
         assert store.trouble is None
+
+
+def test_a_second_full_disk_is_weathered_like_the_first(tmp_path: Path) -> None:
+    """The retries work every time the disk fills, not only the first: a press kept in memory on the second full
+    disk is saved once there is room again, with nobody pressing."""
+    clock = VirtualClock()
+    try:
+        with small_tmpfs(tmp_path / "fs", "4m") as mount, daemon_on(mount, clock) as daemon:
+            store = mount / STORE_FILE
+            table = joined_client(daemon)
+            assert table.post("/api/games", json={"players": PLAYERS, "mode": "lowest_total"}).status_code == 201
+            clock.run_until(lambda: stored(store, "SELECT count(*) FROM pins") == (2,), within=30)
+            for _ in range(2):
+                empty_the_log(store)
+                filler = fill(mount)
+                press(table, clock, daemon, {})
+                assert daemon.games.unsaved
+                filler.unlink()
+                clock.run_until(lambda: not daemon.games.unsaved, within=5)
+                state = json.loads(stored(store, "SELECT state FROM games ORDER BY id DESC")[0])
+                assert state["table"] == daemon.games._table.to_dict()  # type: ignore[union-attr]
+    finally:
+        clock.close()
