@@ -9,6 +9,7 @@ import contextlib
 import json
 import sqlite3
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,12 +135,20 @@ def test_a_disk_full_mid_game_keeps_the_table_pressing_and_loses_nothing_acknowl
         clock.close()
 
 
-@pytest.mark.parametrize("stop", ["clean", "killed"])
+@pytest.mark.parametrize("stop", ["clean", "killed", "no_temporary_directory"])
 def test_a_store_on_a_read_only_card_is_backed_up_exported_and_verified(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stop: str
 ) -> None:
     """A failing card the kernel turned read-only: the family's backup, export and a shuffle's check still work,
-    and hold what was written last (`killed`: still only in the write-ahead log, as a daemon cut off leaves it)."""
+    and hold what was written last (`killed`: still only in the write-ahead log, as a daemon cut off leaves it;
+    `no_temporary_directory`: the same, and /tmp on the read-only card too)."""
+    if stop == "no_temporary_directory":
+        monkeypatch.setattr(tempfile, "tempdir", None)  # looked for again, and none found
+
+        def none_writable() -> str:
+            raise FileNotFoundError("No usable temporary directory found")
+
+        monkeypatch.setattr(tempfile, "gettempdir", none_writable)
     clock = VirtualClock()
     try:
         with small_tmpfs(tmp_path / "fs", "4m") as mount:
@@ -153,12 +162,12 @@ def test_a_store_on_a_read_only_card_is_backed_up_exported_and_verified(
                 for _ in range(3):
                     press(table, clock, daemon, {})
                 assert table.post("/api/shuffles", json={}).status_code == 201  # shuffle 1 ends: its record kept
-                if stop == "killed":  # what a kill leaves: the last writes in the log, the log's index beside it
+                if stop != "clean":  # what a kill leaves: the last writes in the log, the log's index beside it
                     kept = tmp_path / "kept"
                     kept.mkdir()
                     for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
                         (kept / name).write_bytes((mount / name).read_bytes())
-            if stop == "killed":
+            if stop != "clean":
                 for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
                     (mount / name).write_bytes((kept / name).read_bytes())
                 assert (mount / (STORE_FILE + "-wal")).stat().st_size > 0

@@ -28,7 +28,7 @@ def readable(path: Path) -> Iterator[Path]:
     if disk is None or not disk.f_flag & os.ST_RDONLY:
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="uno-launcher-ro-") as copies:
+    with tempfile.TemporaryDirectory(prefix="uno-launcher-ro-", dir=_scratch()) as copies:
         copy = Path(copies) / path.name
         try:
             shutil.copyfile(path, copy)
@@ -42,3 +42,12 @@ def readable(path: Path) -> Iterator[Path]:
         except sqlite3.Error as e:
             raise store_failure(path, e) from e
         yield copy
+
+
+def _scratch() -> str:
+    """Where the copy goes: the usual temporary directory, or memory when that is on the read-only disk too (a
+    card that failed whole: Raspberry Pi OS keeps /tmp on the card)."""
+    try:
+        return tempfile.gettempdir()
+    except FileNotFoundError:  # no temporary directory can be written
+        return "/dev/shm"
