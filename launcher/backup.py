@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.statelock import StateLock
-from launcher.store import APPLICATION_ID, STORE_FILE, Store, StoreError, check_is_ours, sync_directory
+from launcher.store import APPLICATION_ID, STORE_FILE, Store, StoreError, check_is_ours, readable, sync_directory
 from launcher.store.database import SQLITE_MAGIC
 from launcher.store.migrations import STAMPED_FROM, schema_at, schema_of
 
@@ -48,20 +48,21 @@ def backup(store_path: Path, dest: Path) -> Copied:
         raise StoreError(f"no store at {store_path}: pass the daemon's --config (its [state] dir holds the store)")
     if dest.exists():
         raise StoreError(f"{dest} exists already: give the backup another name (a backup never replaces a file)")
-    check_is_ours(store_path)  # refuses, naming why, a file that is not a store of ours
-    draft = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    try:
-        _copy(store_path, draft)
-        schema = check_is_ours(draft)
-        os.link(draft, dest)  # unlike a rename, never over a file that appeared meanwhile
-        sync_directory(dest.parent)
-    except FileExistsError:
-        raise StoreError(f"{dest} appeared while the backup was made: give the backup another name") from None
-    except OSError as e:
-        raise StoreError(f"cannot write the backup {dest}: {e.strerror}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            draft.unlink()
+    with readable(store_path) as source:  # a card gone read-only: a copy SQLite can open, its log folded in
+        check_is_ours(source)  # refuses, naming why, a file that is not a store of ours
+        draft = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+        try:
+            _copy(source, draft)
+            schema = check_is_ours(draft)
+            os.link(draft, dest)  # unlike a rename, never over a file that appeared meanwhile
+            sync_directory(dest.parent)
+        except FileExistsError:
+            raise StoreError(f"{dest} appeared while the backup was made: give the backup another name") from None
+        except OSError as e:
+            raise StoreError(f"cannot write the backup {dest}: {e.strerror}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                draft.unlink()
     return Copied(dest, dest.stat().st_size, schema)
 
 

@@ -300,12 +300,12 @@ def _checker(out: Path | None) -> int:
 def _stored_record(config: Config, number: int) -> dict[str, Any]:
     from launcher import fairness
     from launcher.shuffles import stored_record
-    from launcher.store import STORE_FILE, Store
+    from launcher.store import STORE_FILE, Store, readable
 
     path = config.state_dir / STORE_FILE
     if not path.exists():
         raise fairness.RecordError(f"no store at {path}: pass the daemon's --config, or a record file")
-    with Store(path).connect() as conn:
+    with readable(path) as usable, Store(usable).connect() as conn:  # a read-only card too
         record = stored_record(conn, number)
     if record is None:
         raise fairness.RecordError(f"there is no shuffle {number} in {path}")
@@ -317,23 +317,24 @@ def _export(args: argparse.Namespace) -> int:
 
     from launcher.export import NoSuchGame, export_chunks
     from launcher.history import History
-    from launcher.store import STORE_FILE, Store
+    from launcher.store import STORE_FILE, Store, readable
 
     path = _effective_config(args).state_dir / STORE_FILE
     if not path.exists():
         print(f"uno-launcher export: no store at {path}: pass the daemon's --config", file=sys.stderr)
         return EXIT_USAGE
-    history = History(Store(path))
-    history.catch_up()  # games kept before the history existed, if the daemon has not started since
-    try:
-        chunks = export_chunks(history, args.format, args.game, time.time())
-        with contextlib.ExitStack() as files:
-            out = sys.stdout.buffer if args.output is None else files.enter_context(args.output.open("wb"))
-            for chunk in chunks:
-                out.write(chunk.encode("utf-8"))
-    except (NoSuchGame, OSError) as e:
-        print(f"uno-launcher export: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    with readable(path) as usable:  # a read-only card too
+        history = History(Store(usable))
+        history.catch_up()  # games kept before the history existed, if the daemon has not started since
+        try:
+            chunks = export_chunks(history, args.format, args.game, time.time())
+            with contextlib.ExitStack() as files:
+                out = sys.stdout.buffer if args.output is None else files.enter_context(args.output.open("wb"))
+                for chunk in chunks:
+                    out.write(chunk.encode("utf-8"))
+        except (NoSuchGame, OSError) as e:
+            print(f"uno-launcher export: {e}", file=sys.stderr)
+            return EXIT_USAGE
     return 0
 
 

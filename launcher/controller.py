@@ -38,6 +38,7 @@ from launcher.outcomes import FaultCause, FaultLatch, Trouble, announce, announc
 from launcher.refusals import Refusal
 from launcher.schedule import Outcome, Profile
 from launcher.shuffles import Shuffle, ShuffleBook, ShuffleSealing
+from launcher.store import StoreError
 from launcher.threads import StoppableThread
 from launcher.wear import Wear
 
@@ -486,7 +487,9 @@ class Controller:
             with self._lock:
                 if self._shuffle.schedule.presses >= self._shuffle_presses:  # a full shuffle: the next begins
                     self._next_shuffle(self._shuffle.profile)
-        except Exception as e:  # a full disk, a locked store, a bug: the launcher must stop safe and say why
+        except StoreError as e:  # a full disk: the press is kept (events, game, count); a new shuffle, next press
+            log.error("the shuffle goes on until the store can be written: %s", e)
+        except Exception as e:  # a bug: the launcher must stop safe and say why
             self._dispenser.stop()
             log.exception("recording a press failed")
             with self._lock:

@@ -143,7 +143,9 @@ class Daemon:
             aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
             self.history = History(self.store)
             self.history.catch_up()  # games kept before the history existed
-            self.games = GameDesk(self.store, self.bus, history=self.history, on_change=aimer.face if aimer else None)
+            self.games = GameDesk(
+                self.store, self.bus, history=self.history, on_change=aimer.face if aimer else None, clock=clock
+            )
             undo.callback(self.games.close)
             self.wear = Wear.kept_in(self.store, clock=clock)  # the launcher's lifetime counters, for the admin
             undo.callback(self.wear.close)

@@ -3,7 +3,9 @@
 `GameDesk` owns one `Game` (scores) and one `Table` (turns and demands) from `launcher/game/`, both pure. Phones
 declare what was played and score rounds through it; the controller asks it whether a press must deal exact cards
 (classic UNO) and tells it of every press, which it attributes to whoever owes the launcher. Every change is saved
-(SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly.
+(SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly. A change the store
+cannot take (a full or read-only disk) is refused with the StoreError, the game as it was; but a press has happened
+whatever the disk says: it is kept in memory and its save tried again until it goes through (`_resave`).
 
 Each job has its own home: the checks of what phones send in game_requests.py, what they are shown in
 game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules themselves in launcher/game/.
@@ -11,6 +13,7 @@ game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules th
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -20,6 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from launcher import game_requests
+from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
 from launcher.game import Cause, Game, Ruleset, Table
@@ -27,8 +31,9 @@ from launcher.game.attacks import Demand
 from launcher.game.entries import RoundEntry
 from launcher.game_view import game_view, table_view
 from launcher.history import UNREADABLE, History, read_state
+from launcher.hopper import NewestSaver
 from launcher.refusals import Refusal
-from launcher.store import Store, game_table
+from launcher.store import Store, StoreError, game_table
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +64,14 @@ class GameDesk:
         *,
         history: History,
         on_change: Callable[[Game, Table], None] | None = None,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         self._store = store
         self._saver = store.writer()  # every change is saved under the lock, one at a time, often (each press)
+        self._unsaved = False  # a press's change is in play but not in the store yet: `_resaver` tries again
+        # Handed a new number for each such press (the saver skips a repeat of what it last wrote).
+        self._unsaved_presses = itertools.count()
+        self._resaver: NewestSaver[int] = NewestSaver(lambda _: self._resave(), "game-saver", clock=clock)
         self._bus = bus
         self._history = history  # told of every game that ends, is abandoned or is no longer finished
         self._on_change = on_change  # after every saved change, e.g. to turn the launcher to who must press
@@ -128,7 +138,13 @@ class GameDesk:
             press = table.on_press(fired, cards, player)
             if press.player is not None:
                 game.record_press(press.player, cards)
-            self._commit(game, table, None if self._undo is None else {**self._undo, "pressed": True})
+            try:
+                self._commit(game, table, None if self._undo is None else {**self._undo, "pressed": True})
+            except StoreError as e:  # the cards are out whatever the disk says: kept, and saved once it can be
+                log.error("the press for %s is kept in memory until the store takes it: %s", press.player, e)
+                self._adopt(game, table, None if self._undo is None else {**self._undo, "pressed": True})
+                self._unsaved = True
+                self._resaver.save(next(self._unsaved_presses))
             view, scores = table_view(table), game.scores()
         data = {"player": press.player, "cause": press.cause.value, "fired": fired, "cards": cards}
         # The table and the scores (the press counts) are all a press changes: phones need not read the game.
@@ -244,9 +260,16 @@ class GameDesk:
         return self.view()  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Close the kept connection once nothing changes the game any more. Safe to call twice."""
+        """Save a press still kept in memory (once more), and close the kept connection once nothing changes the
+        game any more. Safe to call twice."""
+        self._resaver.close()
         with self._lock:
             self._saver.close()
+
+    @property
+    def unsaved(self) -> bool:
+        """A press's change is kept in memory only, waiting for the store to take it."""
+        return self._unsaved
 
     # --- internals -----------------------------------------------------------------------------------------------
 
@@ -264,11 +287,24 @@ class GameDesk:
         rounds = _changed(self._game.entries, game.entries)
         with self._saver.connect() as conn:
             game_table.save(conn, self._id, _text(_state(game, table, undo)), len(game.entries), rounds)
+        self._unsaved = False  # the state saved holds any press kept in memory before
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)
+        self._adopt(game, table, undo)
+
+    def _adopt(self, game: Game, table: Table, undo: dict[str, Any] | None) -> None:
+        """With the lock held: make the changed game and table current."""
         self._game, self._table, self._undo = game, table, undo
         if self._on_change is not None:
             self._on_change(game, table)
+
+    def _resave(self) -> None:
+        """On the resaver's thread: save the game in play if a press left it unsaved (raises while the store still
+        cannot take it: tried again)."""
+        with self._lock:
+            if self._unsaved and self._game is not None and self._table is not None:
+                self._commit(self._game, self._table, self._undo)
+                log.warning("the presses kept in memory are saved")
 
     def _view(self) -> dict[str, Any] | None:
         """With the lock held: the view of the current game, made once per change (every phone reads it after

@@ -3,11 +3,13 @@
 A daemon killed in the middle of a fire restarts knowing the cards that had already left: the count is handed to
 `NewestSaver` at every card, from the exit beam's thread, which must never wait for a disk. The saver's own thread
 writes the newest count (older ones it has not reached are skipped), and `flush()` lets the controller's worker
-wait for it at the end of a fire, so that a store that cannot be written still latches FAULT there.
+wait for it at the end of a fire. A write that fails (a full or read-only disk) is tried again every `RETRY_S`
+until it goes through, or a newer count replaces it: the launcher plays on, and the count is never dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.errors import LauncherError
 from launcher.threads import StoppableThread
 
 log = logging.getLogger(__name__)
@@ -40,7 +43,9 @@ class HopperCount:
 
 class NewestSaver(Generic[T]):
     """Saves the newest of what it is handed (the hopper's count, the wear counters) on its own thread, `name`.
-    `save()` returns at once; `flush()` waits and raises what the last write raised."""
+    `save()` returns at once; `flush()` waits for a try and raises what it raised (the write is tried again)."""
+
+    RETRY_S = 1.0
 
     def __init__(self, write: Callable[[T], None], name: str, *, clock: Clock = REAL_CLOCK) -> None:
         self._write = write
@@ -77,6 +82,8 @@ class NewestSaver(Generic[T]):
             self._cond.notify_all()
 
     def _run(self) -> None:
+        failing = False
+        written: T | None = None  # the last item written: the same again (a fire's end after its last card) is not
         while True:
             with self._cond:
                 while self._pending is None and not self._thread.stopping.is_set():
@@ -86,15 +93,27 @@ class NewestSaver(Generic[T]):
                     return
             error = None
             try:
-                self._write(item)
-            except Exception as e:  # handed to flush(): the controller latches FAULT naming it
-                log.exception("%s could not save", self._thread.name)
-                error = e
+                if item != written:  # each write is a commit the SD card takes: wear (docs/BENCHMARKS.md)
+                    self._write(item)
+                    written = item
+            except Exception as e:  # kept and tried again; flush() hands it to whoever waits
+                if not failing:  # once, not every second while the disk is full
+                    log.error("%s could not save (tried again every %.0f s): %s", self._thread.name, self.RETRY_S, e)
+                error, failing = e, True
+            else:
+                if failing:
+                    log.warning("%s saves again", self._thread.name)
+                failing = False
             with self._cond:
                 self._done = handed
-                if error is not None:
-                    self._error = error
+                self._error = error
                 self._cond.notify_all()
+                if error is not None and self._pending is None:  # nothing newer came: this one is still the newest
+                    if self._thread.stopping.is_set():
+                        log.error("%s stopped before it could save %r", self._thread.name, item)
+                        return
+                    self._pending = item
+                    self._cond.wait(self.RETRY_S)
 
 
 class Hopper:
@@ -142,10 +161,12 @@ class Hopper:
         return count
 
     def save(self) -> None:
-        """Save the count and wait for it: raises what the store raised (the caller latches FAULT)."""
+        """Save the count and wait for the write: a store that cannot take it (a full disk) does not stop the
+        launcher; the saver keeps the count and tries again until it is written, and the admin is told."""
         if self._saver is not None:
             self._saver.save(self.count)
-            self._saver.flush()
+            with contextlib.suppress(LauncherError):
+                self._saver.flush()
 
     def close(self) -> None:
         """Write what is pending, then stop. Safe to call twice."""

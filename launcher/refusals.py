@@ -64,3 +64,6 @@ class Refusal(StrEnum):
     TOO_MANY_RELOADS = "too_many_reloads"  # retry_after_s: hopper reloads, the same
     TOO_MANY_PRESSES = "too_many_presses"  # retry_after_s: presses from a phone, the same
     STORE_FULL = "store_full"  # the store reached [limits] store_mb: nothing more is kept
+    DISK_FULL = "disk_full"  # (507) the disk holding the store is full: the change was not kept
+    DISK_READ_ONLY = "disk_read_only"  # (507) the disk holding the store turned read-only: the same
+    STORE_FAILED = "store_failed"  # (507) the store could not be written for another reason (its log says which)

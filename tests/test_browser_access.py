@@ -1,17 +1,23 @@
 """Joining the table and the admin's part on the phone page, in Debian's Chromium as a Pixel 5, against the real
 daemon on simulated hardware: the QR code's link joins; a phone not joined is asked for the PIN and its press is not
 made; wrong PINs show the tries left, then the wait; the admin changes the table PIN, gets its QR code, and joined
-phones must join again; the admin resets a fault.
+phones must join again; the admin resets a fault, and is told of a full card.
 """
 
 import re
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, Route, expect
 
+from launcher.store import STORE_FILE
 from tests import test_browser
-from tests.conftest import start_daemon
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon
+from tests.small_fs import fill as fill_disk
+from tests.small_fs import small_tmpfs
 from tests.test_browser import (
     ARTIFACTS,
     WAIT_MS,
@@ -220,15 +226,32 @@ heartbeat_s = 0.5
 """
 
 
+@contextmanager
+def served(where: Path, config_text: str = FAST_SIM_TOML) -> Iterator[RunningDaemon]:
+    """The daemon started in `where` (start_daemon), stopped and its output closed afterwards."""
+    running = start_daemon(where, config_text)
+    try:
+        yield running
+    finally:
+        running.stop()
+        if running.process.stdout:
+            running.process.stdout.close()
+
+
+def player_and_admin(browser, playwright, running) -> tuple[Page, Page]:
+    """Two phones joined at the table: a player's, and the admin's (its role shown)."""
+    player, admin = phone(browser, playwright), phone(browser, playwright)
+    open_joined(player, running)
+    open_joined(admin, running, running.admin_pin)
+    expect(admin.locator("#role")).to_have_text(catalogue("en")["role.admin"])
+    return player, admin
+
+
 def test_the_admin_resets_a_fault_from_its_banner(tmp_path, playwright_chromium):
     playwright, browser = playwright_chromium
-    running = start_daemon(tmp_path, FAULT_TOML)
-    try:
+    with served(tmp_path, FAULT_TOML) as running:
         english = catalogue("en")
-        player, admin = phone(browser, playwright), phone(browser, playwright)
-        open_joined(player, running)
-        open_joined(admin, running, running.admin_pin)
-        expect(admin.locator("#role")).to_have_text(english["role.admin"])
+        player, admin = player_and_admin(browser, playwright, running)
 
         player.locator("#press").tap()
 
@@ -249,10 +272,6 @@ def test_the_admin_resets_a_fault_from_its_banner(tmp_path, playwright_chromium)
         assert running.get("/api/state")["fault"] is None
         for page in (player, admin):
             page.context.close()
-    finally:
-        running.stop()
-        if running.process.stdout:
-            running.process.stdout.close()
 
 
 def holder(held: list[Route]) -> Callable[[Route], None]:
@@ -301,3 +320,32 @@ def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon,
     for page in [*joined, newcomer]:
         expect(page.locator("#conn")).to_have_attribute("data-state", "live")
         page.context.close()
+
+
+def test_the_admin_is_told_of_a_full_card_and_the_notice_goes_once_it_has_room(tmp_path, playwright_chromium):
+    """A real 4 MiB tmpfs under the state, filled mid-game (root only: skipped otherwise): the table still presses,
+    the admin's store banner says the card is full and what to do, and goes once there is room again."""
+    playwright, browser = playwright_chromium
+    with small_tmpfs(tmp_path / "fs", "4m") as mount, served(mount) as running:
+        english = catalogue("en")
+        player, admin = player_and_admin(browser, playwright, running)
+        store = running.state_dir / STORE_FILE
+        with closing(sqlite3.connect(store)) as conn:  # every write after this one needs new blocks
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        filler = fill_disk(mount)
+
+        press_outcome(player, english, 1)
+        expect(admin.locator("#disk-full")).to_be_visible(timeout=3 * WAIT_MS)
+        expect(admin.locator("#disk-full")).to_have_text(english["admin.disk_full"])
+        expect(admin.locator("#store-budget")).to_be_hidden()
+        expect(player.locator("#store-full")).to_be_hidden()  # the admin's to see to
+        assert running.get("/api/state")["fault"] is None
+        ARTIFACTS.mkdir(exist_ok=True)
+        admin.locator("#store-full").scroll_into_view_if_needed()
+        admin.screenshot(path=ARTIFACTS / "browser-admin-disk-full.png")
+
+        filler.unlink()
+        press_outcome(player, english, 2)
+        expect(admin.locator("#store-full")).to_be_hidden(timeout=3 * WAIT_MS)
+        for page in (player, admin):
+            page.context.close()

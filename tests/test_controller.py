@@ -243,7 +243,8 @@ def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(
 
 
 class GameOnAFullDisk:
-    """The game at the table, saved on a disk that is full until `full` is cleared."""
+    """The game at the table, failing with an error its store should have turned into a StoreError (a bug) until
+    `full` is cleared. The real GameDesk keeps a press the disk cannot take (tests/test_storage_faults.py)."""
 
     full = True
 
@@ -260,7 +261,7 @@ class GameOnAFullDisk:
 
 
 @pytest.mark.parametrize("cards", [0, 3], ids=["miss", "fire"])
-def test_a_press_that_cannot_be_saved_latches_fault_and_never_leaves_the_launcher_busy(
+def test_a_press_whose_recording_fails_for_a_bug_latches_fault_and_never_leaves_the_launcher_busy(
     rig_factory: Any, cards: int
 ) -> None:
     game = GameOnAFullDisk()

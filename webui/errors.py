@@ -1,6 +1,7 @@
 """Errors as the API answers them: `{"error": {"code": ..., "message": ...}}` with a 4xx status.
 
-Nothing a client sends yields a 500; a bug inside does, with the same shape and nothing of the inside shown.
+Nothing a client sends yields a 500; a bug inside does, with the same shape and nothing of the inside shown. A
+store that cannot take a change (a full or read-only disk) is 507 with the disk's refusal code: nothing was kept.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from werkzeug.exceptions import HTTPException
 
 from launcher.bodies import BodyError
 from launcher.errors import LauncherError
+from launcher.refusals import Refusal
+from launcher.store import StoreError
 
 
 class ApiError(LauncherError):
@@ -37,6 +40,11 @@ def register_errors(app: Flask) -> None:
         if "retry_after_s" in e.details:
             response.headers["Retry-After"] = str(e.details["retry_after_s"])
         return response, status
+
+    @app.errorhandler(StoreError)  # a full or read-only disk during play: the change asked for was not kept
+    def _store_error(e: StoreError) -> tuple[Response, int]:
+        app.logger.error("a change was refused: %s", e)
+        return error_response(507, (e.trouble or Refusal.STORE_FAILED).value, str(e))
 
     @app.errorhandler(HTTPException)
     def _http_error(e: HTTPException) -> tuple[Response, int]:

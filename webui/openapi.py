@@ -47,6 +47,8 @@ def _operation(
     operation: dict[str, Any] = {"summary": summary, "responses": {**responses, "4XX": _ERROR}, "x-role": role}
     if role != "none":
         operation["security"] = [{"session": []}]
+        # A change the store could not keep (a full or read-only disk): disk_full, disk_read_only, store_failed.
+        operation["responses"]["507"] = _ERROR
     if body is not None:
         operation["requestBody"] = body
     return operation

@@ -56,7 +56,8 @@ def whoami() -> Response:
     role = access.caller_role()
     if role is not Role.ADMIN:
         return jsonify(role=role.label)
-    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be, a full store.
+    # What the admin is asked to see to, when there is any: a table PIN shorter than new ones may be, a full store,
+    # a disk that refused the last write (full or read-only: until a write goes through).
     notices = [
         notice
         for notice, due in (
@@ -65,6 +66,9 @@ def whoami() -> Response:
         )
         if due
     ]
+    trouble = parts().history.store.trouble
+    if trouble is not None:
+        notices.append(trouble[0].value)
     return jsonify(role=role.label, notices=notices) if notices else jsonify(role=role.label)
 
 

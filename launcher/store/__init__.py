@@ -20,6 +20,7 @@ from launcher.store.database import (
     sync_directory,
 )
 from launcher.store.migrations import MIGRATIONS
+from launcher.store.reading import readable
 from launcher.store.transactions import transaction
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "StoreError",
     "Writer",
     "check_is_ours",
+    "readable",
     "store_failure",
     "sync_directory",
     "transaction",

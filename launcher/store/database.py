@@ -15,12 +15,15 @@ import errno
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from launcher.errors import LauncherError
+from launcher.refusals import Refusal
 from launcher.store.migrations import MIGRATIONS, STAMPED_FROM, migrate, tables_at
+from launcher.store.transactions import Connection
 
 STORE_FILE = "launcher.sqlite3"  # in the state directory
 APPLICATION_ID = 0x554E4F4C  # "UNOL", in the SQLite header (PRAGMA application_id): the file is an uno-launcher store
@@ -28,12 +31,19 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class StoreError(LauncherError, RuntimeError):
-    """The store cannot be used; the message names the file and what to do, in one line for the console."""
+    """The store cannot be used; the message names the file and what to do, in one line for the console.
+    `trouble`: the disk's, when it is full or read-only (nothing wrong with the store itself)."""
+
+    def __init__(self, message: str, trouble: Refusal | None = None) -> None:
+        super().__init__(message)
+        self.trouble = trouble
 
 
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
+        # The disk's trouble at the last failed write and when, until a write goes through (`trouble`).
+        self._trouble: tuple[Refusal, float] | None = None
         self._check_file()
         with self.connect() as conn:
             migrate(conn)
@@ -43,11 +53,28 @@ class Store:
         """A connection; an SQLite failure in the block comes out as a StoreError saying what it means."""
         conn = self._open()
         try:
-            yield conn
-        except sqlite3.Error as e:
-            raise self._failure(e) from e
+            with self._watched():
+                yield conn
         finally:
             conn.close()
+
+    @property
+    def trouble(self) -> tuple[Refusal, float] | None:
+        """The disk's trouble (full, read-only) that made the last write fail, and when (time.time()), or None
+        once a write has gone through since: what the admin's page tells."""
+        return self._trouble
+
+    @contextmanager
+    def _watched(self) -> Iterator[None]:
+        """A block on one of the store's connections: an SQLite failure raised as a StoreError (`_failure`; a
+        commit ends the trouble noted: `_committed`)."""
+        try:
+            yield
+        except sqlite3.Error as e:
+            raise self._failure(e) from e
+
+    def _committed(self) -> None:
+        self._trouble = None  # a write went through: the disk takes writes again
 
     def writer(self) -> Writer:
         """A long-lived connection for one thread that writes often (see `Writer`)."""
@@ -55,7 +82,10 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self.path, timeout=10, isolation_level=None, check_same_thread=False, factory=Connection
+            )
+            conn.on_commit = self._committed
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -133,7 +163,11 @@ class Store:
                     leftover.unlink()
 
     def _failure(self, error: OSError | sqlite3.Error) -> StoreError:
-        return store_failure(self.path, error)
+        """The StoreError for `error`, the disk's trouble in it noted (`trouble`)."""
+        failure = store_failure(self.path, error)
+        if failure.trouble is not None:
+            self._trouble = (failure.trouble, time.time())
+        return failure
 
     def damaged(self, row: str, error: Exception) -> StoreError:
         """For a row the daemon cannot go on without and cannot read: only an edited or damaged store holds one."""
@@ -157,10 +191,11 @@ class Writer:
         if self._conn is None:
             self._conn = self._store._open()
         try:
-            yield self._conn
-        except sqlite3.Error as e:
+            with self._store._watched():
+                yield self._conn
+        except StoreError:
             self.close()
-            raise self._store._failure(e) from e
+            raise
 
     def close(self) -> None:
         """Safe to call twice."""
@@ -184,16 +219,18 @@ def store_failure(path: Path, error: OSError | sqlite3.Error) -> StoreError:
     if sqlite_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreError(f"the store {path} is in use by another program ({reason}): stop it, then start again")
     # SQLite names a full or read-only disk in many ways (disk I/O error, unable to open): the disk says which.
-    disk = _disk(directory)
+    disk = disk_of(directory)
     if code == errno.EROFS or (disk is not None and disk.f_flag & os.ST_RDONLY):
         return StoreError(
             f"the store {path} cannot be written: {directory} is on a read-only file system: remount it "
-            "read-write, or set [state] dir to a writable directory"
+            "read-write, or set [state] dir to a writable directory",
+            Refusal.DISK_READ_ONLY,
         )
     if code == errno.ENOSPC or sqlite_code == sqlite3.SQLITE_FULL or (disk is not None and disk.f_bavail == 0):
         return StoreError(
             f"the store {path} cannot be written: the disk holding {directory} is full: free some space, "
-            "then start again"
+            "then start again",
+            Refusal.DISK_FULL,
         )
     if code in (errno.EACCES, errno.EPERM) or sqlite_code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM):
         return StoreError(
@@ -230,7 +267,7 @@ def check_is_ours(path: Path) -> int:
     return version
 
 
-def _disk(directory: Path) -> os.statvfs_result | None:
+def disk_of(directory: Path) -> os.statvfs_result | None:
     """The file system of the directory, or of its nearest ancestor that exists."""
     for candidate in (directory, *directory.parents):
         with contextlib.suppress(OSError):

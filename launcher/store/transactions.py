@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+
+class Connection(sqlite3.Connection):
+    """The store's connections (`Store` opens them so): `on_commit` is told of each transaction that commits, a write
+    that went through (the end of a full disk's trouble, `Store.trouble`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.on_commit: Callable[[], None] | None = None
 
 
 @contextmanager
@@ -17,3 +27,5 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+    if isinstance(conn, Connection) and conn.on_commit is not None:
+        conn.on_commit()

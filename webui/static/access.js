@@ -8,10 +8,13 @@ import { showError } from "./gamestate.js";
 
 const MADE_UP_DIGITS = { table: 6, admin: 6 }; // as `uno-launcher new-pins` makes them up
 const WAITING_LOOK_MS = 1000; // how often a PIN waiting to be let in asks whether it was
+const NOTICES_MS = 10000; // how often an admin's page reads its notices again while events come
 
 export const access = {
   role: null, // "none" | "table" | "admin" once known
-  notices: [], // for the admin: "table_pin_short", "store_full"
+  notices: [], // for the admin: "table_pin_short", "store_full", "disk_full", "disk_read_only"
+  noticesRead: 0, // when (ms) the admin's notices were last read while events came
+  noticesDue: null, // the timer of the next such read
   joining: false, // a PIN is being checked
 };
 
@@ -25,7 +28,10 @@ function renderAccess() {
   $("admin-join").hidden = role === "admin";
   $("pins").hidden = role !== "admin";
   $("pins-short").hidden = !access.notices.includes("table_pin_short");
-  $("store-full").hidden = !access.notices.includes("store_full");
+  // One place for what the store cannot keep: its budget spent, or its disk full or read-only.
+  const store = { "store-budget": "store_full", "disk-full": "disk_full", "disk-read-only": "disk_read_only" };
+  for (const [id, notice] of Object.entries(store)) $(id).hidden = !access.notices.includes(notice);
+  $("store-full").hidden = !Object.values(store).some((notice) => access.notices.includes(notice));
   $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
   $("join-qr").alt = t("admin.qr");
   for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
@@ -176,12 +182,28 @@ function startAccess() {
   return joinFromLink().catch(() => {});
 }
 
+// The admin's page asks again what to see to while the table plays, at most every NOTICES_MS and at the latest
+// NOTICES_MS after an event: a disk that fills up or turns read-only mid-game is told within seconds of a press,
+// and its notice goes once writes go through.
+function readNoticesSoon() {
+  if (access.role !== "admin" || access.noticesDue) return;
+  const wait = Math.max(0, access.noticesRead + NOTICES_MS - Date.now());
+  access.noticesDue = setTimeout(() => {
+    access.noticesDue = null;
+    access.noticesRead = Date.now();
+    readRole().catch(() => {});
+  }, wait);
+}
+
 // What this module adds to the page's hooks (core.js; main.js adds them).
 export const plug = {
   render: renderAccess,
   refused: onRefused,
   // Another phone changed a PIN: this one may have been signed out (its own answer only comes on its next action).
-  event: (event, fresh) => fresh && event.type === "pins.changed" && readRole().catch(() => {}),
+  event: (event, fresh) => {
+    if (fresh && event.type === "pins.changed") readRole().catch(() => {});
+    else if (fresh) readNoticesSoon();
+  },
   describe: describePinsChanged,
   start: startAccess,
 };

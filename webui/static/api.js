@@ -120,6 +120,9 @@ const REFUSALS = {
   too_many_reloads: (said) => t("refused.too_many_reloads", said),
   too_many_presses: (said) => t("refused.too_many_presses", said),
   store_full: () => t("refused.store_full"),
+  disk_full: () => t("refused.disk_full"),
+  disk_read_only: () => t("refused.disk_read_only"),
+  store_failed: () => t("refused.store_failed"),
   attacks_open: (said) => t("refused.attacks_open", { owed: said.player ? demandText(said) : said.owed }),
 };
 
