@@ -1,11 +1,11 @@
 """Red team on issue #46 as built: a client on the family's MQTT broker against two tables, and a guest with the
 table PIN. Each attack is a test; a door found is `xfail(strict=True)` with what broke, the attacks that hold stay as
 regression tests. Found (details in each reason): a lone surrogate in a message's sender raises past the refusal
-log (a traceback per message, no budget); Home Assistant's new shuffle button has no budget over MQTT; a flood while
-the inbox is busy drops a genuine round for good; an old signed version replayed retained rolls the broker back and
-its table does not put it right; a captured ask is answered again after a restart; corrections at the rate three
-phones may send outrun what the other table takes, and a round scored meanwhile is lost there; a client taking
-the table's client id in a loop keeps it off the broker."""
+log (a traceback per message, no budget); Home Assistant's new shuffle button has no budget over MQTT; a flood
+while the inbox is busy drops a genuine round for good; an old signed version replayed retained (or the topic
+emptied) rolls the broker back and its table does not put it right; a captured ask is answered again after a
+restart; corrections at the rate three phones may send outrun what the other table takes, and a round scored
+meanwhile is lost there; a client taking the table's client id in a loop keeps it off the broker."""
 
 from __future__ import annotations
 
