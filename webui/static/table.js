@@ -6,6 +6,7 @@
 import { request, refusal } from "./api.js";
 import { $, ui, t } from "./core.js";
 import {
+  asked,
   game,
   CARD,
   causeName,
@@ -118,19 +119,23 @@ function setTension(tension) {
   $("ring").style.setProperty("--pulse", `${2.4 - 2 * (tension ?? 0)}s`);
 }
 
-// What the launcher is doing now, on the button: "…" while it works, then what came out, then the caption again.
-function showOutcome(text) {
+// What the launcher is doing now, on the button: whose press it works on, then (motion.js) what came out, big, then
+// the caption says it until OUTCOME_MS have passed.
+function showOutcome(text, lasts = true) {
   clearTimeout(screen.outcome);
   $("tv-outcome").textContent = text;
   delete $("stage").dataset.jackpot;
-  if (text && text !== t("line.waiting")) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
+  if (text && lasts) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
 }
 
 function onLauncher({ type, data }) {
   switch (type) {
-    case "button.pressed":
-      showOutcome(t("line.waiting"));
+    case "button.pressed": {
+      // The press is credited to whoever the table asks (docs/ARCHITECTURE.md, the press path, step 5).
+      const player = asked();
+      showOutcome(player ? t("tv.pressing", { player }) : t("line.waiting"), false);
       break;
+    }
     case "launcher.suspense":
       $("ring").dataset.suspense = "true";
       break;
