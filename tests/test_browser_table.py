@@ -90,3 +90,44 @@ def test_the_table_screen_stages_the_wait_and_the_cards_bigger_than_a_phone(tmp_
             page.context.close()
     finally:
         running.close()
+
+
+def lose_the_board(page: Page, cause: str) -> None:
+    """Every /api/state this page reads says the board went as `cause` latches it (the simulator's board cannot be
+    unplugged from outside the daemon): FAULT with its cause, and the trouble the controller makes of it."""
+
+    def lost(route) -> None:
+        state = route.fetch().json()
+        state.update(fault="launcher board: gone", fault_cause=cause)
+        code = "board_lost" if cause == "board" else "fault"
+        state["trouble"] = {"code": code, "player": None, "press": None, "owed": []}
+        route.fulfill(json=state)
+
+    page.route("**/api/state", lost)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-Hans"])
+def test_a_lost_board_is_told_once_as_coming_back_by_itself(tmp_path, playwright_chromium, lang):
+    """Not "it comes back by itself" in the prompt and "the admin must check it and tap Reset" in a banner below."""
+    _, browser = playwright_chromium
+    strings = catalogue(lang)
+    running = start_daemon(tmp_path, SLOW_SIX)
+    try:
+        page = phone(browser, lang, "393")
+        lose_the_board(page, "board")
+        open_joined(page, running)
+        expect(page.locator("#trouble-what")).to_have_text(strings["trouble.board_lost"], timeout=WAIT_MS)
+        expect(page.locator("#trouble-do")).to_have_text(strings["trouble.do_board"])
+        expect(page.locator("#fault")).to_be_hidden()
+        assert strings["fault.reset"] not in page.locator("body").inner_text()  # nothing shown asks for a Reset
+        shoot(page, f"board-lost-{lang}")
+        # A FAULT the admin must clear still has its banner.
+        other = phone(browser, lang, "393")
+        lose_the_board(other, "motor")
+        open_joined(other, running)
+        expect(other.locator("#fault")).to_be_visible(timeout=WAIT_MS)
+        expect(other.locator("#trouble-do")).to_have_text(strings["trouble.do_fault"])
+        for shown in (page, other):
+            shown.context.close()
+    finally:
+        running.close()
