@@ -12,6 +12,7 @@ from tests import test_browser
 from tests.conftest import start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
 from tests.test_browser_prompt import ALWAYS_SIX, phone, shoot, start_game
+from tests.test_browser_sound import RECORD_SPEECH
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -129,5 +130,31 @@ def test_a_lost_board_is_told_once_as_coming_back_by_itself(tmp_path, playwright
         expect(other.locator("#trouble-do")).to_have_text(strings["trouble.do_fault"])
         for shown in (page, other):
             shown.context.close()
+    finally:
+        running.close()
+
+
+def test_the_table_screen_speaks_the_call_outs_the_phones_leave_to_it(tmp_path, playwright_chromium):
+    """One device speaks: the TV, with nobody tapping it; a phone says nothing unless asked to."""
+    _, browser = playwright_chromium
+    simplified = catalogue("zh-Hans")
+    running = start_daemon(tmp_path, SLOW_SIX)
+    try:
+        assert running.post("/api/games", {"players": ["Ann", "Ben"]})[0] == 201
+        tv, mum = table_screen(browser, "zh-Hans"), phone(browser, "zh-Hans", "393")
+        for page in (tv, mum):
+            page.add_init_script(RECORD_SPEECH)
+        tv.goto(running.url + "/table")
+        open_joined(mum, running)
+        expect(tv.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        assert running.post("/api/attacks", {"kind": "hit2", "by": "Ben"})[0] == 200
+        said = fill(simplified["prompt.times"], player="Ann", n=2)
+        expect(tv.locator("#tv-prompt")).to_have_text(said, timeout=WAIT_MS)
+        expect(mum.locator("#prompt-text")).to_have_text(said, timeout=WAIT_MS)
+        tv.wait_for_function("() => __said.length > 0", timeout=WAIT_MS)
+        assert tv.evaluate("__said") == [[said.replace("\u200b", ""), "zh-CN"]]
+        assert mum.evaluate("__said") == []
+        for page in (tv, mum):
+            page.context.close()
     finally:
         running.close()

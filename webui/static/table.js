@@ -1,6 +1,7 @@
 // The table screen (/table): a tablet or a TV beside the table shows, big, who must press or whose turn it is and
 // who comes next, trouble at the launcher in the phones' words, the launcher's every press as it happens (the ring's
 // tension, the button's kick or sag, what came out), the scores ranked, and the join code for a newcomer's camera.
+// It speaks the call-outs of who must press, which phones leave to it unless asked.
 // It has nothing to tap that acts: the game is played from the phones and the launcher. The entry module of
 // table.html, in the language the phone page would have (webui/page.py); words from the same catalogues.
 import { request, refusal } from "./api.js";
@@ -18,6 +19,7 @@ import {
   troubleWords,
 } from "./gamestate.js";
 import { plug as motion } from "./motion.js";
+import { callOut, say } from "./speech.js";
 import { rankItems } from "./winner.js";
 
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
@@ -164,6 +166,10 @@ function onLauncher({ type, data }) {
     case "hardware.ok":
       showOutcome(t("feed.ok"));
       break;
+    case "attack.started":
+    case "attack.progress":
+      callOut(data.table, true); // the table screen is the one that speaks (speech.js)
+      break;
   }
 }
 
@@ -251,6 +257,7 @@ async function start() {
   ui.strings = JSON.parse(sent.textContent);
   ui.lang = sent.dataset.lang;
   renderConn("connecting");
+  document.addEventListener("click", () => say(""), { once: true }); // Safari speaks only after a tap has
   $("tv-qr").alt = t("invite.qr");
   $("tv-unlock").addEventListener("submit", (event) => {
     event.preventDefault();
