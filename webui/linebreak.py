@@ -22,10 +22,13 @@ import budoux
 ZWSP = "\u200b"  # a line may break here
 NBSP = "\u00a0"  # a space no line breaks at
 WORD_JOINER = "\u2060"  # no line breaks here (after a hyphen inside a word)
+_DASHES = re.compile(r"(?<=[^\u200b—])—+")
 _HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 CHINESE = ("zh-Hans", "zh-Hant")
 _PLACEHOLDER = re.compile(r"\{\w+\}")
-_SAMPLE = "小明"  # stands for a placeholder while BudouX reads the sentence: a name, the commonest filling
+# What stands for a placeholder while BudouX reads the sentence: a name, a card or a cause, or (the most) a number.
+_NAMES = {"player", "players", "who", "by", "winner", "winners", "losers", "name", "table", "first", "second"}
+_WORDS_IN = {"cause", "what", "reason", "card", "profile", "ruleset", "mode", "why", "about", "demand", "error"}
 # Words that close what comes before them: a phrase of one of these goes with the phrase before it.
 _PARTICLES = set("了的吗嗎呢吧啊着著过過们們")
 
@@ -48,12 +51,18 @@ def _closes(text: str) -> bool:
 
 
 # Words of the page's glossary (docs/I18N.md) that BudouX would cut (发牌 / 机): never cut inside one.
-_WORDS = re.compile("发牌机|發牌機|罚按牌|罰按牌|同色全出牌|禁止牌|阻擋牌|負載牌|牌局|牌库|牌庫|轮签|輪籤")
-_NUMERAL = set("0123456789一二两兩三四五六七八九十几幾}")  # } : a placeholder, often a number
+_WORDS = re.compile(
+    "万能罚按牌|萬用罰按牌|发牌机|發牌機|罚按牌|罰按牌|万能牌|萬用牌|同色全出牌|禁止牌|阻擋牌|負載牌|牌局|牌库|牌庫|轮签|輪籤"
+)
+_NUMERAL = set("0123456789一二两兩三四五六七八九十几幾")
 
 
 def _punctuation(char: str) -> bool:
     return unicodedata.category(char) in ("Po", "Pd", "Pe", "Pf")
+
+
+def _sample(field: str) -> str:
+    return "小明" if field in _NAMES else "罚按牌" if field in _WORDS_IN else "12"
 
 
 def _cuts(template: str, lang: str) -> set[int]:
@@ -63,7 +72,7 @@ def _cuts(template: str, lang: str) -> set[int]:
     pieces = [p for p in re.split(r"(\{\w+\})", template) if p]
     for piece in pieces:
         starts.append(len(probe))
-        probe += _SAMPLE if _PLACEHOLDER.fullmatch(piece) else piece
+        probe += _sample(piece[1:-1]) if _PLACEHOLDER.fullmatch(piece) else piece
     to_template: dict[int, int] = {}  # a cut in the probe where it falls in the template (none inside a placeholder)
     at = 0
     for start, piece in zip(starts, pieces, strict=True):
@@ -76,10 +85,16 @@ def _cuts(template: str, lang: str) -> set[int]:
         at += len(phrase)
         if at in to_template:
             cuts.add(to_template[at])
-    cuts.update(i for i in range(1, len(template)) if _punctuation(template[i - 1]) and not _punctuation(template[i]))
+    after_punctuation = [i for i in range(1, len(template)) if _punctuation(template[i - 1].strip() or template[i - 2])]
+    cuts.update(i for i in after_punctuation if not _punctuation(template[i]) and not template[i].isspace())
     kept = {i for word in _WORDS.finditer(template) for i in range(word.start() + 1, word.end())}
     kept |= {i for i in cuts if _punctuation(template[i]) or template[i].isspace() or template[i - 1] in _NUMERAL}
-    kept |= {i for p in _PLACEHOLDER.finditer(template) for i in range(p.start() + 1, p.end())}
+    kept |= {i for i in cuts if unicodedata.category(template[i - 1]) in ("Ps", "Pi")}  # not after （ or “
+    for p in _PLACEHOLDER.finditer(template):
+        end = p.end()
+        if _sample(p[0][1:-1]) == "12":  # a number goes with the word after it (12 张, 12 局)
+            end += len(template[end:]) - len(template[end:].lstrip(" ")) + 1
+        kept |= set(range(p.start() + 1, end))
     return {i for i in cuts if 0 < i < len(template)} - kept
 
 
@@ -124,7 +139,8 @@ def breakable(template: str, lang: str) -> str:
     """`template` with a zero-width space where a line may break and a no-break space for every other space."""
     if not template.strip():
         return template
-    return ZWSP.join(phrase.replace(" ", NBSP) for phrase in phrases(template, lang))
+    joined = ZWSP.join(phrase.replace(" ", NBSP) for phrase in phrases(template, lang))
+    return _DASHES.sub(WORD_JOINER + r"\g<0>", joined)  # a browser breaks before a dash (出一张牌 / ——) but here
 
 
 def whole_words(text: str) -> str:
