@@ -151,6 +151,11 @@ def test_the_table_screen_speaks_the_call_outs_the_phones_leave_to_it(tmp_path, 
         said = fill(simplified["prompt.times"], player="Ann", n=2)
         expect(tv.locator("#tv-prompt")).to_have_text(said, timeout=WAIT_MS)
         expect(mum.locator("#prompt-text")).to_have_text(said, timeout=WAIT_MS)
+        # Who comes after, in one line with one colon: 接着：然后轮到Ben, not 接着： 之后轮到：Ben.
+        expect(tv.locator("#tv-next")).to_be_visible()
+        shown = tv.locator("#tv-next").inner_text().replace("\u200b", "").replace("\u00a0", " ")
+        assert shown.startswith(simplified["prompt.next"]) and "： " not in shown and shown.count("：") == 1, shown
+        shoot(tv, "table-zh-Hans-next")
         tv.wait_for_function("() => __said.length > 0", timeout=WAIT_MS)
         assert tv.evaluate("__said") == [[said.replace("\u200b", ""), "zh-CN"]]
         assert mum.evaluate("__said") == []

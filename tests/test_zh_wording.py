@@ -242,3 +242,11 @@ def test_the_next_players_line_has_one_colon(lang: str) -> None:
     """The table screen's 接着：Mum · 然后轮到Dad, not 接着： 之后轮到：Dad."""
     words = catalogue(lang)
     assert words["prompt.next"].endswith("：") and "：" not in words["table.turn_after"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_the_tables_name_is_quoted_as_a_name_from_the_settings(lang: str) -> None:
+    """Not 本桌叫 table: the name comes from [mqtt] table (by default the English word), so it is quoted as the name
+    to type, not read as a word of the sentence."""
+    hint = catalogue(lang)["tournament.tables_hint"]
+    assert ("“{table}”" if lang == "zh-Hans" else "「{table}」") in hint
