@@ -148,6 +148,7 @@ def _effective_config(args: argparse.Namespace) -> Config:
 
 def _run(args: argparse.Namespace) -> int:
     from launcher.daemon import Daemon, StartupError
+    from launcher.netinfo import loopback_only
     from launcher.threads import StoppableThread
 
     config = _effective_config(args)
@@ -163,7 +164,8 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     hardware = "simulated hardware" if config.hardware.backend == "sim" else f"{config.hardware.backend} hardware"
     print(f"UNO launcher on {hardware}, state in {config.state_dir.resolve()}")
-    print(f"Open {daemon.urls[0]} on a phone" + (f" (or {', '.join(daemon.urls[1:])})" if daemon.urls[1:] else ""))
+    local = loopback_only(config.web.host)
+    print(_where_to_open(daemon.urls, local))
     new = daemon.new_pins
     table, admin = (new.table, new.admin) if new else (None, None)
     if new is not None and not sys.stdout.isatty():
@@ -178,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
     # the rest of the console's output (about a fifth of a second on a Pi Zero 2 W, benchmarks/bench_instructions.py),
     # and the phones need the page before anyone scans the picture.
     token = daemon.access.invite_token() if table is not None else None
-    qr = StoppableThread(lambda: _print_qr(token, daemon.urls[-1]), "console-qr")
+    qr = StoppableThread(lambda: None if local else _print_qr(token, daemon.urls[-1]), "console-qr")
     qr.start()
     for sig in (signal.SIGTERM, signal.SIGINT):  # what serve() leaves once it is done: a late second signal (Ctrl-C
         signal.signal(sig, signal.SIG_IGN)  # twice) must not turn a finished shutdown's exit code 0 into a kill
@@ -186,6 +188,17 @@ def _run(args: argparse.Namespace) -> int:
     qr.stop()
     print("Stopped; motor off.")
     return 0
+
+
+def _where_to_open(urls: list[str], local: bool) -> str:
+    """The console's line saying where the page is: on the Wi-Fi for phones, or on this machine alone, and then how
+    to let phones in (a phone cannot open 127.0.0.1, which is the phone itself)."""
+    if local:
+        return (
+            f"Open {urls[0]} in a browser on this machine. Phones cannot reach it there: to let them in, run with "
+            "--host 0.0.0.0 (scripts/run-sim --host 0.0.0.0) and open the address it prints, or scan its QR code."
+        )
+    return f"Open {urls[0]} on a phone" + (f" (or {', '.join(urls[1:])})" if urls[1:] else "")
 
 
 FIRST_PINS_FILE = "first-pins.txt"  # in the state directory, when the output is not a terminal

@@ -30,6 +30,16 @@ def lan_addresses() -> list[str]:
     return found
 
 
+def loopback_only(host: str) -> bool:
+    """Listening on `host` reaches this machine alone: no phone can open the page there."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may be the machine's name on the Wi-Fi
+
+
 def public_urls(host: str, port: int) -> list[str]:
     """Where to point a browser: the LAN addresses when listening on every interface, else the host itself."""
     if host in ("0.0.0.0", "::", ""):

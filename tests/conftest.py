@@ -180,7 +180,7 @@ def start_daemon(tmp_path: Path, config_text: str = FAST_SIM_TOML, *args: str) -
         try:
             for line in process.stdout:
                 output.append(line)
-                match = re.search(r"Open (http://\S+?)/? on a phone", line)
+                match = re.search(r"Open (http://\S+?)/? (?:on a phone|in a browser)", line)
                 if match and not found:
                     found.append(match.group(1))
                 if found and re.match(

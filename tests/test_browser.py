@@ -16,11 +16,11 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.conftest import FAST_SIM_TOML, start_daemon
+from webui.page import page_catalogue
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-I18N = ROOT / "webui" / "static" / "i18n"
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -34,7 +34,8 @@ WAIT_MS = 10_000
 
 
 def catalogue(lang: str) -> dict[str, str]:
-    return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+    """The words as the page has them: in Chinese with the places a line may break (webui/linebreak.py)."""
+    return page_catalogue(lang)
 
 
 def outcome_pattern(strings: dict[str, str], press: int) -> re.Pattern[str]:

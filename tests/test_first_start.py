@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from launcher import access
+from launcher import access, cli, netinfo
 from launcher.access import AccessBook, Role
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
 from launcher.qr import join_url, qr_text
 from launcher.store import STORE_FILE, Store, access_tables
-from tests.conftest import http_json, join, start_daemon, wait_until
+from tests.conftest import http_json, join, start_daemon
 
 
 def test_a_first_start_that_cannot_listen_leaves_no_pin_nobody_was_shown(tmp_path: Path) -> None:
@@ -87,7 +87,10 @@ def test_the_first_start_prints_a_qr_code_that_joins_with_the_invites_token_on_a
     link the invite shows (its token, never the PIN). Only on a terminal (`script` gives the daemon one)."""
     config = tmp_path / "config.toml"
     config.write_text(f'[state]\ndir = "{tmp_path / "state"}"\n', encoding="utf-8")
-    command = shlex.join([sys.executable, "-m", "launcher", "run", "--sim", "--port", "0", "--config", str(config)])
+    # On every interface, as a Pi serves phones (only loopback talks to it here): a daemon only this machine
+    # reaches draws no QR code at all (below).
+    run = [sys.executable, "-m", "launcher", "run", "--sim", "--host", "0.0.0.0", "--port", "0", "--config"]
+    command = shlex.join([*run, str(config)])
     process = subprocess.Popen(
         ["script", "-qfec", command, "/dev/null"], stdout=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -122,9 +125,43 @@ def test_a_first_start_to_a_pipe_puts_the_pins_in_a_file_and_no_invite_in_the_qr
         pins = (daemon.state_dir / "first-pins.txt").resolve()
         assert f"are in {pins}" in shown and (pins.stat().st_mode & 0o777) == 0o600
         assert daemon.joined.table_pin not in shown and daemon.joined.admin_pin not in shown
-        listed = re.search(r"Open (\S+) on a phone(?: \(or (.*)\))?", shown)
-        assert listed is not None, shown
-        last_url = (listed.group(2) or listed.group(1)).split(", ")[-1]
-        wait_until(lambda: qr_text(last_url) in "".join(daemon.output))  # the page's address, no invite in it
     finally:
         daemon.close()
+    token = AccessBook(Store(daemon.state_dir / STORE_FILE)).invite_token()
+    assert qr_text(join_url(daemon.url + "/", token)) not in "".join(daemon.output)
+
+
+def test_a_daemon_only_this_machine_reaches_says_how_to_let_phones_in_and_draws_no_qr_code(tmp_path: Path) -> None:
+    """Listening on 127.0.0.1 (scripts/run-sim's default): a phone cannot open that address (it is the phone itself),
+    so the console says where to open the page here and how to let phones in, and draws no code that cannot work."""
+    daemon = start_daemon(tmp_path)
+    token = AccessBook(Store(daemon.state_dir / STORE_FILE)).invite_token()
+    daemon.close()  # all it printed, up to its last line
+    shown = "".join(daemon.output)
+    assert "Stopped; motor off." in shown
+    assert re.search(r"Open http://127\.0\.0\.1:\d+/ in a browser on this machine", shown), shown
+    assert "on a phone" not in shown and "--host 0.0.0.0" in shown
+    assert qr_text(join_url(daemon.url + "/", token)) not in shown
+    assert not {"█", "▀", "▄"} & set(shown)
+
+
+def test_a_daemon_on_the_wifi_is_opened_on_a_phone_at_each_of_its_addresses() -> None:
+    urls = ["http://uno.local:8080/", "http://192.168.1.20:8080/"]
+    assert cli._where_to_open(urls, local=False) == (
+        "Open http://uno.local:8080/ on a phone (or http://192.168.1.20:8080/)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "local"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("192.168.1.20", False),
+        ("uno.local", False),
+    ],
+)
+def test_which_addresses_no_phone_can_reach(host: str, local: bool) -> None:
+    assert netinfo.loopback_only(host) is local

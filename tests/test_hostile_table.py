@@ -303,7 +303,7 @@ def test_under_systemd_the_first_pins_go_to_a_file_only_root_reads_and_the_journ
             lines.append(line)
             if "first start are in" in line:
                 break
-        url = re.search(r"Open (http://\S+?)/? on a phone", "".join(lines))
+        url = re.search(r"Open (http://\S+?)/? (?:on a phone|in a browser)", "".join(lines))
         assert url is not None
         wait_until(lambda: http_json(url.group(1) + "/api/session", "GET")[0] == 200)  # serving: SIGTERM is handled
     finally:

@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 from launcher.daemon import Daemon
 from tests import test_web
 from tests.test_browser import catalogue
+from webui import page
 from webui.page import LANG_COOKIE, LANGUAGES, fill_words
 
 
@@ -130,7 +131,7 @@ def test_a_phone_that_has_the_page_is_answered_not_modified_and_each_language_ha
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_home_screen_name_is_in_the_pages_language(client: FlaskClient, lang: str) -> None:
-    words = catalogue(lang)
+    words = page.catalogue(lang)  # a name on a home screen is one line: no places to break in it
     link = read(client, lang).links["manifest"]
     answer = client.get(link)
     assert answer.status_code == 200 and answer.mimetype == "application/manifest+json"
@@ -147,7 +148,24 @@ def test_the_home_screen_name_is_in_the_pages_language(client: FlaskClient, lang
 
 def test_a_manifest_asked_in_an_unknown_language_comes_in_the_browsers(client: FlaskClient) -> None:
     answer = client.get("/manifest.webmanifest?lang=xx", headers={"Accept-Language": "zh-TW"})
-    assert answer.get_json(force=True)["name"] == catalogue("zh-Hant")["app.title"]
+    assert answer.get_json(force=True)["name"] == page.catalogue("zh-Hant")["app.title"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_phone_switching_language_gets_the_catalogue_a_page_in_it_has(client: FlaskClient, lang: str) -> None:
+    """The language picker fetches the other catalogue: with the same places to break as a page sent in it."""
+    fetched = client.get(f"/i18n/{lang}.json")
+    assert fetched.status_code == 200
+    shown = read(client, lang).sent
+    assert shown is not None
+    assert fetched.get_json() == json.loads(shown[1]) == catalogue(lang)
+
+
+def test_an_unknown_language_is_a_clear_404(client: FlaskClient) -> None:
+    answer = client.get("/i18n/xx.json")
+    assert answer.status_code == 404
+    error = answer.get_json()["error"]
+    assert error["code"] == "no_language" and "zh-Hant" in error["message"]
 
 
 def test_iphones_get_a_png_icon_to_put_on_the_home_screen(client: FlaskClient) -> None:

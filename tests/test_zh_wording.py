@@ -136,9 +136,117 @@ def test_the_launcher_the_hopper_and_a_shuffle_have_their_names(lang: str) -> No
 
 @pytest.mark.parametrize("lang", SCRIPTS)
 def test_the_leaderboard_tells_games_from_rounds(lang: str) -> None:
-    """Its columns sit side by side: the games a player played and won say 牌局, the rounds 局 alone (not 局数
-    beside 赢的局数, which read as the same count)."""
+    """Its columns sit side by side: the games a player played and won are counted in 场 (场数 / 赢的场数), the
+    rounds in 局 (赢的局数), so that no two columns read as the same count."""
     words = catalogue(lang)
-    assert all("牌局" in words[key] for key in ("past.games", "past.wins")), [words["past.games"], words["past.wins"]]
+    games = ("场数", "赢的场数") if lang == "zh-Hans" else ("場數", "贏的場數")
+    assert (words["past.games"], words["past.wins"]) == games
     rounds = [words[key] for key in ("past.rounds_won", "past.per_round", "stats.won")]
-    assert all("局" in text and "牌局" not in text for text in rounds), rounds
+    assert all("局" in text and "牌局" not in text and "场" not in text for text in rounds), rounds
+
+
+def fill(template: str, **values: object) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: str(values[m.group(1)]), template)
+
+
+# What a native reader wrote for each (issue #47, item 8): the words, in 简体 and 繁體, as a family reads them.
+SAID = {
+    "zh-Hans": {
+        "stuck": "牌卡住了！",
+        "jam_line": "小红按了，可是卡住了，没出牌",
+        "miss": "没出牌",
+        "wins": "小红获胜！",
+        "out_of_turn": "没轮到你就出了牌？",
+        "if_so": "如果确实是这样",
+        "drought": "最长连续没出牌",
+        "too_late": "只能在这位玩家出牌后",
+    },
+    "zh-Hant": {
+        "stuck": "牌卡住了！",
+        "jam_line": "小紅按了，可是卡住了，沒出牌",
+        "miss": "沒出牌",
+        "wins": "小紅獲勝！",
+        "out_of_turn": "沒輪到你就出了牌？",
+        "if_so": "如果確實是這樣",
+        "drought": "最長連續沒出牌",
+        "too_late": "只能在這位玩家出牌後",
+    },
+}
+NAME = {"zh-Hans": "小红", "zh-Hant": "小紅"}
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_a_stuck_card_is_said_as_a_card_that_is_stuck(lang: str) -> None:
+    """卡牌 reads as trading cards."""
+    assert catalogue(lang)["stage.stuck"] == SAID[lang]["stuck"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_a_jammed_press_is_one_sentence_not_a_log(lang: str) -> None:
+    """Not 小红按了：卡住了：没出牌, two colons in a row."""
+    words = catalogue(lang)
+    line = fill(words["line.pressed"], who=NAME[lang], what=words["line.jammed"])
+    assert line == SAID[lang]["jam_line"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_a_miss_is_said_one_way_throughout(lang: str) -> None:
+    """没出牌 everywhere a press brought out nothing: not 什么也没出, not 发射了 for what came out."""
+    words = catalogue(lang)
+    miss = SAID[lang]["miss"]
+    for key in ("line.nothing", "feed.missed", "stage.phew", "feed.took_none", "trouble.jam", "line.jammed"):
+        assert miss in words[key], (key, words[key])
+    said_otherwise = {k: v for k, v in texts(lang).items() if re.search("什[么麼]也没|什[么麼]也沒|[发發]射了", v)}
+    assert said_otherwise == {}
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_the_winner_is_told_as_a_table_says_it(lang: str) -> None:
+    assert fill(catalogue(lang)["winner.wins"], winners=NAME[lang]) == SAID[lang]["wins"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_playing_out_of_turn_is_asked_as_a_player_would(lang: str) -> None:
+    words = catalogue(lang)
+    assert words["quick.out_of_turn"] == SAID[lang]["out_of_turn"]
+    assert SAID[lang]["if_so"] in words["feed.out_of_turn"]
+    assert "桌上没错" not in words["feed.out_of_turn"] and "桌上沒錯" not in words["feed.out_of_turn"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_the_longest_run_without_cards_is_no_lottery_word(lang: str) -> None:
+    """未中 is what a lottery ticket does."""
+    assert catalogue(lang)["past.drought"] == SAID[lang]["drought"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_a_player_is_not_assumed_to_be_a_he(lang: str) -> None:
+    words = catalogue(lang)
+    assert SAID[lang]["too_late"] in words["refused.uno_too_late"]
+    assert not re.search("[他她]出牌", words["refused.uno_too_late"])
+
+
+NAME_PLACEHOLDER = r"\{(?:player|players|who|by|winner|winners|losers|name)\}"
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_no_space_is_typed_around_a_name(lang: str) -> None:
+    """替阿明按？ beside 阿明按了 (not 替 阿明 按？): app.css's text-autospace spaces a Latin name, none is typed."""
+    chinese = r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]"
+    spaced = re.compile(f"{chinese} +{NAME_PLACEHOLDER}|{NAME_PLACEHOLDER} +{chinese}")
+    assert {key: text for key, text in catalogue(lang).items() if spaced.search(text)} == {}
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_the_next_players_line_has_one_colon(lang: str) -> None:
+    """The table screen's 接着：Mum · 然后轮到Dad, not 接着： 之后轮到：Dad."""
+    words = catalogue(lang)
+    assert words["prompt.next"].endswith("：") and "：" not in words["table.turn_after"]
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
+def test_the_tables_name_is_quoted_as_a_name_from_the_settings(lang: str) -> None:
+    """Not 本桌叫 table: the name comes from [mqtt] table (by default the English word), so it is quoted as the name
+    to type, not read as a word of the sentence."""
+    hint = catalogue(lang)["tournament.tables_hint"]
+    assert ("“{table}”" if lang == "zh-Hans" else "「{table}」") in hint

@@ -17,7 +17,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Response, current_app, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
+
+from webui.errors import ApiError
+from webui.linebreak import page_strings
 
 LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 LANG_COOKIE = "uno-launcher.lang"  # set by the page when a language is picked, so the next page comes in it
@@ -49,6 +52,12 @@ def catalogue(lang: str) -> dict[str, str]:
     return strings
 
 
+@cache
+def page_catalogue(lang: str) -> dict[str, str]:
+    """The catalogue as the page gets it: in Chinese, with the places a line may break (webui/linebreak.py)."""
+    return page_strings(catalogue(lang), lang)
+
+
 def fill_words(html: str, strings: dict[str, str]) -> str:
     """Put each element's catalogue words inside it, as the page's script would (a missing key shows as itself)."""
 
@@ -69,7 +78,7 @@ class _Pages:
         with self._lock:
             made = self._made.get((template, lang))
         if made is None:
-            strings = catalogue(lang)
+            strings = page_catalogue(lang)
             html = fill_words(render_template(template, lang=lang, strings=strings), strings)
             made = (html, hashlib.sha256(html.encode()).hexdigest()[:32])
             with self._lock:
@@ -101,6 +110,16 @@ def index() -> Response:
 def table() -> Response:
     """The table screen, for a tablet or a TV beside the table: the prompt, the launcher, the scores, the join code."""
     return _page("table.html")
+
+
+@bp.get("/i18n/<lang>.json")
+def strings(lang: str) -> Response:
+    """Another language's catalogue, for a phone that switches to it: as a page in that language would have it."""
+    if lang not in LANGUAGES:
+        raise ApiError(404, "no_language", f"no catalogue for {lang!r}: the languages are {', '.join(LANGUAGES)}")
+    response = jsonify(page_catalogue(lang))
+    response.cache_control.max_age = 3600
+    return response
 
 
 @bp.get("/manifest.webmanifest")

@@ -215,9 +215,11 @@ function renderHopper() {
   bar.value = hopper?.remaining ?? 0;
 }
 
+// A lost board has no banner: the prompt tells it, and that it comes back by itself (no Reset to ask for).
 export function renderFault() {
-  $("fault").hidden = !ui.fault;
-  $("fault-text").textContent = ui.fault ? t("fault.banner", { reason: faultReason(ui.faultCause) }) : "";
+  const banner = ui.fault && ui.faultCause !== "board";
+  $("fault").hidden = !banner;
+  $("fault-text").textContent = banner ? t("fault.banner", { reason: faultReason(ui.faultCause) }) : "";
 }
 
 // One feed line: [symbol, text], or null for events that have no line of their own.
@@ -254,6 +256,7 @@ function describe({ type, data }) {
       if (data.reason === "lid_open") return ["⊓", t("feed.ignored_lid")];
       return ["⏳", t("feed.ignored_busy")];
     case "hardware.fault":
+      if (data.cause === "board") return ["⚠", t("feed.board_lost")];
       return ["⚠", t("feed.fault", { reason: faultReason(data.cause) })];
     case "hardware.ok":
       return ["✓", t("feed.ok")];

@@ -1,22 +1,17 @@
 // Sound on the phone itself, made with Web Audio (no sound files): a ding for every press taken, ticks that quicken
 // with the tension after a miss and through a suspense pause, a burst when cards fly, a sting for a jackpot. Spoken
-// call-outs of who must press, with the browser's own voices, where it has one for the page's language. And the
+// call-outs of who must press (speech.js), where this phone is asked to speak them. And the
 // screen kept on while a game is in play, where the browser allows it (a wake lock needs https or this machine
 // itself: over plain http://<launcher>:8080 phones have none, and the page says how to keep the screen on).
 // The mute switch (sound on by default) and the call-outs switch (off by default) are remembered by the phone.
 import { $, t, stored, remember } from "./core.js";
-import { demandText } from "./gamestate.js";
 import { game } from "./gamestate.js";
+import { callOut, say } from "./speech.js";
 
 const MUTE_KEY = "uno-launcher.sound"; // "off": this phone is muted
-const SPEECH_KEY = "uno-launcher.speech"; // "off": call-outs are not spoken (they are by default)
+// "on": this phone speaks the call-outs. Off by default: the table screen speaks them (speech.js).
+const SPEECH_KEY = "uno-launcher.speech";
 const CATCH_UP_MS = 1500; // after the stream (re)connects, what it replays is not sounded
-// The voices that speak each language of the page, by their language tag's start.
-const VOICE_LANGS = {
-  en: ["en"],
-  "zh-Hans": ["zh-cn", "zh-sg", "cmn-hans"],
-  "zh-Hant": ["zh-tw", "zh-hk", "cmn-hant"],
-};
 
 const sound = {
   context: null, // the AudioContext, made on the first tap (browsers start audio only after a gesture)
@@ -25,7 +20,6 @@ const sound = {
   ticks: null, // the gain node the ticks scheduled now play through: disconnected when the outcome comes
   connections: 0, // how often the stream connected
   quietUntil: 0, // performance.now() until which what a reconnected stream replays makes no sound
-  said: null, // the demand last called out
   primed: false, // something was said from a tap: iOS speaks only after that
   lock: null, // the screen's wake lock held now
   locking: false, // a wake lock is being asked for
@@ -177,38 +171,12 @@ function onEvent({ type, data }, fresh) {
       break;
     case "attack.started":
     case "attack.progress":
-      callOut(data.table);
+      callOut(data.table, sound.speaking);
       break;
   }
 }
 
 // ---- Call-outs ----
-
-// "Ben: press 2 times", said once per demand, when it opens and as it changes.
-function callOut(table) {
-  const text = table?.pending ? demandText(table.pending) : null;
-  if (text === sound.said) return;
-  sound.said = text;
-  if (text && sound.speaking) say(text);
-}
-
-function voice() {
-  const wanted = VOICE_LANGS[document.documentElement.lang] ?? VOICE_LANGS.en;
-  const voices = window.speechSynthesis?.getVoices() ?? [];
-  return voices.find((v) => wanted.some((tag) => v.lang.replace("_", "-").toLowerCase().startsWith(tag))) ?? null;
-}
-
-// Where the phone has no voice for the page's language, nothing is said (an English voice reading Chinese would
-// only spell it out).
-function say(text) {
-  const speaker = voice();
-  if (!speaker) return;
-  const utterance = new SpeechSynthesisUtterance(text);
-  utterance.voice = speaker;
-  utterance.lang = speaker.lang;
-  speechSynthesis.cancel(); // the newest call-out, not a queue of old ones
-  speechSynthesis.speak(utterance);
-}
 
 // Safari on iOS speaks for a page only once it has said something from a tap: nothing, then, on the first tap
 // with call-outs on.
@@ -257,7 +225,7 @@ function renderSwitches() {
 
 function start() {
   sound.muted = stored(MUTE_KEY) === "off";
-  sound.speaking = stored(SPEECH_KEY) !== "off"; // on until someone switches it off on this phone
+  sound.speaking = stored(SPEECH_KEY) === "on"; // off until someone asks this phone to speak
   // A tap anywhere lets the page make sound: capturing, so it is ready before the tap's own action plays one.
   for (const gesture of ["click", "keydown"]) document.addEventListener(gesture, unlock, { capture: true });
   $("sound").addEventListener("click", () => {
@@ -268,7 +236,7 @@ function start() {
   });
   $("speech").addEventListener("change", (e) => {
     sound.speaking = e.target.checked;
-    remember(SPEECH_KEY, sound.speaking ? null : "off");
+    remember(SPEECH_KEY, sound.speaking ? "on" : null);
     if (sound.speaking) primeSpeech();
     else window.speechSynthesis?.cancel();
   });

@@ -1,11 +1,13 @@
 // The table screen (/table): a tablet or a TV beside the table shows, big, who must press or whose turn it is and
 // who comes next, trouble at the launcher in the phones' words, the launcher's every press as it happens (the ring's
 // tension, the button's kick or sag, what came out), the scores ranked, and the join code for a newcomer's camera.
+// It speaks the call-outs of who must press, which phones leave to it unless asked.
 // It has nothing to tap that acts: the game is played from the phones and the launcher. The entry module of
 // table.html, in the language the phone page would have (webui/page.py); words from the same catalogues.
 import { request, refusal } from "./api.js";
 import { $, ui, t } from "./core.js";
 import {
+  asked,
   game,
   CARD,
   causeName,
@@ -17,6 +19,7 @@ import {
   troubleWords,
 } from "./gamestate.js";
 import { plug as motion } from "./motion.js";
+import { callOut, say } from "./speech.js";
 import { rankItems } from "./winner.js";
 
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
@@ -118,19 +121,23 @@ function setTension(tension) {
   $("ring").style.setProperty("--pulse", `${2.4 - 2 * (tension ?? 0)}s`);
 }
 
-// What the launcher is doing now, on the button: "…" while it works, then what came out, then the caption again.
-function showOutcome(text) {
+// What the launcher is doing now, on the button: whose press it works on, then (motion.js) what came out, big, then
+// the caption says it until OUTCOME_MS have passed.
+function showOutcome(text, lasts = true) {
   clearTimeout(screen.outcome);
   $("tv-outcome").textContent = text;
   delete $("stage").dataset.jackpot;
-  if (text && text !== t("line.waiting")) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
+  if (text && lasts) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
 }
 
 function onLauncher({ type, data }) {
   switch (type) {
-    case "button.pressed":
-      showOutcome(t("line.waiting"));
+    case "button.pressed": {
+      // The press is credited to whoever the table asks (docs/ARCHITECTURE.md, the press path, step 5).
+      const player = asked();
+      showOutcome(player ? t("tv.pressing", { player }) : t("line.waiting"), false);
       break;
+    }
     case "launcher.suspense":
       $("ring").dataset.suspense = "true";
       break;
@@ -158,6 +165,10 @@ function onLauncher({ type, data }) {
       break;
     case "hardware.ok":
       showOutcome(t("feed.ok"));
+      break;
+    case "attack.started":
+    case "attack.progress":
+      callOut(data.table, true); // the table screen is the one that speaks (speech.js)
       break;
   }
 }
@@ -246,6 +257,7 @@ async function start() {
   ui.strings = JSON.parse(sent.textContent);
   ui.lang = sent.dataset.lang;
   renderConn("connecting");
+  document.addEventListener("click", () => say(""), { once: true }); // Safari speaks only after a tap has
   $("tv-qr").alt = t("invite.qr");
   $("tv-unlock").addEventListener("submit", (event) => {
     event.preventDefault();
