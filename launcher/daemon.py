@@ -286,8 +286,11 @@ class Daemon:
         web = self.config.web
         # Bind first, so that port 0 (any free port) is known before the page is built.
         family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
+        # "::" is every interface: IPv4 phones too (as ::ffff:a.b.c.d), where the kernel allows it, since the
+        # addresses printed for phones are the LAN's IPv4 ones.
+        dualstack = web.host == "::" and socket.has_dualstack_ipv6()
         try:
-            sock = socket.create_server((web.host, web.port), family=family, backlog=128)
+            sock = socket.create_server((web.host, web.port), family=family, backlog=128, dualstack_ipv6=dualstack)
         except OSError as e:
             raise StartupError(
                 f"cannot listen on {web.host}:{web.port}: {e.strerror} (is another uno-launcher running? "

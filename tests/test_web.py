@@ -6,6 +6,8 @@ import gzip
 import re
 import socket
 import threading
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -145,3 +147,19 @@ def test_the_page_travels_gzipped_and_phones_revalidate_it(client: FlaskClient) 
     assert page.headers["Content-Encoding"] == "gzip" and b"<html" in gzip.decompress(page.get_data())
     refused = client.post("/api/hopper", json={"cards": 0}, headers={"Accept-Encoding": "gzip"})
     assert refused.headers.get("Content-Encoding") is None  # errors are small: sent as they are
+
+
+def test_a_daemon_on_every_ipv6_interface_serves_ipv4_phones_too(tmp_path: Path) -> None:
+    """`[web] host = "::"`: the addresses printed for phones are the LAN's IPv4 ones, so IPv4 must reach it too
+    (found by the red team: it answered ::1 and refused 127.0.0.1)."""
+    daemon = Daemon(local_config(tmp_path).replace("web", host="::", port=0))
+    serving = threading.Thread(target=daemon.server.run, name="waitress", daemon=True)
+    serving.start()
+    try:
+        port = urllib.parse.urlsplit(daemon.urls[0]).port
+        for host in ("127.0.0.1", "[::1]"):
+            with urllib.request.urlopen(f"http://{host}:{port}/api/state", timeout=10) as answer:
+                assert answer.status == 200, host
+    finally:
+        daemon.close()
+        serving.join(5)
