@@ -8,6 +8,7 @@ axe-core is vendored in tests/vendor/axe-core/ (see its README) and put into the
 from __future__ import annotations
 
 import base64
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +21,9 @@ from launcher.access import PinGuard
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests import test_browser
-from tests.conftest import http_json, join
-from tests.test_browser import WAIT_MS
+from tests.conftest import http_json, join, start_daemon
+from tests.test_browser import WAIT_MS, catalogue, open_joined
+from tests.test_browser_jam import JAM_TOML
 from tests.test_pin_guessing import spend_the_budget
 
 playwright_chromium = test_browser.playwright_chromium
@@ -249,3 +251,55 @@ def test_axe_finds_nothing_serious_on_the_table_screen(daemon, playwright_chromi
     audit.check("/table")
     page.context.close()
     audit.assert_clean()
+
+
+# Two misses, then a fire that jams: the tension rises to the top, then the launcher is in trouble.
+MISS_MISS_JAM = JAM_TOML.replace("hazard = [1.0, 1.0]", "hazard = [0.0, 0.0, 1.0]")
+
+
+def test_every_state_told_by_colour_also_has_a_symbol_or_words(tmp_path, playwright_chromium):
+    """The link, the fair mark, the ring's tension, trouble, FAULT, a picked option and the table screen: each state
+    shows a symbol or words, so a player who does not tell red from green (or sees no colour) reads it as well."""
+    _, browser = playwright_chromium
+    en = catalogue("en")
+    running = start_daemon(tmp_path, MISS_MISS_JAM)
+    try:
+        assert running.post("/api/games", {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy"})[0] == 201
+        page = phone(browser, "en", "393")
+        open_joined(page, running)
+        tv = phone(browser, "en", "393")
+        tv.goto(running.url + "/table")
+
+        for screen in (page, tv):  # the link: a symbol and words, not only its green
+            expect(screen.locator("#conn-symbol")).to_have_text("●", timeout=WAIT_MS)
+            expect(screen.locator("#conn-text")).to_have_text(en["conn.live"])
+        expect(page.locator("#fair-chip-symbol")).to_have_text("🔒")  # sealed; ✓ and ✗ are its other states
+        expect(page.locator("#fault")).to_contain_text("⚠")  # FAULT's banner carries its sign with its words
+
+        # The ring's tension: no flame when calm, more flames with each miss, on the phone and the table screen.
+        for screen in (page, tv):
+            expect(screen.locator("#tension")).to_have_text("")
+        flames = {screen: 0 for screen in (page, tv)}
+        for _miss in range(2):
+            assert running.post("/api/press", {})[0] == 200
+            for screen, before in flames.items():
+                mark = screen.locator("#tension")
+                expect(mark).to_have_text(re.compile(f"^(?:🔥){{{before + 1},}}$"), timeout=WAIT_MS)
+                flames[screen] = len(mark.inner_text())
+                expect(mark).to_be_visible()
+
+        # The third press fires and jams: trouble, told with ⚠ and words on the phone and on the table screen.
+        running.post("/api/press", {})
+        for screen, box in ((page, "#trouble"), (tv, "#tv-trouble")):
+            expect(screen.locator(box)).to_be_visible(timeout=WAIT_MS)
+            expect(screen.locator(f"{box} .trouble-what")).to_contain_text("⚠")
+            expect(screen.locator(f"{box} .trouble-what")).to_have_text(re.compile(r"⚠\s*\w+"))
+
+        # A picked option: its radio shows checked, not only a coloured ring round the chip.
+        page.locator("#tab-table").tap()
+        page.locator("#who label.chip", has_text="Bob").tap()
+        picked = page.locator('#who input[value="Bob"]')
+        expect(picked).to_be_checked()
+        expect(picked).to_be_visible()
+    finally:
+        running.close()

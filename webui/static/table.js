@@ -16,7 +16,7 @@ import {
   mayChangeTrouble,
   troubleWords,
 } from "./gamestate.js";
-import { plug as motion } from "./motion.js";
+import { plug as motion, setTension } from "./motion.js";
 import { rankItems } from "./winner.js";
 
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
@@ -111,12 +111,6 @@ function reloadGame() {
 }
 
 // ---- The launcher: each press as it happens ----
-
-// The ring pulses quicker as the tension after misses rises, as on the phones.
-function setTension(tension) {
-  $("ring").style.setProperty("--tension", String(tension ?? 0));
-  $("ring").style.setProperty("--pulse", `${2.4 - 2 * (tension ?? 0)}s`);
-}
 
 // What the launcher is doing now, on the button: "…" while it works, then what came out, then the caption again.
 function showOutcome(text) {
