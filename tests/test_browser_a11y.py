@@ -189,6 +189,15 @@ def test_axe_finds_nothing_serious_on_the_page_its_dialogs_and_the_admins_sectio
     expect(page.locator("#prompt-me")).to_be_visible(timeout=WAIT_MS)
     audit.check("joined as Dad")
 
+    # Dad plays a Hit 2 on Mum, then presses himself: the page asks "Press for Mum?" first.
+    post(url, cookie, "/api/attacks", {"kind": "hit2", "by": "Dad"})
+    expect(page.locator("#prompt-text")).to_contain_text("Mum", timeout=WAIT_MS)
+    page.locator("#press").tap()
+    expect(page.locator("#press-for")).to_be_visible(timeout=WAIT_MS)
+    audit.check("press for Mum?")
+    page.locator("#press-for-no").tap()
+    post(url, cookie, "/api/attacks", {"kind": "cancel"})
+
     for tab in ("table", "round", "scores", "new", "rules"):
         page.locator(f"#tab-{tab}").tap()
         expect(page.locator(f"#panel-{tab}")).to_be_visible(timeout=WAIT_MS)
