@@ -20,6 +20,7 @@ import {
   PROFILE_NAMES,
 } from "./core.js";
 import { confirmed } from "./confirm.js";
+import { setTension } from "./motion.js";
 import { phonePlayer, phoneCall, renderPrompt } from "./game.js";
 import { asked, faultReason, mayChangeTrouble } from "./gamestate.js";
 
@@ -415,14 +416,6 @@ function revealed({ shuffle, seed }) {
   record.textContent = t("feed.record");
   extra.append(span("seed-label", t("feed.seed")), code, record);
   return extra;
-}
-
-// The ring pulses faster as the tension (0..1) rises: 2.4 s per pulse when calm, 0.4 s at the edge.
-function setTension(value) {
-  const tension = Math.min(1, Math.max(0, Number(value) || 0));
-  const ring = $("ring");
-  ring.style.setProperty("--pulse", `${(2.4 - 2 * tension).toFixed(2)}s`);
-  ring.style.setProperty("--tension", tension.toFixed(2));
 }
 
 // A suspense pause: the ring pulses at its fastest until the outcome arrives.

@@ -104,6 +104,7 @@ function renderBoard() {
     1,
   );
   $("board-none").hidden = players.length > 0;
+  $("board").hidden = players.length === 0; // headings over no row read as an empty grid
 }
 
 function renderPlayers() {
@@ -115,6 +116,7 @@ function renderPlayers() {
       p.longest_drought]),
     0,
   );
+  $("past-players").hidden = past.players.length === 0;
 }
 
 // The known players as chips under the seats of the new-game form: a tap puts the name in the first empty seat.

@@ -83,4 +83,14 @@ function onEvent({ type, data }, fresh) {
 }
 
 // What this module adds to the page's hooks (core.js; main.js adds them).
+// The tension (0..1) after misses: the ring pulses faster and thicker as it rises (2.4 s per pulse when calm, 0.4 s
+// at the edge), and a flame for each third of it says the same to an eye that tells neither colour nor motion.
+export function setTension(value) {
+  const tension = Math.min(1, Math.max(0, Number(value) || 0));
+  const ring = $("ring");
+  ring.style.setProperty("--pulse", `${(2.4 - 2 * tension).toFixed(2)}s`);
+  ring.style.setProperty("--tension", tension.toFixed(2));
+  $("tension").textContent = "🔥".repeat(Math.ceil(tension * 3));
+}
+
 export const plug = { event: onEvent };

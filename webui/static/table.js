@@ -18,7 +18,7 @@ import {
   mayChangeTrouble,
   troubleWords,
 } from "./gamestate.js";
-import { plug as motion } from "./motion.js";
+import { plug as motion, setTension } from "./motion.js";
 import { callOut, say } from "./speech.js";
 import { rankItems } from "./winner.js";
 
@@ -114,12 +114,6 @@ function reloadGame() {
 }
 
 // ---- The launcher: each press as it happens ----
-
-// The ring pulses quicker as the tension after misses rises, as on the phones.
-function setTension(tension) {
-  $("ring").style.setProperty("--tension", String(tension ?? 0));
-  $("ring").style.setProperty("--pulse", `${2.4 - 2 * (tension ?? 0)}s`);
-}
 
 // What the launcher is doing now, on the button: whose press it works on, then (motion.js) what came out, big, then
 // the caption says it until OUTCOME_MS have passed.

@@ -45,8 +45,13 @@ export function rankItems(sb) {
     if (placed) {
       item.dataset.place = String(place);
       if (place === 1) item.dataset.first = "true";
-      where.textContent = MEDALS[place - 1] ?? t("winner.place", { place: number(place) });
-      where.setAttribute("aria-label", t("winner.place", { place: number(place) }));
+      const medal = MEDALS[place - 1];
+      where.textContent = medal ?? t("winner.place", { place: number(place) });
+      // A medal is a picture named by its place (a bare span may not carry a name); a place in words reads itself.
+      if (medal) {
+        where.setAttribute("role", "img");
+        where.setAttribute("aria-label", t("winner.place", { place: number(place) }));
+      }
     }
     const who = el("span", "winner-side", side);
     if (sb.teams?.[side]) who.append(el("span", "members", names(sb.teams[side])));
