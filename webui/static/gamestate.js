@@ -11,7 +11,13 @@ export const game = {
   data: null, // GET /api/game's "game": the current game, or null
   rules: null, // GET /api/game's "rules": rulesets, decks, scoring options, house rules, declarations
   tab: null, // the tab shown
-  me: null, // the player this phone belongs to ("I am …") in the current game, or null
+  mine: [], // the players this phone belongs to ("I am …") in the current game: one, or several sharing it
+  // The one of them holding the phone now: whoever the table asks (or the first of them waiting in the queue),
+  // else the first; null for a phone of nobody's.
+  get me() {
+    const queued = [asked(), ...(this.data?.table.demands ?? []).map((demand) => demand.player)];
+    return queued.find((player) => this.mine.includes(player)) ?? this.mine[0] ?? null;
+  },
   mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
   watching: false, // this phone chose "Just watching": it is not asked who it is
   alerted: null, // the demand this phone last vibrated for
@@ -69,10 +75,10 @@ export function option(value, text) {
   return node;
 }
 
-// "Ann, Bob and Cy" in the reader's language.
-export function names(list) {
+// "Ann, Bob and Cy" in the reader's language; "Ann or Bob" with type "disjunction".
+export function names(list, type = "conjunction") {
   try {
-    return new Intl.ListFormat(ui.lang, { type: "conjunction" }).format(list);
+    return new Intl.ListFormat(ui.lang, { type }).format(list);
   } catch {
     return list.join(", ");
   }
