@@ -134,3 +134,63 @@ def test_a_phone_two_children_share_acts_for_whichever_of_them_the_table_asks(tm
         page.context.close()
     finally:
         running.close()
+
+
+@pytest.mark.parametrize(("lang", "me"), [("en", "Mum"), ("zh-Hant", "Dad")])
+def test_after_each_step_the_page_lands_on_the_next_one_and_mistakes_are_put_right_from_the_top(
+    tmp_path, playwright_chromium, lang, me
+):
+    _, browser = playwright_chromium
+    strings = catalogue(lang)
+    running = start_daemon(tmp_path, FAST_SIM_TOML)
+    try:
+        page = phone(browser, lang, "393")
+        open_joined(page, running)
+        page.locator("#welcome-start").tap()
+        while page.locator("#seats input").count() < len(FAMILY):
+            page.get_by_role("button", name=strings["setup.add"], exact=True).tap()
+        for seat, name in zip(page.locator("#seats input").all(), FAMILY, strict=True):
+            seat.fill(name)
+        page.locator("#setup-start").tap()
+        # "Who are you?" is where the page lands, its first name ready to tap (not the tabs 1,132 px down).
+        expect(page.locator("#welcome-title")).to_have_text(strings["welcome.who"], timeout=WAIT_MS)
+        expect(page.locator("#welcome-title")).to_be_in_viewport()
+        expect(page.locator("#welcome-players button").first).to_be_focused()
+        page.locator("#welcome-players button", has_text=me).tap()
+        expect(page.locator("#welcome")).to_be_hidden()
+        assert page.evaluate("window.scrollY") == 0
+
+        # 小红 plays a card; then nobody caught her forgetting UNO, until this phone does, from the top.
+        declare(running, kind="turn", player="小红")
+        declare(running, kind="played", by="小红")
+        expect(page.locator("#prompt-text")).to_have_text(fill(strings["prompt.turn"], player="阿明"), timeout=WAIT_MS)
+        assert_right_under_the_button(page, "#fix-penalty")
+        page.locator("#fix-penalty").tap()
+        expect(page.locator("#confirm-question select")).to_have_value("小红")
+        confirm(page)
+        expect(page.locator("#prompt-text")).to_have_text(
+            fill(strings["prompt.times"], player="小红", n=2), timeout=WAIT_MS
+        )
+        assert table(running)["pending"]["cause"] == "uno_penalty"
+        # A wrong call is taken back the same way: nothing owed, 阿明's turn again.
+        page.locator("#fix-undo").tap()
+        confirm(page)
+        expect(page.locator("#prompt-text")).to_have_text(fill(strings["prompt.turn"], player="阿明"), timeout=WAIT_MS)
+        assert table(running)["demands"] == []
+
+        # A round saved: the page shows it, with Take back under it, focused (not the leaderboard below).
+        page.locator("#tab-round").tap()
+        page.locator("#winner").select_option(me)
+        for name in FAMILY:
+            if name != me:
+                hand = page.locator("#hands .hand").filter(has_text=name)
+                hand.locator("summary").tap()
+                hand.locator('.cell[data-kind="7"] .card-add').tap()
+        page.locator("#entry-save").tap()
+        expect(page.locator("#undo")).to_be_focused(timeout=WAIT_MS)
+        expect(page.locator("#undo")).to_be_in_viewport()
+        expect(page.locator("#rounds li")).to_have_count(1)
+        expect(page.locator("#rounds li")).to_be_in_viewport()
+        page.context.close()
+    finally:
+        running.close()
