@@ -23,7 +23,8 @@ import {
 import { resetEntry, renderEntry, renderScores } from "./score.js";
 import { renderSetup, renderGameRules } from "./setup.js";
 
-const ME_KEY = "uno-launcher.me";
+const ME_KEY = "uno-launcher.me"; // the phone's first player
+const MINE_KEY = "uno-launcher.mine"; // all of its players, as a JSON list, when several share it
 const WATCH_KEY = "uno-launcher.watching"; // "yes": this phone chose to watch, so nobody asks it who it is
 const VIBRATE_ME = [200, 100, 200];
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
@@ -62,7 +63,7 @@ function declarationButton(id) {
 // The words for a declaration, with the table's house numbers in them ("Forgot UNO: press 3"). A feed line may
 // come before this phone has read the game's rules (an event over the stream as the page opens): then the
 // catalogue's own key for that kind.
-function declarationName(id) {
+export function declarationName(id) {
   const defaults = Object.entries(game.rules?.house_rule_numbers ?? {}).map(([key, number]) => [key, number.default]);
   const numbers = { ...Object.fromEntries(defaults), ...game.data?.house_rules };
   const button = declarationButton(id);
@@ -279,7 +280,7 @@ export function renderPrompt() {
   if (before) $("prompt-me").dataset.waiting = "true";
   else delete $("prompt-me").dataset.waiting;
   $("prompt-me-symbol").textContent = mine ? "👉" : "⏳";
-  $("prompt-me-text").textContent = mine ? mineText(pending) : before ? t("mine.after", { player: before }) : "";
+  $("prompt-me-text").textContent = holderText(mine ? mineText(pending) : before ? t("mine.after", { player: before }) : "");
   $("prompt-cause").textContent = cause;
   $("prompt-cause").hidden = !cause || Boolean(ui.trouble);
   const waiting = scoreboard.over ? [] : table.demands.slice(1);
@@ -288,7 +289,7 @@ export function renderPrompt() {
     ...waiting.map((demand) => {
       const item = el("li", "", demand.player);
       item.dataset.player = demand.player;
-      if (game.me === demand.player) item.dataset.me = "true";
+      if (game.mine.includes(demand.player)) item.dataset.me = "true";
       const short = demandShort(demand);
       if (short) item.append(el("span", "queue-amount", short));
       return item;
@@ -302,6 +303,12 @@ export function renderPrompt() {
 function pressesBefore(demands, player) {
   const index = player ? demands.findIndex((demand) => demand.player === player) : -1;
   return index > 0 ? demands[index - 1].player : null;
+}
+
+// On a phone several players share, its banner first says which of them the table asks: "Ann or Ben: Ben's go".
+function holderText(text) {
+  if (!text || game.mine.length < 2) return text;
+  return t("mine.shared", { players: names(game.mine, "disjunction"), player: game.me, mine: text });
 }
 
 // What this phone's own banner says: "Your turn", or what it owes in the words of "you".
@@ -327,18 +334,25 @@ function alertMe(pending) {
   vibrate(VIBRATE_ME);
 }
 
-// Who this phone presses for: the player it belongs to, while a game is in play; null: whoever the table asks.
+// Who this phone presses for: the one of its players it is held for now (gamestate.js: game.me), while a game is in
+// play; null: whoever the table asks.
 export function phonePlayer() {
   return game.me && game.data && !game.data.scoreboard.over ? game.me : null;
 }
 
 // This phone belongs to `player`, or (null) is just watching: remembered by the phone, across games.
 export function choosePlayer(player) {
-  game.me = game.mePicked = player;
-  game.watching = !player;
-  remember(ME_KEY, player);
-  remember(WATCH_KEY, player ? null : "yes");
-  $("me").value = player ?? "";
+  choosePlayers(player ? [player] : []);
+}
+
+// This phone belongs to `players` (several when they share it), or ([]) is just watching.
+export function choosePlayers(players) {
+  game.mine = game.mePicked = players;
+  game.watching = players.length === 0;
+  remember(ME_KEY, players[0]);
+  remember(MINE_KEY, players.length > 1 ? JSON.stringify(players) : null);
+  remember(WATCH_KEY, game.watching ? "yes" : null);
+  $("me").value = players[0] ?? "";
   game.alerted = null;
   renderPrompt();
   for (const hook of hooks.seated) hook();
@@ -352,23 +366,12 @@ function buildTableControls() {
   const data = game.data;
   const players = data?.players ?? [];
   // Remembered across games: the same phone is most often the same player's.
-  const wanted = game.mePicked !== undefined ? game.mePicked : stored(ME_KEY);
-  game.me = players.includes(wanted) ? wanted : null;
+  const wanted = game.mePicked !== undefined ? game.mePicked : rememberedPlayers();
+  game.mine = wanted.filter((name) => players.includes(name));
   $("me").replaceChildren(option("", t("table.me_nobody")), ...players.map((name) => option(name, name)));
-  $("me").value = game.me ?? "";
+  $("me").value = game.mine[0] ?? "";
   const picked = document.querySelector('#who input[name="who"]:checked')?.value;
-  $("who").replaceChildren(
-    ...players.map((name) => {
-      const label = el("label", "chip");
-      const input = el("input");
-      input.type = "radio";
-      input.name = "who";
-      input.value = name;
-      input.checked = name === picked;
-      label.append(input, el("span", "", name));
-      return label;
-    }),
-  );
+  $("who").replaceChildren(...playerChips("who", players, picked));
   if (!players.includes(picked)) game.current = undefined; // then the picker follows whose turn it is again
   const multiple = Boolean(data?.house_rules.multiple_identical || data?.house_rules.pairs_one_effect);
   $("count-row").hidden = !multiple;
@@ -390,6 +393,32 @@ function buildTableControls() {
   game.firstCardOffered = Boolean(data && registryAction("first_card")?.rulesets.includes(data.ruleset));
 }
 
+// The players this phone remembers belonging to: its list when several share it, else its one player.
+function rememberedPlayers() {
+  try {
+    const list = JSON.parse(stored(MINE_KEY) ?? "null");
+    if (Array.isArray(list) && list.every((name) => typeof name === "string")) return list;
+  } catch {
+    // A list spoilt in the phone's storage: its first player below.
+  }
+  const one = stored(ME_KEY);
+  return one ? [one] : [];
+}
+
+// A radio chip per player, in the group `name`, `picked` checked.
+function playerChips(name, players, picked) {
+  return players.map((player) => {
+    const label = el("label", "chip");
+    const input = el("input");
+    input.type = "radio";
+    input.name = name;
+    input.value = player;
+    input.checked = player === picked;
+    label.append(input, el("span", "", player));
+    return label;
+  });
+}
+
 // ---- Declare from the top ----
 
 // The ruleset's cards as big buttons under the launcher's button, "another card" last: one tap declares what this
@@ -399,7 +428,12 @@ const QUICK_LAST = "played";
 function buildQuick(offered) {
   const cards = offered.filter((spec) => spec.group === "cards" && spec.kind !== "went_out");
   const quick = [...cards.filter((spec) => spec.id !== QUICK_LAST), ...cards.filter((spec) => spec.id === QUICK_LAST)];
-  $("quick-cards").replaceChildren(...quick.map((spec) => declButton(spec, () => declare(spec.id, game.me))));
+  $("quick-cards").replaceChildren(...quick.map((spec) => declButton(spec, () => declareFromTop(spec.id))));
+}
+
+// Declared from the top, the page goes back to the top, where the prompt now says who owes or plays next.
+async function declareFromTop(id) {
+  if (await declare(id, quickPlayer())) window.scrollTo({ top: 0 });
 }
 
 // A declaration's button: its symbol (never colour alone) and its words, which renderTablePanel() and
@@ -420,9 +454,10 @@ function renderQuick() {
   const box = $("quick");
   const data = game.data;
   const seated = Boolean(data && game.me && !data.scoreboard.over && data.players.includes(game.me));
-  box.hidden = !seated || Boolean(data.table.pending) || $("quick-cards").children.length === 0;
+  const mine = seated && phoneCall() === "turn";
+  const nobody = !mine && seated && outOfTurn().length === 0; // all its players are asked or out
+  box.hidden = !seated || nobody || Boolean(data.table.pending) || $("quick-cards").children.length === 0;
   if (box.hidden) return;
-  const mine = phoneCall() === "turn";
   if (mine) {
     box.dataset.mine = "true";
     box.open = true;
@@ -431,10 +466,36 @@ function renderQuick() {
     box.open = false;
   }
   $("quick-hint").textContent = mine ? t("quick.mine") : t("quick.hint");
+  renderQuickWho(mine ? [] : outOfTurn());
   for (const button of $("quick-cards").children) {
     button.querySelector(".decl-text").textContent = declarationName(button.dataset.kind);
     button.disabled = game.sending;
   }
+}
+
+// Who of this phone's players may have played out of turn: those the table does not ask, still in the round.
+function outOfTurn() {
+  const out = game.data.table.out ?? [];
+  return game.mine.filter((player) => player !== asked() && !out.includes(player));
+}
+
+// With several of them, which one played: a chip each, the first picked; made again only when they change.
+function renderQuickWho(players) {
+  $("quick-who").hidden = players.length < 2;
+  const box = $("quick-who-chips");
+  const shown = [...box.querySelectorAll("input")].map((input) => input.value);
+  if (JSON.stringify(shown) === JSON.stringify(players)) return;
+  const picked = box.querySelector("input:checked")?.value;
+  box.replaceChildren(...playerChips("quick-who", players, players.includes(picked) ? picked : players[0]));
+}
+
+// Whom a card tapped at the top is declared for: on the phone's own turn the player the table asks; out of turn
+// the phone's player picked (never the one asked, whose card it would then record as played out of turn).
+function quickPlayer() {
+  if (phoneCall() === "turn") return game.me;
+  const players = outOfTurn();
+  const picked = $("quick-who-chips").querySelector("input:checked")?.value;
+  return players.includes(picked) ? picked : players[0];
 }
 
 function renderTablePanel() {
@@ -488,11 +549,12 @@ const FILL = {
   first_card: () => $("first-card").value,
 };
 
-// `who`: the player named (from the top: this phone's own); else the one picked in the table panel.
-async function declare(id, who = whoPicked()) {
-  if (game.sending || !game.data) return;
+// `who`: the player named (from the top: this phone's own); else the one picked in the table panel. True once the
+// daemon took it.
+export async function declare(id, who = whoPicked()) {
+  if (game.sending || !game.data) return false;
   const spec = id === "first_card" ? { ...registryAction("first_card"), preset: {} } : declarationButton(id);
-  if (!spec) return;
+  if (!spec) return false;
   const body = { kind: spec.kind };
   for (const [name, field] of Object.entries(spec.fields)) {
     const value = field.page === "preset" ? spec.preset[name] : FILL[field.page](who);
@@ -506,9 +568,11 @@ async function declare(id, who = whoPicked()) {
     const answer = await request("POST", "/api/attacks", body);
     if (answer.game) showGame(answer.game);
     offerUndo();
+    return true;
   } catch (error) {
     showError("declare-error", refusal(error));
     toast(refusal(error)); // the panel's error line may be out of sight when declared from the top
+    return false;
   } finally {
     game.sending = false;
     renderTablePanel();
@@ -538,7 +602,7 @@ function hideUndo() {
   $("undo-declaration").hidden = true;
 }
 
-async function undoDeclaration() {
+export async function undoDeclaration() {
   if (game.sending) return;
   hideUndo();
   game.sending = true;
@@ -548,6 +612,7 @@ async function undoDeclaration() {
     if (answer.game) showGame(answer.game);
   } catch (error) {
     showError("declare-error", refusal(error));
+    toast(refusal(error)); // asked from the top, where the panel's error line is out of sight
   } finally {
     game.sending = false;
     renderTablePanel();

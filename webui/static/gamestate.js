@@ -11,7 +11,13 @@ export const game = {
   data: null, // GET /api/game's "game": the current game, or null
   rules: null, // GET /api/game's "rules": rulesets, decks, scoring options, house rules, declarations
   tab: null, // the tab shown
-  me: null, // the player this phone belongs to ("I am …") in the current game, or null
+  mine: [], // the players this phone belongs to ("I am …") in the current game: one, or several sharing it
+  // The one of them holding the phone now: whoever the table asks (or the first of them waiting in the queue),
+  // else the first; null for a phone of nobody's.
+  get me() {
+    const queued = [asked(), ...(this.data?.table.demands ?? []).map((demand) => demand.player)];
+    return queued.find((player) => this.mine.includes(player)) ?? this.mine[0] ?? null;
+  },
   mePicked: undefined, // what was picked on this page (a name, or null); undefined: what the phone remembers
   watching: false, // this phone chose "Just watching": it is not asked who it is
   alerted: null, // the demand this phone last vibrated for
@@ -69,10 +75,10 @@ export function option(value, text) {
   return node;
 }
 
-// "Ann, Bob and Cy" in the reader's language.
-export function names(list) {
+// "Ann, Bob and Cy" in the reader's language; "Ann or Bob" with type "disjunction".
+export function names(list, type = "conjunction") {
   try {
-    return new Intl.ListFormat(ui.lang, { type: "conjunction" }).format(list);
+    return new Intl.ListFormat(ui.lang, { type }).format(list);
   } catch {
     return list.join(", ");
   }
@@ -285,6 +291,13 @@ const TROUBLE_DO = {
   board_lost: () => t("trouble.do_board"),
 };
 
+// "Dad takes 4 of the refill cards first"; on Dad's own phone (`mine`), "You take 4 …".
+function takesWords({ player, cards }, mine) {
+  const values = { player, n: cards };
+  if (mine) return cards === 1 ? t("trouble.you_take_one") : t("trouble.you_take", values);
+  return cards === 1 ? t("trouble.takes_one", values) : t("trouble.takes", values);
+}
+
 // The trouble in words, as every phone's prompt and the table screen tell it: `what` happened, what `todo`, and who
 // presses `after` ("" when nobody is named). `screen`: the table screen's own, `{ cause }` of a FAULT, which it names
 // (it has no fault banner), and its refill is tapped on a phone (it has no ↻).
@@ -296,9 +309,9 @@ export function troubleWords(trouble, screen = null) {
   const what = faulted
     ? t("trouble.fault_cause", { reason: faultReason(screen.cause) })
     : (TROUBLE_WHAT[trouble.code] ?? TROUBLE_WHAT.fault)(values);
-  const takes = trouble.owed.map((o) =>
-    o.player ? (o.cards === 1 ? t("trouble.takes_one", o) : t("trouble.takes", { player: o.player, n: o.cards })) : "",
-  );
+  // "You" only on a phone of that one player: on a shared phone it would not say which of them.
+  const own = (player) => !screen && game.mine.length === 1 && game.mine[0] === player;
+  const takes = trouble.owed.map((o) => (o.player ? takesWords(o, own(o.player)) : ""));
   const refill = screen && ["empty", "short"].includes(trouble.code);
   const todo = [refill ? t("trouble.do_refill_phone") : (TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(), ...takes]
     .filter(Boolean)

@@ -4,6 +4,7 @@
 import * as access from "./access.js";
 import { start } from "./app.js";
 import * as care from "./care.js";
+import * as fixes from "./fixes.js";
 import * as confirm from "./confirm.js";
 import { hooks } from "./core.js";
 import * as game from "./game.js";
@@ -19,7 +20,7 @@ import * as verify from "./verify.js";
 import * as welcome from "./welcome.js";
 import * as winner from "./winner.js";
 
-for (const { plug } of [game, score, setup, access, verify, power, history, tournament, care, invite, welcome, winner, sound, motion, confirm]) {
+for (const { plug } of [game, score, setup, access, verify, power, history, tournament, care, invite, welcome, winner, sound, motion, confirm, fixes]) {
   for (const [name, hook] of Object.entries(plug)) hooks[name].push(hook);
 }
 

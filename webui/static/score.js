@@ -440,6 +440,9 @@ async function saveRound(carry = false) {
     view.tab("scores");
     // A round that ends the game is told by the winner card, which a toast would lie over.
     if (!answer.game.scoreboard.over) {
+      // The round just saved, at the foot of the list, and Take back under it, ready if it was wrong.
+      $("undo").scrollIntoView({ block: "center" });
+      $("undo").focus({ preventScroll: true });
       toast(
         editing === null
           ? t("feed.round_scored", { round: answer.game.scoreboard.rounds.length, winner })

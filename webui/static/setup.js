@@ -415,7 +415,12 @@ async function startNewGame() {
     const body = await request("POST", "/api/games", setupBody());
     game.tab = "table";
     view.show(body.game);
-    $("game").scrollIntoView({ block: "start" });
+    // What comes next: "Who are you?" (welcome.js) when this phone's player is not known, else the prompt at the top.
+    if ($("welcome").hidden) window.scrollTo({ top: 0 });
+    else {
+      $("welcome").scrollIntoView({ block: "start" });
+      $("welcome-players").querySelector("button")?.focus({ preventScroll: true });
+    }
   } catch (error) {
     showError("setup-error", refusal(error));
   } finally {
