@@ -220,6 +220,7 @@ class MqttBridge:
             if kept is None:  # MQTT is new here: the broker hears from now on, not the whole log
                 kept = (bus.last_id, 0)
                 mqtt_table.save(conn, *kept)
+            random = mqtt_table.client_random(conn)
         self._sent, self._presses = kept
         self._acked: set[int] = set()
         self._changed = clock.condition()
@@ -228,7 +229,7 @@ class MqttBridge:
         self._dropped = 0
         self._arrived = clock.condition()
         self._refusals = RefusalLog(clock=clock)
-        self._client = self._make_client(config)
+        self._client = self._make_client(config, f"uno-launcher-{config.table}-{random}")
         self._outbox = StoppableThread(self._drain, "mqtt-outbox", clock=clock, wake=self._wake)
         self._worker = StoppableThread(self._work, "mqtt-inbox", clock=clock, wake=self._wake_inbox)
 
@@ -236,10 +237,10 @@ class MqttBridge:
         with self._changed:
             self._changed.notify_all()
 
-    def _make_client(self, config: MqttConfig) -> paho.Client:
+    def _make_client(self, config: MqttConfig, client_id: str) -> paho.Client:
         client = _Client(
             lambda e: self._hand(lambda: self.link.down(_why(e))),
-            client_id=f"uno-launcher-{config.table}",
+            client_id=client_id,
             protocol=paho.MQTTv5,
         )
         if config.username:
@@ -355,6 +356,14 @@ class MqttBridge:
                 log.warning("%d MQTT messages dropped: more came than this table takes", dropped)
             for job in jobs:
                 job()
+            if dropped and self.connected:
+                self._catch_up()
+
+    def _catch_up(self) -> None:
+        """After messages were dropped (a genuine round among a flood, perhaps): subscribing again has the broker
+        send every retained tournament message again, and every table is asked for its rounds."""
+        self._client.subscribe(tournament_topic("#"), options=SubscribeOptions(qos=1, noLocal=True))
+        self._send(self._tournaments.asks())
 
     def _connected_now(self) -> None:
         log.info("connected to the MQTT broker %s as table %s", self._config.broker, self._config.table)
@@ -415,8 +424,9 @@ class MqttBridge:
     def _take(self, topic: str, payload: bytes) -> None:
         levels = topic.split("/")
         if levels[:2] == [ROOT, TOURNAMENT_LEVEL]:
-            if not payload:
-                return  # a retained message cleared: nothing to learn
+            if not payload:  # a retained message cleared: what this table holds of it goes back
+                self._send(self._tournaments.wiped(levels[2:]))
+                return
             self._send(self._tournaments.receive(levels[2:], payload))
         elif self._config.allow_new_shuffle and topic == table_topic(self._config.table, "command", "new_shuffle"):
             if payload != b"PRESS":
