@@ -401,3 +401,27 @@ def test_a_flood_of_home_assistant_births_is_answered_once(tmp_path: Path, broke
         attacker.publish(ask, seal(kitchen.key, ask, "garden", {"nonce": "ab" * 16}))
         wait_until(lambda: len(attacker.on(setup)) > setups)
         assert len(attacker.on(DEVICE)) - devices == 1, "100 births, more than one announcement"
+
+
+def test_a_wiped_topic_is_put_back_only_by_the_table_whose_it_is_and_a_fresh_ask_after_a_restart_is_answered(
+    tables: tuple[Table, Table], clock: VirtualClock
+) -> None:
+    kitchen, garden = tables
+    id = set_up_and_join(kitchen, garden)
+    kitchen.book.score(1, points("kitchen", 1, 40))
+    garden.take(kitchen.outbox())
+    round_one = f"{ROOT}/{id}/round/kitchen/1"
+    put_back = kitchen.post.wiped(round_one.split("/")[2:])
+    assert [t for t, _ in put_back] == [round_one]
+    garden.take(put_back)  # what the kitchen puts back is its newest, signed: the garden takes it as it is
+    assert rounds(garden) == rounds(kitchen)
+    assert garden.post.wiped(round_one.split("/")[2:]) == []  # not the garden's to tell
+    assert garden.post.wiped([id, "round", "garden", "1"]) == []  # nothing scored there yet
+    assert [t for t, _ in garden.post.wiped([id, "setup"])] == [f"{ROOT}/{id}/setup"]  # any holder tells the setup
+    assert kitchen.post.wiped(["0" * 12, "setup"]) == []  # a tournament nobody here holds
+    restarted = TournamentPost(
+        TournamentBook(kitchen.store, kitchen.bus, table="kitchen"), check_store=lambda: None, clock=clock
+    )
+    (ask,) = garden.post.asks()
+    answered = restarted.receive(ask[0].split("/")[2:], ask[1].encode())
+    assert round_one in [t for t, _ in answered], "a fresh ask after the restart is answered with the rounds"
