@@ -61,6 +61,7 @@ IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
 RETRY_S = 1.0  # after a failure to save the mark
 RECONNECT_S = (1, 30)  # paho's reconnect delay: first, doubling up to
 MAX_INBOX = 1024  # what paho handed over and the inbox has not done yet; beyond, a message is dropped and counted
+CATCH_UP_S = 10.0  # after messages were dropped, the retained tournament messages asked for again at most this often
 MAX_PAYLOAD = 16 * 1024  # bytes of a message kept for the inbox: what the table takes is far smaller (4 KiB at most)
 
 # What the table tells the broker, as it happened: presses, fires, what came out, rounds, hopper, faults.
@@ -345,8 +346,12 @@ class MqttBridge:
 
     def _work(self) -> None:
         stopping = self._worker.stopping
+        behind, caught_up = False, -CATCH_UP_S  # messages dropped since the last catch-up; when that was
         while not stopping.is_set():
             wait = self.link.tick()
+            behind = behind and self.connected  # else the next connection subscribes and asks anyway
+            if behind:
+                wait = max(0.0, min(wait, caught_up + CATCH_UP_S - self._clock.now()))
             with self._arrived:
                 if not self._inbox:
                     self._arrived.wait(timeout=wait)
@@ -354,14 +359,17 @@ class MqttBridge:
                 dropped, self._dropped = self._dropped, 0
             if dropped:
                 log.warning("%d MQTT messages dropped: more came than this table takes", dropped)
+                behind = True
             for job in jobs:
                 job()
-            if dropped and self.connected:
+            if behind and self._clock.now() >= caught_up + CATCH_UP_S:
                 self._catch_up()
+                behind, caught_up = False, self._clock.now()
 
     def _catch_up(self) -> None:
         """After messages were dropped (a genuine round among a flood, perhaps): subscribing again has the broker
-        send every retained tournament message again, and every table is asked for its rounds."""
+        send every retained tournament message again, and every table is asked for its rounds. At most once every
+        CATCH_UP_S, so a flood kept up is not answered with the broker's whole store each time the inbox fills."""
         self._client.subscribe(tournament_topic("#"), options=SubscribeOptions(qos=1, noLocal=True))
         self._send(self._tournaments.asks())
 
