@@ -125,6 +125,13 @@ class Budgets:
     def __getitem__(self, budget: Budget) -> PerMinute:
         return self._per_minute[budget]
 
+    def spend(self, budget: Budget, *keys: str) -> None:
+        """One action counted against `budget` for `keys`, after the store's size where it grows the store: what
+        the page's gate spends, for a caller outside it (Home Assistant's button over MQTT)."""
+        if budget.grows_store:
+            self.check_store()
+        self[budget].take(*keys)
+
     def store_size(self) -> int:
         """The store's bytes on disk, its write-ahead log included (two stats)."""
         size = 0

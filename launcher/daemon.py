@@ -20,7 +20,7 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.aiming import SeatAimer
-from launcher.budgets import Budgets
+from launcher.budgets import Budget, Budgets
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.connections import guarded_server
@@ -211,7 +211,7 @@ class Daemon:
                 tournaments=TournamentPost(self.tournaments, check_store=self.budgets.check_store),
                 link=self.mqtt_link,
                 snapshot=self._mqtt_snapshot,
-                new_shuffle=self.controller.new_shuffle,
+                new_shuffle=self._new_shuffle_from_home,
                 home=HomeAssistant(self.config.mqtt, page_url=self._page_url),
                 clock=REAL_CLOCK,
             )
@@ -219,6 +219,12 @@ class Daemon:
             raise StartupError(str(e)) from None
         self.tournaments.on_join(bridge.joined)
         return bridge  # started once the server listens; it connects in the background (a broker down holds nothing)
+
+    def _new_shuffle_from_home(self) -> None:
+        """Home Assistant's button: any client on the broker can press it, so it spends what POST /api/shuffles
+        spends, under one key for the whole broker (refused, it is a line in the bridge's refusal log)."""
+        self.budgets.spend(Budget.SHUFFLES, "mqtt")
+        self.controller.new_shuffle()
 
     def _page_url(self) -> str:
         """The page's address, as the console's QR code gives it (read once the server listens)."""

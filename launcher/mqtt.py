@@ -61,6 +61,7 @@ IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
 RETRY_S = 1.0  # after a failure to save the mark
 RECONNECT_S = (1, 30)  # paho's reconnect delay: first, doubling up to
 MAX_INBOX = 1024  # what paho handed over and the inbox has not done yet; beyond, a message is dropped and counted
+CATCH_UP_S = 10.0  # after messages were dropped, the retained tournament messages asked for again at most this often
 MAX_PAYLOAD = 16 * 1024  # bytes of a message kept for the inbox: what the table takes is far smaller (4 KiB at most)
 
 # What the table tells the broker, as it happened: presses, fires, what came out, rounds, hopper, faults.
@@ -220,6 +221,7 @@ class MqttBridge:
             if kept is None:  # MQTT is new here: the broker hears from now on, not the whole log
                 kept = (bus.last_id, 0)
                 mqtt_table.save(conn, *kept)
+            random = mqtt_table.client_random(conn)
         self._sent, self._presses = kept
         self._acked: set[int] = set()
         self._changed = clock.condition()
@@ -228,7 +230,7 @@ class MqttBridge:
         self._dropped = 0
         self._arrived = clock.condition()
         self._refusals = RefusalLog(clock=clock)
-        self._client = self._make_client(config)
+        self._client = self._make_client(config, f"uno-launcher-{config.table}-{random}")
         self._outbox = StoppableThread(self._drain, "mqtt-outbox", clock=clock, wake=self._wake)
         self._worker = StoppableThread(self._work, "mqtt-inbox", clock=clock, wake=self._wake_inbox)
 
@@ -236,10 +238,10 @@ class MqttBridge:
         with self._changed:
             self._changed.notify_all()
 
-    def _make_client(self, config: MqttConfig) -> paho.Client:
+    def _make_client(self, config: MqttConfig, client_id: str) -> paho.Client:
         client = _Client(
             lambda e: self._hand(lambda: self.link.down(_why(e))),
-            client_id=f"uno-launcher-{config.table}",
+            client_id=client_id,
             protocol=paho.MQTTv5,
         )
         if config.username:
@@ -344,8 +346,12 @@ class MqttBridge:
 
     def _work(self) -> None:
         stopping = self._worker.stopping
+        behind, caught_up = False, -CATCH_UP_S  # messages dropped since the last catch-up; when that was
         while not stopping.is_set():
             wait = self.link.tick()
+            behind = behind and self.connected  # else the next connection subscribes and asks anyway
+            if behind:
+                wait = max(0.0, min(wait, caught_up + CATCH_UP_S - self._clock.now()))
             with self._arrived:
                 if not self._inbox:
                     self._arrived.wait(timeout=wait)
@@ -353,8 +359,19 @@ class MqttBridge:
                 dropped, self._dropped = self._dropped, 0
             if dropped:
                 log.warning("%d MQTT messages dropped: more came than this table takes", dropped)
+                behind = True
             for job in jobs:
                 job()
+            if behind and self._clock.now() >= caught_up + CATCH_UP_S:
+                self._catch_up()
+                behind, caught_up = False, self._clock.now()
+
+    def _catch_up(self) -> None:
+        """After messages were dropped (a genuine round among a flood, perhaps): subscribing again has the broker
+        send every retained tournament message again, and every table is asked for its rounds. At most once every
+        CATCH_UP_S, so a flood kept up is not answered with the broker's whole store each time the inbox fills."""
+        self._client.subscribe(tournament_topic("#"), options=SubscribeOptions(qos=1, noLocal=True))
+        self._send(self._tournaments.asks())
 
     def _connected_now(self) -> None:
         log.info("connected to the MQTT broker %s as table %s", self._config.broker, self._config.table)
@@ -415,8 +432,9 @@ class MqttBridge:
     def _take(self, topic: str, payload: bytes) -> None:
         levels = topic.split("/")
         if levels[:2] == [ROOT, TOURNAMENT_LEVEL]:
-            if not payload:
-                return  # a retained message cleared: nothing to learn
+            if not payload:  # a retained message cleared: what this table holds of it goes back
+                self._send(self._tournaments.wiped(levels[2:]))
+                return
             self._send(self._tournaments.receive(levels[2:], payload))
         elif self._config.allow_new_shuffle and topic == table_topic(self._config.table, "command", "new_shuffle"):
             if payload != b"PRESS":

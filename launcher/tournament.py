@@ -28,6 +28,7 @@ from launcher.tournament_wire import join_code, key_of, new_key, tournament_id
 
 log = logging.getLogger(__name__)
 
+NONCES_KEPT = 4096  # asks remembered, so one heard again (even after a restart) is not answered again
 CSV_COLUMNS = ("tournament", "table", "round", "player", "points", "total")
 
 
@@ -165,6 +166,11 @@ class TournamentBook:
         """The ids of every tournament this table holds the key of."""
         with self._lock:
             return list(self._keys)
+
+    def first_ask(self, nonce: str) -> bool:
+        """Whether an ask with this nonce is heard here for the first time (kept in the store, over restarts)."""
+        with self._lock, self._store.connect() as conn:
+            return tournament_table.first_ask(conn, nonce, NONCES_KEPT)
 
     def setup(self, id: str) -> dict[str, Any] | None:
         with self._lock:

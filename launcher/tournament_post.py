@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -37,8 +38,8 @@ MAX_MESSAGE_BYTES = 4096  # a setup of 16 names or a round of 4 scores is far be
 SETUPS_PER_MINUTE = 6  # setups a minute taken from one table: a family sets up one an evening
 ROUNDS_PER_MINUTE = 240  # new rounds and corrections a minute from one table: a whole catch-up of several at once
 ASKS_PER_MINUTE = 6  # asks a minute answered for one table: it asks once per connection
-NONCES_KEPT = 1024  # asks remembered, so one heard again is not answered again
 MAX_EARLY = 512  # signed rounds heard before their setup (a broker sends retained messages in any order)
+HELD_RETRY_S = 15.0  # a round refused over budget is tried again this soon: a quarter of a minute's budget is back
 
 Signed = tuple[str, str]  # (topic, payload) to publish retained, or not: see `Outgoing`
 
@@ -56,7 +57,10 @@ class TournamentPost:
         self._setups = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament setups", SETUPS_PER_MINUTE, clock)
         self._rounds = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament rounds", ROUNDS_PER_MINUTE, clock)
         self._asks = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament asks", ASKS_PER_MINUTE, clock)
-        self._nonces: OrderedDict[str, None] = OrderedDict()
+        self._clock = clock
+        self._lock = threading.Lock()  # the rounds held over budget: held by the inbox, taken by their own thread
+        self._held: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()  # (id, table, number): body
+        self._retrying: threading.Thread | None = None
         self._early: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()  # (id, table, number): body
 
     # --- what this table sends --------------------------------------------------------------------------------
@@ -85,7 +89,7 @@ class TournamentPost:
             key, setup = self._book.key(held), self._book.setup(held)
             if key is None or setup is None:
                 continue
-            out.append((topic(held, "setup"), seal(key, topic(held, "setup"), self._table, setup)))
+            out.append(self._setup(key, held, setup))
             out += [self._round(key, held, n, v) for n, v in sorted(self._book.told(held, self._table).items())]
         return out
 
@@ -98,6 +102,23 @@ class TournamentPost:
                 ask = topic(held, "ask", self._table)
                 out.append((ask, seal(key, ask, self._table, {"nonce": secrets.token_hex(16)})))
         return out
+
+    def wiped(self, levels: list[str]) -> list[Signed]:
+        """A topic under uno-launcher/tournament/ emptied (a retained message cleared by any client): this table's
+        setup or own round put back as it holds it, so a table joining meanwhile still finds it; [] for the rest."""
+        id, kind = levels[0] if levels else "", levels[1:]
+        key, setup = self._book.key(id), self._book.setup(id)
+        if key is None or setup is None:
+            return []
+        if kind == ["setup"]:
+            return [self._setup(key, id, setup)]
+        if len(kind) == 3 and kind[:2] == ["round", self._table]:
+            mine = self._book.told(id, self._table)
+            return [self._round(key, id, n, v) for n, v in mine.items() if str(n) == kind[2]]
+        return []
+
+    def _setup(self, key: bytes, id: str, setup: dict[str, Any]) -> Signed:
+        return topic(id, "setup"), seal(key, topic(id, "setup"), self._table, setup)
 
     def _round(self, key: bytes, id: str, number: int, told: Version) -> Signed:
         at = topic(id, "round", self._table, str(number))
@@ -161,24 +182,59 @@ class TournamentPost:
             return []
         before = self._book.told(id, table).get(number)
         if before is not None and version < before.version:
-            if table == self._table:
-                return []  # an echo of this table's own round from before its correction (sent again on a reconnect)
+            key = self._book.key(id)
+            if table == self._table and key is not None:
+                # An older version of this table's own round: an echo from before a correction, or a replay kept
+                # retained over the newest. The newest goes back on the broker, so a table joining reads it.
+                return [self._round(key, id, number, before)]
             raise TournamentError("replayed", f"version {version} of round {number} at {table} is older than kept")
         if before is None or version > before.version:
-            self._spend(self._rounds, table)
+            try:
+                self._spend(self._rounds, table)
+            except TournamentError:
+                self._hold((id, table, number_text), body)
+                raise
         self._book.apply_round(id, table, number, Version(version, points), origin=None)
         return []
+
+    def _hold(self, at: tuple[str, str, str], body: dict[str, Any]) -> None:
+        """A signed round refused over budget is never dropped for good: its newest version is kept and taken once
+        the budget (or the store) has room, by a thread that ends when nothing is held."""
+        with self._lock:
+            kept = self._held.get(at)
+            if kept is None or body["version"] > kept["version"]:
+                self._held[at] = body
+            while len(self._held) > MAX_EARLY:
+                self._held.popitem(last=False)
+            if self._retrying is None:
+                self._retrying = self._clock.thread(self._take_held, "tournament-held")
+                self._retrying.start()
+
+    def _take_held(self) -> None:
+        wake = self._clock.condition()
+        while True:
+            with wake:
+                wake.wait(HELD_RETRY_S)
+            with self._lock:
+                held, self._held = self._held, OrderedDict()
+            for (id, table, number), body in held.items():
+                try:  # refused over budget again, it is held again
+                    self._take_round(id, table, number, body)
+                except TournamentError as e:
+                    if e.code != "over_budget":
+                        log.info("tournament %s: round %s at %s, held over budget, not taken: %s", id, number, table, e)
+            with self._lock:
+                if not self._held:
+                    self._retrying = None
+                    return
 
     def _take_ask(self, id: str, sender: str, body: dict[str, Any]) -> list[Signed]:
         nonce = body.get("nonce")
         if not isinstance(nonce, str) or len(nonce) != 32:
             raise TournamentError("bad_message", "an ask needs its nonce")
-        if nonce in self._nonces:
+        if not self._book.first_ask(nonce):  # before the budget: a replayed ask spends none of its table's
             raise TournamentError("replayed", "this ask was answered already")
         self._spend(self._asks, sender, grows=False)
-        self._nonces[nonce] = None
-        while len(self._nonces) > NONCES_KEPT:
-            self._nonces.popitem(last=False)
         return self.announcements(id)
 
     def _spend(self, budget: PerMinute, sender: str, *, grows: bool = True) -> None:

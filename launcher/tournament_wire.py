@@ -85,7 +85,11 @@ def open_sealed(key: bytes, topic: str, data: Any) -> Opened:
     sender, body, mac = data["from"], data["body"], data["mac"]
     if not isinstance(sender, str) or not isinstance(body, dict) or not isinstance(mac, str):
         raise TournamentError("unsigned", "the message is not a signed tournament message")
-    expected = hmac.new(key, _signed_text(topic, sender, body), hashlib.sha256).hexdigest()
+    try:
+        signed = _signed_text(topic, sender, body)
+    except UnicodeEncodeError:  # a lone surrogate (JSON "\\ud800"): no table can have signed it
+        raise TournamentError("unsigned", "the message holds text that is not Unicode") from None
+    expected = hmac.new(key, signed, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, mac):
         raise TournamentError("bad_signature", "the message is not signed with the tournament's key")
     return Opened(sender, body)

@@ -133,14 +133,6 @@ def inbox_done(attacker: Listener) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: a message whose 'from' is a lone surrogate (JSON \\ud800), on a tournament's topic, raises "
-    "UnicodeEncodeError in tournament_wire._signed_text, not a TournamentError; mqtt.MqttBridge._judge logs it "
-    "with log.exception, a traceback per message outside RefusalLog's budget (mqtt.py _judge, 'except Exception'). "
-    "Fix: open_sealed refuses a sender or body that cannot be encoded (or _signed_text encodes with "
-    "errors='surrogatepass' and the refusal is a TournamentError).",
-)
 def test_a_flood_of_undecodable_senders_is_a_few_refusal_lines_not_a_traceback_each(
     tmp_path: Path, broker: Broker, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -160,14 +152,6 @@ def test_a_flood_of_undecodable_senders_is_a_few_refusal_lines_not_a_traceback_e
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: with the inbox busy (a new shuffle waiting on the board), MAX_INBOX (1024) unsigned messages from "
-    "any client fill mqtt.MqttBridge._inbox, and the genuine signed round that comes next is dropped "
-    "(mqtt.py _hand, droppable=True): only counted in a log line, never asked for again, so the tables split "
-    "until the next reconnection. Fix: when messages were dropped, ask for every held tournament again "
-    "(TournamentPost.asks()) once the inbox has room, or keep tournament topics in a queue of their own.",
-)
 def test_a_flood_while_the_inbox_is_busy_never_loses_a_genuine_round(tmp_path: Path, broker: Broker) -> None:
     release, asked = threading.Event(), threading.Event()
 
@@ -202,17 +186,11 @@ def test_a_flood_while_the_inbox_is_busy_never_loses_a_genuine_round(tmp_path: P
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: any client on the broker presses Home Assistant's new shuffle button as often as it likes: "
-    "the bridge calls controller.new_shuffle for each PRESS (mqtt.py _take; daemon.py new_shuffle=...), outside "
-    "[limits] shuffles_per_minute (6) and the store's size check that the HTTP new shuffle spends. Each ends a "
-    "shuffle and keeps its record. Fix: spend a budget keyed 'mqtt' (Budget.SHUFFLES, check_store) before it.",
-)
 def test_a_client_pressing_the_new_shuffle_button_in_a_loop_gets_no_more_than_the_shuffle_budget(
     tmp_path: Path, broker: Broker
 ) -> None:
-    daemon = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen", "allow_new_shuffle = true"))
+    config = mqtt_toml(broker, "kitchen", "allow_new_shuffle = true") + "[limits]\nshuffles_per_minute = 6\n"
+    daemon = start_daemon(table_dir(tmp_path, "kitchen"), config)  # the default budget, not the tests' larger one
     attacker = Listener(broker, "homeassistant/device/#", client_id="attacker")
     try:
         wait_until(lambda: daemon.get("/api/state")["mqtt"]["state"] == "connected")
@@ -236,15 +214,6 @@ def test_a_client_pressing_the_new_shuffle_button_in_a_loop_gets_no_more_than_th
 # --- what a table's book takes, messages as the broker holds them -----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: a client replays the kitchen's signed version 1 of a round, retained, over its version 2 (taken "
-    "back); the kitchen hears its own older version and returns [] (tournament_post.py _take_round, 'an echo of "
-    "this table's own round'), so the broker keeps the old version; a table that joins while the kitchen is away "
-    "shows the round taken back as scored. An empty retained payload (a wipe) is likewise left (mqtt.py _take). "
-    "Fix: a table hearing an older version of its own round (or its round's topic emptied) publishes its newest "
-    "version again, retained.",
-)
 def test_an_old_version_replayed_retained_is_put_right_by_its_table_before_anyone_joins(
     tables: tuple[Table, Table],
 ) -> None:
@@ -268,14 +237,6 @@ def test_an_old_version_replayed_retained_is_put_right_by_its_table_before_anyon
     assert rounds(garden) == rounds(kitchen) == [], f"the garden holds {rounds(garden)}, taken back at the kitchen"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: the ask nonces are kept in memory only (tournament_post.py _nonces), so an ask captured on the "
-    "broker and replayed after the table restarts is answered again with its whole history (the setup and every "
-    "round, retained: for a table's 280 rounds of an 8-player tournament, 281 messages of 62.7 KB for one ask of "
-    "189 bytes, x330). Fix: sign a time "
-    "or the asker's connection count into the ask and refuse old ones, or keep the nonces in the store.",
-)
 def test_an_ask_captured_and_replayed_after_the_table_restarts_is_not_answered_again(
     tables: tuple[Table, Table], clock: VirtualClock
 ) -> None:
@@ -293,17 +254,6 @@ def test_an_ask_captured_and_replayed_after_the_table_restarts_is_not_answered_a
     assert refused.value.code == "replayed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: a guest with the table PIN on three phones (budgets are per address and per session, each a "
-    "bucket holding a minute's worth: 3 x declarations_per_minute 120 = a burst of 360 corrections) outruns "
-    "ROUNDS_PER_MINUTE (240) that the garden takes from the kitchen: the garden refuses the last 120 versions as "
-    "over_budget, and the genuine round 2 scored right after is refused too (tournament_post.py _spend in "
-    "_take_round); nothing sends them again until the kitchen reconnects, so the tables stay split (round 1 at "
-    "version 241 against 361, round 2 missing). Fix: never drop a round over budget for good (keep the newest "
-    "refused version per round and take it when the budget refills, or ask its table again), and spend the "
-    "scoring table's own budget per round so one round's corrections cannot starve the others.",
-)
 def test_a_burst_of_corrections_from_three_phones_never_splits_the_tables(
     tables: tuple[Table, Table], clock: VirtualClock
 ) -> None:
@@ -401,15 +351,6 @@ def test_the_key_is_never_on_the_broker(tables: tuple[Table, Table]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: the table's MQTT client id is its name (mqtt.py _make_client: 'uno-launcher-<table>'), so any "
-    "client the broker admits can connect with it and the broker disconnects the table ('Session taken over'); "
-    "with the thief reconnecting at once, the table is off the broker most of the time, and each of its "
-    "reconnections publishes its whole history again and asks every table for theirs. Fix: a client id with a "
-    "random part made once and kept in the store (the persistent session still finds it), and on the broker "
-    "side Mosquitto's use_username_as_clientid with a user per table (docs/HOME.md).",
-)
 def test_a_client_taking_the_tables_client_id_in_a_loop_does_not_keep_it_off_the_broker(
     tmp_path: Path, broker: Broker
 ) -> None:
@@ -428,13 +369,6 @@ def test_a_client_taking_the_tables_client_id_in_a_loop_does_not_keep_it_off_the
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="door: a client empties a round's retained topic (an empty retained payload); the table that scored it "
-    "hears the wipe and ignores it (mqtt.py _take: 'a retained message cleared: nothing to learn'), so the broker "
-    "holds no round until that table reconnects, and a table joining meanwhile while it is away has none. Fix: a "
-    "table hearing one of its own topics emptied publishes its setup or newest round there again.",
-)
 def test_a_rounds_retained_message_wiped_by_a_client_is_published_again_by_its_table(
     tmp_path: Path, broker: Broker
 ) -> None:
@@ -467,3 +401,27 @@ def test_a_flood_of_home_assistant_births_is_answered_once(tmp_path: Path, broke
         attacker.publish(ask, seal(kitchen.key, ask, "garden", {"nonce": "ab" * 16}))
         wait_until(lambda: len(attacker.on(setup)) > setups)
         assert len(attacker.on(DEVICE)) - devices == 1, "100 births, more than one announcement"
+
+
+def test_a_wiped_topic_is_put_back_only_by_the_table_whose_it_is_and_a_fresh_ask_after_a_restart_is_answered(
+    tables: tuple[Table, Table], clock: VirtualClock
+) -> None:
+    kitchen, garden = tables
+    id = set_up_and_join(kitchen, garden)
+    kitchen.book.score(1, points("kitchen", 1, 40))
+    garden.take(kitchen.outbox())
+    round_one = f"{ROOT}/{id}/round/kitchen/1"
+    put_back = kitchen.post.wiped(round_one.split("/")[2:])
+    assert [t for t, _ in put_back] == [round_one]
+    garden.take(put_back)  # what the kitchen puts back is its newest, signed: the garden takes it as it is
+    assert rounds(garden) == rounds(kitchen)
+    assert garden.post.wiped(round_one.split("/")[2:]) == []  # not the garden's to tell
+    assert garden.post.wiped([id, "round", "garden", "1"]) == []  # nothing scored there yet
+    assert [t for t, _ in garden.post.wiped([id, "setup"])] == [f"{ROOT}/{id}/setup"]  # any holder tells the setup
+    assert kitchen.post.wiped(["0" * 12, "setup"]) == []  # a tournament nobody here holds
+    restarted = TournamentPost(
+        TournamentBook(kitchen.store, kitchen.bus, table="kitchen"), check_store=lambda: None, clock=clock
+    )
+    (ask,) = garden.post.asks()
+    answered = restarted.receive(ask[0].split("/")[2:], ask[1].encode())
+    assert round_one in [t for t, _ in answered], "a fresh ask after the restart is answered with the rounds"

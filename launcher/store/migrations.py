@@ -238,6 +238,18 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO tournament_choice (id, tournament)
         SELECT 1, id FROM tournaments ORDER BY created_ts DESC, id LIMIT 1;
     """,
+    # The nonces of the tournament asks this table answered (launcher/tournament_post.py), so an ask captured on
+    # the broker is not answered again after a restart; and the random part of this table's MQTT client id, made
+    # once, so a client that knows the table's name cannot take its session (launcher/mqtt.py).
+    """
+    CREATE TABLE tournament_asks (
+        nonce TEXT PRIMARY KEY
+    );
+    CREATE TABLE mqtt_client (
+        id     INTEGER PRIMARY KEY CHECK (id = 1),
+        random TEXT NOT NULL
+    );
+    """,
 )
 
 

@@ -67,3 +67,11 @@ def choose(conn: sqlite3.Connection, tournament: str) -> None:
 def chosen(conn: sqlite3.Connection) -> str | None:
     row = conn.execute("SELECT tournament FROM tournament_choice WHERE id = 1").fetchone()
     return None if row is None else str(row[0])
+
+
+def first_ask(conn: sqlite3.Connection, nonce: str, kept: int) -> bool:
+    """Keep an ask's nonce among the newest `kept`; False if it was kept already (the same ask heard again)."""
+    with transaction(conn):
+        cursor = conn.execute("INSERT INTO tournament_asks (nonce) VALUES (?) ON CONFLICT (nonce) DO NOTHING", (nonce,))
+        conn.execute("DELETE FROM tournament_asks WHERE rowid <= (SELECT max(rowid) FROM tournament_asks) - ?", (kept,))
+    return cursor.rowcount == 1
