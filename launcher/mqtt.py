@@ -301,6 +301,7 @@ class MqttBridge:
         self._client.disconnect()
         self._client.loop_stop()
         self._worker.stop()
+        self._tournaments.close()
 
     def joined(self, id: str) -> None:
         """A tournament joined here with its code: its retained messages and every table's rounds asked for."""

@@ -28,6 +28,7 @@ from launcher.config import TOURNAMENT_LEVEL
 from launcher.events import Event, EventType
 from launcher.game.rotation import TournamentError
 from launcher.refusals import Refusal
+from launcher.threads import StoppableThread
 from launcher.tournament import TournamentBook, Version
 from launcher.tournament_wire import open_sealed, seal
 
@@ -60,7 +61,7 @@ class TournamentPost:
         self._clock = clock
         self._lock = threading.Lock()  # the rounds held over budget: held by the inbox, taken by their own thread
         self._held: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()  # (id, table, number): body
-        self._retrying: threading.Thread | None = None
+        self._retrying: StoppableThread | None = None
         self._early: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()  # (id, table, number): body
 
     # --- what this table sends --------------------------------------------------------------------------------
@@ -199,7 +200,7 @@ class TournamentPost:
 
     def _hold(self, at: tuple[str, str, str], body: dict[str, Any]) -> None:
         """A signed round refused over budget is never dropped for good: its newest version is kept and taken once
-        the budget (or the store) has room, by a thread that ends when nothing is held."""
+        the budget (or the store) has room, by a thread that ends when nothing is held (or at `close`)."""
         with self._lock:
             kept = self._held.get(at)
             if kept is None or body["version"] > kept["version"]:
@@ -207,14 +208,21 @@ class TournamentPost:
             while len(self._held) > MAX_EARLY:
                 self._held.popitem(last=False)
             if self._retrying is None:
-                self._retrying = self._clock.thread(self._take_held, "tournament-held")
+                self._retrying = StoppableThread(self._take_held, "tournament-held", clock=self._clock)
                 self._retrying.start()
 
+    def close(self) -> None:
+        """Stop trying the held rounds again (they are asked for at the next connection). Safe twice."""
+        with self._lock:
+            retrying = self._retrying
+        if retrying is not None:
+            retrying.stop()
+
     def _take_held(self) -> None:
-        wake = self._clock.condition()
-        while True:
-            with wake:
-                wake.wait(HELD_RETRY_S)
+        with self._lock:
+            retrying = self._retrying
+        assert retrying is not None, "started by _hold, under the lock"
+        while not retrying.stopping.wait(HELD_RETRY_S):
             with self._lock:
                 held, self._held = self._held, OrderedDict()
             for (id, table, number), body in held.items():
