@@ -93,7 +93,7 @@ def join() -> tuple[Response, int]:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
     except TooManyTries:
         return _wait_to_be_let_in(client, pin)
-    role = access.book().role_for_pin(pin)
+    role = access.book().role_for_pin(pin, remember=True)
     if role is Role.NONE:
         if tries_left:
             raise ApiError(
