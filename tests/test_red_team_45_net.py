@@ -11,16 +11,19 @@ from __future__ import annotations
 import http.client
 import resource
 import socket
+import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunningDaemon, start_daemon
-from tests.test_attack_connections import PROBE_S, _host_port, _join_from, new_phone
+from launcher.store.database import STORE_FILE
+from tests.conftest import RunningDaemon, http_json_with_headers, start_daemon
+from tests.test_attack_connections import FLOOD_ADDRESSES, PROBE_S, _host_port, _join_from, _role, new_phone
 
 pytestmark = pytest.mark.slow
 
@@ -160,3 +163,61 @@ def _press(daemon: RunningDaemon) -> int | str:
         return f"no answer: {e!r}"
     finally:
         conn.close()
+
+
+def test_sessions_from_250_addresses_do_not_end_an_idle_family_phones_session(daemon: RunningDaemon) -> None:
+    """A guest given the invite joins 3 times from each of 250 addresses (750 sessions, each used once, within
+    each address's joins a minute): beyond the 500 sessions kept, the idle family phone's must not be the one ended."""
+    status, invite, _ = http_json_with_headers(daemon.url + "/api/invite", "GET", cookie=daemon.joined.table_cookie)
+    assert status == 200, invite
+    token = {"token": invite["join_url"].split("#join=", 1)[1]}
+    time.sleep(1)  # the family phone is now the longest unused of all
+    roles = [
+        _role(daemon, _join_from(daemon, FLOOD_ADDRESSES[n % 250], token)) for n in range(750)
+    ]  # each used once, as a phone that loads the page
+    assert roles.count("table") == 750
+    assert _role(daemon, daemon.joined.table_cookie) == "table", "the family phone's session was ended by the flood"
+    assert _role(daemon, daemon.joined.admin_cookie) == "admin"
+
+
+def _rows(daemon: RunningDaemon) -> int:
+    """Every row the store keeps (read-only, beside the daemon)."""
+    store = daemon.state_dir / STORE_FILE
+    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as conn:
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return sum(conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in tables)
+
+
+REFUSED = [
+    ("POST", "/api/press", "{}"),
+    ("POST", "/api/let-in", '{"code": "123456"}'),
+    ("PUT", "/api/pins", '{"table": "1234"}'),
+    ("POST", "/api/games", '{"players": ["a", "b"]}'),
+    ("POST", "/api/attacks", "{}"),
+    ("POST", "/api/tournaments/join", '{"code": "x"}'),
+    ("POST", "/api/hopper", "{}"),
+    ("POST", "/api/press", "not json"),
+    ("GET", "/api/no-such-thing", ""),
+]
+
+
+def test_a_strangers_thousands_of_refused_writes_keep_nothing(daemon: RunningDaemon) -> None:
+    """2,250 writes without a session from 250 addresses, each refused: the store must keep no row for them (an
+    event per refusal would be a write no budget bounds)."""
+    before = _rows(daemon)
+    host, port = _host_port(daemon)
+    statuses: Counter[int] = Counter()
+    for n in range(250):
+        conn = http.client.HTTPConnection(host, port, timeout=5, source_address=(FLOOD_ADDRESSES[n], 0))
+        try:
+            for method, path, body in REFUSED:
+                conn.request(method, path, body=body or None, headers={"Content-Type": "application/json"})
+                answer = conn.getresponse()
+                answer.read()
+                statuses[answer.status] += 1
+        finally:
+            conn.close()
+    assert 200 not in statuses and 500 not in statuses, statuses
+    after = _rows(daemon)
+    print(f"\nrefused writes {sum(statuses.values())} ({dict(statuses)}); rows kept {before} -> {after}")
+    assert after - before <= 2, f"the store kept {after - before} rows for a stranger's refused writes"
