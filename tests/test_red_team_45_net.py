@@ -3,13 +3,15 @@
 An attacker on the family's Wi-Fi (a stranger without a PIN, or a guest holding the table's PIN) tries methods the
 guard's own tests do not name. Each flood comes from 127.0.0.N, is bounded in count and time, and closes what it
 opened; meanwhile new phones (each from 127.0.1.N) load the page and join, as in tests/test_attack_connections.py.
-A door found is a test marked xfail(strict=True) whose reason says what broke.
+A door found is a test marked xfail(strict=True) whose reason says what broke; the three doors are
+open (the join door half closed: joins remember a PIN found right) and run only with UNO_OPEN_DOORS=1.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import resource
 import socket
 import sqlite3
@@ -31,6 +33,12 @@ pytestmark = pytest.mark.slow
 PROBES = 8
 PROBES_HELD = 0.9  # the promise: a new phone loads the page and joins within PROBE_S in >= 90 % of probes
 PAGE = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n"  # not gzipped: the whole page, some 67 KB
+
+# The three doors are open (docs/RELIABILITY.md, "Still open"): their floods load both cores for minutes,
+# so the suite runs them only when asked, UNO_OPEN_DOORS=1, rather than beside every other test.
+OPEN_DOOR = pytest.mark.skipif(
+    not os.environ.get("UNO_OPEN_DOORS"), reason="an open door's flood: run with UNO_OPEN_DOORS=1 (docs/RELIABILITY.md)"
+)
 
 
 @pytest.fixture
@@ -119,6 +127,7 @@ def _waves(daemon: RunningDaemon, sources: list[str], first: bytes, count: int, 
                 sock.close()
 
 
+@OPEN_DOOR
 @pytest.mark.xfail(
     strict=True,
     reason="door: a stranger's pipelined page requests, never read, each block one of waitress's 32 threads in "
@@ -133,6 +142,7 @@ def test_a_strangers_pipelined_requests_never_read_do_not_hold_every_thread(daem
     _assert_held("a stranger's pipelined requests from one address", results)
 
 
+@OPEN_DOOR
 @pytest.mark.xfail(
     strict=True,
     reason="door: a joined guest's answers have no drain deadline (GuardedChannel.overdue: only strangers' and "
@@ -290,11 +300,13 @@ def test_a_guests_parallel_joins_with_the_right_pin_do_not_spend_the_networks_gu
     assert after == [201] * 3, f"new phones with the right PIN were answered {after} after the guest's burst"
 
 
+@OPEN_DOOR
 @pytest.mark.xfail(
-    strict=True,
-    reason="door: every join with a PIN costs PBKDF2 (launcher/access.py role_for_pin, 100,000 rounds a role) on a "
-    "server thread, bounded only per address (joins_per_minute): 64 addresses' joins within their budgets take the "
-    "CPU and threads, and a new phone's join waits behind them",
+    strict=False,
+    reason="door, half closed: a join with a PIN found right before no longer hashes it (launcher/access.py "
+    "role_for_pin, remember), but 64 addresses' joins within their budgets (640 a minute, each a session saved) "
+    "still crowd a new phone's join out on a loaded machine: 5 of 8 probes here beside the suite; no limit on joins "
+    "for the whole network yet",
 )
 def test_a_guests_joins_from_64_addresses_within_budget_leave_new_phones_their_join(tmp_path: Path) -> None:
     """A guest with the PIN sends joins one after another from each of 64 addresses without pause, with the default
