@@ -129,7 +129,7 @@ class Daemon:
         try:
             for line in self.process.stdout:
                 self.output.append(line)
-                match = re.search(r"Open (http://\S+?)/? on a phone", line)
+                match = re.search(r"Open (http://\S+?)/? (?:on a phone|in a browser)", line)
                 if match and not self.url:
                     self.url, self.url_at = match.group(1), time.perf_counter()
                     self._url_seen.set()

@@ -342,7 +342,7 @@ def start_reference(heartbeat_s: float, stack: contextlib.ExitStack) -> Server:
 
     stack.callback(stop)
     assert process.stdout is not None
-    match = re.search(r"Open (http://\S+?)/? on a phone", process.stdout.readline())
+    match = re.search(r"Open (http://\S+?)/? (?:on a phone|in a browser)", process.stdout.readline())
     if match is None:
         raise Failure("the one-thread server did not start")
     return Server(ONE_THREAD, match.group(1), process.pid, press_cookie="uno_session=-")
