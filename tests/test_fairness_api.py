@@ -172,7 +172,7 @@ def test_a_phones_press_waits_while_the_phones_reveal_then_draws_with_their_byte
 def test_a_phones_press_waits_no_longer_than_the_reveal_window(daemon: Daemon) -> None:
     number, _ = committed(daemon, [joined_client(daemon)])
     before = daemon.clock.now()
-    assert daemon.controller.press("web").wait(10)  # the phone never reveals
+    assert daemon.controller.press("web").wait(60)  # the phone never reveals (real seconds: a loaded machine)
     assert daemon.clock.now() - before == pytest.approx(REVEAL_S, abs=0.01)
     assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": [1]}]
 
