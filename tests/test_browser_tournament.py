@@ -79,7 +79,7 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             here.locator("#confirm-yes").tap()
             expect(there.locator("#tour-rounds li")).to_have_count(0, timeout=WAIT_MS)
             expect(here.locator("#tour-tables li").first).to_contain_text(
-                fill(english["tournament.next"], table="kitchen", round=1, rounds=28), timeout=WAIT_MS
+                fill(english["tournament.next"], table="kitchen", cycle=1, round=1, rounds=28), timeout=WAIT_MS
             )
             # The one refusal asked for (the wrong code) is the console's only line.
             assert errors == ["Failed to load resource: the server responded with a status of 400 (BAD REQUEST)"]
