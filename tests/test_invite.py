@@ -6,6 +6,7 @@ who set them. The store keeps the table PIN only hashed (an old store's plain PI
 from __future__ import annotations
 
 import base64
+import re
 import sqlite3
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -166,16 +167,10 @@ def test_an_upgraded_store_forgets_the_plain_pin_and_the_admin_is_asked_to_lengt
         conn.execute("ALTER TABLE pins DROP COLUMN digits")
         conn.execute("CREATE TABLE invite (id INTEGER PRIMARY KEY CHECK (id = 1), table_pin TEXT NOT NULL)")
         conn.execute("INSERT INTO invite VALUES (1, '4821')")
-        for table in (
-            "game_rounds",
-            "mqtt_outbox",
-            "tournament_rounds",
-            "tournaments",
-            "tournament_keys",
-            "tournament_choice",
-        ):  # the migrations after it
-            conn.execute(f"DROP TABLE {table}")
         before = next(i for i, sql in enumerate(MIGRATIONS) if "CREATE TABLE join_token" in sql)
+        later = [re.findall(r"CREATE TABLE (\w+)", sql) for sql in MIGRATIONS[before + 1 :]]
+        for table in reversed([name for names in later for name in names]):  # what the migrations after it made
+            conn.execute(f"DROP TABLE {table}")
         conn.execute(f"PRAGMA user_version = {before}")
     finally:
         conn.close()
