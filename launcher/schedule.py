@@ -17,7 +17,7 @@ launcher/fairness.py). The draws of one press, in order (docs/FAIRNESS.md repeat
 
 from __future__ import annotations
 
-import hashlib
+import hmac
 import math
 import struct
 from bisect import bisect_right
@@ -372,7 +372,6 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (CLASSIC, GENTLE, BRUTAL, PAT
 
 DRAWS_PER_BLOCK = 4  # one HMAC-SHA256 output (32 bytes) gives four 64-bit words, each a draw
 _BATCH_BLOCKS = 16  # blocks computed at a time: fewer Python calls per draw, the same values
-_HMAC_BLOCK = 64  # SHA-256's block size, for HMAC's key padding (RFC 2104)
 _UNIT = 2.0**-53
 
 
@@ -385,46 +384,26 @@ def key_of(seed: int | bytes | str) -> bytes:
 def block(key: bytes, index: int) -> bytes:
     """Block `index` of the stream: HMAC-SHA256(key, index as 8 bytes big-endian). For tests and verifiers: the
     schedule computes the same blocks in batches (`draw_stream`)."""
-    inner, outer = _pads(key)
-    return _hmac(inner, outer, index.to_bytes(8, "big"))
+    return hmac.new(key, index.to_bytes(8, "big"), "sha256").digest()
 
 
 def draw_stream(key: bytes) -> Callable[[], float]:
     """A function whose k-th call (k = 0, 1, ...) returns draw k of the stream keyed by `key`, a float in [0, 1):
     the 64-bit big-endian word k % 4 of block k // 4, shifted right by 11 bits, times 2**-53 (exact)."""
-    inner, outer = _pads(key)
+    keyed = hmac.new(key, digestmod="sha256").copy  # each block copies the keyed state rather than keying again
     words = struct.Struct(f">{DRAWS_PER_BLOCK * _BATCH_BLOCKS}Q").unpack
     counter = struct.Struct(">Q").pack
-    inner_copy, outer_copy = inner.copy, outer.copy
 
     def batch(first: int) -> list[float]:
         blocks = []
-        for j in range(first, first + _BATCH_BLOCKS):  # _hmac(), inlined: this loop is most of a draw's cost
-            mac = inner_copy()
+        for j in range(first, first + _BATCH_BLOCKS):
+            mac = keyed()
             mac.update(counter(j))
-            out = outer_copy()
-            out.update(mac.digest())
-            blocks.append(out.digest())
+            blocks.append(mac.digest())
         return [(w >> 11) * _UNIT for w in words(b"".join(blocks))]
 
     # chain's __next__ is one C call per draw; a batch is computed only when the one before is used up.
     return chain.from_iterable(map(batch, count(0, _BATCH_BLOCKS))).__next__
-
-
-def _pads(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
-    """SHA-256 states that have taken HMAC's inner and outer padded key: each block copies them."""
-    if len(key) > _HMAC_BLOCK:
-        key = hashlib.sha256(key).digest()
-    padded = key.ljust(_HMAC_BLOCK, b"\0")
-    return hashlib.sha256(bytes(b ^ 0x36 for b in padded)), hashlib.sha256(bytes(b ^ 0x5C for b in padded))
-
-
-def _hmac(inner: hashlib._Hash, outer: hashlib._Hash, message: bytes) -> bytes:
-    mac = inner.copy()
-    mac.update(message)
-    out = outer.copy()
-    out.update(mac.digest())
-    return out.digest()
 
 
 # --- the schedule -------------------------------------------------------------------------------------------------
