@@ -250,6 +250,16 @@ MakeDaemon = Callable[..., Daemon]
 
 
 @pytest.fixture
+def clock() -> Iterator[VirtualClock]:
+    """A virtual clock at 0, closed after the test; a test file that needs another start declares its own."""
+    virtual = VirtualClock()
+    try:
+        yield virtual
+    finally:
+        virtual.close()
+
+
+@pytest.fixture
 def make_daemon() -> Iterator[MakeDaemon]:
     """Daemons in this process, each closed at the test's end: `make_daemon(config)` on real time,
     `make_daemon(config, clock=clock)` on that clock, `make_daemon(config, virtual=True)` on a virtual clock of its

@@ -99,13 +99,6 @@ def mqtt_config(**settings: Any) -> MqttConfig:
     return from_mapping({"mqtt": {"broker": "mqtt://127.0.0.1", "table": "kitchen", **settings}}).mqtt
 
 
-@pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock()
-    yield virtual
-    virtual.close()
-
-
 def home(clock: VirtualClock | None = None, **settings: Any) -> HomeAssistant:
     """The device of a table "kitchen", its page at a LAN address."""
     page = "http://192.168.1.20:8080/"

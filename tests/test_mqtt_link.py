@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator
 
 import pytest
 
 from launcher.mqtt_link import REFUSALS_PER_MINUTE, MqttLink, RefusalLog
 from tests.virtual_clock import VirtualClock
-
-
-@pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock()
-    try:
-        yield virtual
-    finally:
-        virtual.close()
 
 
 def logged_at(link: MqttLink, clock: VirtualClock, caplog: pytest.LogCaptureFixture, until: float) -> list[float]:

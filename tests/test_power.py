@@ -4,7 +4,6 @@ the journal and as events), a machine that is not a Pi, and files that do not ho
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +89,6 @@ def test_get_throttled_is_read_before_the_hwmon(tmp_path: Path) -> None:
     throttled(tmp_path, "0x4")
     hwmon(tmp_path, 0, "rpi_volt", alarm="1")
     assert flags(tmp_path)["warnings"] == ["throttled"]
-
-
-@pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    clock = VirtualClock()
-    yield clock
-    clock.close()
 
 
 def test_a_condition_that_starts_and_ends(

@@ -27,13 +27,6 @@ from tests.virtual_clock import VirtualClock
 HOLD_S = 3.0
 
 
-@pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    clock = VirtualClock()
-    yield clock
-    clock.close()
-
-
 class Button:
     """A ButtonHold told the button's edges (True: down), as the link tells them."""
 

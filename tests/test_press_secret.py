@@ -245,13 +245,6 @@ def shape(line: bytes) -> tuple[bytes, tuple[int, ...]]:
     return cmd, tuple(len(a) for a in args)
 
 
-@pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    clock = VirtualClock()
-    yield clock
-    clock.close()
-
-
 def test_the_bytes_sent_to_the_board_between_two_presses_are_alike_for_a_fire_and_a_miss(
     tmp_path: Path, clock: VirtualClock
 ) -> None:

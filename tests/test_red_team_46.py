@@ -32,7 +32,15 @@ from launcher.tournament_wire import join_code, key_of, new_key, seal
 from tests.conftest import start_daemon, wait_until
 from tests.mosquitto import Broker, Listener, running_broker
 from tests.test_mqtt import mqtt_toml, table_dir
-from tests.test_tournament_trust import EIGHT, TABLES, Table, points, rounds, set_up_and_join
+from tests.test_tournament_trust import (
+    EIGHT,
+    TABLES,
+    Table,
+    points,
+    rounds,
+    set_up_and_join,
+    two_tables,
+)
 from tests.virtual_clock import VirtualClock
 
 ROOT = "uno-launcher/tournament"
@@ -45,21 +53,8 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 
 
 @pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    virtual = VirtualClock()
-    try:
-        yield virtual
-    finally:
-        virtual.close()
-
-
-@pytest.fixture
 def tables(tmp_path: Path, clock: VirtualClock) -> Iterator[tuple[Table, Table]]:
-    with ExitStack() as stack:
-        kitchen, garden = Table(tmp_path / "kitchen", "kitchen", clock), Table(tmp_path / "garden", "garden", clock)
-        stack.callback(kitchen.bus.close)
-        stack.callback(garden.bus.close)
-        yield kitchen, garden
+    yield from two_tables(tmp_path, clock)
 
 
 DEVICE = "homeassistant/device/uno_launcher_kitchen/config"

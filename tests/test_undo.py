@@ -3,7 +3,6 @@ is owed" dropping one demand, not a Wild All Hit in progress."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,6 @@ FOUR = ["Ann", "Bob", "Cy", "Dee"]
 def config(tmp_path: Path) -> Config:
     config = Config().replace("state", dir=str(tmp_path)).replace("web", port=0)
     return config.replace("sim", cards_per_second=400.0, card_block_ms=1.0).replace("dispense", min_rest_ms=0)
-
-
-@pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    clock = VirtualClock()
-    yield clock
-    clock.close()
 
 
 @pytest.fixture

@@ -25,13 +25,6 @@ CARDS_PER_SECOND = Config().sim.cards_per_second  # the simulated roller at full
 
 
 @pytest.fixture
-def clock() -> Iterator[VirtualClock]:
-    clock = VirtualClock()
-    yield clock
-    clock.close()
-
-
-@pytest.fixture
 def sim(clock: VirtualClock) -> Iterator[SimulatedHardware]:
     hardware = SimulatedHardware(Config(), clock=clock)
     yield hardware
