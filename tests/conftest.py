@@ -298,15 +298,15 @@ class ManualClock:
         return self.now
 
 
-def wait_until(predicate: Any, timeout: float = 10.0, interval: float = 0.01) -> Any:
-    """Poll until predicate() is truthy; return its value or fail the test."""
+def wait_until(predicate: Any, timeout: float = 10.0, what: str = "", *, interval: float = 0.01) -> Any:
+    """Poll until predicate() is truthy; return its value or fail the test, naming `what` it waited for."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    pytest.fail(f"timed out after {timeout} s waiting for {predicate}")
+    pytest.fail(f"timed out after {timeout} s waiting for {what or predicate}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

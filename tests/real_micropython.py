@@ -37,7 +37,8 @@ from launcher.hardware import framing
 from launcher.hardware.framing import Frame, Parser
 from launcher.hardware.header_board import FIRMWARE
 from launcher.hardware.sim import SimPin, SimulatedWorld
-from tests.sim_board import board, point, wait_until
+from tests.conftest import wait_until
+from tests.sim_board import board, point
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -303,18 +303,6 @@ def older_firmware(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
     monkeypatch.setattr(header_board, "load_firmware", older)
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    """Poll until predicate() is truthy and return its value; AssertionError after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
-        time.sleep(0.002)
-
-
 def on_clock(clock: VirtualClock, call: Callable[[], object], within: float = 60.0) -> None:
     """Make a blocking call (a close, which joins threads) while virtual time moves on for the threads it waits for.
 

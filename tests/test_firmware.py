@@ -19,7 +19,8 @@ from launcher.hardware.header_board import HeaderMachine, Ticks, pin_map
 from launcher.hardware.header_link import wiring
 from launcher.hardware.serial_link import SerialHardware
 from launcher.hardware.sim import SimulatedWorld
-from tests.sim_board import Motor, NotedPin, SimBoard, board, firmware, on_clock, wait_until
+from tests.conftest import wait_until
+from tests.sim_board import Motor, NotedPin, SimBoard, board, firmware, on_clock
 from tests.virtual_clock import VirtualClock
 
 BOOT_ID = "C0FFEE01"

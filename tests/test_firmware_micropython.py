@@ -23,9 +23,9 @@ from launcher.hardware import framing
 from launcher.hardware.base import StopReason
 from launcher.hardware.framing import EVENT, Frame, encode
 from launcher.hardware.serial_link import SerialHardware
-from tests.conftest import MakeDaemon
+from tests.conftest import MakeDaemon, wait_until
 from tests.real_micropython import MicroPythonBoard, board_on_pipes, micropython, run_script
-from tests.sim_board import board, wait_until
+from tests.sim_board import board
 
 __all__ = ["micropython"]  # the fixture, imported for the tests below
 

@@ -1,7 +1,5 @@
 """Scoring: every mode and house option, ties, elimination to the final, teams, undo and edit, checks, statistics."""
 
-import json
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,17 +7,10 @@ from hypothesis import strategies as st
 from launcher.game.cards import UNO_ATTACK, GameError
 from launcher.game.rulesets import HouseRules, Ruleset
 from launcher.game.scoring import Game, Mode, PlayerStats, RoundEntry
+from tests.saved_game import round_trip
 
 THREE = ["Ann", "Bob", "Cy"]
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
-
-
-def round_trip(game: Game) -> Game:
-    data = json.loads(json.dumps(game.to_dict()))
-    restored = Game.from_dict(data)
-    assert restored.to_dict() == data == game.to_dict()
-    assert restored.scoreboard() == game.scoreboard()
-    return restored
 
 
 # --- winner collects -----------------------------------------------------------------------------------------------

@@ -1,24 +1,15 @@
 """How a game ends: elimination played to the last player standing (beside the head-to-head final), and the loser
 named in the modes where reaching the target means having busted. Expected values are worked out from the rules."""
 
-import json
-
 import pytest
 
 from launcher.game.cards import GameError
 from launcher.game.rulesets import HouseRules
 from launcher.game.scoring import Game, Mode
+from tests.saved_game import round_trip
 
 THREE = ["Ann", "Bob", "Cy"]
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
-
-
-def round_trip(game: Game) -> Game:
-    data = json.loads(json.dumps(game.to_dict()))
-    restored = Game.from_dict(data)
-    assert restored.to_dict() == data == game.to_dict()
-    assert restored.scoreboard() == game.scoreboard()
-    return restored
 
 
 # --- elimination to the last player standing ---------------------------------------------------------------------

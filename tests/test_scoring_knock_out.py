@@ -9,16 +9,9 @@ import pytest
 from launcher.game.cards import GameError
 from launcher.game.rulesets import HouseRules, Ruleset
 from launcher.game.scoring import Game, Mode
+from tests.saved_game import round_trip
 
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
-
-
-def round_trip(game: Game) -> Game:
-    data = json.loads(json.dumps(game.to_dict()))
-    restored = Game.from_dict(data)
-    assert restored.to_dict() == data == game.to_dict()
-    assert restored.scoreboard() == game.scoreboard()
-    return restored
 
 
 def knock_out(target: int = 100, **kwargs) -> Game:

@@ -4,21 +4,15 @@ being the points of all its members' hands together; and in the scoring game the
 all go to the winner. So the team of whoever went out collects every member's hand of every other team, and the
 winner's partners' hands are their own team's, not the others'. Expected values are worked out by hand."""
 
-import json
-
 import pytest
 
 from launcher.game.cards import GameError
 from launcher.game.rulesets import HouseRules
 from launcher.game.scoring import Game, Mode
+from tests.saved_game import round_trip
 
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
 SIX = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
-
-
-def round_trip(game: Game) -> None:
-    data = json.loads(json.dumps(game.to_dict()))
-    assert Game.from_dict(data).scoreboard() == game.scoreboard()
 
 
 def test_whichever_partner_goes_out_the_team_collects_every_hand_of_the_other_team():

@@ -25,7 +25,8 @@ from launcher.hardware import framing, serial_fires
 from launcher.hardware.base import StopReason
 from launcher.hardware.serial_link import LinkDown, SerialHardware
 from launcher.hardware.sim import MemoryWire
-from tests.sim_board import SimBoard, Tamper, on_clock, wait_until
+from tests.conftest import wait_until
+from tests.sim_board import SimBoard, Tamper, on_clock
 from tests.virtual_clock import VirtualClock
 
 
