@@ -79,13 +79,18 @@ class Table:
         assert self.daemon.new_pins is not None and self.daemon.new_pins.admin is not None
         return self.daemon.new_pins.admin
 
-    def call(self, source: str, method: str, path: str, body: Any = None, cookie: str | None = None) -> Answer:
+    def call(
+        self, source: str, method: str, path: str, body: Any = None, cookie: str | None = None, **headers: str
+    ) -> Answer:
+        """A call from `source`, with the session `cookie` and headers of the caller's choosing (_ for -)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10, source_address=(source, 0))
         try:
-            headers = {"Content-Type": "application/json"} if body is not None else {}
+            sent = {name.replace("_", "-"): value for name, value in headers.items()}
+            if body is not None:
+                sent["Content-Type"] = "application/json"
             if cookie:
-                headers["Cookie"] = cookie
-            conn.request(method, path, None if body is None else json.dumps(body), headers)
+                sent["Cookie"] = cookie
+            conn.request(method, path, None if body is None else json.dumps(body), sent)
             reply = conn.getresponse()
             got = {name.lower(): value for name, value in reply.getheaders()}
             data = json.loads(reply.read() or b"null")

@@ -20,7 +20,6 @@ addresses of 127.0.0.0/8, through tests/test_doorbell.py's table. Wall-clock tim
 from __future__ import annotations
 
 import gzip
-import http.client
 import json
 import threading
 from collections.abc import Iterator
@@ -219,23 +218,6 @@ def door(request: pytest.FixtureRequest) -> Table:
     return found
 
 
-def _call(door: Table, source: str, method: str, path: str, body: Any = None, **headers: str) -> Answer:
-    """A call from `source` with headers of the attacker's choosing (names with _ for -)."""
-    conn = http.client.HTTPConnection("127.0.0.1", door.port, timeout=10, source_address=(source, 0))
-    try:
-        sent = {name.replace("_", "-"): value for name, value in headers.items()}
-        if body is not None:
-            sent["Content-Type"] = "application/json"
-        conn.request(method, path, None if body is None else json.dumps(body), sent)
-        reply = conn.getresponse()
-        got = {name.lower(): value for name, value in reply.getheaders()}
-        data = json.loads(reply.read() or b"null")
-    finally:
-        conn.close()
-    cookie = got.get("set-cookie")
-    return Answer(reply.status, data, got, cookie.split(";", 1)[0] if cookie else None)
-
-
 def _look(answer: Answer) -> dict[str, Any]:
     """A 202 as a stranger sees it: all but the ticket's and the code's own random values and the date."""
     return {
@@ -262,10 +244,10 @@ def test_forwarding_headers_do_not_make_one_guesser_many(door: Table, spoof: dic
     door.guard()
     for n in range(PinGuard.FREE_TRIES):
         headers = {name: value.format(n=n + 2) for name, value in spoof.items()}
-        assert _call(door, "127.0.7.7", "POST", "/api/session", {"pin": "000001"}, **headers).status == 401
+        assert door.call("127.0.7.7", "POST", "/api/session", {"pin": "000001"}, **headers).status == 401
     hashed = len(door.hashes)
     headers = {name: value.format(n=99) for name, value in spoof.items()}
-    waits = _call(door, "127.0.7.7", "POST", "/api/session", {"pin": door.table_pin}, **headers)
+    waits = door.call("127.0.7.7", "POST", "/api/session", {"pin": door.table_pin}, **headers)
     assert waits.status == 202, f"the header {spoof} made a new client: the PIN was checked ({waits.body})"
     assert len(door.hashes) == hashed
 
@@ -277,7 +259,7 @@ def test_a_rebound_name_is_refused_before_a_pin_is_counted_or_checked(door: Tabl
     door.guard()
     hashed = len(door.hashes)
     for n in range(20):
-        refused = _call(door, address(n), "POST", "/api/session", {"pin": door.table_pin}, Host=host)
+        refused = door.call(address(n), "POST", "/api/session", {"pin": door.table_pin}, Host=host)
         assert refused.status == 421 and refused.cookie is None, refused.body
     assert len(door.hashes) == hashed
     assert door.spend_the_budget(first=20) == PinGuard.BUDGET
@@ -382,7 +364,7 @@ def test_a_guest_farming_the_refund_of_its_right_pin_gets_no_more_admin_guesses(
     checked = 0
     for n in range(3600 // 5):
         clock.now += 5.0
-        guess = _call(door, "127.0.7.9", "POST", "/api/session", {"pin": f"{n:08d}"})
+        guess = door.call("127.0.7.9", "POST", "/api/session", {"pin": f"{n:08d}"})
         checked += guess.status == 401
         door.call("127.0.7.9", "POST", "/api/session", {"pin": door.table_pin})
     assert checked <= PinGuard.BUDGET + PinGuard.BUDGET_PER_HOUR, f"{checked} admin guesses checked in an hour"
@@ -455,9 +437,7 @@ def test_no_stranger_lets_a_pin_in_and_a_refused_try_leaves_the_ticket_waiting(d
     for cookie in (None, f"{name}=forged", ended, f"{name}={ticket['waiting']}", f"{name}={ticket['code']}"):
         refused = door.call("127.0.9.30", "POST", "/api/let-in", {"code": ticket["code"]}, cookie)
         assert refused.status in (401, 403), (cookie, refused.body)
-    rebound = _call(
-        door, "127.0.0.1", "POST", "/api/let-in", {"code": ticket["code"]}, Host="evil.example", Cookie=guest
-    )
+    rebound = door.call("127.0.0.1", "POST", "/api/let-in", {"code": ticket["code"]}, guest, Host="evil.example")
     assert rebound.status == 421, rebound.body
     assert len(door.hashes) == hashed
     assert door.call("127.0.9.30", "POST", "/api/session", {"waiting": ticket["waiting"]}).status == 202
