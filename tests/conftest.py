@@ -309,6 +309,16 @@ def wait_until(predicate: Any, timeout: float = 10.0, what: str = "", *, interva
     pytest.fail(f"timed out after {timeout} s waiting for {what or predicate}")
 
 
+# The long mode (UNO_LONG=1, README "Run the tests"): repetitions beyond what proves a point (more seeds, kills,
+# examples), for a release or a night; the suite's own run proves each point once, within CI's time.
+LONG = os.environ.get("UNO_LONG") == "1"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first: spread over the workers, the minute-long ones then run beside the rest, not after."""
+    """The slow tests first: spread over the workers, the minute-long ones then run beside the rest, not after.
+    Tests marked `long` are skipped unless the long mode is on."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if not LONG:
+        for item in items:
+            if item.get_closest_marker("long"):
+                item.add_marker(pytest.mark.skip(reason="a repetition of the long mode: run with UNO_LONG=1"))
