@@ -22,7 +22,16 @@ def build() -> bytes:
     page = (WEBUI / "checker" / "checker.html").read_text(encoding="utf-8")
     verifier = (WEBUI / "static" / "fairverify.js").read_text(encoding="utf-8")
     script = (WEBUI / "checker" / "checker.js").read_text(encoding="utf-8")
-    for marker, text in (("/*FAIRVERIFY*/", verifier), ("/*CHECKER*/", script)):
+    vendor = WEBUI / "checker" / "vendor"  # @noble/curves' BLS12-381, bundled by scripts/vendor-noble, and its licence
+    noble = (vendor / "noble-bls.b64").read_text(encoding="ascii").strip()
+    licence = (vendor / "LICENSE-noble").read_text(encoding="utf-8")
+    parts = (
+        ("/*FAIRVERIFY*/", verifier),
+        ("/*NOBLE_BLS*/", noble),
+        ("/*CHECKER*/", script),
+        ("/*NOBLE_LICENSE*/", licence),
+    )
+    for marker, text in parts:
         if page.count(marker) != 1:
             raise ValueError(f"webui/checker/checker.html must hold {marker} exactly once")
         page = page.replace(marker, text.rstrip("\n"))

@@ -20,6 +20,7 @@ from launcher.cli import main
 from launcher.fairness import FORMAT_V2, FORMAT_V3, RecordError, verify
 from launcher.schedule import PROFILES
 from tests import test_browser
+from tests.test_beacon import BEACON, ROUND, SIGNATURE, with_beacon
 from tests.test_fairness import CONTRIBUTIONS, SEED, play_shuffle
 from tests.test_fairness_sealed import RECORD, VALUES, entries, play_sealed, sealed_vector, vector_record
 
@@ -38,6 +39,9 @@ def test_the_checker_in_the_repository_is_a_fresh_build_and_small() -> None:
 def test_the_checker_asks_for_nothing_from_any_network() -> None:
     page = BUILT.read_text(encoding="utf-8")
     assert "default-src 'none'" in page  # its Content-Security-Policy forbids every connection
+    # The vendored library's licence, at the end, names its author's site: words, not an address anything loads.
+    page, licence = page.split("<!-- The drand signature check is @noble/curves")
+    assert "MIT" in licence and (ROOT / "webui/checker/vendor/LICENSE-noble").read_text("utf-8") in licence
     assert not re.search(
         r"\b(src|href)\s*=|https?://|^\s*import\b|import\(|fetch\(|XMLHttpRequest|WebSocket", page, re.M
     )
@@ -118,6 +122,12 @@ SUITE: list[tuple[str, Any, dict[str, Any]]] = [
     ("bad contribution", changed(RECORD, ["contributions", 0], "0" * 32), {}),
     ("bad outcome", changed(RECORD, ["outcomes", 0], {"press": 1}), {}),
     ("not an object", [1, 2], {}),
+    ("beacon", BEACON, {}),
+    ("beacon not had", with_beacon(signature=None, randomness=None), {}),
+    ("beacon signature", with_beacon(signature=SIGNATURE[:-2] + "9c"), {}),
+    ("beacon round", with_beacon(round=ROUND + 1), {}),
+    ("beacon randomness", with_beacon(randomness="ab" * 32), {}),
+    ("beacon of another chain", with_beacon(chain="0" * 64), {}),
 ]
 
 
@@ -151,6 +161,7 @@ def checker_verdict(page: Page, record: Any, seen: dict[str, Any]) -> tuple[str,
     page.fill("#commitment", seen.get("commitment", ""))
     page.fill("#mine", seen.get("mine", ""))
     page.click("#check")
+    expect(page.locator("#verdict")).not_to_have_attribute("data-state", "checking", timeout=60_000)
     state = page.locator("#verdict").get_attribute("data-state")
     lines = page.locator("#lines").text_content() or ""
     return str(state), lines.split("\n")
