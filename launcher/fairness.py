@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
-from launcher import beacon_bls
+from launcher import beacon_bls, record_qr
 from launcher.beacon import BeaconRound, parse_record
 from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
@@ -401,6 +401,11 @@ def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: I
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise RecordError(f"cannot read shuffle record {path}: {e}") from None
+    if text.lstrip().startswith(record_qr.PREFIX):  # a QR code's text, as the page shows it
+        try:
+            return verify(record_qr.unpacked(text), seen_commitment=seen_commitment, mine=mine)
+        except ValueError as e:
+            raise RecordError(f"{path}: {e}") from None
     if nests_deeper(text):
         raise RecordError(f"{path} is not a shuffle record: it nests deeper than {MAX_DEPTH} levels")
     try:

@@ -157,7 +157,8 @@ def checker_page(playwright_chromium: Any) -> Any:
 
 
 def checker_verdict(page: Page, record: Any, seen: dict[str, Any]) -> tuple[str, list[str]]:
-    page.fill("#record", json.dumps(record))
+    """The checker's verdict on a record (or, as text, what a QR code holds) pasted into it."""
+    page.fill("#record", record if isinstance(record, str) else json.dumps(record))
     page.fill("#commitment", seen.get("commitment", ""))
     page.fill("#mine", seen.get("mine", ""))
     page.click("#check")
@@ -198,3 +199,14 @@ def test_the_checkers_javascript_gives_the_format_5_known_answers(checker_page: 
     state, lines = checker_verdict(checker_page, vector_record(v), {})
     assert state == "ok" and lines == str(verify(vector_record(v))).split("\n")
     assert "NOTE: contribution 2 was committed and never revealed" in lines[1]
+
+
+@pytest.mark.browser
+def test_the_checker_takes_the_text_of_the_pages_qr_code_as_verify_does(checker_page: Page) -> None:
+    from launcher import record_qr
+
+    for record in (RECORD, BEACON, changed(RECORD, ["outcomes", 7, "cards"], 9)):
+        expected = cli_verdict(record, {})
+        assert checker_verdict(checker_page, record_qr.packed(record), {}) == expected
+    state, lines = checker_verdict(checker_page, record_qr.packed(RECORD)[:-2], {})
+    assert state == "unreadable" and lines[0].startswith("the QR code's text does not hold a record")

@@ -86,10 +86,40 @@ async function blsVerifier() {
   return (round, signature) => checkerBls.drandG1Verify(round, signature, FAIR_DRAND_KEY, FAIR_DRAND_DST);
 }
 
+// A QR code's text (launcher/record_qr.py): UNO-SHUFFLE: then the deflated record in digits, 7 bytes to 17 digits.
+const QR_PREFIX = "UNO-SHUFFLE:";
+const QR_DIGITS = [0, 3, 5, 8, 10, 13, 15, 17];
+
+async function fromQrText(text) {
+  const digits = text.trim().slice(QR_PREFIX.length);
+  if (!/^[0-9]+$/.test(digits)) throw new Error(`a shuffle's QR code text is ${QR_PREFIX} and digits`);
+  const bytes = [];
+  for (let at = 0; at < digits.length; ) {
+    const left = digits.length - at;
+    const size = left >= 17 ? 7 : QR_DIGITS.indexOf(left);
+    if (size <= 0) throw new Error("the QR code's digits are cut short: scan it again");
+    let value = BigInt(digits.slice(at, at + QR_DIGITS[size]));
+    if (value >= 256n ** BigInt(size)) throw new Error("the QR code's digits are not a record's: scan it again");
+    const group = [];
+    for (let i = 0; i < size; i++, value >>= 8n) group.unshift(Number(value & 255n));
+    bytes.push(...group);
+    at += QR_DIGITS[size];
+  }
+  const inflated = new Blob([Uint8Array.from(bytes)]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  return new Response(inflated).text();
+}
+
 async function check() {
   let record;
+  let text = document.getElementById("record").value;
   try {
-    record = JSON.parse(document.getElementById("record").value);
+    if (text.trim().startsWith(QR_PREFIX)) text = await fromQrText(text);
+  } catch (error) {
+    show("unreadable", [`the QR code's text does not hold a record (${error.message})`]);
+    return;
+  }
+  try {
+    record = JSON.parse(text);
   } catch (error) {
     show("unreadable", [`not valid JSON: ${error.message}`]);
     return;
