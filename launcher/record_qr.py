@@ -68,7 +68,7 @@ def unpacked(text: str) -> Any:
         raise ValueError(f"the QR code's text does not hold a record ({e})") from None
 
 
-@functools.lru_cache(maxsize=4)  # drawn once per record, however often asked (under a second on a Pi 4)
+@functools.lru_cache(maxsize=64)  # an ended record never changes: drawn once, however often (and by whom) asked
 def modules(text: str) -> tuple[int, str] | None:
     """The QR code of `text`: its size in modules and its dark modules, row by row, 8 to a byte, most significant
     bit first, as base64 (the page draws them on a canvas); None when it does not fit one code. Mask 0 always: the

@@ -236,6 +236,12 @@ class ShuffleBook:
         elif self._beacon is not None and resumed.mixing.phase != FIXED:
             resumed.mixing.binder = self._binder(resumed)
 
+    def close(self) -> None:
+        """The daemon stops: a round still awaited is no longer (a restart waits for it again, from the log)."""
+        played = self._current
+        if played is not None and played.mixing.beacon is not None:
+            played.mixing.beacon.cancel()
+
     def _binder(self, played: Shuffle) -> Callable[[], PendingBeacon]:
         source = self._beacon
         assert source is not None

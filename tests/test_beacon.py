@@ -22,7 +22,7 @@ from launcher.daemon import Daemon
 from launcher.mixing import REVEAL_S
 from launcher.sealing import commitment_of
 from tests.conftest import joined_client
-from tests.test_fairness_api import REVEAL, URL, current, events, fast, value
+from tests.test_fairness_api import REVEAL, URL, current, events, fast, phone, sealing_press, value
 from tests.virtual_clock import VirtualClock
 
 # A real quicknet round, as the relays answer GET /<chain>/public/657413 (published by python-drand-verify's README;
@@ -229,3 +229,61 @@ def test_with_the_beacon_off_nothing_is_asked_and_the_record_has_none(
     finally:
         running.close()
     assert asked == [] and "beacon" not in record and fairness.verify(record).ok
+
+
+def test_a_restart_while_the_round_is_awaited_waits_for_the_same_round(
+    tmp_path: Path, served: tuple[VirtualClock, list[str], list[bytes | None]]
+) -> None:
+    clock, asked, answers = served
+    answers.append(ANSWER)
+    first = beacon_daemon(tmp_path, clock)
+    try:
+        client = joined_client(first)
+        number, mine = current(client)["number"], value()
+        assert client.post(URL, json={"shuffle": number, "commitment": commitment_of(mine)}).status_code == 201
+        sealing_press(first)  # the button's first press closes the commitments and binds the round
+        assert events(first, "shuffle.sealed")[0]["beacon_round"] == ROUND
+    finally:
+        first.close()
+    second = beacon_daemon(tmp_path, clock)
+    try:
+        client = phone(second)  # a restart keeps the sessions: the same phone, on its way back
+        assert client.post(REVEAL, json={"shuffle": number, "value": mine}).get_json()["fixed"] is False
+        assert second.controller.press("web").wait(60)  # waits for ROUND again, not a new one
+        (fixed,) = events(second, "shuffle.fixed")
+        assert fixed["beacon"]["round"] == ROUND and fixed["beacon"]["signature"] == SIGNATURE
+        record, _ = second.controller.new_shuffle()
+    finally:
+        second.close()
+    assert all(url.endswith(f"/public/{ROUND}") for url in asked)
+    assert record["beacon"]["signature"] == SIGNATURE and fairness.verify(record).ok
+
+
+def test_with_the_beacon_withholding_chooses_nothing() -> None:
+    """The red team's withholder (tests/test_fairness_redteam.py) once more: after the honest phone revealed, the
+    host's phone keeps whichever of revealing or withholding makes the first press fire. Without a beacon that
+    works (1 - 0.75^2 = 44 %); with one, the round is signed after the reveals close, so the host can only judge
+    the two keys without it, and the press fires as often as chance (25 %)."""
+    import secrets
+
+    from launcher.sealing import Contribution, sealed_key
+    from tests.test_fairness_redteam import chi_square_p, first_press_fires
+
+    shuffles = 8_000
+    won_without = won_with = 0
+    for _ in range(shuffles):
+        seal, seed, honest, mine = (secrets.token_hex(16) for _ in range(4))
+        table = [Contribution(commitment_of(honest), honest)]
+
+        def key(revealed: bool, beacon: BeaconRound | None = None) -> bytes:
+            host = Contribution(commitment_of(mine), mine if revealed else None)  # noqa: B023 (this shuffle's)
+            return sealed_key(seal, seed, [*table, host], beacon)  # noqa: B023
+
+        reveal = first_press_fires(key(True)) or not first_press_fires(key(False))  # the best it can judge
+        won_without += first_press_fires(key(reveal))
+        round_had = BeaconRound(ROUND, secrets.token_hex(48))  # published after the choice
+        won_with += first_press_fires(key(reveal, round_had))
+    best_of_two = 1 - 0.75**2
+    assert chi_square_p([shuffles - won_without, won_without], [1 - best_of_two, best_of_two]) > 0.01
+    assert chi_square_p([shuffles - won_with, won_with], [0.75, 0.25]) > 0.01
+    assert chi_square_p([shuffles - won_with, won_with], [1 - best_of_two, best_of_two]) < 1e-6
