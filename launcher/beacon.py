@@ -110,15 +110,15 @@ def parse_record(value: Any) -> tuple[BeaconRound, str | None]:
     """A record's `beacon` as written: the round and its signature, and the randomness the record states (checked
     against the signature by the verifier). ValueError naming what is wrong."""
     expected = (
-        f"expected {{chain: {CHAIN[:8]}…, round: a whole number from 1, signature: 96 lowercase hex characters or "
-        "null, randomness: 64 lowercase hex characters or null}"
+        f"expected {{chain: {CHAIN[:8]}…, round: a whole number from 1 below 2^53, signature: 96 lowercase hex "
+        "characters or null, randomness: 64 lowercase hex characters or null}"
     )
     if not (isinstance(value, Mapping) and set(value) == {"chain", "round", "signature", "randomness"}):
         raise ValueError(expected)
     number, signature, randomness = value["round"], value["signature"], value["randomness"]
     if value["chain"] != CHAIN:
         raise ValueError(f"chain {value['chain']!r} is not drand quicknet's: {expected}")
-    if not (type(number) is int and number >= 1):
+    if not (type(number) is int and 1 <= number < 2**53):  # 2^53: where JSON's numbers stop being exact
         raise ValueError(expected)
     if signature is None:
         if randomness is not None:

@@ -14,7 +14,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from launcher.beacon import RELAYS, BeaconRound, Fetch, fetch_signature, http_get, round_after, round_time
+from launcher.beacon import (
+    FETCH_TIMEOUT_S,
+    RELAYS,
+    BeaconRound,
+    Fetch,
+    fetch_signature,
+    http_get,
+    round_after,
+    round_time,
+)
 from launcher.clock import Clock
 from launcher.threads import StoppableThread
 
@@ -32,6 +41,7 @@ class PendingBeacon:
         self._relays = relays
         self._due = clock.now() + max(0.0, signed_in)  # when the round is signed, on the clock
         self.deadline = self._due + WAIT_S
+        self.last_try_s = len(relays) * FETCH_TIMEOUT_S + RETRY_S  # a pass over the relays begun before the deadline
         self._lock = threading.Lock()
         self._settled: BeaconRound | None = None
         self._on_settled: Callable[[], None] = lambda: None

@@ -174,7 +174,8 @@ class Mixing:
 
     def _last_wait(self) -> float:
         window = (self.sealed_at or 0.0) + REVEAL_S
-        return window if self.beacon is None else max(window, self.beacon.deadline)
+        # The beacon's thread settles by its deadline, or once its last round of relays has answered or timed out.
+        return window if self.beacon is None else max(window, self.beacon.deadline + self.beacon.last_try_s)
 
     def _complete(self) -> bool:
         return all(c.value is not None for c in self.contributions)

@@ -128,6 +128,7 @@ SUITE: list[tuple[str, Any, dict[str, Any]]] = [
     ("beacon round", with_beacon(round=ROUND + 1), {}),
     ("beacon randomness", with_beacon(randomness="ab" * 32), {}),
     ("beacon of another chain", with_beacon(chain="0" * 64), {}),
+    ("beacon round past 2^53", with_beacon(round=2**53), {}),
 ]
 
 
