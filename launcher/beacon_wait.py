@@ -24,7 +24,7 @@ from launcher.beacon import (
     round_after,
     round_time,
 )
-from launcher.clock import Clock
+from launcher.clock import Clock, Event
 from launcher.threads import StoppableThread
 
 WAIT_S = 10.0  # after the round's time, how long the relays are tried before the key goes without the beacon
@@ -45,7 +45,7 @@ class PendingBeacon:
         self._lock = threading.Lock()
         self._settled: BeaconRound | None = None
         self._on_settled: Callable[[], None] = lambda: None
-        self._thread = StoppableThread(self._run, f"beacon-{number}", clock=clock)
+        self._thread: StoppableThread | None = None  # made by start(): a thread made is one the clock waits for
 
     @classmethod
     def had(cls, found: BeaconRound, clock: Clock) -> PendingBeacon:
@@ -56,11 +56,14 @@ class PendingBeacon:
 
     def start(self, on_settled: Callable[[], None]) -> None:
         self._on_settled = on_settled
+        self._thread = StoppableThread(lambda: self._run(stopping), f"beacon-{self.round}", clock=self._clock)
+        stopping = self._thread.stopping
         self._thread.start()
 
     def cancel(self) -> None:
         """The shuffle ended: the thread settles nothing and ends after its current fetch (not waited for here)."""
-        self._thread.stopping.set()
+        if self._thread is not None:
+            self._thread.stopping.set()
 
     @property
     def settled(self) -> BeaconRound | None:
@@ -68,8 +71,7 @@ class PendingBeacon:
         with self._lock:
             return self._settled
 
-    def _run(self) -> None:
-        stopping = self._thread.stopping
+    def _run(self, stopping: Event) -> None:
         stopping.wait(max(0.0, self._due - self._clock.now()))
         signature = None
         while not stopping.is_set() and signature is None:

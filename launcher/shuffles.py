@@ -233,8 +233,7 @@ class ShuffleBook:
             pending = self._beacon.wait_for(log.beacon_round, self._clock)
             resumed.mixing.beacon = pending
             pending.start(lambda: self._beacon_settled(resumed))
-        elif self._beacon is not None and resumed.mixing.phase != FIXED:
-            resumed.mixing.binder = self._binder(resumed)
+        # (Not yet sealed: _new_shuffle gave it its binder.)
 
     def close(self) -> None:
         """The daemon stops: a round still awaited is no longer (a restart waits for it again, from the log)."""
@@ -242,9 +241,8 @@ class ShuffleBook:
         if played is not None and played.mixing.beacon is not None:
             played.mixing.beacon.cancel()
 
-    def _binder(self, played: Shuffle) -> Callable[[], PendingBeacon]:
-        source = self._beacon
-        assert source is not None
+    def _binder(self, played: Shuffle, source: BeaconSource) -> Callable[[], PendingBeacon]:
+        """What binds `played`'s round when its commitments close, and starts waiting for it."""
 
         def bind() -> PendingBeacon:
             pending = source.bind(self._clock, REVEAL_S)
@@ -398,7 +396,7 @@ class ShuffleBook:
         mixing = Mixing(number, self._clock)
         started = Shuffle(number, profile, seed, sealed, schedule, mixing, factory, carried=carried)
         if self._beacon is not None:
-            mixing.binder = self._binder(started)
+            mixing.binder = self._binder(started, self._beacon)
         return started
 
     @staticmethod
