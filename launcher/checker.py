@@ -2,8 +2,10 @@
 (docs/FAIRNESS.md, "A checker the launcher did not serve").
 
 It is built, byte for byte the same on every machine, from the page's own verifier (webui/static/fairverify.js: the
-one source of the check in JavaScript) and the checker's page (webui/checker/). scripts/build-checker writes it to
-docs/checker/uno-checker.html; `uno-launcher verify --checker` prints its SHA-256. Standard library only.
+one source of the check in JavaScript), the checker's page (webui/checker/) and the BLS12-381 check of a drand
+round (webui/checker/vendor/: @noble/curves, bundled once by scripts/vendor-noble and kept as it is, with its
+licence). scripts/build-checker writes it to docs/checker/uno-checker.html; `uno-launcher verify --checker` prints
+its SHA-256. Standard library only.
 """
 
 from __future__ import annotations
