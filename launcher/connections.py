@@ -40,6 +40,7 @@ from waitress.server import TcpWSGIServer
 
 from launcher.channel import GuardedChannel, host_of, party
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.turns import FairDispatcher
 
 # One party's connections: a browser keeps at most 6 to one server, so ten phones behind one NAT (a family, a
 # café's table) and the table's screen fit; one joined session is one browser, with room for a second tab's stream.
@@ -163,8 +164,9 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
 def guarded_server(
     app: Any, sock: socket.socket, map: dict[int, Any], *, clock: Clock = REAL_CLOCK, **options: Any
 ) -> GuardedServer:
-    """waitress.create_server for one listening socket, with the guard. `options` are waitress's adjustments;
-    its maintenance (the deadlines' check) runs every second."""
+    """waitress.create_server for one listening socket, with the guard and launcher/turns.py's fair share of the
+    threads. `options` are waitress's adjustments; its maintenance (the deadlines' check) runs every second."""
     adj = Adjustments(sockets=[sock], cleanup_interval=1, log_socket_errors=False, **options)
     sockinfo = (sock.family, sock.type, sock.proto, sock.getsockname())
-    return GuardedServer(app, map, True, sock, adj=adj, bind_socket=False, sockinfo=sockinfo, clock=clock)
+    threads = FairDispatcher(adj.threads, adj.outbuf_high_watermark, clock)
+    return GuardedServer(app, map, True, sock, threads, adj=adj, bind_socket=False, sockinfo=sockinfo, clock=clock)
