@@ -10,25 +10,20 @@ there. So a stranger's connections, each with many requests in one packet and re
   deadline (launcher/channel.py, `DRAIN_S`) then cuts it off;
 - one party (an address, or an IPv6 /64: launcher/channel.py's `party()`) has at most a quarter of the threads
   serving it, event streams aside (the stream gate bounds those, webui/stream.py);
-- of the parties waiting, the one that has been served least of late goes first (the oldest served first among
-  equals), so a new phone waits for at most one request of each other party, and usually none, whatever a flood
-  of many addresses keeps sending.
+- of the parties waiting, the one that has been served least of late goes first (launcher/fair.py's `Usage`), so a
+  new phone waits for no flooder's request, whatever a flood of many addresses keeps sending, and flooders take
+  turns.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from typing import Protocol
 
 from waitress.task import ThreadedTaskDispatcher
 
 from launcher.clock import Clock
-
-# How fast a party's past service is forgotten: a minute's flood still weighs a little after a minute.
-MEMORY_S = 30.0
-# Parties remembered at most (those served least of late are forgotten first: they would go first anyway).
-PARTIES_KEPT = 1024
+from launcher.fair import Usage
 
 
 class Queued(Protocol):
@@ -48,12 +43,11 @@ class Turns:
     def __init__(self, threads: int, watermark: int, clock: Clock) -> None:
         self.share = max(1, threads // 4)
         self._watermark = watermark
-        self._clock = clock
         self._waiting: dict[str, deque[Queued]] = {}
         self._serving: set[Queued] = set()
         self._streaming: set[Queued] = set()  # served for good, counted against no party's share
         self._running: Counter[str] = Counter()
-        self._usage: dict[str, tuple[float, float]] = {}  # party: (weight, when), decaying over MEMORY_S
+        self._usage = Usage(clock.now)
 
     def append(self, channel: Queued) -> None:
         queued = self._waiting.setdefault(channel.party, deque())
@@ -69,18 +63,16 @@ class Turns:
 
     def popleft(self) -> Queued:
         """The next connection to serve: of the parties with one ready, the one served least of late."""
-        now = self._clock.now()
-        ready = [(p, c) for p, queued in self._waiting.items() if (c := self._ready(queued)) is not None]
-        party, channel = min(ready, key=lambda pc: self._weight(pc[0], now))
+        ready = {p: c for p, queued in self._waiting.items() if (c := self._ready(queued)) is not None}
+        party = self._usage.first(list(ready))
+        channel = ready[party]
         queued = self._waiting[party]
         queued.remove(channel)
         if not queued:
             del self._waiting[party]
         self._serving.add(channel)
         self._running[party] += 1
-        self._usage[party] = (self._weight(party, now)[0] + 1.0, now)
-        if len(self._usage) > PARTIES_KEPT:
-            del self._usage[min(self._usage, key=lambda p: self._weight(p, now))]
+        self._usage.served(party)
         return channel
 
     def streaming(self, channel: Queued) -> None:
@@ -108,11 +100,6 @@ class Turns:
             if channel not in self._serving and not unread:
                 return channel
         return None
-
-    def _weight(self, party: str, now: float) -> tuple[float, float]:
-        """How much `party` was served of late (decayed), and when last: the smaller goes first."""
-        weight, when = self._usage.get(party, (0.0, -math.inf))
-        return (weight * math.exp(-(now - when) / MEMORY_S) if weight else 0.0, when)
 
 
 class FairDispatcher(ThreadedTaskDispatcher):  # type: ignore[misc]  # waitress has no type hints
