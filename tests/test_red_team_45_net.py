@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import multiprocessing
+import queue
 import resource
 import socket
 import sqlite3
@@ -19,8 +21,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -219,13 +222,43 @@ def test_a_strangers_thousands_of_refused_writes_keep_nothing(daemon: RunningDae
 @contextmanager
 def _joins_with_the_pin(daemon: RunningDaemon, sources: list[str], workers: int) -> Iterator[Counter[int]]:
     """`workers` connections, the n-th from sources[n % len(sources)], each sending joins with the right PIN one
-    after another (at most 5,000 in all) while the block runs; the answers' statuses."""
-    stop = threading.Event()
+    after another (at most 5,000 in all) while the block runs; the answers' statuses, once it ends. From a process
+    of its own, as from the guest's own device: 64 busy threads in this one would starve the probes of the GIL and
+    time the test's own process rather than the daemon."""
+    spawn = multiprocessing.get_context("spawn")
+    started, stop, answered = spawn.Event(), spawn.Event(), spawn.Queue()
+    guest = spawn.Process(
+        target=_join_flood, args=(_host_port(daemon), daemon.table_pin, sources, workers, started, stop, answered)
+    )
+    guest.start()
     statuses: Counter[int] = Counter()
-    body = json.dumps({"pin": daemon.table_pin})
+    try:
+        assert started.wait(60), "the guest's process did not start"
+        time.sleep(1)
+        yield statuses
+    finally:
+        stop.set()
+        with suppress(queue.Empty):
+            statuses.update(answered.get(timeout=60))
+        guest.join(30)
+        answered.close()
+
+
+def _join_flood(
+    address: tuple[str, int],
+    pin: str,
+    sources: list[str],
+    workers: int,
+    started: Any,
+    stop: Any,
+    answered: Any,
+) -> None:
+    """The guest's process: its joins until `stop`, then their statuses on `answered`."""
+    statuses: Counter[int] = Counter()
+    body = json.dumps({"pin": pin})
 
     def run(source: str) -> None:
-        conn = http.client.HTTPConnection(*_host_port(daemon), timeout=10, source_address=(source, 0))
+        conn = http.client.HTTPConnection(*address, timeout=10, source_address=(source, 0))
         try:
             while not stop.is_set() and sum(statuses.values()) < 5000:
                 conn.request("POST", "/api/session", body=body, headers={"Content-Type": "application/json"})
@@ -240,13 +273,11 @@ def _joins_with_the_pin(daemon: RunningDaemon, sources: list[str], workers: int)
     threads = [threading.Thread(target=run, args=(sources[n % len(sources)],), daemon=True) for n in range(workers)]
     for thread in threads:
         thread.start()
-    try:
-        time.sleep(1)
-        yield statuses
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join(30)
+    started.set()
+    stop.wait()
+    for thread in threads:
+        thread.join(30)
+    answered.put(dict(statuses))
 
 
 def _join_status(daemon: RunningDaemon, source: str, timeout_s: float = 10) -> int | str:
