@@ -58,11 +58,14 @@ class Turns:
         return any(self._ready(queued) is not None for queued in self._waiting.values())
 
     def __len__(self) -> int:
-        """Connections a thread could serve now (waitress logs when more wait than threads are idle)."""
+        """Parties with a connection a thread could serve now (waitress logs when more wait than threads are
+        idle)."""
         return sum(self._ready(queued) is not None for queued in self._waiting.values())
 
     def popleft(self) -> Queued:
-        """The next connection to serve: of the parties with one ready, the one served least of late."""
+        """The next connection to serve: of the parties with one ready, the one served least of late. Asked only
+        after `bool()` said yes, under the same lock; a waiting connection only becomes readier meanwhile (the loop
+        thread sends what it holds, or it closes: nothing is written to it while it waits)."""
         ready = {p: c for p, queued in self._waiting.items() if (c := self._ready(queued)) is not None}
         party = self._usage.first(list(ready))
         channel = ready[party]
