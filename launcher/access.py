@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from launcher.clock import REAL_CLOCK, Clock
+from launcher.clock import REAL_CLOCK, Clock, Event
 from launcher.errors import LauncherError
 from launcher.fair import PartyLock
 from launcher.pin_guard import PinGuard as PinGuard  # where its users have always found it
@@ -119,6 +119,27 @@ def _hash(pin: str, salt: bytes) -> bytes:
 _STAND_IN = (bytes(16), bytes(32))
 
 
+def _checked(pin: str, stored: dict[str, tuple[bytes, bytes]], made: dict[Role, str]) -> Role:
+    """The role `pin` opens against the stored hashes and the PINs made up but not saved yet: the same work for
+    any PIN."""
+    opens = Role.NONE
+    for role in (Role.TABLE, Role.ADMIN):  # the admin's last: it wins, as it did first
+        salt, digest = stored.get(role.label, _STAND_IN)
+        hashed = hmac.compare_digest(_hash(pin, salt), digest) and role.label in stored
+        remembered = hmac.compare_digest(made.get(role, "").encode(), pin.encode()) and role in made
+        if hashed or remembered:
+            opens = role
+    return opens
+
+
+@dataclass
+class _Flight:
+    """A PIN check under way that joins with the same PIN wait for."""
+
+    done: Event
+    role: Role | None = None  # None: not known (the check failed), so each waiter checks for itself
+
+
 def session_digest(token: str) -> str:
     """A session token as the store and the budgets keep it: no live token is written anywhere."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -166,6 +187,7 @@ class AccessBook:
         # PINs a join proved right, by a keyed digest (never the digits), with the stored hashes they matched.
         self._known_key = secrets.token_bytes(32)
         self._known: dict[bytes, tuple[object, Role]] = {}
+        self._checking: dict[tuple[bytes, object], _Flight] = {}
         self._saver: StoppableThread | None = None
         self._pins_changed = store.path.with_name(PINS_CHANGED_FILE)
         # Held while a session is opened (memory, then disk) and while sessions are reread after a PIN change
@@ -352,32 +374,39 @@ class AccessBook:
         """The role a PIN opens (admin first), or NONE. Always the same work, whatever the PIN: one hash per role,
         a stand-in's for a role not set, every comparison made, so that no answer comes sooner for one PIN than
         another. Costs two hashes: limit guesses before. `remember` (a join only, whose answer tells right from
-        wrong anyway): a PIN found right before, under the same stored hashes, costs none, so that a guest's joins
-        with the right PIN from many addresses cannot keep the cores hashing (found by the red team)."""
+        wrong anyway): a PIN found right before, under the same stored hashes, costs none, and joins with the same
+        PIN at once share one check, so that a guest's joins with the right PIN from many addresses cannot keep the
+        cores hashing (found by the red team: 64 addresses' first joins at once hashed 128 times in a row)."""
         with self._made_lock:  # read before the store: a PIN saved in between is found there
             made = dict(self._made)
         with self._store.connect() as conn:
             stored = {name: (salt, digest) for name, salt, digest in access_tables.pin_hashes(conn)}
+        if not remember:
+            return _checked(pin, stored, made)
         hashes = tuple(sorted(stored.items()))
         tag = hmac.new(self._known_key, pin.encode(), "sha256").digest()
-        if remember:
-            with self._made_lock:
-                known = self._known.get(tag)
+        with self._made_lock:
+            known = self._known.get(tag)
             if known is not None and known[0] == hashes:
                 return known[1]
-        opens = Role.NONE
-        for role in (Role.TABLE, Role.ADMIN):  # the admin's last: it wins, as it did first
-            salt, digest = stored.get(role.label, _STAND_IN)
-            hashed = hmac.compare_digest(_hash(pin, salt), digest) and role.label in stored
-            remembered = hmac.compare_digest(made.get(role, "").encode(), pin.encode()) and role in made
-            if hashed or remembered:
-                opens = role
-        if remember and opens is not Role.NONE:
+            flight = self._checking.get((tag, hashes))
+            leading = flight is None
+            if flight is None:
+                flight = self._checking[(tag, hashes)] = _Flight(self._threads.event())
+        if not leading:
+            flight.done.wait()
+            return flight.role if flight.role is not None else _checked(pin, stored, made)
+        try:
+            flight.role = _checked(pin, stored, made)
+        finally:
             with self._made_lock:
-                if len(self._known) >= 16:  # a table has two PINs: bounded whatever joins
-                    self._known.clear()
-                self._known[tag] = (hashes, opens)
-        return opens
+                del self._checking[(tag, hashes)]
+                if flight.role not in (None, Role.NONE):
+                    if len(self._known) >= 16:  # a table has two PINs: bounded whatever joins
+                        self._known.clear()
+                    self._known[tag] = (hashes, flight.role)
+            flight.done.set()
+        return flight.role
 
     def open_session(
         self, role: Role, *, replacing: str | None = None, table_pin: str | None = None, party: str | None = None

@@ -49,14 +49,14 @@ def test_a_new_party_waits_for_the_holder_only_whatever_a_flood_has_waiting() ->
 
     holder = threading.Thread(target=write, args=("10.0.0.99", release))
     holder.start()
-    _until(lambda: order == ["10.0.0.99"])
+    until(lambda: order == ["10.0.0.99"])
     threads = [threading.Thread(target=write, args=(p,)) for p in flood]
     for thread in threads:
         thread.start()
-    _until(lambda: lock.waiting == len(flood))
+    until(lambda: lock.waiting == len(flood))
     phone = threading.Thread(target=write, args=("192.168.1.20",))
     phone.start()
-    _until(lambda: lock.waiting == len(flood) + 1)
+    until(lambda: lock.waiting == len(flood) + 1)
     release.set()
     for thread in [holder, phone, *threads]:
         thread.join(10)
@@ -64,7 +64,7 @@ def test_a_new_party_waits_for_the_holder_only_whatever_a_flood_has_waiting() ->
     assert sorted(order[2:]) == sorted(flood)
 
 
-def _until(done: Callable[[], bool]) -> None:
+def until(done: Callable[[], bool]) -> None:
     """Wait for the threads to reach their waits (bounded): what the test looks at, not a time it asserts."""
     deadline = time.monotonic() + 10
     while not done():
