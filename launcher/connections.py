@@ -12,8 +12,10 @@ connection is a `GuardedChannel` (launcher/channel.py, where the deadlines below
   session at most `PER_SESSION`; a newcomer beyond either is never the one refused: the party's (or session's)
   first to go gives way, a waiting stranger's in the order below, else the idlest joined one between requests;
 - a request whose headers and body have not all arrived `REQUEST_DEADLINE_S` after its first byte is cut off;
-- an answer whose unsent output has not emptied `DRAIN_S` after it began is cut off: a stranger's answer, or anyone's
-  event stream (which never ends, but keeps up with its reader; the page reconnects with Last-Event-ID);
+- an answer whose unsent output has not emptied `DRAIN_S` after it began is cut off, joined phone's or stranger's,
+  an event stream too (which never ends, but keeps up with its reader; the page reconnects with Last-Event-ID);
+- waitress's threads are handed out by launcher/turns.py: a share per party, turns fair across parties, and a
+  connection's next request waits for its reader on no thread;
 - strangers' connections that wait (a request still arriving, an answer still being read, idle after an answer,
   or silent since accepted) are at most `MOST_WAITING`, all parties together: beyond, the guard closes first the
   slow ones (sending a request, or reading an answer for `SLOW_DRAIN_S`), then the longest silent, then the
