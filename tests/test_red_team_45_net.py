@@ -3,9 +3,8 @@
 An attacker on the family's Wi-Fi (a stranger without a PIN, or a guest holding the table's PIN) tries methods the
 guard's own tests do not name. Each flood comes from 127.0.0.N, is bounded in count and time, and closes what it
 opened; meanwhile new phones (each from 127.0.1.N) load the page and join, as in tests/test_attack_connections.py.
-The doors it found are closed: pipelined requests never read (launcher/turns.py: a party's share of the
-threads, a connection's next request waiting for its reader on no thread, the read deadline for everyone) and joins
-from many addresses (turns fair across parties: a new phone waits for no flooder's turn).
+The doors it found are closed: pipelined requests never read and joins from many addresses (launcher/turns.py and
+launcher/fair.py: threads and session writes in turns across parties, the read deadline for everyone).
 """
 
 from __future__ import annotations
@@ -127,8 +126,7 @@ def _waves(daemon: RunningDaemon, sources: list[str], first: bytes, count: int, 
 
 def test_a_strangers_pipelined_requests_never_read_do_not_hold_every_thread(daemon: RunningDaemon) -> None:
     """40 connections from one address, each with 80 page requests in one packet (some 6 MB of answers, more than
-    the kernel's send buffer takes: about 4 MB on loopback), read never; a new wave every 4 s. Measured before
-    launcher/turns.py: 2 of 8."""
+    the kernel's send buffer takes: about 4 MB on loopback), read never; a new wave every 4 s. Before: 2 of 8."""
     with _waves(daemon, ["127.0.0.2"], _pipelined(80), 40, every_s=4.0):
         results = _probes(daemon)
     _assert_held("a stranger's pipelined requests from one address", results)
@@ -228,10 +226,8 @@ def _joins_with_the_pin(daemon: RunningDaemon, sources: list[str], workers: int)
     time the test's own process rather than the daemon."""
     spawn = multiprocessing.get_context("spawn")
     started, stop, answered = spawn.Event(), spawn.Event(), spawn.Queue()
-    guest = spawn.Process(
-        target=_join_flood, args=(_host_port(daemon), daemon.table_pin, sources, workers, started, stop, answered)
-    )
-    guest.start()
+    args = (_host_port(daemon), daemon.table_pin, sources, workers, (started, stop, answered))
+    (guest := spawn.Process(target=_join_flood, args=args)).start()
     statuses: Counter[int] = Counter()
     try:
         assert started.wait(60), "the guest's process did not start"
@@ -245,16 +241,9 @@ def _joins_with_the_pin(daemon: RunningDaemon, sources: list[str], workers: int)
         answered.close()
 
 
-def _join_flood(
-    address: tuple[str, int],
-    pin: str,
-    sources: list[str],
-    workers: int,
-    started: Any,
-    stop: Any,
-    answered: Any,
-) -> None:
+def _join_flood(address: tuple[str, int], pin: str, sources: list[str], workers: int, signals: Any) -> None:
     """The guest's process: its joins until `stop`, then their statuses on `answered`."""
+    started, stop, answered = signals
     statuses: Counter[int] = Counter()
     body = json.dumps({"pin": pin})
 
