@@ -127,12 +127,23 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
         return True
 
     def write_stream(self, data: bytes) -> bool:
-        """Queue `data` (sent at once where the socket takes it); False if the connection is gone. Never waits while
+        """Send `data`, queueing what the socket does not take; False if the connection is gone. Never waits while
         `total_outbufs_len` is below the high watermark, which the writer checks first."""
-        try:
-            self.write_soon(data)
-        except ClientDisconnected:
-            return False
+        with self.outbuf_lock:  # the loop thread flushes under it too (handle_write)
+            if self.connected and not self.total_outbufs_len:  # nothing queued: straight to the socket, in order
+                try:
+                    data = data[self.socket.send(data) :]
+                except BlockingIOError:
+                    pass
+                except OSError as e:
+                    self._lost(e)
+                    return False
+                if not data:
+                    return True
+            try:
+                self.write_soon(data)
+            except ClientDisconnected:
+                return False
         return True
 
     def end_stream(self) -> None:
