@@ -253,12 +253,7 @@ def bare_process(fires: int, config_path: Path, priority: int) -> Timed:
     try:
         with loaded(timed):
             for _ in range(fires):
-                sent = probe.send(b"p")
-                woke, on = (float(t) for t in probe.line().split())
-                timed.waits.append(woke - sent)
-                timed.paths.append(on - woke)
-                probe.send(b"r")
-                probe.send(b"c")
+                probe.timed_press(timed)
         return timed
     finally:
         assert process.stdin is not None
@@ -320,6 +315,16 @@ class HeaderProbe:
             self._heard += more
         said, self._heard = self._heard.split(b"\n", 1)
         return said.decode().strip()
+
+    def timed_press(self, timed: Timed) -> None:
+        """Press the button of a board armed to fire, note when the edge thread woke and the motor went on, then
+        release it and pass the card."""
+        sent = self.send(b"p")
+        woke, on = (float(t) for t in self.line().split())
+        timed.waits.append(woke - sent)
+        timed.paths.append(on - woke)
+        self.send(b"r")
+        self.send(b"c")
 
     def heard(self, seconds: float) -> bool:
         """Whether the report has said something, waiting at most `seconds`."""
@@ -400,12 +405,7 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
                 if not armed_soon():
                     host_press()
                     continue
-                sent = probe.send(b"p")
-                woke, on = (float(t) for t in probe.line().split())
-                timed.waits.append(woke - sent)
-                timed.paths.append(on - woke)
-                probe.send(b"r")
-                probe.send(b"c")
+                probe.timed_press(timed)
                 settle()
         if len(timed.waits) < fires:
             trouble, link = daemon.controller.snapshot()["trouble"], daemon.hardware.describe()["message"]
