@@ -4,7 +4,9 @@ Each server on loopback, one after the other, its streams opened in steps (20, 1
 open from one step to the next; at each step: its threads and RSS, the time from sending POST /api/press to the
 press's `button.pressed` event arriving at every stream, over all (stream, press) pairs, and its CPU time per
 press. Presses go one at a time: the next is sent once every stream has the last one. The CPU per press grows with
-the streams; its slope (least squares over the steps) is what a stream costs a press.
+the streams; its slope (least squares over the steps) is what a stream costs a press. The daemon's next press is
+sent once its launcher is free again (a stream has the outcome, and the rest is over), as a player presses: a press
+sent while the last still fires waits for it (`PRESS_WAIT_S`), which would time the fire, not the streams.
 
 The daemon runs on fast simulated hardware with its default `[web] threads`, its streams joined as phones are (a
 session for each four streams, StreamGate.PER_SESSION). The baseline is benchmarks/baseline_sse_server.py (no Flask,
@@ -52,7 +54,8 @@ from webui.stream import StreamGate
 BATCH = 64  # streams connecting at once: below the listen backlog (128 for the daemon and the one-thread server)
 CONNECT_S = 60.0  # for all the streams of one step to connect
 EVENT_WAIT_S = 10.0  # for a press's event to reach every stream
-SETTLE_S = 1.0  # after the streams connect, before the idle window
+SETTLE_S = 1.0  # after the streams connect, before the presses
+REST_S = 0.05  # after a press's outcome: the launcher's rest (min_rest_ms = 10 in FAST_SIM_TOML) and its events
 REFERENCE = ROOT / "benchmarks" / "one_thread_sse_server.py"
 ONE_THREAD = "one thread (selectors)"
 THREADED = "stdlib thread per stream"
@@ -91,6 +94,7 @@ class Streams:
         self._connected = 0
         self._failures: list[str] = []
         self._counts: Counter[int] = Counter()  # press -> streams that have its event
+        self._ended: set[int] = set()  # presses whose outcome (launcher.fired, missed, …) a stream received
         self._cond = threading.Condition()
         self._stopping = False
         self._error: BaseException | None = None
@@ -111,6 +115,11 @@ class Streams:
             raise Failure(f"{len(self._failures)} stream(s) failed to connect; the first: {self._failures[0]}")
         if not done:
             raise Failure(f"only {self._connected} of {target} streams connected within {CONNECT_S:g} s")
+
+    def wait_outcome(self, press: int) -> bool:
+        """Whether a stream has the press's outcome within EVENT_WAIT_S: the launcher is free once it has rested."""
+        with self._cond:
+            return self._cond.wait_for(lambda: press in self._ended, timeout=EVENT_WAIT_S)
 
     def wait_press(self, press: int) -> bool:
         """Whether every open stream has the press's event within EVENT_WAIT_S."""
@@ -211,12 +220,15 @@ class Streams:
                 continue
             stream.events += 1
             if b'"button.pressed"' in block:  # parse only what is measured: the client's time counts too
-                for line in block.split(b"\n"):
-                    if line.startswith(b"data: "):
-                        press = json.loads(line[6:])["data"]["press"]
-                        stream.pressed[press] = at
-                        self._counts[press] += 1
-                        complete.append(press)
+                press = _data(block)["press"]
+                stream.pressed[press] = at
+                self._counts[press] += 1
+                complete.append(press)
+            elif b'"type":"launcher.' in block and not self._ended.issuperset(stream.pressed):
+                ended = _data(block).get("press")
+                if isinstance(ended, int):
+                    self._ended.add(ended)
+                    complete.append(ended)
         stream.body = body[start:]
         if complete:
             with self._cond:
@@ -231,12 +243,20 @@ class Streams:
                 self._cond.notify_all()
 
 
+def _data(block: bytes) -> dict:
+    """The data of the event in `block`."""
+    line = next(line for line in block.split(b"\n") if line.startswith(b"data: "))
+    data: dict = json.loads(line[6:])["data"]
+    return data
+
+
 @dataclass
 class Server:
     name: str
     url: str
     pid: int
     press_cookie: str
+    rest_s: float = 0.0  # > 0: a launcher, free this long after a press's outcome (FAST_SIM_TOML's min_rest_ms)
 
 
 @dataclass
@@ -277,6 +297,10 @@ def measure(server: Server, streams: Streams, cookies: list[str], presses: int) 
         if not streams.wait_press(reply["press"]):
             missing = sum(reply["press"] not in s.pressed for s in streams.all)
             raise Failure(f"{server.name}: {missing} stream(s) missed press {reply['press']}")
+        if server.rest_s:  # the next press finds the launcher free, as a player's does: no wait for a fire timed
+            if not streams.wait_outcome(reply["press"]):
+                raise Failure(f"{server.name}: no outcome of press {reply['press']}")
+            time.sleep(server.rest_s)
     figures.cpu_ms_per_press = (cpu_seconds(server.pid) - cpu_before) * 1e3 / presses
     figures.samples = [s.pressed[p] - sent_at for p, sent_at in sent.items() for s in streams.all]
     figures.events_per_press = (sum(s.events for s in streams.all) - events_before) / len(streams.all) / presses
@@ -331,9 +355,8 @@ def run(args: argparse.Namespace) -> list[Figures]:
         cookies = [join(daemon.url, daemon.table_pin) for _ in range(sessions)]
         per_stream = [c for c in cookies for _ in range(StreamGate.PER_SESSION)][:most]
         print(f"  daemon: {sessions} sessions joined in {time.monotonic() - began:.1f} s", flush=True)
-        server = Server(
-            f"daemon ({WebConfig().threads} threads)", daemon.url, daemon.process.pid, daemon.joined.table_cookie
-        )
+        name = f"daemon ({WebConfig().threads} threads)"
+        server = Server(name, daemon.url, daemon.process.pid, daemon.joined.table_cookie, rest_s=REST_S)
         results += steps(server, per_stream, counts, args.presses)
         daemon.close()  # before the next server starts: they do not share the cores
 

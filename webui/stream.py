@@ -104,7 +104,7 @@ class StreamGate:
         return _most_held(widest, lambda t: t.session or "")[0]
 
     def _give_way(self, ticket: StreamTicket) -> None:
-        """With the lock held: `ticket`'s place is free now; its stream ends within HANG_UP_CHECK_S."""
+        """With the lock held: `ticket`'s place is free now; its stream ends within stream_hub.PASS_S."""
         self._drop(ticket)
         ticket.given_way.set()
 
