@@ -15,7 +15,8 @@ import pytest
 
 from launcher.events import EventBus, EventType
 from launcher.store import Store
-from tests.conftest import RunningDaemon, start_daemon, wait_until
+from tests.conftest import MakeDaemon, RunningDaemon, local_config, start_daemon, wait_until
+from webui.parts import parts
 from webui.stream import StreamGate
 
 pytestmark = pytest.mark.slow
@@ -130,3 +131,22 @@ def test_recent_events_are_read_by_position_and_an_older_start_is_said(tmp_path:
         assert event.frame == f"id: {event.id}\ndata: {event.json_text}\n\n".encode()
     finally:
         bus.close()
+
+
+def test_under_a_server_that_cannot_hand_over_the_request_thread_writes_the_stream(
+    make_daemon: MakeDaemon, tmp_path: Path
+) -> None:
+    """Flask's test client (or any WSGI server but the daemon's) has no connection to hand over: the stream still
+    starts, sends what is published, and leaves its place when it is closed."""
+    daemon = make_daemon(local_config(tmp_path))
+    client = daemon.app.test_client()
+    answer = client.get("/api/events", buffered=False)
+    body = iter(answer.response)
+    assert next(body) == b": connected\n\n"
+    event = daemon.bus.publish(EventType.BUTTON_PRESSED, {"press": 7})
+    assert next(body) == event.frame
+    with daemon.app.app_context():
+        gate = parts().streams
+    assert gate.count == 1
+    answer.close()
+    assert gate.count == 0
