@@ -13,9 +13,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from launcher.daemon import CHANNEL_TIMEOUT_S
 from launcher.events import EventBus, EventType
 from launcher.store import Store
-from tests.conftest import MakeDaemon, RunningDaemon, local_config, start_daemon, wait_until
+from tests.conftest import FAST_SIM_TOML, MakeDaemon, RunningDaemon, local_config, start_daemon, wait_until
 from webui.parts import parts
 from webui.stream import StreamGate
 
@@ -150,3 +151,20 @@ def test_under_a_server_that_cannot_hand_over_the_request_thread_writes_the_stre
     assert gate.count == 1
     answer.close()
     assert gate.count == 0
+
+
+def test_a_quiet_stream_outlives_the_servers_idle_timeout(tmp_path: Path) -> None:
+    """A handed-over stream has no request under way, which is what waitress's idle timeout (CHANNEL_TIMEOUT_S)
+    closes; with a heartbeat longer than that, a stream must still be open and told the next event."""
+    running = start_daemon(tmp_path, FAST_SIM_TOML.replace("heartbeat_s = 0.5", "heartbeat_s = 300"))
+    try:
+        with _open(running, "127.0.8.4") as sock:
+            assert b": connected\n\n" in _read_until(sock, b": connected\n\n")
+            quiet = _read_until(sock, b"never sent", within_s=CHANNEL_TIMEOUT_S + 3)
+            assert b"id: " not in quiet  # nothing happened meanwhile: the stream was quiet for the whole timeout
+            status, reply = running.post("/api/press", {})
+            assert status == 200, reply
+            marker = f'"press":{reply["press"]}'.encode()
+            assert marker in _read_until(sock, marker)
+    finally:
+        running.close()
