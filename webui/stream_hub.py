@@ -14,6 +14,8 @@ shutdown end a stream within one pass; a pass runs at least every `PASS_S`, and 
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -24,6 +26,8 @@ from launcher.threads import StoppableThread
 
 if TYPE_CHECKING:  # webui/stream.py hands streams over
     from webui.stream import StreamGate, StreamTicket
+
+log = logging.getLogger(__name__)
 
 PASS_S = 1.0  # a stream's place is free again this soon after its phone hung up or it gave way
 BEHIND_BYTES = 64 * 1024  # below waitress's high watermark, past which a write would wait for the phone
@@ -99,31 +103,41 @@ class StreamHub:
         made: dict[tuple[int, bool], tuple[bytes, int] | None] = {}  # (seen, chunked) → (bytes, last id)
         kept = []
         for follower in followers:
-            pipe = follower.pipe
-            if follower.ticket.given_way.is_set() or not pipe.stream_open():
+            try:
+                going_on = self._write(follower, now, newest, made)
+            except Exception:  # one stream's trouble must not stop every other's
+                log.exception("a stream to %s failed; it is ended", follower.ticket.party)
+                going_on = False
+            if going_on:
+                kept.append(follower)
+            else:
                 self._end(follower)
-                continue
-            if pipe.total_outbufs_len >= BEHIND_BYTES:
-                kept.append(follower)  # behind: nothing more until it drains, or the guard cuts it off
-                continue
-            if follower.seen < newest:
-                key = (follower.seen, pipe.chunked)
-                if key not in made:
-                    made[key] = self._frames(*key)
-                found = made[key]
-                if found is None or not pipe.write_stream(found[0]):
-                    self._end(follower)  # out of memory's reach (the page replays from the log), or gone
-                    continue
-                follower.seen, follower.written_at = found[1], now
-            elif now - follower.written_at >= self._heartbeat_s:
-                if not pipe.write_stream(_chunk(HEARTBEAT) if pipe.chunked else HEARTBEAT):
-                    self._end(follower)
-                    continue
-                follower.written_at = now
-            kept.append(follower)
         if any(found is not None and found[1] < newest for found in made.values()):
             self._wake.set()  # a page of a long catch-up: the next one in the next pass
         return kept
+
+    def _write(
+        self, follower: _Follower, now: float, newest: int, made: dict[tuple[int, bool], tuple[bytes, int] | None]
+    ) -> bool:
+        """Write `follower` what it has not seen, or a heartbeat when quiet; False when it ends."""
+        pipe = follower.pipe
+        if follower.ticket.given_way.is_set() or not pipe.stream_open():
+            return False
+        if pipe.total_outbufs_len >= BEHIND_BYTES:
+            return True  # behind: nothing more until it drains, or the guard cuts it off
+        if follower.seen < newest:
+            key = (follower.seen, pipe.chunked)
+            if key not in made:
+                made[key] = self._frames(*key)
+            found = made[key]
+            if found is None or not pipe.write_stream(found[0]):
+                return False  # out of memory's reach (the page replays from the log), or gone
+            follower.seen, follower.written_at = found[1], now
+        elif now - follower.written_at >= self._heartbeat_s:
+            if not pipe.write_stream(_chunk(HEARTBEAT) if pipe.chunked else HEARTBEAT):
+                return False
+            follower.written_at = now
+        return True
 
     def _frames(self, seen: int, chunked: bool) -> tuple[bytes, int] | None:
         events = self._bus.recent_after(seen)
@@ -133,8 +147,9 @@ class StreamHub:
         return (_chunk(data) if chunked else data), events[-1].id
 
     def _end(self, follower: _Follower) -> None:
-        follower.pipe.end_stream()
         self._gate.leave(follower.ticket)
+        with contextlib.suppress(OSError):  # the server is closing already: the connection goes with it
+            follower.pipe.end_stream()
 
 
 def _chunk(data: bytes) -> bytes:
