@@ -77,6 +77,8 @@ class Stream:
     connected: bool = False  # its first comment arrived
     ended: bool = False
     pressed: dict[int, float] = field(default_factory=dict)  # press -> when its `button.pressed` arrived
+    # press -> seconds from the event's publishing (its `ts`, the wall clock) to its arrival: the fan-out alone
+    fanned: dict[int, float] = field(default_factory=dict)
     events: int = 0  # events of any type received
 
 
@@ -163,7 +165,7 @@ class Streams:
             return
         except OSError:
             data = b""
-        at = time.perf_counter()
+        at, wall = time.perf_counter(), time.time()
         if not data:
             self._end(stream, "closed by the server before its first comment")
             return
@@ -180,7 +182,7 @@ class Streams:
             stream.head_done = True
             stream.chunked = b"transfer-encoding: chunked" in head.lower()
         stream.body += self._dechunk(stream, data) if stream.chunked else data
-        self._events(stream, at)
+        self._events(stream, at, wall)
 
     @staticmethod
     def _dechunk(stream: Stream, data: bytes) -> bytes:
@@ -207,7 +209,7 @@ class Streams:
         stream.raw = raw[pos:]
         return b"".join(out)
 
-    def _events(self, stream: Stream, at: float) -> None:
+    def _events(self, stream: Stream, at: float, wall: float) -> None:
         start, body, complete = 0, stream.body, []
         while (end := body.find(b"\n\n", start)) >= 0:
             block, start = body[start:end], end + 2
@@ -220,12 +222,15 @@ class Streams:
                 continue
             stream.events += 1
             if b'"button.pressed"' in block:  # parse only what is measured: the client's time counts too
-                press = _data(block)["press"]
+                event = _event(block)
+                press = event["data"]["press"]
                 stream.pressed[press] = at
+                if "ts" in event:  # the daemon's (the baseline's events carry no time)
+                    stream.fanned[press] = wall - event["ts"]
                 self._counts[press] += 1
                 complete.append(press)
             elif b'"type":"launcher.' in block and not self._ended.issuperset(stream.pressed):
-                ended = _data(block).get("press")
+                ended = _event(block)["data"].get("press")
                 if isinstance(ended, int):
                     self._ended.add(ended)
                     complete.append(ended)
@@ -243,11 +248,11 @@ class Streams:
                 self._cond.notify_all()
 
 
-def _data(block: bytes) -> dict:
-    """The data of the event in `block`."""
+def _event(block: bytes) -> dict:
+    """The event in `block`."""
     line = next(line for line in block.split(b"\n") if line.startswith(b"data: "))
-    data: dict = json.loads(line[6:])["data"]
-    return data
+    event: dict = json.loads(line[6:])
+    return event
 
 
 @dataclass
@@ -266,6 +271,7 @@ class Figures:
     threads: int
     rss: float
     samples: list[float] = field(default_factory=list)
+    fanned: list[float] = field(default_factory=list)  # from the event's publishing to its arrival (the daemon's)
     cpu_ms_per_press: float = 0.0
     events_per_press: float = 0.0  # all the events a stream received for a press
 
@@ -303,6 +309,7 @@ def measure(server: Server, streams: Streams, cookies: list[str], presses: int) 
             time.sleep(server.rest_s)
     figures.cpu_ms_per_press = (cpu_seconds(server.pid) - cpu_before) * 1e3 / presses
     figures.samples = [s.pressed[p] - sent_at for p, sent_at in sent.items() for s in streams.all]
+    figures.fanned = [s.fanned[p] for p in sent for s in streams.all if p in s.fanned]
     figures.events_per_press = (sum(s.events for s in streams.all) - events_before) / len(streams.all) / presses
     print(f"  {server.name}: {figures.streams} streams connected in {connect_s:.1f} s; {presses} presses", flush=True)
     return figures
@@ -405,7 +412,12 @@ def report(args: argparse.Namespace, results: list[Figures]) -> None:
     for f in ours:
         base = theirs[f.streams]
         p50, p99 = f.p50_ms / base.p50_ms, f.p99_ms / base.p99_ms
-        print(f"ratio daemon / stdlib at {f.streams} streams: p50 {p50:.2f}x, p99 {p99:.2f}x")
+        fan50, fan99 = (percentile(f.fanned, q) * 1e3 for q in (50, 99))
+        print(
+            f"ratio daemon / stdlib at {f.streams} streams: p50 {p50:.2f}x, p99 {p99:.2f}x; the daemon's fan-out "
+            f"alone (publish -> arrival) p50 {fan50:.2f} / p99 {fan99:.2f} ms, p99 {fan99 / base.p99_ms:.2f}x the "
+            "stdlib's whole press"
+        )
     if len(ours) > 1:
         mine, base_slope = slope(ours), slope(list(theirs.values()))
         print(
