@@ -159,7 +159,9 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
             super().handle_write()
 
     def received(self, data: bytes) -> bool:
-        if self.handed_over:  # a stream's connection takes no further request: its answer never ends
+        if self.handed_over:  # a stream's answer never ends: bytes after its request are no client's, nor read on
+            if data:
+                self.cut()
             return True
         arriving = self.request
         taken: bool = super().received(data)
