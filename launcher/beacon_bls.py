@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 
 from launcher.beacon import DST, PUBLIC_KEY
 
@@ -13,13 +14,19 @@ from launcher.beacon import DST, PUBLIC_KEY
 @functools.lru_cache(maxsize=64)
 def signature_ok(number: int, signature: str) -> bool:
     """Whether `signature` (96 hex characters: a compressed G1 point) is quicknet's for round `number`."""
-    # Imported here: only `verify` needs it, and it takes a moment to load.
-    from py_ecc.bls.hash_to_curve import hash_to_G1
-    from py_ecc.bls.point_compression import decompress_G1, decompress_G2
-    from py_ecc.bls.typing import G1Compressed, G2Compressed
-    from py_ecc.fields import optimized_bls12_381_FQ12 as FQ12
-    from py_ecc.optimized_bls12_381.optimized_curve import G2, curve_order, is_inf, multiply, neg
-    from py_ecc.optimized_bls12_381.optimized_pairing import final_exponentiate, miller_loop
+    # Imported here: only `verify` needs it, and it takes a moment to load. py_ecc raises the process's recursion
+    # limit to 100,000 as it loads; past about 20,000 C frames the stack overflows, so JSON nested too deep would kill
+    # the process instead of raising RecursionError. The check itself runs within the usual limit.
+    limit = sys.getrecursionlimit()
+    try:
+        from py_ecc.bls.hash_to_curve import hash_to_G1
+        from py_ecc.bls.point_compression import decompress_G1, decompress_G2
+        from py_ecc.bls.typing import G1Compressed, G2Compressed
+        from py_ecc.fields import optimized_bls12_381_FQ12 as FQ12
+        from py_ecc.optimized_bls12_381.optimized_curve import G2, curve_order, is_inf, multiply, neg
+        from py_ecc.optimized_bls12_381.optimized_pairing import final_exponentiate, miller_loop
+    finally:
+        sys.setrecursionlimit(limit)
 
     raw = bytes.fromhex(signature)
     try:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,6 +92,27 @@ def with_beacon(**changes: Any) -> dict[str, Any]:
     record = copy.deepcopy(BEACON)
     record["beacon"].update(changes)
     return record
+
+
+# Checks a signed record, then reads a stored game nested past Python's recursion limit, in one process.
+CHECK_THEN_READ_DEEP = """
+from launcher import fairness
+from launcher.history import UNREADABLE, read_state
+from tests.test_beacon import BEACON
+assert fairness.verify(BEACON).beacon_signature_ok
+try:
+    read_state("[" * 100_000 + "]" * 100_000)
+except UNREADABLE:
+    print("left out")
+"""
+
+
+def test_a_signature_check_leaves_a_damaged_store_refused_and_the_process_alive() -> None:
+    """The BLS library raises the process's recursion limit as it loads; with it raised, state nested too deep
+    overflows the C stack and kills the process instead of being left out."""
+    done = subprocess.run([sys.executable, "-c", CHECK_THEN_READ_DEEP], capture_output=True, text=True,
+                          cwd=Path(__file__).parent.parent, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "left out"), done.stderr[-2000:]
 
 
 def test_a_record_bound_to_a_recorded_round_verifies() -> None:
