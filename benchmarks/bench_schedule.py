@@ -1,9 +1,11 @@
 """How much slower is a simulated press than drawing one random number?
 
-Times 1,000,000 `Schedule.next_outcome()` calls per profile, keyed as a shuffle is (launcher.fairness.shuffle_key),
+Times 1,000,000 `Schedule.next_outcome()` calls per profile, keyed as a shuffle is
+(launcher.fairplay.fairness.shuffle_key),
 against two bare loops of 1,000,000 draws in the same run (best of a few repeats each, taking turns):
 
-- the schedule's own source, the HMAC-SHA256 counter stream (`launcher.schedule.draw_stream`). Target: a press at
+- the schedule's own source, the HMAC-SHA256 counter stream (`launcher.fairplay.schedule.draw_stream`). Target: a
+press at
   most 10 times one of its draws: the schedule's own work stays small beside the randomness it needs;
 - `random.random()`, the Mersenne Twister the schedule drew from before the stream (records of the first format
   still replay on it), for comparison with the figures of earlier versions. A cryptographic draw costs several
@@ -26,8 +28,8 @@ from collections.abc import Callable
 
 from measure import parse
 
-from launcher.fairness import shuffle_key
-from launcher.schedule import PROFILES, Schedule, draw_stream
+from launcher.fairplay.fairness import shuffle_key
+from launcher.fairplay.schedule import PROFILES, Schedule, draw_stream
 
 TARGET_RATIO = 10.0
 SEED = "bench"

@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 from bench_sse_fanout import start_baseline
 from measure import ROOT, cpu_seconds, parse, percentile, rss_mb, threads
 
-from launcher.access import MOST_SESSIONS
+from launcher.access.book import MOST_SESSIONS
 from launcher.config import WebConfig
 from tests.conftest import FAST_SIM_TOML, http_json, join, start_daemon
 from webui.stream import StreamGate

@@ -46,8 +46,8 @@ def probe_help() -> None:
 
 def probe_start(config: str) -> None:
     """`uno-launcher run` until it tells systemd READY, the moment it answers (its socket listens already)."""
-    from launcher import sdnotify
     from launcher.cli import main
+    from launcher.system import sdnotify
 
     def ready(status: str) -> bool:
         dump("ready")
@@ -235,7 +235,7 @@ def probe_press_all(config: str, idle_s: str, presses: str = str(PRESSES)) -> No
     import threading
     import time
 
-    from launcher.access import Role
+    from launcher.access.book import Role
 
     pressing = _Presses()
     marked = _marked_pin(pressing.motor_on)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launcher import __version__
-from launcher.schedule import PROFILES
+from launcher.fairplay.schedule import PROFILES
 
 # Each command imports what it uses when it runs, the config's and the store's code included: `--help` and a quick
 # command start in a fraction of the time (gpiozero, the QR code maker and the web layer are the heavy ones; the
@@ -133,7 +133,7 @@ def _presses(text: str) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from launcher import simulate
+    from launcher.fairplay import profile_stats as simulate
 
     return simulate.run(args)
 
@@ -150,7 +150,7 @@ def _effective_config(args: argparse.Namespace) -> Config:
 
 def _run(args: argparse.Namespace) -> int:
     from launcher.daemon import Daemon, StartupError
-    from launcher.netinfo import loopback_only
+    from launcher.system.netinfo import loopback_only
     from launcher.threads import StoppableThread
 
     config = _effective_config(args)
@@ -236,16 +236,16 @@ def _print_pins(table: str | None, admin: str | None) -> None:
 
 def _print_qr(token: str | None, page_url: str) -> None:
     """A QR code of the page: one that joins with the invite's token when it is given."""
-    from launcher.qr import join_url, qr_text
+    from launcher.system.qr import join_url, qr_text
 
     print(qr_text(page_url if token is None else join_url(page_url, token)), end="", flush=True)
 
 
 def _new_pins(args: argparse.Namespace) -> int:
     """Set or make up new PINs in the daemon's store; the phones they had joined must join again."""
-    from launcher.access import AccessBook, PinError, Role, check_pin_shape, make_up_pin
-    from launcher.netinfo import public_urls
+    from launcher.access.book import AccessBook, PinError, Role, check_pin_shape, make_up_pin
     from launcher.store import STORE_FILE, Store
+    from launcher.system.netinfo import public_urls
 
     config = _effective_config(args)
     wanted = {Role.TABLE: args.table, Role.ADMIN: args.admin}
@@ -275,8 +275,8 @@ def _new_pins(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     """0: the shuffle checks out; 1: it does not; 2: no readable record."""
-    from launcher import fairness
-    from launcher.shuffles import ShuffleOpen
+    from launcher.fairplay import fairness
+    from launcher.fairplay.shuffles import ShuffleOpen
 
     if args.checker:
         return _checker(args.out)
@@ -301,7 +301,7 @@ def _checker(out: Path | None) -> int:
     """The standalone checker's SHA-256, built from this installation's sources, and where to get the file."""
     import hashlib
 
-    from launcher import checker
+    from launcher.fairplay import checker
 
     data = checker.build()
     print(f"{hashlib.sha256(data).hexdigest()}  uno-checker.html")
@@ -313,8 +313,8 @@ def _checker(out: Path | None) -> int:
 
 
 def _stored_record(config: Config, number: int) -> dict[str, Any]:
-    from launcher import fairness
-    from launcher.shuffles import stored_record
+    from launcher.fairplay import fairness
+    from launcher.fairplay.shuffles import stored_record
     from launcher.store import STORE_FILE, Store, readable
 
     path = config.state_dir / STORE_FILE
@@ -330,9 +330,9 @@ def _stored_record(config: Config, number: int) -> dict[str, Any]:
 def _export(args: argparse.Namespace) -> int:
     import time
 
-    from launcher.export import NoSuchGame, export_chunks
-    from launcher.history import History
     from launcher.store import STORE_FILE, Store, readable
+    from launcher.table.export import NoSuchGame, export_chunks
+    from launcher.table.history import History
 
     path = _effective_config(args).state_dir / STORE_FILE
     if not path.exists():
@@ -354,8 +354,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _backup(args: argparse.Namespace) -> int:
-    from launcher import backup
     from launcher.store import STORE_FILE
+    from launcher.system import backup
 
     if (args.file is None) == (args.into is None):
         print(
@@ -375,9 +375,9 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    from launcher import backup
-    from launcher.statelock import StateDirBusy
     from launcher.store import StoreError
+    from launcher.system import backup
+    from launcher.system.statelock import StateDirBusy
 
     state_dir = _effective_config(args).state_dir
     try:
@@ -399,7 +399,7 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _pins(args: argparse.Namespace) -> int:
-    from launcher import workbench
+    from launcher.press import workbench
 
     print(workbench.wiring_table(_effective_config(args).pins), end="")
     return 0
@@ -425,8 +425,8 @@ def _workbench_hardware(config: Config) -> HeaderHardware:
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from launcher import workbench
     from launcher.daemon import StartupError
+    from launcher.press import workbench
 
     config = _effective_config(args)
     try:
@@ -450,8 +450,8 @@ def _selftest(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from launcher import workbench
     from launcher.daemon import StartupError
+    from launcher.press import workbench
 
     config = _effective_config(args)
     try:

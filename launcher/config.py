@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.errors import LauncherError
-from launcher.schedule import PROFILES, Profile, ProfileError, custom_profile
+from launcher.fairplay.schedule import PROFILES, Profile, ProfileError, custom_profile
 
 
 class ConfigError(LauncherError, ValueError):
@@ -149,7 +149,8 @@ class StateConfig:
 
 @dataclass(frozen=True)
 class LimitsConfig:
-    """What one joined phone may do (launcher/budgets.py): far above a family's game, far below filling a disk."""
+    """What one joined phone may do (launcher/access/budgets.py): far above a family's game, far below filling a
+    disk."""
 
     games_per_minute: int = _opt(6, lo=1, hi=600)  # per session
     declarations_per_minute: int = _opt(120, lo=1, hi=6000)  # per session

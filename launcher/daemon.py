@@ -17,37 +17,37 @@ from types import FrameType
 from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
-from launcher import sdnotify
-from launcher.access import AccessBook
-from launcher.aiming import SeatAimer
-from launcher.beacon_wait import BeaconSource
-from launcher.budgets import Budget, Budgets
+from launcher.access.book import AccessBook
+from launcher.access.budgets import Budget, Budgets
+from launcher.access.connections import guarded_server
+from launcher.access.doorbell import Doorbell
+from launcher.access.doorbell_hold import HoldToLetIn
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
-from launcher.connections import guarded_server
-from launcher.controller import Controller
-from launcher.doorbell import Doorbell
-from launcher.doorbell_hold import HoldToLetIn
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
-from launcher.games import GameDesk
+from launcher.fairplay.beacon_wait import BeaconSource
+from launcher.fairplay.schedule import MAX_PAUSE_MS, PROFILES
+from launcher.fairplay.shuffles import ShuffleBook
 from launcher.hardware.base import Aims, Hardware, Links, Refills
-from launcher.history import History
-from launcher.home_assistant import HomeAssistant
-from launcher.hopper import Hopper, HopperCount
-from launcher.moments import MomentTeller
-from launcher.mqtt import MqttBridge, MqttError, Snapshot
-from launcher.mqtt_link import MqttLink
-from launcher.netinfo import public_urls
-from launcher.power import PowerMonitor, PowerWarning, SysfsPowerFlags
-from launcher.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
-from launcher.schedule import MAX_PAUSE_MS, PROFILES
-from launcher.shuffles import ShuffleBook
-from launcher.statelock import StateDirBusy, StateLock
+from launcher.home.home_assistant import HomeAssistant
+from launcher.home.moments import MomentTeller
+from launcher.home.mqtt import MqttBridge, MqttError, Snapshot
+from launcher.home.mqtt_link import MqttLink
+from launcher.home.tournament import TournamentBook
+from launcher.home.tournament_post import TournamentPost
+from launcher.press.aiming import SeatAimer
+from launcher.press.controller import Controller
+from launcher.press.hopper import Hopper, HopperCount
+from launcher.press.wear import Wear
 from launcher.store import STORE_FILE, Store, hopper_table
-from launcher.tournament import TournamentBook
-from launcher.tournament_post import TournamentPost
-from launcher.wear import Wear
+from launcher.system import sdnotify
+from launcher.system.netinfo import public_urls
+from launcher.system.power import PowerMonitor, PowerWarning, SysfsPowerFlags
+from launcher.system.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
+from launcher.system.statelock import StateDirBusy, StateLock
+from launcher.table.games import GameDesk
+from launcher.table.history import History
 from webui import MAX_BODY_BYTES, create_app
 
 log = logging.getLogger(__name__)
@@ -331,12 +331,12 @@ class Daemon:
             self._sockets,
             threads=web.threads,
             # Open connections, streams and idle ones together. At this many the guard closes a waiting stranger's
-            # to take a new one (launcher/connections.py), so it is far above what the streams may hold (see
+            # to take a new one (launcher/access/connections.py), so it is far above what the streams may hold (see
             # webui/stream.py) and what a family's phones keep open, and below the 1,024 files a process may open
             # by default (systemd/uno-launcher.service says so with LimitNOFILE).
             connection_limit=CONNECTION_LIMIT,
             # A connection silent this long between requests is closed (an event stream is never idle: it has a
-            # request under way). A slow sender that trickles a byte now and then: launcher/connections.py.
+            # request under way). A slow sender that trickles a byte now and then: launcher/access/connections.py.
             channel_timeout=CHANNEL_TIMEOUT_S,
             # Refused before it is read: no request body reaches the disk (waitress spools big ones to a file).
             max_request_body_size=MAX_BODY_BYTES,

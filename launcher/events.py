@@ -65,7 +65,7 @@ class EventType(enum.StrEnum):
     PINS_CHANGED = "pins.changed"
     POWER_CHANGED = "power.changed"  # the Pi's under-voltage or throttling warnings started or ended
     DAEMON_POWERING_OFF = "daemon.powering_off"  # the big button was held: the Pi is switching off
-    TOURNAMENT_SET_UP = "tournament.set_up"  # here or at another table (launcher/tournament.py)
+    TOURNAMENT_SET_UP = "tournament.set_up"  # here or at another table (launcher/home/tournament.py)
     TOURNAMENT_ROUND = "tournament.round"  # a round scored here or at another table, with the standings
 
 

@@ -37,7 +37,7 @@ class Refusal(StrEnum):
     ELIMINATED = "eliminated"  # side, round: out of the game since that round
     LAST_CARD_NEEDED = "last_card_needed"  # player: the house rule needs the card they went out on
     NO_FINISH_ON = "no_finish_on"  # player, card: nobody goes out on that card (Trade Hands, or the house rule)
-    # Declarations (launcher/game/plays.py, table_core.py, launcher/game_requests.py).
+    # Declarations (launcher/game/plays.py, table_core.py, launcher/table/game_requests.py).
     FIRST_CARD_BACK = "first_card_back"  # card: it goes back into the deck, another is turned up
     FIRST_CARD_LATE = "first_card_late"  # the round is under way
     NOTHING_TO_CHALLENGE = "nothing_to_challenge"  # player: owes no Wild Draw Four
@@ -46,7 +46,8 @@ class Refusal(StrEnum):
     # A new game's settings (launcher/game/scoring.py).
     ELIMINATION_NEEDS_THREE = "elimination_needs_three"  # elimination with 2 players or teams
     KNOCK_OUT_TEAMS = "knock_out_teams"  # knock-out play with teams
-    # A phone's contribution to a shuffle (launcher/shuffles.py), each with `shuffle`, the number it was sent for.
+    # A phone's contribution to a shuffle (launcher/fairplay/shuffles.py), each with `shuffle`, the number it was sent
+    # for.
     CONTRIBUTIONS_CLOSED = "contributions_closed"  # its first press fixed it
     CONTRIBUTIONS_FULL = "contributions_full"  # max: it has the most it takes
     ALREADY_CONTRIBUTED = "already_contributed"  # from this session

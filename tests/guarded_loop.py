@@ -1,4 +1,5 @@
-"""The harness of tests/test_connections.py and tests/test_turns.py: launcher/connections.py's guarded waitress on
+"""The harness of tests/test_connections.py and tests/test_turns.py: launcher/access/connections.py's guarded waitress
+on
 loopback, in-process; the test drives waitress's loop itself, pass by pass, and moves the guard's virtual clock."""
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from typing import Any
 
 from waitress import wasyncore
 
-from launcher.channel import MARK_JOINED, MARK_STREAM
-from launcher.connections import MOST_WAITING, GuardedServer, guarded_server
+from launcher.access.channel import MARK_JOINED, MARK_STREAM
+from launcher.access.connections import MOST_WAITING, GuardedServer, guarded_server
 from launcher.daemon import OUTBUF_HIGH_WATERMARK
 from tests.virtual_clock import VirtualClock
 

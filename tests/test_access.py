@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import access
-from launcher.access import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
+from launcher.access.book import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
+from launcher.access.book import book as access
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, access_tables
 from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config, start_daemon
@@ -106,7 +106,7 @@ def test_the_admin_pin_may_do_everything(daemon: Daemon) -> None:
 
 def test_wrong_pins_are_limited_per_phone_and_the_limit_is_shown(daemon: Daemon) -> None:
     clock = ManualClock()
-    daemon.app.extensions["launcher.pin_guard"] = PinGuard(clock=clock)
+    daemon.app.extensions["launcher.access.pin_guard"] = PinGuard(clock=clock)
     table, _ = _pins(daemon)
     wrong = "0000" if table != "0000" else "1111"
     guesser = daemon.app.test_client()

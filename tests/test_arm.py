@@ -1,4 +1,4 @@
-"""The board's arm on its own (launcher/arm.py), against a board that records what it is asked: when it is armed,
+"""The board's arm on its own (launcher/press/arm.py), against a board that records what it is asked: when it is armed,
 that the host takes the arm back before it decides, and that a fire told more than once is one press.
 tests/test_reflex.py runs the same protocol end to end (controller, serial link, firmware)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from launcher.arm import BoardArm
+from launcher.fairplay.schedule import Outcome
 from launcher.hardware.base import DispenseResult, FireJob
-from launcher.schedule import Outcome
+from launcher.press.arm import BoardArm
 
 NEXT = Outcome(press=4, cards=2, tension=0.5)
 

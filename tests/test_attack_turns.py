@@ -1,4 +1,4 @@
-"""Attacks on launcher/turns.py and the deadlines that nobody named in issue #45: many parties each new, a reader
+"""Attacks on launcher/access/turns.py and the deadlines that nobody named in issue #45: many parties each new, a reader
 that takes its answer a trickle at a time, a half-closed socket, a flood of pipelined HEADs, a body promised
 after `Expect: 100-continue` or in chunks and never finished. In-process on loopback (tests/guarded_loop.py: two
 threads, so a party's share is one), the loop driven by the test, the guard's clock virtual."""
@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from launcher.channel import DRAIN_S, REQUEST_DEADLINE_S
+from launcher.access.channel import DRAIN_S, REQUEST_DEADLINE_S
+from launcher.access.turns import Turns
 from launcher.daemon import OUTBUF_HIGH_WATERMARK
-from launcher.turns import Turns
 from tests.guarded_loop import WHOLE_GET, Served, answer, closed_by_server, serving
 from tests.test_turns import Conn, _served_in_order
 from tests.virtual_clock import VirtualClock

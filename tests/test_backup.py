@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from launcher import backup
 from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
 from launcher.events import EventBus, EventType
-from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError, event_table
 from launcher.store.migrations import normalized_sql
+from launcher.system import backup
+from launcher.system.statelock import StateDirBusy, StateLock
 
 
 def _store(state: Path, events: int = 0) -> Path:
@@ -240,7 +240,7 @@ def test_a_daemon_killed_with_9_leaves_no_stale_lock(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, pathlib; from launcher.statelock import StateLock; "
+            "import sys, pathlib; from launcher.system.statelock import StateLock; "
             "StateLock(pathlib.Path(sys.argv[1])); print('held', flush=True); sys.stdin.read()",
             str(tmp_path),
         ],

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from launcher import beacon, fairness
 from launcher import daemon as daemon_module
-from launcher.beacon import BeaconRound, fetch_signature, randomness_of, round_after, round_time
-from launcher.beacon_wait import WAIT_S, BeaconSource
 from launcher.cli import main
 from launcher.daemon import Daemon
-from launcher.mixing import REVEAL_S
-from launcher.sealing import commitment_of
+from launcher.fairplay import beacon, fairness
+from launcher.fairplay.beacon import BeaconRound, fetch_signature, randomness_of, round_after, round_time
+from launcher.fairplay.beacon_wait import WAIT_S, BeaconSource
+from launcher.fairplay.mixing import REVEAL_S
+from launcher.fairplay.sealing import commitment_of
 from tests.conftest import joined_client
 from tests.test_fairness_api import REVEAL, URL, current, events, fast, phone, sealing_press, value
 from tests.virtual_clock import VirtualClock
@@ -72,9 +72,9 @@ def test_the_relays_are_tried_in_turn_and_a_wrong_answer_is_not_taken() -> None:
 
 def beacon_record() -> dict[str, Any]:
     """A format-5 record whose key mixes the recorded round, as the daemon writes it."""
-    from launcher.fairness import CameOut, replay_presses, shuffle_record
-    from launcher.schedule import PROFILES, Schedule
-    from launcher.sealing import profile_text, seal, sealed_key
+    from launcher.fairplay.fairness import CameOut, replay_presses, shuffle_record
+    from launcher.fairplay.schedule import PROFILES, Schedule
+    from launcher.fairplay.sealing import profile_text, seal, sealed_key
     from tests.test_fairness_sealed import VALUES, entries
 
     profile, seed, mixed = PROFILES["classic"], "5eed00000000000000000000000000b1", entries(list(VALUES))
@@ -97,7 +97,7 @@ def with_beacon(**changes: Any) -> dict[str, Any]:
 # Checks a signed record, then reads a stored game nested past Python's recursion limit, in one process.
 CHECK_THEN_READ_DEEP = """
 from launcher import fairness
-from launcher.history import UNREADABLE, read_state
+from launcher.table.history import UNREADABLE, read_state
 from tests.test_beacon import BEACON
 assert fairness.verify(BEACON).beacon_signature_ok
 try:
@@ -300,7 +300,7 @@ def test_with_the_beacon_withholding_chooses_nothing() -> None:
     the two keys without it, and the press fires as often as chance (25 %)."""
     import secrets
 
-    from launcher.sealing import Contribution, sealed_key
+    from launcher.fairplay.sealing import Contribution, sealed_key
     from tests.test_fairness_redteam import chi_square_p, first_press_fires
 
     shuffles = 8_000

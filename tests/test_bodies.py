@@ -20,10 +20,10 @@ from flask.testing import FlaskClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from launcher.bodies import MAX_BODY_BYTES, BodyError, Field, Shape, decode, expect
+from launcher.access.bodies import MAX_BODY_BYTES, BodyError, Field, Shape, decode, expect
+from launcher.access.text import MAX_DEPTH
 from launcher.config import Config
 from launcher.daemon import Daemon
-from launcher.text import MAX_DEPTH
 from tests.conftest import TESTS_LIMITS, joined_client
 
 HEX = "0123456789abcdef" * 2
@@ -255,7 +255,7 @@ def test_a_shape_gives_the_checked_values_and_leaves_out_what_was_not_sent() -> 
     assert GAME.read({"players": ["Ann"]}) == {"players": ["Ann"]}
 
 
-@pytest.mark.parametrize("module", ["launcher/bodies.py", "launcher/game_requests.py"])
+@pytest.mark.parametrize("module", ["launcher/access/bodies.py", "launcher/table/game_requests.py"])
 def test_the_game_requests_share_the_parser_without_the_web_layer(module: str) -> None:
     tree = ast.parse((Path(__file__).parent.parent / module).read_text(encoding="utf-8"))
     imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]

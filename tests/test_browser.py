@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from launcher import sealing
+from launcher.fairplay import sealing
 from tests.conftest import FAST_SIM_TOML, start_daemon
 from webui.page import page_catalogue
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from launcher.access import PinGuard
+from launcher.access.book import PinGuard
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests import test_browser
@@ -238,7 +238,7 @@ def test_axe_finds_nothing_serious_on_the_page_its_dialogs_and_the_admins_sectio
     # The doorbell: with the table's PIN budget spent, a phone that joins waits with a code to be let in.
     page.locator("#leave").tap()
     expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
-    spend_the_budget(daemon.app.extensions.setdefault("launcher.pin_guard", PinGuard()))
+    spend_the_budget(daemon.app.extensions.setdefault("launcher.access.pin_guard", PinGuard()))
     page.locator("#join-pin").fill(table_pin)
     page.locator("#join button").tap()
     expect(page.locator("#join-code")).to_be_visible(timeout=WAIT_MS)

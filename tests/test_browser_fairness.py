@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from launcher.fairness import commitment, new_seed, replay, verify
-from launcher.schedule import PROFILES, profile_from_mapping, profile_to_mapping
-from launcher.sealing import commitment_of
+from launcher.fairplay.fairness import commitment, new_seed, replay, verify
+from launcher.fairplay.schedule import PROFILES, profile_from_mapping, profile_to_mapping
+from launcher.fairplay.sealing import commitment_of
 from tests import test_browser
 from tests.conftest import join, start_daemon, wait_until
 from tests.test_browser import CHROMIUM_ARGS, WAIT_MS, catalogue, fill, open_joined, origin, watch
@@ -365,7 +365,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     second = daemon.get("/api/state")["shuffle"]
     expect(phones["a"].locator("#seal-full")).to_have_text(second["commitment"])
     expect(phones["a"].locator("#fair-commitment")).to_have_text(first["commitment"])
-    kept = json.loads(phones["a"].evaluate("localStorage.getItem('uno-launcher.fair')"))
+    kept = json.loads(phones["a"].evaluate("localStorage.getItem('uno-launcher.access.party_lock')"))
     assert kept[first["commitment"]]["before"] is True and commitment_of(kept[first["commitment"]]["mine"]) in mixed
     test_browser.ARTIFACTS.mkdir(exist_ok=True)
     phones["b"].screenshot(path=test_browser.ARTIFACTS / "browser-fair-zh-Hans.png", full_page=True)

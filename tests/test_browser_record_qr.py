@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from launcher import record_qr
-from launcher.beacon import BeaconRound
+from launcher.fairplay import record_qr
+from launcher.fairplay.beacon import BeaconRound
 from tests import test_browser
 from tests.conftest import start_daemon, wait_until
 from tests.test_beacon import ROUND

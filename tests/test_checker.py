@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from launcher import checker
 from launcher.cli import main
-from launcher.fairness import FORMAT_V2, FORMAT_V3, RecordError, verify
-from launcher.schedule import PROFILES
+from launcher.fairplay import checker
+from launcher.fairplay.fairness import FORMAT_V2, FORMAT_V3, RecordError, verify
+from launcher.fairplay.schedule import PROFILES
 from tests import test_browser
 from tests.test_beacon import BEACON, ROUND, SIGNATURE, with_beacon
 from tests.test_fairness import CONTRIBUTIONS, SEED, play_shuffle
@@ -205,7 +205,7 @@ def test_the_checkers_javascript_gives_the_format_5_known_answers(checker_page: 
 
 @pytest.mark.browser
 def test_the_checker_takes_the_text_of_the_pages_qr_code_as_verify_does(checker_page: Page) -> None:
-    from launcher import record_qr
+    from launcher.fairplay import record_qr
 
     for record in (RECORD, BEACON, changed(RECORD, ["outcomes", 7, "cards"], 9)):
         expected = cli_verdict(record, {})

@@ -1,4 +1,5 @@
-"""launcher/connections.py and launcher/channel.py: waitress guarded so that no party holds the connections. In-process,
+"""launcher/access/connections.py and launcher/access/channel.py: waitress guarded so that no party holds the
+connections. In-process,
 on loopback: the test drives waitress's loop itself, pass by pass, and moves the guard's virtual clock."""
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 import pytest
 from waitress import wasyncore
 
-from launcher.access import session_digest
-from launcher.channel import DRAIN_S, FIRST_BYTES_S, MARK_JOINED, REQUEST_DEADLINE_S, party
-from launcher.connections import MOST_WAITING, PER_ADDRESS, PER_SESSION, guarded_server
+from launcher.access.book import session_digest
+from launcher.access.channel import DRAIN_S, FIRST_BYTES_S, MARK_JOINED, REQUEST_DEADLINE_S, party
+from launcher.access.connections import MOST_WAITING, PER_ADDRESS, PER_SESSION, guarded_server
 from tests.conftest import joined_client, local_daemon
 from tests.guarded_loop import (
     BIG,

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from launcher.config import Config
-from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
+from launcher.fairplay.schedule import PROFILES, Outcome
+from launcher.fairplay.shuffles import ShuffleBook
 from launcher.hardware.header_board import load_firmware
 from launcher.hardware.serial_fires import SerialFireJob
 from launcher.hardware.sim import SimulatedHardware
-from launcher.hopper import Hopper, HopperCount
-from launcher.schedule import PROFILES, Outcome
-from launcher.shuffles import ShuffleBook
+from launcher.press.controller import Controller, PressRefused
+from launcher.press.hopper import Hopper, HopperCount
 from launcher.store import Store
 from tests.virtual_clock import VirtualClock
 

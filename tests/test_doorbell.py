@@ -24,11 +24,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from launcher import access as access_module
-from launcher.access import PinGuard, Role, TooManyTries
-from launcher.config import LimitsConfig
-from launcher.daemon import Daemon
-from launcher.doorbell import (
+from launcher.access.book import PinGuard, Role, TooManyTries
+from launcher.access.book import book as access_module
+from launcher.access.doorbell import (
     CHECKED_PER_HOLD,
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -37,7 +35,9 @@ from launcher.doorbell import (
     Doorbell,
     NoSuchCode,
 )
-from launcher.doorbell_hold import HOLD_S
+from launcher.access.doorbell_hold import HOLD_S
+from launcher.config import LimitsConfig
+from launcher.daemon import Daemon
 from launcher.hardware.sim import MemoryWire
 from tests.conftest import TESTS_LIMITS, ManualClock, local_config, start_daemon
 from tests.virtual_clock import VirtualClock
@@ -107,7 +107,7 @@ class Table:
     def guard(self) -> ManualClock:
         """A PinGuard on a clock of the test's, so that its refill is exact; that clock."""
         clock = ManualClock()
-        self.daemon.app.extensions["launcher.pin_guard"] = PinGuard(clock=clock)
+        self.daemon.app.extensions["launcher.access.pin_guard"] = PinGuard(clock=clock)
         return clock
 
     def spend_the_budget(self, first: int = 0) -> int:

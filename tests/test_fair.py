@@ -1,5 +1,6 @@
-"""launcher/fair.py: turns across parties, the least served of late first: the count and the lock handed out by it
-(the sessions' writes, launcher/access.py)."""
+"""launcher/access/party_lock.py: turns across parties, the least served of late first: the count and the lock handed
+out by it
+(the sessions' writes, launcher/access/book.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from launcher.fair import MEMORY_S, PartyLock, Usage
+from launcher.access.party_lock import MEMORY_S, PartyLock, Usage
 
 
 class Clock:

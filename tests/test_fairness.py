@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.fairness import (
+from launcher.fairplay.fairness import (
     FORMAT_V1,
     FORMAT_V2,
     FORMAT_V3,
@@ -35,7 +35,7 @@ from launcher.fairness import (
     verify,
     verify_file,
 )
-from launcher.schedule import (
+from launcher.fairplay.schedule import (
     PROFILES,
     Profile,
     Schedule,

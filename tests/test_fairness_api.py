@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import fairness
-from launcher.access import Role
+from launcher.access.book import Role
 from launcher.cli import main
 from launcher.config import Config
-from launcher.controller import PressRefused
 from launcher.daemon import Daemon
-from launcher.fairness import replay_presses
-from launcher.mixing import REVEAL_S
-from launcher.schedule import Schedule
-from launcher.sealing import Contribution, commitment_of, sealed_key
+from launcher.fairplay import fairness
+from launcher.fairplay.fairness import replay_presses
+from launcher.fairplay.mixing import REVEAL_S
+from launcher.fairplay.schedule import Schedule
+from launcher.fairplay.sealing import Contribution, commitment_of, sealed_key
+from launcher.press.controller import PressRefused
 from tests.conftest import MakeDaemon, joined_client, wait_until
 from tests.virtual_clock import VirtualClock
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from launcher.cli import main
-from launcher.fairness import commitment
-from launcher.schedule import PROFILES
+from launcher.fairplay.fairness import commitment
+from launcher.fairplay.schedule import PROFILES
 from tests.test_fairness import CONTRIBUTIONS, SEED, play_shuffle, play_shuffle_v1
 
 

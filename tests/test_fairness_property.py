@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.fairness import (
+from launcher.fairplay.fairness import (
     KEY_LABEL,
     MAX_CONTRIBUTIONS,
     CameOut,
@@ -20,7 +20,7 @@ from launcher.fairness import (
     shuffle_key,
     verify,
 )
-from launcher.schedule import PROFILES, Schedule
+from launcher.fairplay.schedule import PROFILES, Schedule
 
 PRESSES = 60  # a different key gives the same 60 outcomes with a chance far below one in a billion
 contribution = st.binary(min_size=16, max_size=16).map(bytes.hex)

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from launcher.fairness import replay_presses, shuffle_key
-from launcher.schedule import CLASSIC, Outcome, Profile, Schedule
-from launcher.sealing import KEY_LABEL5, Contribution, commitment_of, profile_text, seal, sealed_key
+from launcher.fairplay.fairness import replay_presses, shuffle_key
+from launcher.fairplay.schedule import CLASSIC, Outcome, Profile, Schedule
+from launcher.fairplay.sealing import KEY_LABEL5, Contribution, commitment_of, profile_text, seal, sealed_key
 
 TRIES = 1_000_000
 PRESSES = 8  # the fire counts compared: fires in a shuffle's first 8 presses

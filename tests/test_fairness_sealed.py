@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.fairness import CameOut, RecordError, replay_presses, shuffle_record, verify
-from launcher.schedule import PROFILES, Profile, Schedule
-from launcher.sealing import Contribution, commitment_of, profile_text, seal, sealed_key
+from launcher.fairplay.fairness import CameOut, RecordError, replay_presses, shuffle_record, verify
+from launcher.fairplay.schedule import PROFILES, Profile, Schedule
+from launcher.fairplay.sealing import Contribution, commitment_of, profile_text, seal, sealed_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "5eed0000000000000000000000000001"

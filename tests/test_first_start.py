@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from launcher import access, cli, netinfo
-from launcher.access import AccessBook, Role
+from launcher import cli
+from launcher.access.book import AccessBook, Role
+from launcher.access.book import book as access
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
-from launcher.qr import join_url, qr_text
 from launcher.store import STORE_FILE, Store, access_tables
+from launcher.system import netinfo
+from launcher.system.qr import join_url, qr_text
 from tests.conftest import http_json, join, start_daemon
 
 

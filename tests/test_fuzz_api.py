@@ -30,7 +30,7 @@ from schemathesis import checks as schemathesis_checks
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.transport import Response
 
-from launcher.game_actions import BY_KIND
+from launcher.table.game_actions import BY_KIND
 from tests.conftest import RunningDaemon, http_json, start_daemon
 from webui.openapi import SPEC
 

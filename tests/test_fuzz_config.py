@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from launcher.config import Config, ConfigError, from_mapping, load
-from launcher.schedule import PARAMETERS, PROFILES, profile_to_mapping
+from launcher.fairplay.schedule import PARAMETERS, PROFILES, profile_to_mapping
 
 FUZZ = settings(
     derandomize=True,  # a pass stays a pass (as in test_framing.py)

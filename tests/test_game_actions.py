@@ -7,9 +7,9 @@ import pytest
 
 from launcher.game import GameError, Mode, Ruleset
 from launcher.game.attacks import ClassicTable, Table, UnoAttackTable
-from launcher.game_actions import ACTIONS, BY_KIND, kinds, mode_kinds
-from launcher.game_requests import declaration
-from launcher.game_view import rules
+from launcher.table.game_actions import ACTIONS, BY_KIND, kinds, mode_kinds
+from launcher.table.game_requests import declaration
+from launcher.table.game_view import rules
 from webui.openapi import SPEC
 
 TABLES = {Ruleset.UNO_ATTACK: UnoAttackTable, Ruleset.CLASSIC: ClassicTable}

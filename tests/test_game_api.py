@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 
 from launcher.config import Config
 from launcher.daemon import Daemon
-from launcher.game_actions import BY_KIND
+from launcher.table.game_actions import BY_KIND
 from tests.conftest import MakeDaemon, joined_client, local_config, start_daemon
 
 

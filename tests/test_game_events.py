@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import games
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import Event
 from launcher.game.standings import RoundReplay
+from launcher.table import games
 from tests.conftest import MakeDaemon, joined_client
 
 THREE = ["Ann", "Bob", "Cy"]

@@ -3,12 +3,12 @@ rules every phone receives and the game's own limits all agree with it."""
 
 import pytest
 
-from launcher.bodies import BodyError
+from launcher.access.bodies import BodyError
 from launcher.game import Final, GameError, HouseRules, Mode
 from launcher.game.scoring import MAX_TARGET, Game
-from launcher.game_options import FINAL, HOUSE_RULE_MODES, MODE, OPTIONS, TARGET, TEAMS
-from launcher.game_requests import new_game
-from launcher.game_view import rules
+from launcher.table.game_options import FINAL, HOUSE_RULE_MODES, MODE, OPTIONS, TARGET, TEAMS
+from launcher.table.game_requests import new_game
+from launcher.table.game_view import rules
 from webui.openapi import SPEC
 
 FOUR = ["Ann", "Bob", "Cy", "Dee"]

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import game_requests
 from launcher.daemon import Daemon
-from launcher.export import stored_games
 from launcher.store import MIGRATIONS, STORE_FILE, Store
+from launcher.table import game_requests
+from launcher.table.export import stored_games
 from tests.conftest import joined_client, local_daemon
 
 PLAYERS = ["Ann", "Bob", "Cy"]

@@ -18,8 +18,8 @@ import pytest
 
 from launcher.game import Game
 from launcher.game.statistics import LauncherTally
-from launcher.history import EVENING_S, History, Period, UnknownGame
 from launcher.store import STORE_FILE, Store, game_table
+from launcher.table.history import EVENING_S, History, Period, UnknownGame
 
 DAY = 24 * 3600
 T0 = time.mktime((2031, 5, 10, 20, 0, 0, 0, 0, -1))  # an evening in May, local time

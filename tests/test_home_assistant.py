@@ -19,8 +19,8 @@ from launcher.clock import REAL_CLOCK
 from launcher.config import Config, MqttConfig, from_mapping
 from launcher.daemon import Daemon
 from launcher.events import Event, EventType
-from launcher.home_assistant import BIRTH_QUIET_S, MIGRATE_QUIET_S, HomeAssistant, version
-from launcher.moments import EVENT_TYPES, FRESH_S, moment_messages
+from launcher.home.home_assistant import BIRTH_QUIET_S, MIGRATE_QUIET_S, HomeAssistant, version
+from launcher.home.moments import EVENT_TYPES, FRESH_S, moment_messages
 from tests.conftest import RunningDaemon, start_daemon, wait_until
 from tests.mosquitto import Broker, Listener, running_broker
 from tests.test_mqtt import mqtt_toml, press, table_dir

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from launcher.access import PinGuard
+from launcher.access.book import PinGuard
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json_with_headers, start_daemon
 from tests.sse_client import SseClient
 from webui.stream import StreamGate
@@ -201,7 +201,7 @@ def test_a_phone_that_hangs_up_frees_its_place_to_follow_at_once(tmp_path) -> No
         running.close()
 
 
-# --- connections that never finish a request (launcher/connections.py) -----------------------------------------
+# --- connections that never finish a request (launcher/access/connections.py) -----------------------------------------
 
 NEW_PHONE_WITHIN_S = 2.0  # opens the page and joins
 RECOVERED_WITHIN_S = 1.0  # after the attack's end

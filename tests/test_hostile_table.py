@@ -18,12 +18,12 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from launcher import backup
-from launcher.access import AccessBook, Role
+from launcher.access.book import AccessBook, Role
 from launcher.cli import main
 from launcher.config import Config
 from launcher.store import APPLICATION_ID, MIGRATIONS, STORE_FILE, Store, StoreError
 from launcher.store.migrations import STAMPED_FROM
+from launcher.system import backup
 from tests import test_browser
 from tests.conftest import http_json, join, joined_client, local_daemon, start_daemon, wait_until
 from tests.test_browser import WAIT_MS, open_joined
@@ -372,7 +372,7 @@ def default_limits(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_new_games_at_30_a_second_for_a_minute_keep_a_dozen_and_grow_the_store_little(default_limits) -> None:  # type: ignore[no-untyped-def]
     daemon = default_limits
     phone = joined_client(daemon)
-    budgets = daemon.app.extensions["launcher.budgets"]
+    budgets = daemon.app.extensions["launcher.access.budgets"]
     before = budgets.store_size()
     statuses = []
     for _ in range(30 * 60):  # a minute of virtual time
@@ -390,7 +390,7 @@ def test_new_games_at_30_a_second_for_a_minute_keep_a_dozen_and_grow_the_store_l
 def test_the_store_budget_refuses_new_games_and_tells_the_admin(default_limits) -> None:  # type: ignore[no-untyped-def]
     daemon = default_limits
     phone, admin = joined_client(daemon), joined_client(daemon, admin=True)
-    budgets = daemon.app.extensions["launcher.budgets"]
+    budgets = daemon.app.extensions["launcher.access.budgets"]
     assert "notices" not in admin.get("/api/session").get_json()
     budgets.store_bytes = budgets.store_size()  # the budget reached
     refused = phone.post("/api/games", json={"players": ["Ann", "Bob"]})

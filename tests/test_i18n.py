@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.game_actions import ACTIONS
-from launcher.game_options import OPTIONS
+from launcher.table.game_actions import ACTIONS
+from launcher.table.game_options import OPTIONS
 
 WEBUI = Path(__file__).resolve().parent.parent / "webui"
 I18N = WEBUI / "static" / "i18n"

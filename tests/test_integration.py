@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from launcher.config import load
-from launcher.controller import PressRefused
 from launcher.daemon import Daemon
 from launcher.hardware.header_board import load_firmware
+from launcher.press.controller import PressRefused
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon, wait_until
 from tests.sse_client import SseClient
 

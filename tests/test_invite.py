@@ -14,10 +14,10 @@ from urllib.parse import urlsplit
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import backup
-from launcher.access import AccessBook, PinGuard, Role
+from launcher.access.book import AccessBook, PinGuard, Role
 from launcher.daemon import Daemon
 from launcher.store import MIGRATIONS, STORE_FILE, Store
+from launcher.system import backup
 from tests.conftest import MakeDaemon, joined_client, local_config
 
 SVG_DATA = "data:image/svg+xml;base64,"
@@ -74,7 +74,7 @@ def test_the_digits_are_not_shown_to_the_admin_who_did_not_set_them_nor_to_a_pho
 
 def test_the_link_joins_while_the_guessing_budget_is_spent(daemon: Daemon) -> None:
     token = _token(_invite(joined_client(daemon)))
-    guard: PinGuard = daemon.app.extensions["launcher.pin_guard"]
+    guard: PinGuard = daemon.app.extensions["launcher.access.pin_guard"]
     for n in range(PinGuard.BUDGET + 1):
         try:
             guard.take(f"10.0.{n // 250}.{n % 250}")
@@ -174,7 +174,7 @@ def test_an_upgraded_store_forgets_the_plain_pin_and_the_admin_is_asked_to_lengt
         conn.execute(f"PRAGMA user_version = {before}")
     finally:
         conn.close()
-    from launcher.access import _hash  # the hash as an old version saved it
+    from launcher.access.book import _hash  # the hash as an old version saved it
 
     salt = b"s" * 16
     conn = sqlite3.connect(path)

@@ -31,7 +31,9 @@ def outside(imports: set[str], allowed: tuple[str, ...]) -> set[str]:
     return {name for name in imports if not any(name == a or name.startswith(a + ".") for a in allowed)}
 
 
-@pytest.mark.parametrize("path", [*files("launcher/game"), ROOT / "launcher/schedule.py"], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [*files("launcher/game"), ROOT / "launcher/fairplay/schedule.py"], ids=lambda p: p.name
+)
 def test_the_game_and_the_schedule_are_pure(path: Path) -> None:
     assert outside(project_imports(path), ("launcher.game", "launcher.errors", "launcher.refusals")) == set()
 

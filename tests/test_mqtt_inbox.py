@@ -11,12 +11,12 @@ import pytest
 
 from launcher.config import from_mapping
 from launcher.events import EventBus, EventType
-from launcher.home_assistant import HomeAssistant
-from launcher.mqtt import MqttBridge, Snapshot
-from launcher.mqtt_link import MqttLink
+from launcher.home.home_assistant import HomeAssistant
+from launcher.home.mqtt import MqttBridge, Snapshot
+from launcher.home.mqtt_link import MqttLink
+from launcher.home.tournament import TournamentBook
+from launcher.home.tournament_post import TournamentPost
 from launcher.store import Store
-from launcher.tournament import TournamentBook
-from launcher.tournament_post import TournamentPost
 from tests.conftest import wait_until
 from tests.mosquitto import Broker, Listener, running_broker
 

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from launcher.mqtt_link import REFUSALS_PER_MINUTE, MqttLink, RefusalLog
+from launcher.home.mqtt_link import REFUSALS_PER_MINUTE, MqttLink, RefusalLog
 from tests.virtual_clock import VirtualClock
 
 
@@ -27,7 +27,7 @@ def logged_at(link: MqttLink, clock: VirtualClock, caplog: pytest.LogCaptureFixt
 def test_an_unreachable_broker_is_logged_within_10_s_then_at_growing_intervals(
     clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "launcher.mqtt_link")
+    caplog.set_level(logging.WARNING, "launcher.home.mqtt_link")
     link = MqttLink("mqtt://pi.local", clock=clock)
     link.down("[Errno 111] Connection refused")
     times = logged_at(link, clock, caplog, until=2000)
@@ -40,7 +40,7 @@ def test_an_unreachable_broker_is_logged_within_10_s_then_at_growing_intervals(
 
 
 def test_a_tls_failure_is_in_the_log_and_the_state(clock: VirtualClock, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, "launcher.mqtt_link")
+    caplog.set_level(logging.WARNING, "launcher.home.mqtt_link")
     link = MqttLink("mqtts://pi.local", clock=clock)
     link.down("TLS: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
     logged_at(link, clock, caplog, until=10)
@@ -51,7 +51,7 @@ def test_a_tls_failure_is_in_the_log_and_the_state(clock: VirtualClock, caplog: 
 def test_a_refusal_is_logged_at_once_and_once_and_a_link_back_up_is_quiet(
     clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "launcher.mqtt_link")
+    caplog.set_level(logging.WARNING, "launcher.home.mqtt_link")
     link = MqttLink("mqtt://pi.local", clock=clock)
     link.down("Bad user name or password", refused=True)
     link.down("Bad user name or password", refused=True)
@@ -68,7 +68,7 @@ def test_a_refusal_is_logged_at_once_and_once_and_a_link_back_up_is_quiet(
 def test_a_flood_of_refused_messages_is_named_up_to_a_budget_then_counted(
     clock: VirtualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "launcher.mqtt_link")
+    caplog.set_level(logging.WARNING, "launcher.home.mqtt_link")
     refusals = RefusalLog(clock=clock)
     for n in range(10_000):
         refusals.refused(f"uno-launcher/tournament/0123456789ab/round/x/{n}", "not signed")

@@ -1,4 +1,4 @@
-"""launcher/access.py's PIN checks under a flood of joins: joins with the same PIN at once share one check (the red
+"""launcher/access/book.py's PIN checks under a flood of joins: joins with the same PIN at once share one check (the red
 team's 64 addresses' first joins at once hashed 128 times in a row, one at a time, while a new phone waited)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher import access
-from launcher.access import AccessBook, Role
+from launcher.access.book import AccessBook, Role
+from launcher.access.book import book as access
 from launcher.clock import Event, RealClock
 from launcher.store import Store
 from launcher.store.database import STORE_FILE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.access import PinGuard, Role, TooManyTries, make_up_pin
+from launcher.access.book import PinGuard, Role, TooManyTries, make_up_pin
 from launcher.daemon import Daemon
 from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config
 
@@ -87,7 +87,7 @@ def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
 
 def test_joined_phones_carry_on_while_the_budget_is_spent(daemon: Daemon) -> None:
     clock = ManualClock()
-    guard = daemon.app.extensions["launcher.pin_guard"] = PinGuard(clock=clock)
+    guard = daemon.app.extensions["launcher.access.pin_guard"] = PinGuard(clock=clock)
     phone = joined_client(daemon)
     attack(guard, clock, guesses=2_000, addresses=1_000, spread_s=30.0)
     spend_the_budget(guard)

@@ -12,7 +12,7 @@ import pytest
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import EventType
-from launcher.power import HWMON_DIR, THROTTLED_FILE, PowerMonitor, SysfsPowerFlags
+from launcher.system.power import HWMON_DIR, THROTTLED_FILE, PowerMonitor, SysfsPowerFlags
 from tests.virtual_clock import VirtualClock
 
 POLL_S = 5.0
@@ -49,7 +49,7 @@ def flags(root: Path) -> dict[str, Any]:
 def test_no_file_is_not_a_pi_and_shows_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     bus = Recorder()
     monitor = PowerMonitor(SysfsPowerFlags(tmp_path), bus=bus)
-    with caplog.at_level(logging.DEBUG, logger="launcher.power"):
+    with caplog.at_level(logging.DEBUG, logger="launcher.system.power"):
         monitor.poll()
     assert monitor.snapshot() == {"warnings": [], "since_boot": []}
     assert bus.events == [] and caplog.records == []
@@ -97,7 +97,7 @@ def test_a_condition_that_starts_and_ends(
     throttled(tmp_path, "0x0")
     bus = Recorder()
     monitor = PowerMonitor(SysfsPowerFlags(tmp_path), bus=bus, clock=clock, poll_s=POLL_S)
-    with caplog.at_level(logging.INFO, logger="launcher.power"):
+    with caplog.at_level(logging.INFO, logger="launcher.system.power"):
         monitor.start()
         try:
             clock.sleep(1)  # the first poll, at 0, saw a good supply
@@ -155,7 +155,7 @@ def test_a_damaged_file_is_logged_once_and_shows_nothing(
     throttled(tmp_path, damage)
     bus = Recorder()
     monitor = PowerMonitor(SysfsPowerFlags(tmp_path), bus=bus)
-    with caplog.at_level(logging.INFO, logger="launcher.power"):
+    with caplog.at_level(logging.INFO, logger="launcher.system.power"):
         monitor.poll()
         monitor.poll()
         assert monitor.snapshot() == {"warnings": [], "since_boot": []}
@@ -182,7 +182,7 @@ def test_a_damaged_read_keeps_what_was_known(tmp_path: Path) -> None:
 
 def test_a_damaged_hwmon_alarm(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     hwmon(tmp_path, 0, "rpi_volt", alarm="2")
-    with caplog.at_level(logging.WARNING, logger="launcher.power"):
+    with caplog.at_level(logging.WARNING, logger="launcher.system.power"):
         assert flags(tmp_path)["warnings"] == []
     assert "in0_lcrit_alarm holds '2', not 0 or 1" in caplog.text
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from launcher.config import DispenseConfig
-from launcher.controller import PressRefused
 from launcher.events import EventType
 from launcher.hardware.serial_link import SerialHardware, SerialInputs
 from launcher.hardware.sim import MemoryWire
-from launcher.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
+from launcher.press.controller import PressRefused
+from launcher.system.poweroff import ANNOUNCE_S, ButtonHold, HoldToPowerOff
 from tests.conftest import local_daemon
 from tests.sim_board import SimBoard, older_firmware, on_clock
 from tests.virtual_clock import VirtualClock
@@ -96,7 +96,7 @@ def test_a_refused_hold_is_logged_and_the_next_hold_asks_again(
 ) -> None:
     button = Button(clock, ["a fire was under way"])
     try:
-        with caplog.at_level(logging.INFO, logger="launcher.poweroff"):
+        with caplog.at_level(logging.INFO, logger="launcher.system.poweroff"):
             button.down()
             clock.sleep(HOLD_S * 3)  # held on: asked once only
             assert button.held_at == [] and len(button.asked_since) == 1

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from launcher.events import EventType
-from launcher.fairness import verify
+from launcher.fairplay.fairness import verify
 from tests.conftest import RunningDaemon, joined_client, local_daemon, wait_until
 from tests.sim_board import older_firmware
 from tests.sse_client import SseClient

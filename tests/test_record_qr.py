@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher import record_qr
 from launcher.cli import main
 from launcher.daemon import Daemon
-from launcher.fairness import RecordError, verify, verify_file
-from launcher.schedule import PROFILES
+from launcher.fairplay import record_qr
+from launcher.fairplay.fairness import RecordError, verify, verify_file
+from launcher.fairplay.schedule import PROFILES
 from tests.conftest import MakeDaemon
 from tests.test_beacon import BEACON
 from tests.test_fairness_api import fast

@@ -30,11 +30,11 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.access import PinGuard
-from launcher.budgets import PerMinute
+from launcher.access.book import PinGuard
+from launcher.access.budgets import PerMinute
+from launcher.access.doorbell import WAIT_S
 from launcher.config import LimitsConfig
 from launcher.daemon import Daemon
-from launcher.doorbell import WAIT_S
 from launcher.hardware.sim import MemoryWire
 from launcher.refusals import Refusal
 from tests.conftest import joined_client, local_config
@@ -486,7 +486,7 @@ def test_a_stranger_on_the_home_ipv6_network_cannot_drop_a_family_phone_s_waitin
 
 
 def test_a_stranger_on_the_home_ipv6_network_cannot_spend_the_family_s_joins(door: Table) -> None:
-    door.daemon.app.extensions["launcher.budgets"].joins = PerMinute(
+    door.daemon.app.extensions["launcher.access.budgets"].joins = PerMinute(
         Refusal.TOO_MANY_JOINS, "joins", LimitsConfig().joins_per_minute, door.clock
     )
     phones = door.daemon.app.test_client()

@@ -3,8 +3,8 @@
 An attacker on the family's Wi-Fi (a stranger without a PIN, or a guest holding the table's PIN) tries methods the
 guard's own tests do not name. Each flood comes from 127.0.0.N, is bounded in count and time, and closes what it
 opened; meanwhile new phones (each from 127.0.1.N) load the page and join, as in tests/test_attack_connections.py.
-The doors it found are closed: pipelined requests never read and joins from many addresses (launcher/turns.py and
-launcher/fair.py: threads and session writes in turns across parties, the read deadline for everyone).
+The doors it found are closed: pipelined requests never read and joins from many addresses (launcher/access/turns.py and
+launcher/access/party_lock.py: threads and session writes in turns across parties, the read deadline for everyone).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_a_strangers_pipelined_requests_never_read_do_not_hold_every_thread(daem
 def test_a_joined_guests_pipelined_requests_never_read_do_not_stop_the_table(daemon: RunningDaemon) -> None:
     """A guest with the PIN: 40 connections from its address, each with 80 page requests in one packet, never read.
     Then, long after any deadline a stranger has, new phones must still get in, and the family's phone press.
-    Measured before launcher/turns.py: 0 of 8 new phones got in, 12-30 s after the flood began."""
+    Measured before launcher/access/turns.py: 0 of 8 new phones got in, 12-30 s after the flood began."""
     guest = _join_from(daemon, "127.0.0.2", {"pin": daemon.table_pin})
     with _held(daemon, ["127.0.0.2"], _pipelined(80, guest), 40):
         time.sleep(12)  # beyond DRAIN_S and REQUEST_DEADLINE_S: whatever a deadline cuts is cut by now
@@ -306,7 +306,7 @@ def test_a_guests_parallel_joins_with_the_right_pin_do_not_spend_the_networks_gu
 def test_a_guests_joins_from_64_addresses_within_budget_leave_new_phones_their_join(tmp_path: Path) -> None:
     """A guest with the PIN sends joins one after another from each of 64 addresses without pause, with the default
     budgets (10 an address a minute, a minute's worth at once): new phones, whose join hashes the PIN too, get in.
-    Measured before launcher/turns.py: 5 of 8 beside the suite."""
+    Measured before launcher/access/turns.py: 5 of 8 beside the suite."""
     running = start_daemon(tmp_path, FAST_SIM_TOML + "\n[limits]\n")  # the default budgets
     try:
         with _joins_with_the_pin(running, FLOOD_ADDRESSES[:64], 64) as statuses:

@@ -22,13 +22,13 @@ import pytest
 from launcher.config import from_mapping
 from launcher.events import EventBus
 from launcher.game.rotation import MAX_CYCLES, Rotation, TournamentError
-from launcher.home_assistant import HomeAssistant
-from launcher.mqtt import MAX_INBOX, MqttBridge, Snapshot
-from launcher.mqtt_link import REFUSALS_PER_MINUTE, MqttLink
+from launcher.home.home_assistant import HomeAssistant
+from launcher.home.mqtt import MAX_INBOX, MqttBridge, Snapshot
+from launcher.home.mqtt_link import REFUSALS_PER_MINUTE, MqttLink
+from launcher.home.tournament import TournamentBook
+from launcher.home.tournament_post import Signed, TournamentPost
+from launcher.home.tournament_wire import join_code, key_of, new_key, seal
 from launcher.store import Store
-from launcher.tournament import TournamentBook
-from launcher.tournament_post import Signed, TournamentPost
-from launcher.tournament_wire import join_code, key_of, new_key, seal
 from tests.conftest import start_daemon, wait_until
 from tests.mosquitto import Broker, Listener, running_broker
 from tests.test_mqtt import mqtt_toml, table_dir
@@ -140,7 +140,7 @@ def test_a_flood_of_undecodable_senders_is_a_few_refusal_lines_not_a_traceback_e
         for _ in range(flood):  # the tournament's id is in every topic the tables publish: no secret
             attacker.publish(f"{ROOT}/{kitchen.id}/setup", b'{"from":"\\ud800","body":{},"mac":""}')
         inbox_done(attacker)
-        lines = [r for r in caplog.records if r.name.startswith("launcher.mqtt")]
+        lines = [r for r in caplog.records if r.name.startswith("launcher.home.mqtt")]
         tracebacks = [r for r in lines if r.exc_info]
         assert not tracebacks, f"{len(tracebacks)} tracebacks logged for {flood} forged messages"
         assert len(lines) <= REFUSALS_PER_MINUTE + 1, f"{len(lines)} log lines for {flood} forged messages"

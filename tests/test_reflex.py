@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 
 from launcher.config import DispenseConfig
-from launcher.controller import Controller, PressRefused
 from launcher.events import EventBus
-from launcher.fairness import verify
-from launcher.games import GameDesk
+from launcher.fairplay.fairness import verify
+from launcher.fairplay.schedule import profile_from_mapping
+from launcher.fairplay.shuffles import ShuffleBook
 from launcher.hardware.serial_link import SerialHardware
 from launcher.hardware.sim import MemoryWire
-from launcher.history import History
-from launcher.hopper import Hopper, HopperCount
-from launcher.schedule import profile_from_mapping
-from launcher.shuffles import ShuffleBook
+from launcher.press.controller import Controller, PressRefused
+from launcher.press.hopper import Hopper, HopperCount
 from launcher.store import Store
+from launcher.table.games import GameDesk
+from launcher.table.history import History
 from tests.sim_board import SimBoard, Tamper, older_firmware, on_clock
 from tests.virtual_clock import VirtualClock
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.controller import PressRefused
 from launcher.daemon import Daemon
-from launcher.mixing import REVEAL_S
-from launcher.outcomes import FaultCause
+from launcher.fairplay.mixing import REVEAL_S
+from launcher.fairplay.sealing import commitment_of
+from launcher.press.controller import PressRefused
+from launcher.press.outcomes import FaultCause
 from launcher.refusals import Refusal
-from launcher.sealing import commitment_of
 from tests.conftest import MakeDaemon, joined_client, local_config
 from tests.test_fairness_api import value
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.schedule import (
+from launcher.fairplay.schedule import (
     CLASSIC_FIRE_RATE,
     MATTEL_PATTERN,
     PROFILES,

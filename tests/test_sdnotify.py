@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from launcher import sdnotify
-from launcher.controller import Controller
 from launcher.events import EventBus
+from launcher.fairplay.schedule import PROFILES, Outcome
+from launcher.fairplay.shuffles import ShuffleBook
 from launcher.hardware.base import DispenseResult, NoCues, StopReason
-from launcher.hopper import Hopper, HopperCount
-from launcher.schedule import PROFILES, Outcome
-from launcher.shuffles import ShuffleBook
+from launcher.press.controller import Controller
+from launcher.press.hopper import Hopper, HopperCount
 from launcher.store import Store
+from launcher.system import sdnotify
 from tests.conftest import start_daemon
 from tests.virtual_clock import VirtualClock
 

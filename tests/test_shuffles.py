@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import fairness, sealing
 from launcher.cli import main
 from launcher.config import Config
 from launcher.daemon import Daemon
+from launcher.fairplay import fairness, sealing
 from tests.conftest import MakeDaemon, joined_client
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from launcher.cli import main as cli_main
-from launcher.schedule import PROFILES, Schedule, profile_from_mapping
-from launcher.simulate import format_text, render_svg, run_simulation, to_json
+from launcher.fairplay.profile_stats import format_text, render_svg, run_simulation, to_json
+from launcher.fairplay.schedule import PROFILES, Schedule, profile_from_mapping
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -19,8 +19,8 @@ from flask.testing import FlaskClient
 
 from launcher.cli import main
 from launcher.daemon import Daemon
-from launcher.fairness import verify
-from launcher.hopper import NewestSaver
+from launcher.fairplay.fairness import verify
+from launcher.press.hopper import NewestSaver
 from launcher.refusals import Refusal
 from launcher.store import STORE_FILE, Store, StoreError, hopper_table
 from tests.conftest import joined_client, local_config

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from launcher import fairness
 from launcher.cli import main
 from launcher.daemon import Daemon
+from launcher.fairplay import fairness
 from launcher.store import MIGRATIONS, STORE_FILE, Store
 from tests.conftest import MakeDaemon
 from tests.test_shuffles import fast

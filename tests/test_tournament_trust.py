@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from launcher.budgets import OverBudget
+from launcher.access.budgets import OverBudget
 from launcher.events import EventBus
 from launcher.game.rotation import Rotation, TournamentError
+from launcher.home.tournament import TournamentBook
+from launcher.home.tournament_post import ROUNDS_PER_MINUTE, Signed, TournamentPost
+from launcher.home.tournament_wire import join_code, key_of, new_key, seal, tournament_id
 from launcher.refusals import Refusal
 from launcher.store import STORE_FILE, Store
 from launcher.store.database import APPLICATION_ID
 from launcher.store.migrations import MIGRATIONS
-from launcher.tournament import TournamentBook
-from launcher.tournament_post import ROUNDS_PER_MINUTE, Signed, TournamentPost
-from launcher.tournament_wire import join_code, key_of, new_key, seal, tournament_id
 from tests.virtual_clock import VirtualClock
 
 EIGHT = ["Ann", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hu"]

@@ -1,4 +1,4 @@
-"""launcher/turns.py: whose request a free thread serves next. The queue on its own (connections stood in for,
+"""launcher/access/turns.py: whose request a free thread serves next. The queue on its own (connections stood in for,
 virtual time), then the guarded waitress in-process (tests/guarded_loop.py) with a reader that never reads."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from launcher.channel import DRAIN_S
+from launcher.access.channel import DRAIN_S
+from launcher.access.party_lock import MEMORY_S
+from launcher.access.turns import Turns
 from launcher.daemon import OUTBUF_HIGH_WATERMARK
-from launcher.fair import MEMORY_S
-from launcher.turns import Turns
 from tests.guarded_loop import BIG, WHOLE_GET, Served, answer, closed_by_server, serving
 from tests.virtual_clock import VirtualClock
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from launcher.config import Config
-from launcher.controller import Controller, PressTicket
 from launcher.events import EventBus
+from launcher.fairplay.schedule import PROFILES
+from launcher.fairplay.shuffles import ShuffleBook
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.sim import SimulatedHardware
-from launcher.hopper import Hopper, HopperCount
-from launcher.schedule import PROFILES
-from launcher.shuffles import ShuffleBook
+from launcher.press.controller import Controller, PressTicket
+from launcher.press.hopper import Hopper, HopperCount
+from launcher.press.wear import HINT_JAMS, JAM_LIMIT_PER_1000, WINDOW_FIRES, Period, Wear, WearRecord
 from launcher.store import Store, wear_table
-from launcher.wear import HINT_JAMS, JAM_LIMIT_PER_1000, WINDOW_FIRES, Period, Wear, WearRecord
 from tests.test_controller import ScriptedSchedule, fast_config
 from tests.virtual_clock import VirtualClock
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from launcher.hardware.base import DispenseResult, StopReason
-from launcher.hopper import HopperCount
+from launcher.press.hopper import HopperCount
 from launcher.store import STORE_FILE
 from tests.conftest import RunningDaemon, joined_client, local_daemon, start_daemon, wait_until
 from tests.test_durability import SLOW_FIRE_TOML

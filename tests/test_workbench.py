@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from launcher import daemon, workbench
+from launcher import daemon
 from launcher.cli import main
 from launcher.config import Config, load
 from launcher.hardware.header_board import load_firmware
 from launcher.hardware.sim import SimulatedHardware
-from launcher.workbench import SimulatedPerson, set_toml_values
+from launcher.press import workbench
+from launcher.press.workbench import SimulatedPerson, set_toml_values
 from tests.virtual_clock import VirtualClock
 
 CARDS_PER_SECOND = Config().sim.cards_per_second  # the simulated roller at full duty

@@ -8,21 +8,21 @@ from typing import Any
 from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 
-from launcher.access import AccessBook, Role, session_digest
-from launcher.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
-from launcher.budgets import Budgets
-from launcher.channel import MARK_JOINED
-from launcher.controller import Controller
-from launcher.doorbell import Doorbell
+from launcher.access.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
+from launcher.access.book import AccessBook, Role, session_digest
+from launcher.access.budgets import Budgets
+from launcher.access.channel import MARK_JOINED
+from launcher.access.doorbell import Doorbell
 from launcher.events import EventBus
-from launcher.games import GameDesk
-from launcher.history import History
-from launcher.mqtt_link import MqttLink
-from launcher.power import PowerMonitor
-from launcher.schedule import Profile
-from launcher.shuffles import ShuffleBook
-from launcher.tournament import TournamentBook
-from launcher.wear import Wear
+from launcher.fairplay.schedule import Profile
+from launcher.fairplay.shuffles import ShuffleBook
+from launcher.home.mqtt_link import MqttLink
+from launcher.home.tournament import TournamentBook
+from launcher.press.controller import Controller
+from launcher.press.wear import Wear
+from launcher.system.power import PowerMonitor
+from launcher.table.games import GameDesk
+from launcher.table.history import History
 from webui import access as gate
 from webui import (
     api,
@@ -135,7 +135,7 @@ def create_app(
 
 def _keep_a_joined_phones_connection(response: Response) -> Response:
     """A request with a known session marks its connection that session's: the server counts it against the
-    session's share, not the strangers' (launcher/connections.py). Not under Flask's test client, which has no
+    session's share, not the strangers' (launcher/access/connections.py). Not under Flask's test client, which has no
     connection."""
     if g.get("role", Role.NONE) >= Role.TABLE:
         mark = request.environ.get(MARK_JOINED)

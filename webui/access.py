@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, g, request
 
-from launcher.access import AccessBook, PinGuard, Role, session_digest
-from launcher.budgets import Budget, Budgets, OverBudget, PerMinute
-from launcher.channel import party
+from launcher.access.book import AccessBook, PinGuard, Role, session_digest
+from launcher.access.budgets import Budget, Budgets, OverBudget, PerMinute
+from launcher.access.channel import party
 from launcher.refusals import Refusal
 from webui.errors import ApiError
 
@@ -65,7 +65,7 @@ def unbudgeted(why: str) -> Callable[[View], View]:
 
 
 def book() -> AccessBook:
-    access: AccessBook = current_app.extensions["launcher.access"]
+    access: AccessBook = current_app.extensions["launcher.access.book"]
     return access
 
 
@@ -79,13 +79,13 @@ def caller_role() -> Role:
 
 
 def budgets() -> Budgets:
-    kept: Budgets = current_app.extensions["launcher.budgets"]
+    kept: Budgets = current_app.extensions["launcher.access.budgets"]
     return kept
 
 
 def spend(budget: PerMinute, *, grows_store: bool = True) -> None:
     """Count one action of this phone (its session and its address) against `budget`, after checking that the
-    store may still grow; a clear refusal otherwise (launcher/budgets.py)."""
+    store may still grow; a clear refusal otherwise (launcher/access/budgets.py)."""
     try:
         if grows_store:
             budgets().check_store()
@@ -100,7 +100,7 @@ def spend(budget: PerMinute, *, grows_store: bool = True) -> None:
 
 def client() -> str:
     """Whom PIN guesses, streams and sessions are counted against: the phone's party (the daemon is not behind a
-    proxy), as its connections are (launcher/connections.py)."""
+    proxy), as its connections are (launcher/access/connections.py)."""
     return party(request.remote_addr or "unknown")
 
 
@@ -169,8 +169,8 @@ def _gate() -> None:
 
 
 def install(app: Flask, access: AccessBook, budgets: Budgets, public_urls: list[str]) -> None:
-    app.extensions["launcher.access"] = access
-    app.extensions["launcher.budgets"] = budgets
+    app.extensions["launcher.access.book"] = access
+    app.extensions["launcher.access.budgets"] = budgets
     app.extensions["launcher.names"] = served_names(public_urls)
-    app.extensions["launcher.pin_guard"] = PinGuard()
+    app.extensions["launcher.access.pin_guard"] = PinGuard()
     app.before_request(_gate)

@@ -7,18 +7,18 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from launcher.access import Role
-from launcher.bodies import Field, Shape, decode, expect, whole
-from launcher.budgets import Budget
-from launcher.controller import Controller, PressRefused
-from launcher.fairness import RecordError
+from launcher.access.bodies import Field, Shape, decode, expect, whole
+from launcher.access.book import Role
+from launcher.access.budgets import Budget
+from launcher.fairplay.fairness import RecordError
+from launcher.fairplay.schedule import Profile, ProfileError, custom_profile
+from launcher.fairplay.sealing import profile_text
+from launcher.fairplay.shuffles import ShuffleOpen
 from launcher.game import GameError, NotYourPress
-from launcher.games import GameOver, NoGame
-from launcher.hopper import MAX_HOPPER_CARDS
+from launcher.press.controller import Controller, PressRefused
+from launcher.press.hopper import MAX_HOPPER_CARDS
 from launcher.refusals import Refusal
-from launcher.schedule import Profile, ProfileError, custom_profile
-from launcher.sealing import profile_text
-from launcher.shuffles import ShuffleOpen
+from launcher.table.games import GameOver, NoGame
 from webui.access import budgeted, needs, unbudgeted
 from webui.errors import ApiError
 from webui.parts import parts
@@ -27,7 +27,7 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 
 def json_object() -> dict[str, Any]:
-    """The request body as a JSON object (launcher/bodies.py, the one parser of request bodies)."""
+    """The request body as a JSON object (launcher/access/bodies.py, the one parser of request bodies)."""
     return decode(request.get_data(cache=True), is_json=request.is_json)
 
 

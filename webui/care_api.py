@@ -1,13 +1,13 @@
 """Wear and care, for the admin only: the launcher's lifetime counters, those since the roller was cleaned, the
-cleaning hint (launcher/wear.py), and the cleaning done."""
+cleaning hint (launcher/press/wear.py), and the cleaning done."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
-from launcher.access import Role
-from launcher.bodies import Shape
-from launcher.wear import Wear
+from launcher.access.bodies import Shape
+from launcher.access.book import Role
+from launcher.press.wear import Wear
 from webui.access import needs, unbudgeted
 from webui.api import json_object
 from webui.parts import parts

@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
-from launcher.bodies import BodyError
+from launcher.access.bodies import BodyError
 from launcher.errors import LauncherError
 from launcher.refusals import Refusal
 from launcher.store import StoreError
@@ -34,7 +34,7 @@ def error_response(status: int, code: str, message: str, **details: Any) -> tupl
 
 def register_errors(app: Flask) -> None:
     @app.errorhandler(ApiError)
-    @app.errorhandler(BodyError)  # a request body refused by launcher/bodies.py: the same shape
+    @app.errorhandler(BodyError)  # a request body refused by launcher/access/bodies.py: the same shape
     def _api_error(e: ApiError | BodyError) -> tuple[Response, int]:
         response, status = error_response(e.status, e.code, e.message, **e.details)
         if "retry_after_s" in e.details:

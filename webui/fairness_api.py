@@ -10,13 +10,13 @@ from typing import TypeVar
 
 from flask import Blueprint, Response, jsonify
 
-from launcher import record_qr
-from launcher.bodies import Field, Shape, expect, whole
-from launcher.budgets import Budget
-from launcher.fairness import MAX_CONTRIBUTIONS, is_contribution
-from launcher.mixing import ContributionRefused
+from launcher.access.bodies import Field, Shape, expect, whole
+from launcher.access.budgets import Budget
+from launcher.fairplay import record_qr
+from launcher.fairplay.fairness import MAX_CONTRIBUTIONS, is_contribution
+from launcher.fairplay.mixing import ContributionRefused
+from launcher.fairplay.sealing import is_commitment
 from launcher.refusals import Refusal
-from launcher.sealing import is_commitment
 from webui.access import budgeted, session_token
 from webui.api import json_object, shuffle_record
 from webui.errors import ApiError
@@ -66,7 +66,8 @@ def reveal() -> tuple[Response, int]:
 
 @bp.get("/shuffles/<int:number>/qr")
 def record_code(number: int) -> Response:
-    """An ended shuffle's record as the text of one QR code (launcher/record_qr.py) and the code's modules, for the
+    """An ended shuffle's record as the text of one QR code (launcher/fairplay/record_qr.py) and the code's modules,
+    for the
     page to draw; `text` null when the record is too long for one code."""
     record = shuffle_record(number).get_json()
     text = record_qr.packed(record)

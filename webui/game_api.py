@@ -1,5 +1,5 @@
 """The game at the table over HTTP: new game, declarations, rounds. The rules live in launcher/game/, the state in
-launcher/games.py, the checks of each body in launcher/game_requests.py; this module maps routes to them and
+launcher/table/games.py, the checks of each body in launcher/table/game_requests.py; this module maps routes to them and
 refusals to 4xx answers."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
 from flask.json.provider import JSONProvider
 
-from launcher.bodies import Shape
-from launcher.budgets import Budget
-from launcher.controller import PressRefused
+from launcher.access.bodies import Shape
+from launcher.access.budgets import Budget
+from launcher.fairplay.schedule import Profile
 from launcher.game import GameError, OpenAttacks
-from launcher.game_view import rules
-from launcher.games import CannotUndo, GameDesk, GameOver, NoGame
+from launcher.press.controller import PressRefused
 from launcher.refusals import Refusal
-from launcher.schedule import Profile
+from launcher.table.game_view import rules
+from launcher.table.games import CannotUndo, GameDesk, GameOver, NoGame
 from webui import access
 from webui.api import json_object
 from webui.compress import gzip_etag

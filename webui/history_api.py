@@ -1,5 +1,6 @@
 """The history over HTTP: past games, the players known across games, leaderboards, and exports (docs/HISTORY.md).
-The summaries live in launcher/history.py, the exports in launcher/export.py; this module reads the query, maps
+The summaries live in launcher/table/history.py, the exports in launcher/table/export.py; this module reads the query,
+maps
 refusals to 400 `bad_query` (naming the parameter) and 404 `no_such_game`, and streams the downloads."""
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import TypeVar
 
 from flask import Blueprint, Response, jsonify, request
 
-from launcher.access import Role
+from launcher.access.book import Role
 from launcher.game import Mode
-from launcher.history import MAX_PAGE, History, Period, UnknownGame, UnreadableGame, load_ended_game
+from launcher.table.history import MAX_PAGE, History, Period, UnknownGame, UnreadableGame, load_ended_game
 from webui.access import needs
 from webui.errors import ApiError
 from webui.parts import parts
@@ -87,7 +88,7 @@ def game(game_id: int) -> Response:
     except UnreadableGame as e:  # made when it could be read; the store was edited or damaged since
         log.warning("game %d cannot be shown: %s", game_id, e)
         raise ApiError(409, "game_unreadable", f"game {game_id} is in the history, but {e}") from None
-    from launcher.export import detail  # imported at the first asking: it is no part of the start (see export())
+    from launcher.table.export import detail  # imported at the first asking: it is no part of the start (see export())
 
     return jsonify({**summary, **detail(game)})
 
@@ -110,7 +111,7 @@ def leaderboard() -> Response:
 @needs(Role.TABLE)  # every name and score of every game: for the table, not for whoever is on the Wi-Fi
 def export() -> Response:
     # Imported here, at the first asking: the exports and their CSV are no part of the start (docs/BENCHMARKS.md).
-    from launcher.export import FORMATS, NoSuchGame, export_chunks
+    from launcher.table.export import FORMATS, NoSuchGame, export_chunks
 
     query = _query(("format", "game"))
     kind = _choice(query, "format", str, list(FORMATS)) or "csv"

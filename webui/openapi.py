@@ -10,8 +10,8 @@ from typing import Any
 from flask import Flask
 
 from launcher.game.rotation import MAX_NAME, MAX_POINTS, MAX_TABLES, SEATS
-from launcher.game_actions import ACTIONS
-from launcher.game_options import OPTIONS, house_rules_schema
+from launcher.table.game_actions import ACTIONS
+from launcher.table.game_options import OPTIONS, house_rules_schema
 
 _ERROR = {
     "description": "refused: the message says what was wrong",

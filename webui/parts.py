@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, current_app
 
-from launcher.controller import Controller
-from launcher.doorbell import Doorbell
+from launcher.access.doorbell import Doorbell
 from launcher.events import EventBus
-from launcher.games import GameDesk
-from launcher.history import History
-from launcher.mqtt_link import MqttLink
-from launcher.power import PowerMonitor
-from launcher.schedule import Profile
-from launcher.shuffles import ShuffleBook
-from launcher.tournament import TournamentBook
-from launcher.wear import Wear
+from launcher.fairplay.schedule import Profile
+from launcher.fairplay.shuffles import ShuffleBook
+from launcher.home.mqtt_link import MqttLink
+from launcher.home.tournament import TournamentBook
+from launcher.press.controller import Controller
+from launcher.press.wear import Wear
+from launcher.system.power import PowerMonitor
+from launcher.table.games import GameDesk
+from launcher.table.history import History
 
 if TYPE_CHECKING:  # webui/stream.py reads the parts too
     from webui.stream import StreamGate

@@ -8,10 +8,10 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from launcher.access import PinError, PinGuard, Role, TooManyTries, check_pin_shape
-from launcher.bodies import Check, Field, Shape, parsed_by
-from launcher.budgets import Budget
-from launcher.doorbell import CODE_LENGTH, WAIT_S, NoSuchCode, PinWasWrong, Still, WaitOver
+from launcher.access.bodies import Check, Field, Shape, parsed_by
+from launcher.access.book import PinError, PinGuard, Role, TooManyTries, check_pin_shape
+from launcher.access.budgets import Budget
+from launcher.access.doorbell import CODE_LENGTH, WAIT_S, NoSuchCode, PinWasWrong, Still, WaitOver
 from launcher.events import EventType
 from launcher.refusals import Refusal
 from webui import access
@@ -46,7 +46,7 @@ _PINS = Shape("a PIN change", {role.label: Field(check=_pin(role)) for role in _
 
 
 def _guard() -> PinGuard:
-    guard: PinGuard = current_app.extensions["launcher.pin_guard"]
+    guard: PinGuard = current_app.extensions["launcher.access.pin_guard"]
     return guard
 
 
@@ -113,7 +113,7 @@ def join() -> tuple[Response, int]:
 
 def _wait_to_be_let_in(client: str, pin: str) -> tuple[Response, int]:
     """The PIN cannot be checked now (the network's budget is spent, or this phone must wait): it waits, unchecked,
-    for a person at the table (launcher/doorbell.py). Nothing here depends on the PIN: not the answer, not its
+    for a person at the table (launcher/access/doorbell.py). Nothing here depends on the PIN: not the answer, not its
     time, not anything else the daemon does."""
     waiting = parts().doorbell.wait(client, pin, address=request.remote_addr)
     return _waiting(waiting.ticket, waiting.code, WAIT_S)
@@ -228,7 +228,7 @@ def new_invite() -> tuple[Response, int]:
 def _invite_answer() -> dict[str, str]:
     # Imported here, not at start-up: the QR code maker costs about 65 million instructions to import (0.13 s
     # on a Pi Zero 2 W, benchmarks/bench_instructions.py), and only an invite or a PIN change draws a code.
-    from launcher.qr import join_url, qr_svg_data_url
+    from launcher.system.qr import join_url, qr_svg_data_url
 
     url = join_url(current_app.config["PUBLIC_URLS"][-1], access.book().invite_token())
     answer = {"join_url": url, "join_qr": qr_svg_data_url(url)}

@@ -10,7 +10,7 @@ Streams are admitted by `StreamGate`, at most `StreamGate.MOST` (an audience's p
 connection limit, so that presses and state reads always find room): a few for clients not joined at the table (a
 watching phone, or anyone on the Wi-Fi), at most two from one address; the rest for joined phones, at most four per
 session, and a joined phone always gets one (another's oldest gives way, see `StreamGate`). A stream whose reader
-falls behind is cut off by the server's guard (launcher/connections.py: its unsent output must empty within
+falls behind is cut off by the server's guard (launcher/access/connections.py: its unsent output must empty within
 `DRAIN_S`); the page comes back with Last-Event-ID. Beyond, 503 with `Retry-After`; the page's EventSource tries
 again by itself.
 """
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 
 from flask import Blueprint, Response, current_app, request
 
-from launcher.access import Role
-from launcher.channel import HAND_OVER, MARK_STREAM
+from launcher.access.book import Role
+from launcher.access.channel import HAND_OVER, MARK_STREAM
 from launcher.events import EventBus
 from webui import access
 from webui.errors import ApiError

@@ -1,12 +1,12 @@
 """One thread writes every event stream, so that a stream costs a place in a list, not a server thread.
 
 A stream's request thread sends the stream's start (and what the phone missed, from the log if need be) and hands
-its connection over (launcher/channel.py, `HAND_OVER`). From then on this writer, woken once per event published
+its connection over (launcher/access/channel.py, `HAND_OVER`). From then on this writer, woken once per event published
 (`EventBus.listen`), writes each stream what it has not seen: the events' bytes are made once when they are
 published (`Event.frame`), read from the bus's memory by position, and joined once per pass for all the streams
 that have seen the same (nearly always all of them), so a press's events that came together leave in one write.
 Writes never wait: a stream whose unsent output is past `BEHIND_BYTES` gets nothing more until it drains, and the
-server's guard cuts it off if it does not within `DRAIN_S` (launcher/connections.py); the page comes back with
+server's guard cuts it off if it does not within `DRAIN_S` (launcher/access/connections.py); the page comes back with
 Last-Event-ID. A stream so far behind that memory no longer holds what it missed is ended at once for the same
 reason: this thread never reads the disk. A phone that hung up, a stream that gave way (`StreamGate`) and the
 shutdown end a stream within one pass; a pass runs at least every `PASS_S`, and a quiet stream gets a heartbeat.
@@ -35,7 +35,7 @@ HEARTBEAT = b": heartbeat\n\n"
 
 
 class StreamPipe(Protocol):
-    """A connection handed over (launcher/channel.py's `GuardedChannel`)."""
+    """A connection handed over (launcher/access/channel.py's `GuardedChannel`)."""
 
     chunked: bool  # HTTP/1.1: the body goes on in chunks
     total_outbufs_len: int  # unsent bytes

@@ -1,15 +1,15 @@
-"""Tournaments: the partner rotation shared by the tables of a home (launcher/tournament.py). A phone at one table
+"""Tournaments: the partner rotation shared by the tables of a home (launcher/home/tournament.py). A phone at one table
 sets one up; every table scores its own rounds; every phone reads the seats, the rounds and the standings."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request
 
-from launcher.access import Role
-from launcher.bodies import Field, Shape
-from launcher.budgets import Budget
+from launcher.access.bodies import Field, Shape
+from launcher.access.book import Role
+from launcher.access.budgets import Budget
 from launcher.game.rotation import TournamentError
-from launcher.tournament import TournamentBook
+from launcher.home.tournament import TournamentBook
 from webui.access import budgeted, needs
 from webui.api import json_object
 from webui.errors import ApiError

@@ -6,7 +6,7 @@ Flask's tutorial, or a thread's long-lived `Writer`).
     with store.connect() as conn:
         game_table.current(conn)
 
-The game history's tables are read and written by launcher/history.py, which owns them.
+The game history's tables are read and written by launcher/table/history.py, which owns them.
 """
 
 from launcher.store.database import (

@@ -1,5 +1,5 @@
 """The `pins`, `join_token` and `sessions` tables: the PINs' salted hashes, the invite's token, and the signed-in
-phones (launcher/access.py)."""
+phones (launcher/access/book.py)."""
 
 from __future__ import annotations
 

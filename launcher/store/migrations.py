@@ -94,7 +94,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE deck RENAME TO hopper;
     UPDATE events SET type = 'hopper.' || substr(type, 6) WHERE type IN ('deck.changed', 'deck.reloaded');
     """,
-    # The history (launcher/history.py): a summary of each ended game, each player's line in it, and each player's
+    # The history (launcher/table/history.py): a summary of each ended game, each player's line in it, and each player's
     # sums per mode ('*': all) and period ('all', or a month 'YYYY-MM'), so that lists and leaderboards read a few
     # rows whatever the number of games. Games kept before are summarized at the next start.
     """
@@ -146,7 +146,7 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (mode, period, player)
     );
     """,
-    # Wear and care (launcher/wear.py): the launcher's counters over its life and since the roller was cleaned,
+    # Wear and care (launcher/press/wear.py): the launcher's counters over its life and since the roller was cleaned,
     # counted from this upgrade on; `recent` holds how each of the latest fires ended, a letter each.
     """
     CREATE TABLE wear (
@@ -185,9 +185,10 @@ MIGRATIONS: tuple[str, ...] = (
         made_ts REAL NOT NULL
     );
     """,
-    # MQTT (launcher/mqtt.py): the event log is the outbox; `sent` is the last event the broker acknowledged, so a
+    # MQTT (launcher/home/mqtt.py): the event log is the outbox; `sent` is the last event the broker acknowledged, so a
     # broker down for an hour (or a restart meanwhile) loses nothing. `presses` counts presses for Home Assistant.
-    # Tournaments shared by tables over the broker (launcher/tournament.py): the setup and every scored round, by id.
+    # Tournaments shared by tables over the broker (launcher/home/tournament.py): the setup and every scored round, by
+    # id.
     """
     CREATE TABLE mqtt_outbox (
         id      INTEGER PRIMARY KEY CHECK (id = 1),
@@ -223,7 +224,7 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE games SET state = json_remove(state, '$.game.rounds') WHERE id IN (SELECT id FROM whole);
     DROP TABLE whole;
     """,
-    # A tournament's secret (launcher/tournament_wire.py), kept by each table that holds it, set up here or joined
+    # A tournament's secret (launcher/home/tournament_wire.py), kept by each table that holds it, set up here or joined
     # with its code; and the tournament this table's admin chose, never one a broker names (an older store keeps
     # its newest as the choice).
     """
@@ -238,9 +239,9 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO tournament_choice (id, tournament)
         SELECT 1, id FROM tournaments ORDER BY created_ts DESC, id LIMIT 1;
     """,
-    # The nonces of the tournament asks this table answered (launcher/tournament_post.py), so an ask captured on
+    # The nonces of the tournament asks this table answered (launcher/home/tournament_post.py), so an ask captured on
     # the broker is not answered again after a restart; and the random part of this table's MQTT client id, made
-    # once, so a client that knows the table's name cannot take its session (launcher/mqtt.py).
+    # once, so a client that knows the table's name cannot take its session (launcher/home/mqtt.py).
     """
     CREATE TABLE tournament_asks (
         nonce TEXT PRIMARY KEY

@@ -1,4 +1,4 @@
-"""The `wear` table: the launcher's counters over its life and since the roller was cleaned (launcher/wear.py)."""
+"""The `wear` table: the launcher's counters over its life and since the roller was cleaned (launcher/press/wear.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // The standalone checker's page (scripts/build-checker inlines it after fairverify.js): reads a record pasted or
-// chosen, checks it with fairVerify, and words the verdict as `uno-launcher verify` does (launcher/fairness.py).
+// chosen, checks it with fairVerify, and words the verdict as `uno-launcher verify` does (launcher/fairplay/fairness.py).
 const STOPS = { count: "the hopper's count ran out", null: "not known: the daemon stopped before the press ended" };
 
 function python(value) {
@@ -11,7 +11,7 @@ function python(value) {
   return JSON.stringify(value);
 }
 
-// What the record's drand round proves, as launcher/fairness.py words it; `signed`: its signature is the League's.
+// What the record's drand round proves, as launcher/fairplay/fairness.py words it; `signed`: its signature is the League's.
 function beaconLines(beacon, signed) {
   if (!beacon) return [];
   if (!beacon.signature) {
@@ -86,7 +86,7 @@ async function blsVerifier() {
   return (round, signature) => checkerBls.drandG1Verify(round, signature, FAIR_DRAND_KEY, FAIR_DRAND_DST);
 }
 
-// A QR code's text (launcher/record_qr.py): UNO-SHUFFLE: then the deflated record in digits, 7 bytes to 17 digits.
+// A QR code's text (launcher/fairplay/record_qr.py): UNO-SHUFFLE: then the deflated record in digits, 7 bytes to 17 digits.
 const QR_PREFIX = "UNO-SHUFFLE:";
 const QR_DIGITS = [0, 3, 5, 8, 10, 13, 15, 17];
 

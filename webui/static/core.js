@@ -27,7 +27,7 @@ export const ui = {
   joined: null, // this phone has joined the table (true / false) once its role is known (access.js)
   hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
   fault: null, // message of the latched hardware fault, if any
-  faultCause: null, // why it latched (launcher/outcomes.py FaultCause), worded by app.js
+  faultCause: null, // why it latched (launcher/press/outcomes.py FaultCause), worded by app.js
   trouble: null, // what stops the table now, /api/state's `trouble`: told in the prompt (game.js) and on the button
   feed: [], // events shown in the feed, newest first
   lastId: 0, // id of the newest event received

@@ -13,7 +13,7 @@ export const FAIR_MAX = 32; // contributions a shuffle takes at most
 const FAIR_HEX = /^[0-9a-f]{32}$/;
 const FAIR_HEX64 = /^[0-9a-f]{64}$/;
 const FAIR_HEX96 = /^[0-9a-f]{96}$/;
-// The drand quicknet beacon (launcher/beacon.py): its chain hash, public key and the tag its rounds are hashed with.
+// The drand quicknet beacon (launcher/fairplay/beacon.py): its chain hash, public key and the tag its rounds are hashed with.
 export const FAIR_CHAIN = "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
 export const FAIR_DRAND_KEY =
   "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc2" +

@@ -1,5 +1,5 @@
 // The Pi's power warnings and its switching off, as a banner on every phone while they last. The daemon reads the
-// firmware's under-voltage and throttling flags (launcher/power.py): /api/state holds the current ones, and
+// firmware's under-voltage and throttling flags (launcher/system/power.py): /api/state holds the current ones, and
 // power.changed follows them; daemon.powering_off says the big button was held and the Pi is switching off.
 import { $, t } from "./core.js";
 

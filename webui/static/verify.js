@@ -9,7 +9,7 @@ import { readState, request, refusal } from "./api.js";
 import { $, ui, t, stored, remember, span } from "./core.js";
 import { FAIR_MAX, fairCommitmentOf, fairHex, fairVerify } from "./fairverify.js";
 
-const FAIR_STORE = "uno-launcher.fair"; // {commitment: what this phone saw and added in that shuffle}, newest last
+const FAIR_STORE = "uno-launcher.access.party_lock"; // {commitment: what this phone saw and added in that shuffle}, newest last
 const FAIR_KEEP = 20; // shuffles remembered
 const FAIR_CONTRIBUTE = "/api/shuffles/current/contributions";
 const FAIR_REVEAL = "/api/shuffles/current/reveals";

@@ -1,0 +1,2 @@
+"""The press path: the controller that decides and commands the dispenser, the board's arm, how a press ended, the
+hopper, wear and care, aiming, the workbench."""
