@@ -33,7 +33,7 @@ from launcher.game_view import game_view, table_view
 from launcher.history import UNREADABLE, History, read_state
 from launcher.hopper import NewestSaver
 from launcher.refusals import Refusal
-from launcher.store import Store, StoreError, game_table
+from launcher.store import Store, StoreError, WriteBehind, game_table
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +65,13 @@ class GameDesk:
         history: History,
         on_change: Callable[[Game, Table], None] | None = None,
         clock: Clock = REAL_CLOCK,
+        writes: WriteBehind | None = None,
     ) -> None:
         self._store = store
-        self._saver = store.writer()  # every change is saved under the lock, one at a time, often (each press)
+        # Every change is saved under the lock, one at a time, often (each press), through the daemon's write-behind:
+        # the press's events and the hopper's count waiting there go in the same commit (the SD card's wear).
+        self._own_writes = writes is None
+        self._writes = WriteBehind(store, clock=clock) if writes is None else writes
         self._unsaved = False  # a press's change is in play but not in the store yet: `_resaver` tries again
         # Handed a new number for each such press (the saver skips a repeat of what it last wrote).
         self._unsaved_presses = itertools.count()
@@ -167,9 +171,10 @@ class GameDesk:
         with self.starting(), self._lock:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
-            with self._saver.connect() as conn:
-                rounds = [_text(entry.to_dict()) for entry in game.entries]
-                self._id = game_table.new(conn, _text(_state(game, table, None)), rounds, time.time())
+            state, rounds = _text(_state(game, table, None)), [_text(entry.to_dict()) for entry in game.entries]
+            made: list[int] = []
+            self._writes.now(lambda conn: made.append(game_table.new(conn, state, rounds, time.time())))
+            self._id = made[0]
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
                 self._on_change(game, table)
@@ -263,8 +268,9 @@ class GameDesk:
         """Save a press still kept in memory (once more), and close the kept connection once nothing changes the
         game any more. Safe to call twice."""
         self._resaver.close()
-        with self._lock:
-            self._saver.close()
+        if self._own_writes:
+            with self._lock:
+                self._writes.close()
 
     @property
     def unsaved(self) -> bool:
@@ -285,8 +291,8 @@ class GameDesk:
         rounds the change scored or corrected are written: the state saved besides does not grow with the game."""
         assert self._id is not None and self._game is not None
         rounds = _changed(self._game.entries, game.entries)
-        with self._saver.connect() as conn:
-            game_table.save(conn, self._id, _text(_state(game, table, undo)), len(game.entries), rounds)
+        game_id, state = self._id, _text(_state(game, table, undo))
+        self._writes.now(lambda conn: game_table.save(conn, game_id, state, len(game.entries), rounds))
         self._unsaved = False  # the state saved holds any press kept in memory before
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)

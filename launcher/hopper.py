@@ -5,6 +5,10 @@ A daemon killed in the middle of a fire restarts knowing the cards that had alre
 writes the newest count (older ones it has not reached are skipped), and `flush()` lets the controller's worker
 wait for it at the end of a fire. A write that fails (a full or read-only disk) is tried again every `RETRY_S`
 until it goes through, or a newer count replaces it: the launcher plays on, and the count is never dropped.
+
+The daemon's saver hands the count to the store's write-behind (launcher/store/write_behind.py): it goes in the
+press's one commit with the game's change, or on its own within COUNT_SAVE_WITHIN_S, so a kill or a power cut
+loses at most the cards of that last moment, not a commit per card (the SD card's wear).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from launcher.threads import StoppableThread
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+COUNT_SAVE_WITHIN_S = 2.0  # the newest count is on the disk at most this long after a card left (docs/RELIABILITY.md)
 MAX_HOPPER_CARDS = 500  # more than any hopper holds; the same bound as dispense.hopper_cards in the config
 
 
