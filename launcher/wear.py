@@ -3,9 +3,9 @@ last cleaned (docs/HARDWARE.md, "Wear and care").
 
 The controller's worker hands every fire's end to `Wear.fire_ended()` once its outcome is known; the counters
 change in memory and the newest of them is handed to the store's write-behind, so neither a press nor the exit
-beam's callback ever waits for the disk. It is written within SAVE_WITHIN_S, on its own deadline rather than with
-every press's commit (a frame of the write-ahead log per press is the SD card's wear): a kill or a power cut loses
-at most the counts of that last minute's fires.
+beam's callback ever waits for the disk. It goes in the commit of the press's change of the game, or on its own
+within SAVE_WITHIN_S: a kill or a power cut loses at most the counts of the fire it cut short (or of one that ended
+in the moment before, while its save was waiting).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from launcher.store import Store, WriteBehind, wear_table
 WINDOW_FIRES = 200  # the cleaning hint looks at this many of the latest fires since the last cleaning
 JAM_LIMIT_PER_1000 = 20  # more jams than this per 1,000 fires over the window: the roller wants cleaning
 HINT_JAMS = JAM_LIMIT_PER_1000 * WINDOW_FIRES // 1000 + 1  # 5: the fewest jams in the window above the limit
-SAVE_WITHIN_S = 60.0  # the newest counters are written at most this long after a fire's end
+SAVE_WITHIN_S = 2.0  # the newest counters are on the disk at most this long after a fire's end
 
 # One letter per fire in a period's window of recent fires.
 _JAM, _STUCK, _TIMEOUT, _OTHER = "j", "s", "t", "."
@@ -120,7 +120,7 @@ class StoredWear:
     def save(self, record: WearRecord) -> None:
         """Returns at once: written within SAVE_WITHIN_S (`writes.flush()` to have it now)."""
         periods = {"lifetime": asdict(record.lifetime), "cleaning": asdict(record.cleaning)}
-        self.writes.later("wear", lambda conn: wear_table.save(conn, periods), within_s=SAVE_WITHIN_S, rides=False)
+        self.writes.later("wear", lambda conn: wear_table.save(conn, periods), within_s=SAVE_WITHIN_S)
 
     def close(self) -> None:
         if self._own_writes:

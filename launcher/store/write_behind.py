@@ -8,11 +8,10 @@ blocks. The parts that write often therefore hand their writes over instead of c
 - `later(key, write, within_s)`: a write that may wait up to `within_s` on the daemon's clock: the event log's
   batches, the hopper's count as cards leave, the wear counters. A newer write of the same key replaces one still
   waiting (a counter: only the newest matters), keeping the earlier deadline, so a counter that changes all the time
-  is still written within its bound. A write that `rides` (the default) also goes with any commit made before its
-  deadline; one that does not (the wear counters) waits for its own deadline, so that it is not written at every press.
+  is still written within its bound. A write also goes with any commit made before its deadline.
 - `now(write)`: a write that is on the disk when it returns (a game's change, told to the phones next). It runs on
-  the caller's thread, in one transaction with every write waiting that rides or is due: a press's events and the
-  hopper's count go with the game's change, and a press costs one commit.
+  the caller's thread, in one transaction with every write waiting: a press's events, the hopper's count and the
+  wear counters go with the game's change, and a press costs one commit.
 
 What waits is in memory only: a kill or a power cut loses at most `within_s` of it, which each part's bound says.
 A transaction that fails (a full or read-only disk) keeps every waiting write it held, and the thread tries again
@@ -42,8 +41,14 @@ Write = Callable[[sqlite3.Connection], None]
 class _Waiting:
     write: Write
     due: float  # on the clock: written by then
-    rides: bool  # goes with any commit before `due`
     saved: Callable[[], None] | None  # told once it is committed
+
+
+def _newer(newer: _Waiting, older: _Waiting | None) -> _Waiting:
+    """`newer` in place of `older` (of the same key, not written yet), due at the earlier of their deadlines."""
+    if older is None:
+        return newer
+    return _Waiting(newer.write, min(newer.due, older.due), newer.saved)
 
 
 class WriteBehind:
@@ -68,23 +73,22 @@ class WriteBehind:
         write: Write,
         *,
         within_s: float,
-        rides: bool = True,
         saved: Callable[[], None] | None = None,
     ) -> None:
-        """Hand a write over, to be committed within `within_s`. Returns at once: memory only."""
+        """Hand a write over, to be committed within `within_s` (or with any commit before). Returns at once:
+        memory only."""
         with self._cond:
-            due = self._clock.now() + within_s
-            older = self._waiting.get(key)
-            self._waiting[key] = _Waiting(write, due if older is None else min(due, older.due), rides, saved)
+            waiting = _Waiting(write, self._clock.now() + within_s, saved)
+            self._waiting[key] = _newer(waiting, self._waiting.get(key))
             self._cond.notify_all()
 
     def now(self, write: Write) -> None:
-        """Commit `write`, with what waits that rides or is due, before returning; StoreError if it cannot be."""
-        self._commit(write, everything=False)
+        """Commit `write`, with everything waiting, before returning; StoreError if it cannot be."""
+        self._commit(write)
 
     def flush(self) -> None:
         """Commit everything waiting now; StoreError if the store cannot take it (it keeps waiting)."""
-        self._commit(None, everything=True)
+        self._commit(None)
 
     @property
     def waiting(self) -> int:
@@ -103,9 +107,9 @@ class WriteBehind:
             log.error("the store-writer stopped before it could save %s: %s", lost, e)
         self._writer.close()
 
-    def _commit(self, write: Write | None, *, everything: bool) -> None:
+    def _commit(self, write: Write | None) -> None:
         with self._writing:
-            taken = self._take(everything)
+            taken = self._take()
             if write is None and not taken:
                 return
             try:
@@ -127,13 +131,10 @@ class WriteBehind:
             if write is not None:
                 write(conn)
 
-    def _take(self, everything: bool) -> dict[str, _Waiting]:
-        """What a commit now takes: everything, or what rides or is due."""
+    def _take(self) -> dict[str, _Waiting]:
+        """Everything waiting, for a commit now."""
         with self._cond:
-            now = self._clock.now()
-            taken = {k: w for k, w in self._waiting.items() if everything or w.rides or w.due <= now}
-            for key in taken:
-                del self._waiting[key]
+            taken, self._waiting = self._waiting, {}
             return taken
 
     def _give_back(self, taken: dict[str, _Waiting]) -> None:
@@ -142,10 +143,9 @@ class WriteBehind:
         with self._cond:
             merged = dict(taken)
             for key, newer in self._waiting.items():
-                older = merged.pop(key, None)
-                due = newer.due if older is None else min(newer.due, older.due)
-                merged[key] = _Waiting(newer.write, due, newer.rides, newer.saved)
+                merged[key] = _newer(newer, merged.pop(key, None))
             self._waiting = merged
+            self._cond.notify_all()  # the thread may wait for nothing, having found nothing while they were taken
 
     def _wake(self) -> None:
         with self._cond:
@@ -168,7 +168,7 @@ class WriteBehind:
                 else:
                     return  # close() commits what waits
             try:
-                self._commit(None, everything=False)
+                self._commit(None)
             except Exception as e:  # kept waiting and tried again: a full disk must not stop the launcher
                 if not failing:  # once, not every second while the disk is full
                     log.error("the store-writer could not save (tried again every %.0f s): %s", self.RETRY_S, e)
