@@ -166,6 +166,7 @@ class Daemon:
                     self._saved_hopper(),
                     on_changed=self._save_hopper,
                     on_reload=self.hardware.refill if isinstance(self.hardware, Refills) else None,
+                    sync=self.writes.flush,
                     clock=clock,
                 ),
                 min_rest_ms=config.dispense.min_rest_ms,

@@ -156,6 +156,8 @@ def test_a_press_in_a_game_is_one_commit_and_its_events_and_count_are_saved_with
         table = joined_client(daemon)
         assert table.post("/api/games", json={"players": ["Ann", "Bob"], "mode": "lowest_total"}).status_code == 201
         assert table.post("/api/hopper", json={"cards": 100}).status_code == 200
+        with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn:  # a refill answered is on the disk
+            assert hopper_table.load(conn) == (100, 0)
         with contextlib.closing(sqlite3.connect(daemon.store.path)) as conn:  # the first start's PINs, then the rest
             clock.run_until(lambda: conn.execute("SELECT count(*) FROM pins").fetchone() == (2,), within=30)
         clock.run_until(lambda: daemon is not None and daemon.writes.waiting == 0, within=60)
