@@ -44,6 +44,7 @@ from launcher.schedule import MAX_PAUSE_MS, PROFILES
 from launcher.shuffles import ShuffleBook
 from launcher.statelock import StateDirBusy, StateLock
 from launcher.store import STORE_FILE, Store, WriteBehind, hopper_table
+from launcher.store.placement import kept_in_memory
 from launcher.tournament import TournamentBook
 from launcher.tournament_post import TournamentPost
 from launcher.wear import Wear
@@ -123,6 +124,8 @@ class Daemon:
         self.clock = clock
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
             self.store = Store(config.state_dir / STORE_FILE)  # first: it names what is wrong with the directory
+            if (volatile := kept_in_memory(self.store.path)) is not None:  # an overlay root: gone at the next boot
+                log.warning("%s", volatile)
             try:
                 self._state_lock = StateLock(config.state_dir)  # one daemon per store, held until close()
             except StateDirBusy as e:

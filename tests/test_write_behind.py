@@ -14,7 +14,9 @@ import pytest
 
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, StoreError, WriteBehind, event_table, hopper_table
+from launcher.store.placement import file_system_of, kept_in_memory
 from tests.conftest import joined_client, local_config
+from tests.small_fs import small_tmpfs
 from tests.virtual_clock import VirtualClock
 
 
@@ -178,3 +180,41 @@ def test_a_press_in_a_game_is_one_commit_and_its_events_and_count_are_saved_with
         if daemon is not None:
             daemon.close()
         clock.close()
+
+
+# --- where the store lives ----------------------------------------------------------------------------------------
+
+MOUNTS = """\
+22 1 179:2 / / ro,noatime shared:1 - ext4 /dev/mmcblk0p2 ro
+30 1 0:27 / / rw,noatime shared:14 - overlay overlayroot rw,lowerdir=/media/root-ro,upperdir=/media/root-rw/overlay
+31 30 8:1 / /var/lib/uno-launcher rw,noatime shared:15 - ext4 /dev/sda1 rw
+32 30 0:28 / /media/my\\040stick rw shared:16 - vfat /dev/sdb1 rw
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "warned"),
+    [
+        ("/var/lib/uno-launcher/launcher.sqlite3", "ext4", False),  # the writable partition HARDWARE.md has made
+        ("/var/lib/uno-launcher-old/launcher.sqlite3", "overlay", True),  # a sibling name is not under the mount
+        ("/home/pi/.local/state/uno-launcher/launcher.sqlite3", "overlay", True),  # the overlaid root: lost at boot
+        ("/media/my stick/state/launcher.sqlite3", "vfat", False),  # a mount point with a space in its name
+    ],
+)
+def test_a_store_on_the_overlaid_root_is_named_as_lost_at_the_next_boot(path: str, kind: str, warned: bool) -> None:
+    assert file_system_of(Path(path), MOUNTS) == kind
+    said = kept_in_memory(Path(path), MOUNTS)
+    assert (said is not None) is warned
+    if said is not None:
+        assert "gone at the next boot" in said and "[state] dir" in said
+
+
+def test_the_daemon_says_so_when_its_store_is_in_memory(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A real tmpfs (root only, as the CI runs): the daemon starts, and its log says the store will not last."""
+    with small_tmpfs(tmp_path / "fs", "4m") as mount:
+        clock = VirtualClock()
+        try:
+            Daemon(local_config(mount), clock=clock).close()
+        finally:
+            clock.close()
+    assert "is on a file system kept in memory (tmpfs)" in caplog.text
