@@ -3,9 +3,10 @@
 `GameDesk` owns one `Game` (scores) and one `Table` (turns and demands) from `launcher/game/`, both pure. Phones
 declare what was played and score rounds through it; the controller asks it whether a press must deal exact cards
 (classic UNO) and tells it of every press, which it attributes to whoever owes the launcher. Every change is saved
-(SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly. A change the store
-cannot take (a full or read-only disk) is refused with the StoreError, the game as it was; but a press has happened
-whatever the disk says: it is kept in memory and its save tried again until it goes through (`_resave`).
+(SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly, in one commit with
+whatever waits in the store's write-behind (a press's events, the hopper's count: one commit a press). A change the
+store cannot take (a full or read-only disk) is refused with the StoreError, the game as it was; but a press has
+happened whatever the disk says: it is kept in memory and its save tried again until it goes through (`_resave`).
 
 Each job has its own home: the checks of what phones send in game_requests.py, what they are shown in
 game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules themselves in launcher/game/.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -173,7 +175,11 @@ class GameDesk:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
             state, rounds = _text(_state(game, table, None)), [_text(entry.to_dict()) for entry in game.entries]
             made: list[int] = []
-            self._writes.now(lambda conn: made.append(game_table.new(conn, state, rounds, time.time())))
+
+            def write(conn: sqlite3.Connection) -> None:
+                made[:] = [game_table.new(conn, state, rounds, time.time())]  # a try that was taken back: replaced
+
+            self._writes.now(write)
             self._id = made[0]
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
@@ -265,8 +271,8 @@ class GameDesk:
         return self.view()  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Save a press still kept in memory (once more), and close the kept connection once nothing changes the
-        game any more. Safe to call twice."""
+        """Save a press still kept in memory (once more), and stop a write-behind of its own once nothing changes
+        the game any more (the daemon's shared one is the daemon's to stop). Safe to call twice."""
         self._resaver.close()
         if self._own_writes:
             with self._lock:
