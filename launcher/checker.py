@@ -2,8 +2,10 @@
 (docs/FAIRNESS.md, "A checker the launcher did not serve").
 
 It is built, byte for byte the same on every machine, from the page's own verifier (webui/static/fairverify.js: the
-one source of the check in JavaScript) and the checker's page (webui/checker/). scripts/build-checker writes it to
-docs/checker/uno-checker.html; `uno-launcher verify --checker` prints its SHA-256. Standard library only.
+one source of the check in JavaScript), the checker's page (webui/checker/) and the BLS12-381 check of a drand
+round (webui/checker/vendor/: @noble/curves, bundled once by scripts/vendor-noble and kept as it is, with its
+licence). scripts/build-checker writes it to docs/checker/uno-checker.html; `uno-launcher verify --checker` prints
+its SHA-256. Standard library only.
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ def build() -> bytes:
     page = (WEBUI / "checker" / "checker.html").read_text(encoding="utf-8")
     verifier = (WEBUI / "static" / "fairverify.js").read_text(encoding="utf-8")
     script = (WEBUI / "checker" / "checker.js").read_text(encoding="utf-8")
-    for marker, text in (("/*FAIRVERIFY*/", verifier), ("/*CHECKER*/", script)):
+    vendor = WEBUI / "checker" / "vendor"  # @noble/curves' BLS12-381, bundled by scripts/vendor-noble, and its licence
+    noble = (vendor / "noble-bls.b64").read_text(encoding="ascii").strip()
+    licence = (vendor / "LICENSE-noble").read_text(encoding="utf-8")
+    parts = (
+        ("/*FAIRVERIFY*/", verifier),
+        ("/*NOBLE_BLS*/", noble),
+        ("/*CHECKER*/", script),
+        ("/*NOBLE_LICENSE*/", licence),
+    )
+    for marker, text in parts:
         if page.count(marker) != 1:
             raise ValueError(f"webui/checker/checker.html must hold {marker} exactly once")
         page = page.replace(marker, text.rstrip("\n"))

@@ -91,7 +91,9 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser("verify", help="check a shuffle's outcomes against its revealed seed")
     source = verify.add_mutually_exclusive_group(required=True)
-    source.add_argument("record", nargs="?", type=Path, help="a shuffle record (JSON, as the page downloads it)")
+    source.add_argument(
+        "record", nargs="?", type=Path, help="a shuffle record (JSON, as the page downloads it, or its QR code's text)"
+    )
     source.add_argument("--shuffle", type=int, metavar="N", help="shuffle N from the daemon's store")
     source.add_argument(
         "--checker",

@@ -120,6 +120,13 @@ def _seat_angles(value: Any) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True)
+class FairnessConfig:
+    """[fairness] beacon: "drand-quicknet" binds each shuffle's key to a public drand round too (docs/FAIRNESS.md)."""
+
+    beacon: str = _opt("off", choices=("off", "drand-quicknet"))
+
+
+@dataclass(frozen=True)
 class AimConfig:
     """The optional aiming servo turns the launcher to face the player who must press, as the rules ask."""
 
@@ -262,6 +269,7 @@ class Config:
     serial: SerialConfig = field(default_factory=SerialConfig)
     sim: SimConfig = field(default_factory=SimConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    fairness: FairnessConfig = field(default_factory=FairnessConfig)
     aim: AimConfig = field(default_factory=AimConfig)
     web: WebConfig = field(default_factory=WebConfig)
     state: StateConfig = field(default_factory=StateConfig)

@@ -20,6 +20,7 @@ from waitress.server import BaseWSGIServer, MultiSocketServer
 from launcher import sdnotify
 from launcher.access import AccessBook
 from launcher.aiming import SeatAimer
+from launcher.beacon_wait import BeaconSource
 from launcher.budgets import Budget, Budgets
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
@@ -143,7 +144,9 @@ class Daemon:
             self.new_pins = self.access.first_run()  # made up on a first start: the one time they can be shown
             # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
             undo.callback(self.access.forget_unshown, self.new_pins)
-            self.shuffles = ShuffleBook(self.store, self.bus, clock=clock)
+            beacon = BeaconSource() if config.fairness.beacon == "drand-quicknet" else None
+            self.shuffles = ShuffleBook(self.store, self.bus, clock=clock, beacon=beacon)
+            undo.callback(self.shuffles.close)
             aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
             self.history = History(self.store)
             self.history.catch_up()  # games kept before the history existed
@@ -407,6 +410,7 @@ class Daemon:
         self.doorbell_hold.close()
         self.access.close()  # the PINs shown on a first start are saved by then (two hashes at most)
         self.controller.close()  # its hopper saver hands over what is pending, then stops
+        self.shuffles.close()  # a drand round still awaited settles nothing now: the next start waits for it again
         self.wear.close()  # after the controller: no fire ends any more; what is pending is written
         self.hardware.close()
         self.bus.close()

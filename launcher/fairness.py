@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
+from launcher import beacon_bls, record_qr
+from launcher.beacon import BeaconRound, parse_record
 from launcher.errors import LauncherError
 from launcher.schedule import Outcome, Profile, ProfileError, Schedule, profile_from_mapping, profile_to_mapping
 from launcher.sealing import FORMAT5, Contribution, Opened, is_commitment, open_record, sealed_record
@@ -249,6 +251,9 @@ class VerifyReport:
     missing: tuple[str, ...] = field(default=())  # contributions the reader made that the record lacks
     withheld: tuple[int, ...] = ()  # places of commitments never revealed (format 5)
     mismatched: tuple[int, ...] = ()  # places whose value is not what was committed (format 5: a tampered record)
+    beacon: BeaconRound | None = None  # the drand round the shuffle bound to, when it did
+    beacon_randomness_ok: bool = True  # the record's randomness is its signature's
+    beacon_signature_ok: bool | None = None  # the signature is quicknet's for the round (None: no signature)
 
     @property
     def ok(self) -> bool:
@@ -258,6 +263,8 @@ class VerifyReport:
             and self.seen_commitment_ok is not False
             and not self.missing
             and not self.mismatched
+            and self.beacon_randomness_ok
+            and self.beacon_signature_ok is not False
         )
 
     @property
@@ -278,6 +285,7 @@ class VerifyReport:
             lines.append("FAILED: the seed does not match the commitment published at the shuffle's start")
         lines.extend(f"FAILED: your contribution {value} is not in the record" for value in self.missing)
         lines.extend(f"FAILED: contribution {n}'s value is not the one committed" for n in self.mismatched)
+        lines.extend(self._beacon_lines())
         if self.mismatch:
             m = self.mismatch
             lines.append(f"FAILED: press {m.press}: recorded {m.field} = {m.recorded!r}, the seed gives {m.replayed!r}")
@@ -290,6 +298,25 @@ class VerifyReport:
         if self.format == FORMAT_V1:
             lines.append(f"NOTE: a {FORMAT_V1} record: no contributions, and it does not say what each press dispensed")
         return "\n".join(lines)
+
+    def _beacon_lines(self) -> list[str]:
+        """What the record's drand round proves (checkers/checker.js words the same)."""
+        if self.beacon is None:
+            return []
+        number = self.beacon.round
+        if self.beacon.signature is None:
+            return [
+                f"NOTE: drand quicknet round {number} was not had in time: the key was fixed without it, as at a table "
+                "without internet, and whoever ran the launcher could choose between two outcomes"
+            ]
+        lines = []
+        if not self.beacon_randomness_ok:
+            lines.append("FAILED: the beacon's randomness is not the SHA-256 of its signature")
+        if self.beacon_signature_ok:
+            lines.append(f"OK: the key mixes drand quicknet round {number}, signed by the League of Entropy")
+        else:
+            lines.append(f"FAILED: the signature of drand quicknet round {number} is not the League of Entropy's")
+        return lines
 
 
 def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, mine: Iterable[str] = ()) -> VerifyReport:
@@ -310,11 +337,14 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
     outcomes = _field(record, "outcomes", list)
     opened: Opened | None = None
     entries: list[Contribution] = []
+    beacon: BeaconRound | None = None
+    stated: str | None = None
     if form == FORMAT:
         text: str = _field(record, "profile", str)
         profile = _profile(_profile_mapping(text))
         entries = _commitments(_field(record, "contributions", list))
-        opened = open_record(seed, text, published, entries)
+        beacon, stated = _beacon(record)
+        opened = open_record(seed, text, published, entries, beacon)
         contributions = list(opened.revealed)
         carried = _carried(profile, _field(record, "carried", dict))
         schedule = Schedule(profile, opened.key)
@@ -343,7 +373,26 @@ def verify(record: Mapping[str, Any], *, seen_commitment: str | None = None, min
         missing=tuple(value for value in mine if value not in contributions),
         withheld=opened.withheld if opened else (),
         mismatched=opened.mismatched if opened else (),
+        beacon=beacon,
+        beacon_randomness_ok=beacon is None or stated == beacon.randomness,
+        beacon_signature_ok=_signed(beacon),
     )
+
+
+def _beacon(record: Mapping[str, Any]) -> tuple[BeaconRound | None, str | None]:
+    """Format 5's optional `beacon`: the drand round and its signature, and the randomness the record states."""
+    if "beacon" not in record:
+        return None, None
+    try:
+        return parse_record(record["beacon"])
+    except ValueError as e:
+        raise RecordError(f"beacon = {record['beacon']!r} is not accepted: {e}") from None
+
+
+def _signed(beacon: BeaconRound | None) -> bool | None:
+    if beacon is None or beacon.signature is None:
+        return None
+    return beacon_bls.signature_ok(beacon.round, beacon.signature)
 
 
 def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: Iterable[str] = ()) -> VerifyReport:
@@ -352,6 +401,11 @@ def verify_file(path: str | Path, *, seen_commitment: str | None = None, mine: I
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise RecordError(f"cannot read shuffle record {path}: {e}") from None
+    if text.lstrip().startswith(record_qr.PREFIX):  # a QR code's text, as the page shows it
+        try:
+            return verify(record_qr.unpacked(text), seen_commitment=seen_commitment, mine=mine)
+        except ValueError as e:
+            raise RecordError(f"{path}: {e}") from None
     if nests_deeper(text):
         raise RecordError(f"{path} is not a shuffle record: it nests deeper than {MAX_DEPTH} levels")
     try:

@@ -6,7 +6,9 @@
   bytes, which must match its commitment; no new commitment is taken;
 - `fixed` once every commitment is revealed, or REVEAL_S after the commitments closed: the key mixes what was
   revealed, and a commitment never revealed counts by itself (launcher/sealing.py). A first press with no
-  commitment at all fixes the key at once: there is nothing to wait for.
+  commitment at all fixes the key at once: there is nothing to wait for. With a public beacon (`binder`), the
+  commitments closing also bind a drand round (launcher/beacon_wait.py), and the key waits for it too, even with no
+  commitment at all.
 
 It holds no lock of the controller's and does no I/O: the caller publishes what it returns. Its own lock is held for
 a few list operations.
@@ -15,8 +17,11 @@ a few list operations.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from launcher.beacon import BeaconRound
+from launcher.beacon_wait import PendingBeacon
 from launcher.clock import Clock
 from launcher.errors import LauncherError
 from launcher.fairness import MAX_CONTRIBUTIONS
@@ -46,6 +51,8 @@ class Mixing:
     contributions: list[Contribution] = field(default_factory=list)  # in the order committed
     phase: str = COMMITTING
     sealed_at: float | None = None  # the clock's time when the commitments closed
+    binder: Callable[[], PendingBeacon] | None = None  # binds (and starts waiting for) a drand round, when on
+    beacon: PendingBeacon | None = None  # the round bound when the commitments closed
     # Held by whoever changes the phase and publishes it (ShuffleBook), so the events come in the order of the changes.
     changing: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _senders: set[str] = field(default_factory=set, repr=False)  # sessions that committed (memory only)
@@ -96,7 +103,7 @@ class Mixing:
                     shuffle=number,
                 )
             if self.contributions[index].value == value:
-                return index, self._complete()
+                return index, self._due()
             if self.phase == COMMITTING:
                 raise ContributionRefused(
                     Refusal.REVEAL_EARLY,
@@ -110,27 +117,48 @@ class Mixing:
                     shuffle=number,
                 )
             self.contributions[index] = replace(self.contributions[index], value=value)
-            return index, self._complete()
+            return index, self._due()
 
     def press(self) -> tuple[str | None, str | None]:
         """A press wants to draw: (what changed: "sealed", "due" (the caller fixes the key, `fix()`) or None; why
-        the press must wait, or None once the key is fixed or due). The first press closes the commitments; once
-        all are revealed, or one REVEAL_S later, the key is due with what was revealed."""
+        the press must wait, or None once the key is fixed or due). The first press closes the commitments (and
+        binds the beacon's round); once all are revealed, or one REVEAL_S later, and the round is settled, the key
+        is due with what came."""
         with self._lock:
             changed = None
             if self.phase == COMMITTING:
-                if not self.contributions:
+                if not self.contributions and self.binder is None:
                     self.phase = FIXED  # nobody committed: nothing to wait for, nothing to tell
                     return None, None
                 self.phase, self.sealed_at, changed = REVEALING, self.clock.now(), "sealed"
+                if self.binder is not None:
+                    self.beacon = self.binder()
             if self.phase == REVEALING:
-                if self.clock.now() < (self.sealed_at or 0.0) + REVEAL_S and not self._complete():
-                    why = (
-                        f"the phones are revealing their randomness for shuffle {self.number}: press again in a moment"
-                    )
-                    return changed, why
+                if not self._due():
+                    waited = "the phones are revealing their randomness"
+                    if self._revealed():
+                        waited = f"the launcher waits for drand round {self.beacon.round if self.beacon else 0}"
+                    return changed, f"{waited} for shuffle {self.number}: press again in a moment"
                 return "due", None
             return changed, None
+
+    def due(self) -> bool:
+        """The phones have revealed (or their time is over) and the beacon's round, if any, is settled."""
+        with self._lock:
+            return self.phase == REVEALING and self._due()
+
+    def beacon_round(self) -> BeaconRound | None:
+        """The bound round as settled, or without a signature while (or because) it was not had; None: no beacon."""
+        with self._lock:
+            if self.beacon is None:
+                return None
+            return self.beacon.settled or BeaconRound(self.beacon.round)
+
+    def _revealed(self) -> bool:
+        return self._complete() or self.clock.now() >= (self.sealed_at or 0.0) + REVEAL_S
+
+    def _due(self) -> bool:
+        return self._revealed() and (self.beacon is None or self.beacon.settled is not None)
 
     def fix(self) -> None:
         """The key is fixed (the caller has keyed the schedule with what was revealed): nothing more is taken."""
@@ -139,17 +167,24 @@ class Mixing:
             self._fixed.notify_all()
 
     def wait_fixed(self) -> None:
-        """Wait, holding nothing else, until the last reveal fixes the key or the reveal window is over."""
+        """Wait, holding nothing else, until the key is fixed, or the reveal window (and the beacon's wait) is over."""
         with self._fixed:
-            while self.phase == REVEALING and (left := (self.sealed_at or 0.0) + REVEAL_S - self.clock.now()) > 0:
+            while self.phase == REVEALING and (left := self._last_wait() - self.clock.now()) > 0:
                 self._fixed.wait(left)
+
+    def _last_wait(self) -> float:
+        window = (self.sealed_at or 0.0) + REVEAL_S
+        # The beacon's thread settles by its deadline, or once its last round of relays has answered or timed out.
+        return window if self.beacon is None else max(window, self.beacon.deadline + self.beacon.last_try_s)
 
     def _complete(self) -> bool:
         return all(c.value is not None for c in self.contributions)
 
     def close(self) -> None:
-        """The shuffle ends (perhaps before any press): nothing more is taken."""
+        """The shuffle ends (perhaps before any press): nothing more is taken, nor waited for."""
         self.fix()
+        if self.beacon is not None:
+            self.beacon.cancel()
 
     @property
     def fixed(self) -> bool:

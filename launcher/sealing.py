@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from launcher.beacon import CHAIN, BeaconRound
 from launcher.schedule import Profile, profile_to_mapping
 
 FORMAT5 = "uno-launcher-shuffle/5"
@@ -59,15 +60,20 @@ def is_commitment(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _COMMITMENT.fullmatch(value) is not None
 
 
-def sealed_key(sealed: str, seed: str, contributions: Sequence[Contribution]) -> bytes:
+def sealed_key(
+    sealed: str, seed: str, contributions: Sequence[Contribution], beacon: BeaconRound | None = None
+) -> bytes:
     """The shuffle's HMAC key: SHA-256 of KEY_LABEL5, a zero byte, the framed seal and seed, the number of
     commitments (4 bytes big-endian), then for each commitment in order, the framed commitment and the framed value
-    (an empty text for one never revealed). Only a value that matches its commitment may be passed."""
+    (an empty text for one never revealed); then, for a beacon round had, the framed chain hash, the round (8 bytes
+    big-endian) and its framed randomness. Only a value that matches its commitment may be passed."""
     parts = [KEY_LABEL5, b"\0", _framed(sealed), _framed(seed), len(contributions).to_bytes(4, "big")]
     for c in contributions:
         if c.value is not None and commitment_of(c.value) != c.commitment:
             raise ValueError(f"value {c.value} does not match its commitment {c.commitment}")
         parts += [_framed(c.commitment), _framed(c.value or "")]
+    if beacon is not None and beacon.randomness is not None:
+        parts += [_framed(CHAIN), beacon.round.to_bytes(8, "big"), _framed(beacon.randomness)]
     return hashlib.sha256(b"".join(parts)).digest()
 
 
@@ -101,9 +107,12 @@ class Opened:
     mismatched: tuple[int, ...] = ()  # 1-based places whose value is not what was committed
 
 
-def open_record(seed: str, profile: str, published: str, entries: Sequence[Contribution]) -> Opened:
-    """Check a record's seal and contributions and derive its key; a mismatched value (which the daemon refuses, so
-    only a tampered record has one) is reported and counted as never revealed."""
+def open_record(
+    seed: str, profile: str, published: str, entries: Sequence[Contribution], beacon: BeaconRound | None = None
+) -> Opened:
+    """Check a record's seal and contributions and derive its key (with the beacon's round as the record gives
+    it); a mismatched value (which the daemon refuses, so only a tampered record has one) is reported and counted as
+    never revealed."""
     counted = []
     mismatched = []
     for place, c in enumerate(entries, 1):
@@ -112,7 +121,7 @@ def open_record(seed: str, profile: str, published: str, entries: Sequence[Contr
             c = Contribution(c.commitment)
         counted.append(c)
     return Opened(
-        key=sealed_key(published, seed, counted),
+        key=sealed_key(published, seed, counted, beacon),
         seal_ok=seal(seed, profile) == published,
         revealed=tuple(c.value for c in counted if c.value is not None),
         withheld=tuple(place for place, c in enumerate(counted, 1) if c.value is None and place not in mismatched),

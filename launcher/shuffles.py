@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from launcher.beacon import BeaconRound
+from launcher.beacon_wait import BeaconSource, PendingBeacon
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.errors import LauncherError
 from launcher.events import EventBus, EventType
@@ -133,10 +135,14 @@ class Shuffle:
             legacy = legacy_record(self.profile, self.seed, self.legacy, *played, self.came_out, self.carried)
             return {"shuffle": self.number, **legacy}
         mixed = self.mixing.contributions
-        return {
+        record = {
             "shuffle": self.number,
             **shuffle_record(self.profile, self.seed, *played, mixed, self.came_out, self.carried),
         }
+        beacon = self.mixing.beacon_round()
+        if beacon is not None:
+            record["beacon"] = beacon.as_record()
+        return record
 
     @property
     def run(self) -> tuple[int, int]:
@@ -151,7 +157,7 @@ class Shuffle:
         key = (
             shuffle_key(self.seed, self.legacy)
             if self.legacy is not None
-            else sealed_key(self.commitment, self.seed, self.mixing.contributions)
+            else sealed_key(self.commitment, self.seed, self.mixing.contributions, self.mixing.beacon_round())
         )
         self.schedule = self.schedule_factory(self.profile, key)
         self.schedule.go_on_from(*self.carried)
@@ -161,12 +167,19 @@ class ShuffleBook:
     """Starts, ends, saves and resumes shuffles; takes the phones' commitments and reveals for the shuffle in play."""
 
     def __init__(
-        self, store: Store, bus: EventBus, schedule_factory: ScheduleFactory = Schedule, *, clock: Clock = REAL_CLOCK
+        self,
+        store: Store,
+        bus: EventBus,
+        schedule_factory: ScheduleFactory = Schedule,
+        *,
+        clock: Clock = REAL_CLOCK,
+        beacon: BeaconSource | None = None,
     ) -> None:
         self._store = store
         self._bus = bus
         self._schedule_factory = schedule_factory
         self._clock = clock
+        self._beacon = beacon  # [fairness] beacon: each shuffle's key also waits for a drand round
         self._current: Shuffle | None = None
 
     @property
@@ -200,12 +213,49 @@ class ShuffleBook:
             resumed.mixing.contributions = log.contributions[:MAX_CONTRIBUTIONS]
             resumed.mixing.phase = FIXED if log.presses or log.fixed else log.phase
             resumed.mixing.sealed_at = self._clock.now()  # a sealed shuffle's reveals get their time again
+            self._resume_beacon(resumed, log)
         resumed.rekey()
         resumed.restarts = [r for r in _restarts(self._store, number, restarts) if r <= log.presses]
         replay_presses(resumed.schedule, log.presses, resumed.restarts, draw=resumed.draw)
         resumed.came_out = log.came_out
         self._current = resumed
         return resumed
+
+    def _resume_beacon(self, resumed: Shuffle, log: _ShuffleLog) -> None:
+        """The round a resumed shuffle bound: as the log settled it, else waited for again (or, with the beacon
+        turned off since, settled as not had)."""
+        settled = log.beacon
+        if settled is None and log.beacon_round is not None and (resumed.mixing.phase == FIXED or not self._beacon):
+            settled = BeaconRound(log.beacon_round)  # fixed without it, or no beacon to ask any more
+        if settled is not None:
+            resumed.mixing.beacon = PendingBeacon.had(settled, self._clock)
+        elif log.beacon_round is not None and self._beacon is not None:
+            pending = self._beacon.wait_for(log.beacon_round, self._clock)
+            resumed.mixing.beacon = pending
+            pending.start(lambda: self._beacon_settled(resumed))
+        # (Not yet sealed: _new_shuffle gave it its binder.)
+
+    def close(self) -> None:
+        """The daemon stops: a round still awaited is no longer (a restart waits for it again, from the log)."""
+        played = self._current
+        if played is not None and played.mixing.beacon is not None:
+            played.mixing.beacon.cancel()
+
+    def _binder(self, played: Shuffle, source: BeaconSource) -> Callable[[], PendingBeacon]:
+        """What binds `played`'s round when its commitments close, and starts waiting for it."""
+
+        def bind() -> PendingBeacon:
+            pending = source.bind(self._clock, REVEAL_S)
+            pending.start(lambda: self._beacon_settled(played))
+            return pending
+
+        return bind
+
+    def _beacon_settled(self, played: Shuffle) -> None:
+        """On the beacon's thread: its round is had, or given up; the key is fixed if the phones are done."""
+        with played.mixing.changing:
+            if played.mixing.due():
+                self._fix(played)
 
     def lid_opened(self, played: Shuffle) -> None:
         """The lid opened: the pattern profile starts over, as on the original launcher. Saved at once."""
@@ -273,11 +323,14 @@ class ShuffleBook:
         with played.mixing.changing:
             changed, why = played.mixing.press()
             if changed == "sealed":
-                commitments = played.mixing.commitments()
-                self._bus.publish(
-                    EventType.SHUFFLE_SEALED,
-                    {"shuffle": played.number, "commitments": commitments, "reveal_s": REVEAL_S},
-                )
+                sealed: dict[str, Any] = {
+                    "shuffle": played.number,
+                    "commitments": played.mixing.commitments(),
+                    "reveal_s": REVEAL_S,
+                }
+                if played.mixing.beacon is not None:
+                    sealed["beacon_round"] = played.mixing.beacon.round
+                self._bus.publish(EventType.SHUFFLE_SEALED, sealed)
             if changed == "due":
                 self._fix(played)
         if why is not None:
@@ -288,7 +341,11 @@ class ShuffleBook:
         the board's arm included, reads the schedule before it is keyed), and tell everyone."""
         played.rekey()
         played.mixing.fix()
-        self._bus.publish(EventType.SHUFFLE_FIXED, {"shuffle": played.number, "withheld": played.mixing.withheld()})
+        fixed: dict[str, Any] = {"shuffle": played.number, "withheld": played.mixing.withheld()}
+        beacon = played.mixing.beacon_round()
+        if beacon is not None:
+            fixed["beacon"] = beacon.as_record()
+        self._bus.publish(EventType.SHUFFLE_FIXED, fixed)
 
     def await_key(self, played: Shuffle) -> None:
         """Before a phone's press, with no lock of the controller held: the first closes the commitments; each waits
@@ -337,7 +394,10 @@ class ShuffleBook:
         schedule = factory(profile, sealed_key(sealed, seed, []))
         schedule.go_on_from(*carried)
         mixing = Mixing(number, self._clock)
-        return Shuffle(number, profile, seed, sealed, schedule, mixing, factory, carried=carried)
+        started = Shuffle(number, profile, seed, sealed, schedule, mixing, factory, carried=carried)
+        if self._beacon is not None:
+            mixing.binder = self._binder(started, self._beacon)
+        return started
 
     @staticmethod
     def _announcement(played: Shuffle) -> dict[str, Any]:
@@ -370,6 +430,8 @@ class _ShuffleLog:
     fixed: bool = False
     legacy: list[str] = field(default_factory=list)  # contributions taken in the clear, before format 5
     came_out: dict[int, CameOut] = field(default_factory=dict)
+    beacon_round: int | None = None  # the drand round bound when the commitments closed
+    beacon: BeaconRound | None = None  # that round as the key was fixed with it
 
     @classmethod
     def read(cls, store: Store, conn: Any, number: int, started_event: int) -> _ShuffleLog:
@@ -393,12 +455,15 @@ class _ShuffleLog:
             self.contributions.append(Contribution(data["commitment"]))
         elif kind == EventType.SHUFFLE_SEALED:
             self.phase = "revealing"
+            self.beacon_round = data.get("beacon_round")
         elif kind == EventType.SHUFFLE_REVEALED and 0 <= data["index"] < len(self.contributions):
             self.contributions[data["index"]] = Contribution(
                 self.contributions[data["index"]].commitment, data["value"]
             )
         elif kind == EventType.SHUFFLE_FIXED:
             self.fixed = True
+            if "beacon" in data:
+                self.beacon = BeaconRound(data["beacon"]["round"], data["beacon"]["signature"])
         elif kind == EventType.SHUFFLE_CONTRIBUTED:
             self.legacy.append(data["value"])
 

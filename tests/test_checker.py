@@ -20,6 +20,7 @@ from launcher.cli import main
 from launcher.fairness import FORMAT_V2, FORMAT_V3, RecordError, verify
 from launcher.schedule import PROFILES
 from tests import test_browser
+from tests.test_beacon import BEACON, ROUND, SIGNATURE, with_beacon
 from tests.test_fairness import CONTRIBUTIONS, SEED, play_shuffle
 from tests.test_fairness_sealed import RECORD, VALUES, entries, play_sealed, sealed_vector, vector_record
 
@@ -38,6 +39,9 @@ def test_the_checker_in_the_repository_is_a_fresh_build_and_small() -> None:
 def test_the_checker_asks_for_nothing_from_any_network() -> None:
     page = BUILT.read_text(encoding="utf-8")
     assert "default-src 'none'" in page  # its Content-Security-Policy forbids every connection
+    # The vendored library's licence, at the end, names its author's site: words, not an address anything loads.
+    page, licence = page.split("<!-- The drand signature check is @noble/curves")
+    assert "MIT" in licence and (ROOT / "webui/checker/vendor/LICENSE-noble").read_text("utf-8") in licence
     assert not re.search(
         r"\b(src|href)\s*=|https?://|^\s*import\b|import\(|fetch\(|XMLHttpRequest|WebSocket", page, re.M
     )
@@ -118,6 +122,13 @@ SUITE: list[tuple[str, Any, dict[str, Any]]] = [
     ("bad contribution", changed(RECORD, ["contributions", 0], "0" * 32), {}),
     ("bad outcome", changed(RECORD, ["outcomes", 0], {"press": 1}), {}),
     ("not an object", [1, 2], {}),
+    ("beacon", BEACON, {}),
+    ("beacon not had", with_beacon(signature=None, randomness=None), {}),
+    ("beacon signature", with_beacon(signature=SIGNATURE[:-2] + "9c"), {}),
+    ("beacon round", with_beacon(round=ROUND + 1), {}),
+    ("beacon randomness", with_beacon(randomness="ab" * 32), {}),
+    ("beacon of another chain", with_beacon(chain="0" * 64), {}),
+    ("beacon round past 2^53", with_beacon(round=2**53), {}),
 ]
 
 
@@ -147,10 +158,12 @@ def checker_page(playwright_chromium: Any) -> Any:
 
 
 def checker_verdict(page: Page, record: Any, seen: dict[str, Any]) -> tuple[str, list[str]]:
-    page.fill("#record", json.dumps(record))
+    """The checker's verdict on a record (or, as text, what a QR code holds) pasted into it."""
+    page.fill("#record", record if isinstance(record, str) else json.dumps(record))
     page.fill("#commitment", seen.get("commitment", ""))
     page.fill("#mine", seen.get("mine", ""))
     page.click("#check")
+    expect(page.locator("#verdict")).not_to_have_attribute("data-state", "checking", timeout=60_000)
     state = page.locator("#verdict").get_attribute("data-state")
     lines = page.locator("#lines").text_content() or ""
     return str(state), lines.split("\n")
@@ -187,3 +200,14 @@ def test_the_checkers_javascript_gives_the_format_5_known_answers(checker_page: 
     state, lines = checker_verdict(checker_page, vector_record(v), {})
     assert state == "ok" and lines == str(verify(vector_record(v))).split("\n")
     assert "NOTE: contribution 2 was committed and never revealed" in lines[1]
+
+
+@pytest.mark.browser
+def test_the_checker_takes_the_text_of_the_pages_qr_code_as_verify_does(checker_page: Page) -> None:
+    from launcher import record_qr
+
+    for record in (RECORD, BEACON, changed(RECORD, ["outcomes", 7, "cards"], 9)):
+        expected = cli_verdict(record, {})
+        assert checker_verdict(checker_page, record_qr.packed(record), {}) == expected
+    state, lines = checker_verdict(checker_page, record_qr.packed(RECORD)[:-2], {})
+    assert state == "unreadable" and lines[0].startswith("the QR code's text does not hold a record")

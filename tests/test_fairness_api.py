@@ -161,7 +161,7 @@ def test_a_phones_press_waits_while_the_phones_reveal_then_draws_with_their_byte
     wait_until(lambda: events(daemon, "shuffle.sealed"))
     assert events(daemon, "button.pressed") == []  # it waits: nothing drawn before the reveal
     assert joined_client(daemon).post(REVEAL, json={"shuffle": number, "value": values[0]}).status_code == 200
-    waiting.join(10)
+    daemon.clock.run_until(lambda: not waiting.is_alive(), within=30)  # virtual time passes while this waits
     assert [e["press"] for e in events(daemon, "button.pressed")] == [1]
     assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": []}]
     record, _ = daemon.controller.new_shuffle()

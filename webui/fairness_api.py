@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from flask import Blueprint, Response, jsonify
 
+from launcher import record_qr
 from launcher.bodies import Field, Shape, expect, whole
 from launcher.budgets import Budget
 from launcher.fairness import MAX_CONTRIBUTIONS, is_contribution
@@ -17,7 +18,7 @@ from launcher.mixing import ContributionRefused
 from launcher.refusals import Refusal
 from launcher.sealing import is_commitment
 from webui.access import budgeted, session_token
-from webui.api import json_object
+from webui.api import json_object, shuffle_record
 from webui.errors import ApiError
 from webui.parts import parts
 
@@ -61,6 +62,19 @@ def reveal() -> tuple[Response, int]:
     body = _REVEAL.read(json_object())
     index, fixed = _taken(lambda: parts().shuffles.reveal(body["shuffle"], body["value"]))
     return jsonify(shuffle=body["shuffle"], index=index, fixed=fixed), 200
+
+
+@bp.get("/shuffles/<int:number>/qr")
+def record_code(number: int) -> Response:
+    """An ended shuffle's record as the text of one QR code (launcher/record_qr.py) and the code's modules, for the
+    page to draw; `text` null when the record is too long for one code."""
+    record = shuffle_record(number).get_json()
+    text = record_qr.packed(record)
+    drawn = record_qr.modules(text)
+    if drawn is None:
+        return jsonify(shuffle=number, text=None, digits=len(text), size=0, modules=None)
+    size, dark = drawn
+    return jsonify(shuffle=number, text=text, digits=len(text), size=size, modules=dark)
 
 
 def _taken(take: Callable[[], T]) -> T:

@@ -286,6 +286,15 @@ SPEC: dict[str, Any] = {
                 "parameters": [{"name": "number", "in": "path", "required": True, "schema": {"type": "integer"}}],
             }
         },
+        "/api/shuffles/{number}/qr": {
+            "get": {
+                **_operation(
+                    "an ended shuffle's record as the text of one QR code, and the code's modules to draw",
+                    {"200": _ok("the text (null when the record is too long for one code), its digits, the modules")},
+                ),
+                "parameters": [{"name": "number", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            }
+        },
         "/api/game": {"get": _operation("the current game and the rules to choose from", {"200": _GAME})},
         "/api/games": {
             "post": _change(

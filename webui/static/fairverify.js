@@ -12,6 +12,13 @@ const FAIR_SEAL_LABEL = "uno-launcher-seal/5";
 export const FAIR_MAX = 32; // contributions a shuffle takes at most
 const FAIR_HEX = /^[0-9a-f]{32}$/;
 const FAIR_HEX64 = /^[0-9a-f]{64}$/;
+const FAIR_HEX96 = /^[0-9a-f]{96}$/;
+// The drand quicknet beacon (launcher/beacon.py): its chain hash, public key and the tag its rounds are hashed with.
+export const FAIR_CHAIN = "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
+export const FAIR_DRAND_KEY =
+  "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc2" +
+  "2b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a";
+export const FAIR_DRAND_DST = "BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_";
 
 // ---- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), on Uint8Arrays ----
 
@@ -127,12 +134,38 @@ export function fairCommitmentOf(value) {
   return fairHex(fairSha256(fairUtf8(value)));
 }
 
+// A drand round's randomness: the SHA-256 of its signature's bytes, in hex.
+export function fairRandomnessOf(signature) {
+  return fairHex(fairSha256(Uint8Array.from(signature.match(/../g), (h) => parseInt(h, 16))));
+}
+
 // Format 5's key: SHA-256 of its label, a zero byte, the framed seal and seed, the count, then for each commitment in
-// order the framed commitment and the framed value ("" for one never revealed).
-export function fairSealedKey(seal, seed, entries) {
+// order the framed commitment and the framed value ("" for one never revealed); then, for a drand round had, the
+// framed chain hash, the round as 8 bytes big-endian and its framed randomness.
+export function fairSealedKey(seal, seed, entries, beacon = null) {
   const head = [fairUtf8(FAIR_SEALED), Uint8Array.of(0), fairFrame(seal), fairFrame(seed), fairBe32(entries.length)];
   const parts = entries.flatMap((e) => [fairFrame(e.commitment), fairFrame(e.value ?? "")]);
+  if (beacon?.signature) {
+    const round = fairBytes(fairBe32(Math.floor(beacon.round / 2 ** 32)), fairBe32(beacon.round >>> 0));
+    parts.push(fairFrame(FAIR_CHAIN), round, fairFrame(fairRandomnessOf(beacon.signature)));
+  }
   return fairSha256(fairBytes(...head, ...parts));
+}
+
+// Format 5's optional drand round: {round, signature (or null: not had in time), stated: the record's randomness}.
+function fairBeacon(record) {
+  if (!("beacon" in record)) return null;
+  const b = record.beacon;
+  const shape =
+    typeof b === "object" &&
+    b !== null &&
+    Object.keys(b).length === 4 &&
+    b.chain === FAIR_CHAIN &&
+    Number.isSafeInteger(b.round) &&
+    b.round >= 1 &&
+    ((b.signature === null && b.randomness === null) || (FAIR_HEX96.test(b.signature) && FAIR_HEX64.test(b.randomness)));
+  if (!shape) fairRefuse("beacon", b, "drand quicknet's {chain, round, signature, randomness}");
+  return { round: b.round, signature: b.signature, stated: b.randomness };
 }
 
 // Draw k: the top 53 bits of the (k mod 4)-th 64-bit word of HMAC-SHA256(key, k div 4 as 8 bytes big-endian).
@@ -285,11 +318,17 @@ function fairSealedHead(record, seed, commitment) {
     mismatched.push(i + 1);
     return { commitment: e.commitment, value: null };
   });
+  const beacon = fairBeacon(record);
   return {
     profile: fairProfile(parsed),
     profileText: text,
     commitmentOk: fairSeal(seed, text) === commitment,
-    key: fairSealedKey(commitment, seed, counted),
+    key: fairSealedKey(commitment, seed, counted, beacon),
+    beacon: beacon && {
+      round: beacon.round,
+      signature: beacon.signature,
+      randomnessOk: !beacon.signature || fairRandomnessOf(beacon.signature) === beacon.stated,
+    },
     values: counted.filter((e) => e.value !== null).map((e) => e.value),
     commitments: entries.map((e) => e.commitment),
     withheld: counted.flatMap((e, i) => (e.value === null && !mismatched.includes(i + 1) ? [i + 1] : [])),
@@ -344,6 +383,7 @@ export function fairVerify(record, seen = {}) {
     result.withheld = head.withheld;
     result.mismatched = head.mismatched;
     result.commitmentOk = head.commitmentOk;
+    result.beacon = head.beacon ?? null; // its signature is checked by the standalone checker, not here
     result.seenCommitment = seen.commitment ? seen.commitment.toLowerCase() === commitment : null;
     if (seen.mine) {
       const place = head.values.indexOf(seen.mine);
@@ -380,6 +420,7 @@ export function fairVerify(record, seen = {}) {
       !result.mismatched.length &&
       result.seenCommitment !== false &&
       result.mine?.ok !== false &&
+      result.beacon?.randomnessOk !== false &&
       result.seenContributions !== false &&
       result.profile?.ok !== false;
   } catch (error) {

@@ -169,6 +169,7 @@ async function fairSend(path, shuffle, entry) {
 // The record of an ended shuffle, checked against what this phone saw of it.
 async function fairCheck(number, announced) {
   fair.checked = { shuffle: number, commitment: fair.watched.get(number) ?? announced, result: null };
+  $("fair-qr").hidden = true; // the code of the shuffle checked before
   fairRender();
   let result;
   try {
@@ -197,6 +198,37 @@ async function fairCheck(number, announced) {
   fair.checked.result = result;
   fairRender();
   if (result.error || !result.ok) $("fair-check").open = true;
+  if (!result.error && !result.older) fairQr(number);
+}
+
+// The record as one QR code (GET /api/shuffles/<n>/qr): its modules drawn on a canvas, 4 pixels each with a
+// quiet zone of 4, or a word that it is too long for one.
+async function fairQr(number) {
+  let code;
+  try {
+    code = await request("GET", `/api/shuffles/${encodeURIComponent(number)}/qr`);
+  } catch {
+    return; // the record itself was read: its check stands without the code
+  }
+  if (fair.checked?.shuffle !== number) return;
+  const canvas = $("fair-qr-code");
+  canvas.hidden = !code.modules;
+  $("fair-qr-text").textContent = code.modules ? t("fair.qr") : t("fair.qr_too_long");
+  $("fair-qr").hidden = false;
+  if (!code.modules) return;
+  const bits = Uint8Array.from(atob(code.modules), (c) => c.charCodeAt(0));
+  const scale = 4;
+  canvas.width = canvas.height = (code.size + 8) * scale;
+  const draw = canvas.getContext("2d");
+  draw.fillStyle = "#fff";
+  draw.fillRect(0, 0, canvas.width, canvas.height);
+  draw.fillStyle = "#000";
+  for (let i = 0; i < code.size * code.size; i++) {
+    if (bits[i >> 3] & (128 >> (i & 7))) {
+      draw.fillRect(((i % code.size) + 4) * scale, (Math.floor(i / code.size) + 4) * scale, scale, scale);
+    }
+  }
+  canvas.dataset.text = code.text; // what the code says, for whoever wants to copy it from here
 }
 
 // ---- Showing it ----
@@ -316,6 +348,10 @@ function fairLines(result) {
   if (result.profile?.ok === false) lines.push(fairLine("bad", t("fair.profile_bad", result.profile)));
   for (const place of result.mismatched ?? []) lines.push(fairLine("bad", t("fair.mismatched", { place })));
   for (const place of result.withheld ?? []) lines.push(fairLine("note", t("fair.withheld", { place })));
+  const beacon = result.beacon;
+  if (beacon && !beacon.signature) lines.push(fairLine("note", t("fair.beacon_missing", beacon)));
+  else if (beacon?.randomnessOk === false) lines.push(fairLine("bad", t("fair.beacon_bad", beacon)));
+  else if (beacon) lines.push(fairLine("ok", t("fair.beacon_ok", beacon)));
   if (result.mismatch) {
     const m = result.mismatch;
     const shown = { ...m, recorded: JSON.stringify(m.recorded), replayed: JSON.stringify(m.replayed) };
