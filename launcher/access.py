@@ -23,12 +23,15 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from launcher.clock import REAL_CLOCK, Clock
+from launcher.clock import REAL_CLOCK, Clock, Event
 from launcher.errors import LauncherError
+from launcher.fair import PartyLock
+from launcher.pin_guard import PinGuard as PinGuard  # where its users have always found it
+from launcher.pin_guard import TooManyTries as TooManyTries
 from launcher.store import Store, access_tables
 from launcher.threads import JOIN_S, StoppableThread
 
@@ -116,6 +119,27 @@ def _hash(pin: str, salt: bytes) -> bytes:
 _STAND_IN = (bytes(16), bytes(32))
 
 
+def _checked(pin: str, stored: dict[str, tuple[bytes, bytes]], made: dict[Role, str]) -> Role:
+    """The role `pin` opens against the stored hashes and the PINs made up but not saved yet: the same work for
+    any PIN."""
+    opens = Role.NONE
+    for role in (Role.TABLE, Role.ADMIN):  # the admin's last: it wins, as it did first
+        salt, digest = stored.get(role.label, _STAND_IN)
+        hashed = hmac.compare_digest(_hash(pin, salt), digest) and role.label in stored
+        remembered = hmac.compare_digest(made.get(role, "").encode(), pin.encode()) and role in made
+        if hashed or remembered:
+            opens = role
+    return opens
+
+
+@dataclass
+class _Flight:
+    """A PIN check under way that joins with the same PIN wait for."""
+
+    done: Event
+    role: Role | None = None  # None: not known (the check failed), so each waiter checks for itself
+
+
 def session_digest(token: str) -> str:
     """A session token as the store and the budgets keep it: no live token is written anywhere."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -163,11 +187,13 @@ class AccessBook:
         # PINs a join proved right, by a keyed digest (never the digits), with the stored hashes they matched.
         self._known_key = secrets.token_bytes(32)
         self._known: dict[bytes, tuple[object, Role]] = {}
+        self._checking: dict[tuple[bytes, object], _Flight] = {}
         self._saver: StoppableThread | None = None
         self._pins_changed = store.path.with_name(PINS_CHANGED_FILE)
         # Held while a session is opened (memory, then disk) and while sessions are reread after a PIN change
-        # elsewhere, so that a reread never drops a session opened meanwhile.
-        self._opening = threading.Lock()
+        # elsewhere, so that a reread never drops a session opened meanwhile. Given party by party: a join's disk
+        # sync is its slow part, and a new phone's must not wait behind a flood of joins from many addresses.
+        self._opening = PartyLock(clock)
         self._pins_mark = self._pins_change_mark()
         with store.connect() as conn:
             access_tables.forget_sessions_seen_before(conn, clock() - SESSION_IDLE_S)
@@ -273,7 +299,7 @@ class AccessBook:
         so its identity changes even within the file system's time resolution."""
         draft = self._pins_changed.with_name(f".{PINS_CHANGED_FILE}-{os.getpid()}")
         draft.write_bytes(b"")
-        with self._opening:
+        with self._opening.turn(""):  # the house's turn, as any party's
             os.replace(draft, self._pins_changed)
             self._pins_mark = self._pins_change_mark()  # this book knows already
 
@@ -289,7 +315,7 @@ class AccessBook:
         mark = self._pins_change_mark()
         if mark == self._pins_mark:
             return
-        with self._opening:
+        with self._opening.turn(""):
             self._pins_mark = mark
             with self._store.connect() as conn:
                 kept = {digest for digest, _, _ in access_tables.sessions(conn)}
@@ -348,32 +374,39 @@ class AccessBook:
         """The role a PIN opens (admin first), or NONE. Always the same work, whatever the PIN: one hash per role,
         a stand-in's for a role not set, every comparison made, so that no answer comes sooner for one PIN than
         another. Costs two hashes: limit guesses before. `remember` (a join only, whose answer tells right from
-        wrong anyway): a PIN found right before, under the same stored hashes, costs none, so that a guest's joins
-        with the right PIN from many addresses cannot keep the cores hashing (found by the red team)."""
+        wrong anyway): a PIN found right before, under the same stored hashes, costs none, and joins with the same
+        PIN at once share one check, so that a guest's joins with the right PIN from many addresses cannot keep the
+        cores hashing (found by the red team: 64 addresses' first joins at once hashed 128 times in a row)."""
         with self._made_lock:  # read before the store: a PIN saved in between is found there
             made = dict(self._made)
         with self._store.connect() as conn:
             stored = {name: (salt, digest) for name, salt, digest in access_tables.pin_hashes(conn)}
+        if not remember:
+            return _checked(pin, stored, made)
         hashes = tuple(sorted(stored.items()))
         tag = hmac.new(self._known_key, pin.encode(), "sha256").digest()
-        if remember:
-            with self._made_lock:
-                known = self._known.get(tag)
+        with self._made_lock:
+            known = self._known.get(tag)
             if known is not None and known[0] == hashes:
                 return known[1]
-        opens = Role.NONE
-        for role in (Role.TABLE, Role.ADMIN):  # the admin's last: it wins, as it did first
-            salt, digest = stored.get(role.label, _STAND_IN)
-            hashed = hmac.compare_digest(_hash(pin, salt), digest) and role.label in stored
-            remembered = hmac.compare_digest(made.get(role, "").encode(), pin.encode()) and role in made
-            if hashed or remembered:
-                opens = role
-        if remember and opens is not Role.NONE:
+            flight = self._checking.get((tag, hashes))
+            leading = flight is None
+            if flight is None:
+                flight = self._checking[(tag, hashes)] = _Flight(self._threads.event())
+        if not leading:
+            flight.done.wait()
+            return flight.role if flight.role is not None else _checked(pin, stored, made)
+        try:
+            flight.role = _checked(pin, stored, made)
+        finally:
             with self._made_lock:
-                if len(self._known) >= 16:  # a table has two PINs: bounded whatever joins
-                    self._known.clear()
-                self._known[tag] = (hashes, opens)
-        return opens
+                del self._checking[(tag, hashes)]
+                if flight.role not in (None, Role.NONE):
+                    if len(self._known) >= 16:  # a table has two PINs: bounded whatever joins
+                        self._known.clear()
+                    self._known[tag] = (hashes, flight.role)
+            flight.done.set()
+        return flight.role
 
     def open_session(
         self, role: Role, *, replacing: str | None = None, table_pin: str | None = None, party: str | None = None
@@ -387,7 +420,7 @@ class AccessBook:
         now = self._clock()
         old = session_digest(replacing) if replacing else None
         ended = [old] if old is not None else []
-        with self._opening:
+        with self._opening.turn(party or ""):
             with self._lock:
                 self._sessions.pop(old or "", None)
                 self._sessions[digest] = _Session(role, now, table_pin, now, used_since_join=False, party=party)
@@ -435,103 +468,3 @@ class AccessBook:
             self._sessions.pop(digest, None)
         with self._store.connect() as conn:
             access_tables.end_sessions(conn, [digest])
-
-
-class TooManyTries(LauncherError, RuntimeError):
-    """Too many wrong PINs, from this client or from everyone; `retry_after_s` says when a try is taken again."""
-
-    def __init__(self, retry_after_s: int, *, everyone: bool = False) -> None:
-        who = "on this network" if everyone else "from this device"
-        super().__init__(f"too many wrong PINs {who}; try again in {retry_after_s} s")
-        self.retry_after_s = retry_after_s
-        self.everyone = everyone
-
-
-@dataclass
-class _Tries:
-    wrong: int = 0
-    wait_until: float = 0.0
-
-
-class PinGuard:
-    """Limits PIN guesses, per client and for all clients together.
-
-    For everyone: a budget of `BUDGET` tries that refills at `BUDGET_PER_HOUR`, which every PIN checked without a
-    person asking spends, so that any number of addresses (one device can hold a whole IPv6 /64, a home /24 has
-    254) check at most that many PINs an hour. A made-up 6-digit table PIN then takes on average 10**6 / 2 / 240
-    hours, about 87 days, to find. Per client, besides: a few free tries, then a wait that doubles with each wrong
-    one. The household never needs a try: a joined phone has its session, and while the budget is spent a PIN
-    waits for a person at the table to let it in (launcher/doorbell.py); on the Pi, `uno-launcher new-pins` needs
-    none at all.
-
-    A try counts as wrong from the moment it is taken, so a burst of guesses in parallel cannot slip past the
-    count; a right PIN forgives the client and gives its try back to the budget. A waiting client is never
-    forgotten to make room: once the table is full of waiting clients, a new one waits too.
-    """
-
-    FREE_TRIES = 5
-    FIRST_WAIT_S = 30
-    LONGEST_WAIT_S = 15 * 60
-    CLIENTS_KEPT = 4096  # bounded memory, whatever addresses guess
-    BUDGET = 100
-    BUDGET_PER_HOUR = 240
-
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._clients: OrderedDict[str, _Tries] = OrderedDict()
-        self._budget = float(self.BUDGET)
-        self._budget_at = clock()
-
-    def take(self, client: str) -> int:
-        """Take one try for `client` from the network's budget: how many are left after it if it is wrong, or
-        TooManyTries (then nothing is taken)."""
-        now = self._clock()
-        with self._lock:
-            tries = self._tries_of(client, now)
-            if now < tries.wait_until:
-                raise TooManyTries(_seconds(tries.wait_until - now))
-            self._refill(now)
-            if self._budget < 1:
-                raise TooManyTries(_seconds((1 - self._budget) * 3600 / self.BUDGET_PER_HOUR), everyone=True)
-            self._budget -= 1
-            tries.wrong += 1
-            over = tries.wrong - self.FREE_TRIES
-            if over >= 0:
-                tries.wait_until = now + min(self.LONGEST_WAIT_S, self.FIRST_WAIT_S * 2**over)
-            return max(0, -over)
-
-    def wait_after(self, client: str) -> int:
-        """Seconds `client` must wait before its next try (0: none)."""
-        with self._lock:
-            tries = self._clients.get(client)
-        return 0 if tries is None else max(0, _seconds(tries.wait_until - self._clock()))
-
-    def forgive(self, client: str, *, refund: bool = True) -> None:
-        """`client` proved the right PIN: its wrong tries are forgotten, and (`refund`) its try goes back to the
-        budget; not for a PIN a person let in (launcher/doorbell.py), which took no try."""
-        with self._lock:
-            if self._clients.pop(client, None) is not None and refund:
-                self._budget = min(float(self.BUDGET), self._budget + 1)
-
-    def _refill(self, now: float) -> None:
-        self._budget = min(float(self.BUDGET), self._budget + (now - self._budget_at) * self.BUDGET_PER_HOUR / 3600)
-        self._budget_at = now
-
-    def _tries_of(self, client: str, now: float) -> _Tries:
-        """With the lock held: the client's record, made the newest; the oldest client not waiting makes room."""
-        tries = self._clients.pop(client, None)
-        if tries is None:
-            tries = _Tries()
-            if len(self._clients) >= self.CLIENTS_KEPT:
-                idle = next((c for c, t in self._clients.items() if t.wait_until <= now), None)
-                if idle is None:  # every one of them waits: so does the newcomer, unrecorded
-                    raise TooManyTries(self.FIRST_WAIT_S, everyone=True)
-                del self._clients[idle]
-        self._clients[client] = tries
-        return tries
-
-
-def _seconds(s: float) -> int:
-    """A wait as whole seconds, never 0 while there is any wait left."""
-    return max(1, round(s + 0.5))

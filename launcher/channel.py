@@ -45,7 +45,19 @@ def party(address: str) -> str:
     return str(ip)
 
 
-class _Task(WSGITask):  # type: ignore[misc]  # waitress has no type hints
+class _Answered:
+    """A task that tells its channel when its answer is all handed to waitress (`GuardedChannel.answered`)."""
+
+    channel: GuardedChannel
+
+    def service(self) -> None:
+        try:
+            super().service()  # type: ignore[misc]  # waitress's Task, after this in the bases
+        finally:
+            self.channel.answered = True
+
+
+class _Task(_Answered, WSGITask):  # type: ignore[misc]  # waitress has no type hints
     def get_environment(self) -> dict[str, Any]:
         environ: dict[str, Any] = super().get_environment()
         environ[MARK_JOINED] = self.channel.mark_joined
@@ -53,7 +65,7 @@ class _Task(WSGITask):  # type: ignore[misc]  # waitress has no type hints
         return environ
 
 
-class _ErrorTask(ErrorTask):  # type: ignore[misc]
+class _ErrorTask(_Answered, ErrorTask):  # type: ignore[misc]
     """waitress's own refusals (a request too large, a bad request line) in the API's error shape (docs/API.md)."""
 
     def execute(self) -> None:
@@ -79,6 +91,7 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     session: str | None = None  # the joined phone's, once a request on it carried one
     stream = False
     lost = False  # the peer's socket error was logged
+    answered = False  # the request being served has handed waitress its whole answer
 
     def __init__(self, server: Any, sock: socket.socket, addr: Any, adj: Adjustments, map: Any) -> None:
         """`server`: launcher/connections.py's, whose clock it keeps."""
@@ -93,6 +106,27 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
 
     def mark_stream(self) -> None:
         self.stream = True
+        self.server.task_dispatcher.streaming(self)
+
+    def service(self) -> None:
+        """Serve the first request on a thread of waitress's (launcher/turns.py hands the thread out)."""
+        self.answered = False
+        try:
+            super().service()
+        finally:
+            self.server.task_dispatcher.done(self)
+
+    def _flush_outbufs_below_high_watermark(self) -> None:
+        """waitress's wait for the reader to take its answers, before the next of a connection's requests: not
+        on a thread of ours (the queue keeps the next request until the reader has room), only within an answer."""
+        if not self.answered:
+            super()._flush_outbufs_below_high_watermark()
+
+    def handle_write(self) -> None:
+        over = self.total_outbufs_len > self.adj.outbuf_high_watermark
+        super().handle_write()
+        if over and self.requests and self.total_outbufs_len <= self.adj.outbuf_high_watermark:
+            self.server.task_dispatcher.ready()  # its next request may be served now
 
     def received(self, data: bytes) -> bool:
         arriving = self.request
@@ -133,6 +167,7 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
         self.connected = False  # a request's thread writing to it stops (waitress's ClientDisconnected)
         with contextlib.suppress(OSError):
             self.socket.shutdown(socket.SHUT_RDWR)
+        self.server.task_dispatcher.ready()  # a request of it waiting for its reader is served now, and ends
 
     def _lost(self, error: OSError) -> None:
         if not self.lost:
@@ -147,11 +182,11 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
             self.sending_since = now
 
     def overdue(self, now: float) -> bool:
-        """A request not whole by its deadline, or a stranger's answer or a stream not sent by its own."""
+        """A request not whole by its deadline, or an answer not read by its own (anyone's: a joined guest's
+        answers left unread would hold their party's share of the threads for good)."""
         if self.request_started is not None and not self.requests:
             return now - self.request_started >= REQUEST_DEADLINE_S
-        late = self.sending_since is not None and now - self.sending_since >= DRAIN_S
-        return late and (self.stream or self.session is None)
+        return self.sending_since is not None and now - self.sending_since >= DRAIN_S
 
     def waiting(self) -> bool:
         """A stranger's connection the guard may close: no request of it being served."""

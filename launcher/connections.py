@@ -12,8 +12,10 @@ connection is a `GuardedChannel` (launcher/channel.py, where the deadlines below
   session at most `PER_SESSION`; a newcomer beyond either is never the one refused: the party's (or session's)
   first to go gives way, a waiting stranger's in the order below, else the idlest joined one between requests;
 - a request whose headers and body have not all arrived `REQUEST_DEADLINE_S` after its first byte is cut off;
-- an answer whose unsent output has not emptied `DRAIN_S` after it began is cut off: a stranger's answer, or anyone's
-  event stream (which never ends, but keeps up with its reader; the page reconnects with Last-Event-ID);
+- an answer whose unsent output has not emptied `DRAIN_S` after it began is cut off, joined phone's or stranger's,
+  an event stream too (which never ends, but keeps up with its reader; the page reconnects with Last-Event-ID);
+- waitress's threads are handed out by launcher/turns.py: a share per party, turns fair across parties, and a
+  connection's next request waits for its reader on no thread;
 - strangers' connections that wait (a request still arriving, an answer still being read, idle after an answer,
   or silent since accepted) are at most `MOST_WAITING`, all parties together: beyond, the guard closes first the
   slow ones (sending a request, or reading an answer for `SLOW_DRAIN_S`), then the longest silent, then the
@@ -40,6 +42,7 @@ from waitress.server import TcpWSGIServer
 
 from launcher.channel import GuardedChannel, host_of, party
 from launcher.clock import REAL_CLOCK, Clock
+from launcher.turns import FairDispatcher
 
 # One party's connections: a browser keeps at most 6 to one server, so ten phones behind one NAT (a family, a
 # café's table) and the table's screen fit; one joined session is one browser, with room for a second tab's stream.
@@ -163,8 +166,9 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
 def guarded_server(
     app: Any, sock: socket.socket, map: dict[int, Any], *, clock: Clock = REAL_CLOCK, **options: Any
 ) -> GuardedServer:
-    """waitress.create_server for one listening socket, with the guard. `options` are waitress's adjustments;
-    its maintenance (the deadlines' check) runs every second."""
+    """waitress.create_server for one listening socket, with the guard and launcher/turns.py's fair share of the
+    threads. `options` are waitress's adjustments; its maintenance (the deadlines' check) runs every second."""
     adj = Adjustments(sockets=[sock], cleanup_interval=1, log_socket_errors=False, **options)
     sockinfo = (sock.family, sock.type, sock.proto, sock.getsockname())
-    return GuardedServer(app, map, True, sock, adj=adj, bind_socket=False, sockinfo=sockinfo, clock=clock)
+    threads = FairDispatcher(adj.threads, adj.outbuf_high_watermark, clock)
+    return GuardedServer(app, map, True, sock, threads, adj=adj, bind_socket=False, sockinfo=sockinfo, clock=clock)

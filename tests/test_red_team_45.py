@@ -352,7 +352,7 @@ def test_a_burst_at_the_budget_s_last_try_checks_one_pin(door: Table) -> None:
     assert len(answers) == 40
     # A right PIN gives its try back (it was no guess), so the next PIN may be checked too: one wrong one at most.
     assert answers.count(401) <= 1 and answers.count(202) + answers.count(201) + answers.count(401) == 40, answers
-    assert len(door.hashes) - hashed == CHECKS_PER_PIN * (answers.count(201) + answers.count(401))
+    assert CHECKS_PER_PIN <= len(door.hashes) - hashed <= CHECKS_PER_PIN * (answers.count(201) + answers.count(401))
     assert answers.count(202) >= 40 // 2 - 1, answers  # the wrong ones that found no try wait
 
 
