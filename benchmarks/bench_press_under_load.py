@@ -12,15 +12,17 @@ to the pipe until the motor's forward pin goes on. The load, the same for every 
   the daemon itself; for the bare program, by a daemon in another process.
 
 Programs: a bare gpiozero program (a Button whose `when_pressed` is `motor.forward`) at Python's default switch
-interval, and the daemon as it is served on a Pi's header: the button, beam, lid and motor in the header process
-(launcher/hardware/header_board.py, the firmware, run by header_probe.py on mock pins with its own edge thread, raised
-at its first edge to the real-time priority of `[hardware] edge_priority`, launcher/hardware/priority.py; the
-benchmark must be allowed to set it: root, or an RLIMIT_RTPRIO), armed by the daemon with each next press, the load
-all in the daemon. The verdict is that last row's. Every press fires (a profile with hazard 1); the header process's
-first press of a shuffle, and a miss the profile forces, are the host's and not timed. Each press is timed in two
-stages: from the write until the edge thread runs again (it waits for the interpreter's lock), and from there until
-the motor is on (the press's own code, sharing the interpreter with every other thread that wants it). Beside them,
-how much of the load's work got done per second.
+interval, with the load in its interpreter; the same bare program placed as the header process is (header_probe.py
+`bare`: a process of its own, its edge thread at the same real-time priority, the load in this interpreter), the
+like-for-like baseline; and the daemon as it is served on a Pi's header: the button, beam, lid and motor in the
+header process (launcher/hardware/header_board.py, the firmware, run by header_probe.py on mock pins with its own
+edge thread, raised at its first edge to the real-time priority of `[hardware] edge_priority`,
+launcher/hardware/priority.py; the benchmark must be allowed to set it: root, or an RLIMIT_RTPRIO), armed by the
+daemon with each next press, the load all in the daemon. The verdict is that last row's. Every press fires (a
+profile with hazard 1); the header process's first press of a shuffle, and a miss the profile forces, are the host's
+and not timed. Each press is timed in two stages: from the write until the edge thread runs again (it waits for the
+interpreter's lock), and from there until the motor is on (the press's own code, sharing the interpreter with every
+other thread that wants it). Beside them, how much of the load's work got done per second.
 
     .venv/bin/python benchmarks/bench_press_under_load.py [--fires 300]
 """
@@ -242,6 +244,24 @@ def bare_gpiozero(fires: int, pins: object) -> Timed:
         factory.close()
 
 
+def bare_process(fires: int, config_path: Path, priority: int) -> Timed:
+    """The bare program placed as the header process is (its own process, its edge thread at `priority`), the load
+    in this interpreter as the daemon carries it beside the header process."""
+    probe = HeaderProbe(config_path.parent, load(config_path).pins, priority)
+    process = probe.start_bare()
+    timed = Timed()
+    try:
+        with loaded(timed):
+            for _ in range(fires):
+                probe.timed_press(timed)
+        return timed
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(10)
+        probe.close()
+
+
 class HeaderProbe:
     """The header process (header_probe.py) as the daemon's port, with the FIFOs through which the benchmark presses
     its button and hears when its motor went on."""
@@ -267,9 +287,18 @@ class HeaderProbe:
 
     def start(self) -> HeaderProcess:
         process = HeaderProcess(self.command)
+        self._open()
+        return process
+
+    def start_bare(self) -> subprocess.Popen[bytes]:
+        """The bare gpiozero program in the header process's place (header_probe.py's `bare`)."""
+        process = subprocess.Popen([*self.command, "bare"], stdin=subprocess.PIPE)
+        self._open()
+        return process
+
+    def _open(self) -> None:
         self._edges = os.open(self._paths[0], os.O_WRONLY)  # the probe opens both once it has said BOOT
         self._report = os.open(self._paths[1], os.O_RDONLY)
-        return process
 
     def send(self, byte: bytes) -> float:
         sent = time.perf_counter()
@@ -286,6 +315,16 @@ class HeaderProbe:
             self._heard += more
         said, self._heard = self._heard.split(b"\n", 1)
         return said.decode().strip()
+
+    def timed_press(self, timed: Timed) -> None:
+        """Press the button of a board armed to fire, note when the edge thread woke and the motor went on, then
+        release it and pass the card."""
+        sent = self.send(b"p")
+        woke, on = (float(t) for t in self.line().split())
+        timed.waits.append(woke - sent)
+        timed.paths.append(on - woke)
+        self.send(b"r")
+        self.send(b"c")
 
     def heard(self, seconds: float) -> bool:
         """Whether the report has said something, waiting at most `seconds`."""
@@ -366,12 +405,7 @@ def header_daemon(fires: int, config_path: Path, priority: int, *, under_load: b
                 if not armed_soon():
                     host_press()
                     continue
-                sent = probe.send(b"p")
-                woke, on = (float(t) for t in probe.line().split())
-                timed.waits.append(woke - sent)
-                timed.paths.append(on - woke)
-                probe.send(b"r")
-                probe.send(b"c")
+                probe.timed_press(timed)
                 settle()
         if len(timed.waits) < fires:
             trouble, link = daemon.controller.snapshot()["trouble"], daemon.hardware.describe()["message"]
@@ -393,7 +427,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
-        for name in ("warm", "bare", "header"):
+        for name in ("warm", "bare", "bare-process", "header"):
             (Path(tmp) / name).mkdir()
             paths[name] = Path(tmp) / name / "config.toml"
             paths[name].write_text(CONFIG + f'\n[state]\ndir = "{Path(tmp) / name / "state"}"\n', encoding="utf-8")
@@ -405,6 +439,8 @@ def main() -> int:
         assert other.new_pins is not None
         with phones_following(other.urls[0], other.new_pins.table):
             rows.append(("bare gpiozero", default_interval, bare_gpiozero(args.fires, load(paths["bare"]).pins)))
+            alike = bare_process(args.fires, paths["bare-process"], priority)
+            rows.append((f"bare, own process, rt {priority}", default_interval, alike))
         other.bus.end_streams()
         other.close()
         # As served on a Pi's header: the inputs and the motor in a process of their own, the load in the daemon.
@@ -433,6 +469,12 @@ def main() -> int:
         f"{ratio:.2f}x the bare program's (goal <= 2x)"
     )
     print(f"ratio daemon as served (header process) / bare: p99 {ratio:.2f}x")
+    alike99 = percentile(alike.totals, 99)
+    print(
+        f"ratio like for like, header process / bare in its own process at rt {priority}: "
+        f"p50 {percentile(header.totals, 50) / percentile(alike.totals, 50):.2f}x, p99 {ours99 / alike99:.2f}x "
+        f"(today's, against the bare program under the load in its own interpreter: p99 {ratio:.2f}x)"
+    )
     print("PASS" if passed else "FAIL")
     return exit_code(passed, args)
 

@@ -1,28 +1,29 @@
-"""Many event streams: today's daemon (a waitress thread per stream) against ONE thread serving every stream.
+"""Many event streams: the daemon against the project's stdlib baseline (a thread per stream), in one run.
 
-In one run, each server on loopback: its idle CPU share and RSS with no stream open, then with the streams connected
-(idle for --idle-s at the heartbeat the Pi uses), its thread count, and the time from sending POST /api/press to the
-press's `button.pressed` event arriving at every stream, over all (stream, press) pairs. Presses go one at a time:
-the next is sent once every stream has the last one.
+Each server on loopback, one after the other, its streams opened in steps (20, 100, 200, 500 by default) and kept
+open from one step to the next; at each step: its threads and RSS, the time from sending POST /api/press to the
+press's `button.pressed` event arriving at every stream, over all (stream, press) pairs, and its CPU time per
+press. Presses go one at a time: the next is sent once every stream has the last one. The CPU per press grows with
+the streams; its slope (least squares over the steps) is what a stream costs a press. The daemon's next press is
+sent once its launcher is free again (a stream has the outcome, and the rest is over), as a player presses: a press
+sent while the last still fires waits for it (`PRESS_WAIT_S`), which would time the fire, not the streams.
 
-Today's daemon runs on fast simulated hardware with `[web] threads` raised until StreamGate admits the streams,
-joined as phones are: a session for each four streams (StreamGate.PER_SESSION). Where the config's most threads
-admit fewer streams than asked, both servers are measured at what it admits, and the one-thread server also at the
-count asked. The one-thread server is benchmarks/one_thread_sse_server.py (stdlib `selectors`, no session checks).
-Between the two, at the count asked, the bare stdlib server of bench_sse_fanout.py (a thread per stream, no
-Flask, no gate): what a thread per stream costs in Python, apart from the daemon's own work.
-The client reads every stream from one thread with `selectors` too, so it is not hundreds of threads itself.
+The daemon runs on fast simulated hardware with its default `[web] threads`, its streams joined as phones are (a
+session for each four streams, StreamGate.PER_SESSION). The baseline is benchmarks/baseline_sse_server.py (no Flask,
+no gate, no heartbeat, one event per press); the one-thread server (benchmarks/one_thread_sse_server.py, stdlib
+`selectors`) is measured at the largest step for reference. The client reads every stream from one thread with
+`selectors` too, so it is not hundreds of threads itself. Targets (issue 48): p99 ≤ 1.5x the baseline's at 20, 100
+and 200 streams, the CPU slope ≤ 1.5x the baseline's, and 500 streams held.
 
 It is a measurement, not a test: exit 0, or 1 if a stream failed to connect or missed an event.
 
-    .venv/bin/python benchmarks/bench_streams.py [--streams 500] [--idle-s 20] [--presses 50] [--floor-s 5]
+    .venv/bin/python benchmarks/bench_streams.py [--steps 20 100 200 500] [--presses 100]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -43,7 +44,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench_sse_fanout import start_baseline
-from measure import ROOT, TICKS, cpu_seconds, parse, peak_rss_mb, percentile, rss_mb, threads
+from measure import ROOT, cpu_seconds, parse, percentile, rss_mb, threads
 
 from launcher.access import MOST_SESSIONS
 from launcher.config import WebConfig
@@ -53,7 +54,8 @@ from webui.stream import StreamGate
 BATCH = 64  # streams connecting at once: below the listen backlog (128 for the daemon and the one-thread server)
 CONNECT_S = 60.0  # for all the streams of one step to connect
 EVENT_WAIT_S = 10.0  # for a press's event to reach every stream
-SETTLE_S = 1.0  # after the streams connect, before the idle window
+SETTLE_S = 1.0  # after the streams connect, before the presses
+REST_S = 0.05  # after a press's outcome: the launcher's rest (min_rest_ms = 10 in FAST_SIM_TOML) and its events
 REFERENCE = ROOT / "benchmarks" / "one_thread_sse_server.py"
 ONE_THREAD = "one thread (selectors)"
 THREADED = "stdlib thread per stream"
@@ -75,6 +77,8 @@ class Stream:
     connected: bool = False  # its first comment arrived
     ended: bool = False
     pressed: dict[int, float] = field(default_factory=dict)  # press -> when its `button.pressed` arrived
+    # press -> seconds from the event's publishing (its `ts`, the wall clock) to its arrival: the fan-out alone
+    fanned: dict[int, float] = field(default_factory=dict)
     events: int = 0  # events of any type received
 
 
@@ -92,6 +96,7 @@ class Streams:
         self._connected = 0
         self._failures: list[str] = []
         self._counts: Counter[int] = Counter()  # press -> streams that have its event
+        self._ended: set[int] = set()  # presses whose outcome (launcher.fired, missed, …) a stream received
         self._cond = threading.Condition()
         self._stopping = False
         self._error: BaseException | None = None
@@ -112,6 +117,11 @@ class Streams:
             raise Failure(f"{len(self._failures)} stream(s) failed to connect; the first: {self._failures[0]}")
         if not done:
             raise Failure(f"only {self._connected} of {target} streams connected within {CONNECT_S:g} s")
+
+    def wait_outcome(self, press: int) -> bool:
+        """Whether a stream has the press's outcome within EVENT_WAIT_S: the launcher is free once it has rested."""
+        with self._cond:
+            return self._cond.wait_for(lambda: press in self._ended, timeout=EVENT_WAIT_S)
 
     def wait_press(self, press: int) -> bool:
         """Whether every open stream has the press's event within EVENT_WAIT_S."""
@@ -155,7 +165,7 @@ class Streams:
             return
         except OSError:
             data = b""
-        at = time.perf_counter()
+        at, wall = time.perf_counter(), time.time()
         if not data:
             self._end(stream, "closed by the server before its first comment")
             return
@@ -172,7 +182,7 @@ class Streams:
             stream.head_done = True
             stream.chunked = b"transfer-encoding: chunked" in head.lower()
         stream.body += self._dechunk(stream, data) if stream.chunked else data
-        self._events(stream, at)
+        self._events(stream, at, wall)
 
     @staticmethod
     def _dechunk(stream: Stream, data: bytes) -> bytes:
@@ -199,7 +209,7 @@ class Streams:
         stream.raw = raw[pos:]
         return b"".join(out)
 
-    def _events(self, stream: Stream, at: float) -> None:
+    def _events(self, stream: Stream, at: float, wall: float) -> None:
         start, body, complete = 0, stream.body, []
         while (end := body.find(b"\n\n", start)) >= 0:
             block, start = body[start:end], end + 2
@@ -212,12 +222,18 @@ class Streams:
                 continue
             stream.events += 1
             if b'"button.pressed"' in block:  # parse only what is measured: the client's time counts too
-                for line in block.split(b"\n"):
-                    if line.startswith(b"data: "):
-                        press = json.loads(line[6:])["data"]["press"]
-                        stream.pressed[press] = at
-                        self._counts[press] += 1
-                        complete.append(press)
+                event = _event(block)
+                press = event["data"]["press"]
+                stream.pressed[press] = at
+                if "ts" in event:  # the daemon's (the baseline's events carry no time)
+                    stream.fanned[press] = wall - event["ts"]
+                self._counts[press] += 1
+                complete.append(press)
+            elif b'"type":"launcher.' in block and not self._ended.issuperset(stream.pressed):
+                ended = _event(block)["data"].get("press")
+                if isinstance(ended, int):
+                    self._ended.add(ended)
+                    complete.append(ended)
         stream.body = body[start:]
         if complete:
             with self._cond:
@@ -232,26 +248,31 @@ class Streams:
                 self._cond.notify_all()
 
 
+def _event(block: bytes) -> dict:
+    """The event in `block`."""
+    line = next(line for line in block.split(b"\n") if line.startswith(b"data: "))
+    event: dict = json.loads(line[6:])
+    return event
+
+
 @dataclass
 class Server:
     name: str
     url: str
     pid: int
     press_cookie: str
-    floor_cpu: float = 0.0  # share of one core, no stream open
-    floor_rss: float = 0.0  # MB
+    rest_s: float = 0.0  # > 0: a launcher, free this long after a press's outcome (FAST_SIM_TOML's min_rest_ms)
 
 
 @dataclass
 class Figures:
     server: Server
     streams: int
-    seen: int | None  # streams the server says are open (the stdlib server does not say)
     threads: int
-    cpu: float
     rss: float
-    peak_rss: float
-    samples: list[float]
+    samples: list[float] = field(default_factory=list)
+    fanned: list[float] = field(default_factory=list)  # from the event's publishing to its arrival (the daemon's)
+    cpu_ms_per_press: float = 0.0
     events_per_press: float = 0.0  # all the events a stream received for a press
 
     @property
@@ -263,37 +284,16 @@ class Figures:
         return percentile(self.samples, 99) * 1e3
 
 
-def cpu_share(pid: int, seconds: float) -> float:
-    """Share of one core the process used over the next `seconds`."""
-    cpu, began = cpu_seconds(pid), time.monotonic()
-    time.sleep(seconds)
-    return (cpu_seconds(pid) - cpu) / (time.monotonic() - began)
-
-
-def floor(server: Server, seconds: float) -> None:
-    server.floor_cpu = cpu_share(server.pid, seconds)
-    server.floor_rss = rss_mb(server.pid)
-
-
-def measure(server: Server, streams: Streams, cookies: list[str], idle_s: float, presses: int) -> Figures:
-    """Connect a stream more for each cookie, then the idle window and the presses, with every stream open."""
+def measure(server: Server, streams: Streams, cookies: list[str], presses: int) -> Figures:
+    """Connect a stream more for each cookie, then the presses, with every stream open."""
     began = time.monotonic()
     streams.connect(cookies)
     connect_s = time.monotonic() - began
     time.sleep(SETTLE_S)
-    cpu = cpu_share(server.pid, idle_s)
-    figures = Figures(
-        server=server,
-        streams=len(streams.all),
-        seen=_state(server).get("connection", {}).get("sse_clients"),
-        threads=threads(server.pid),
-        cpu=cpu,
-        rss=rss_mb(server.pid),
-        peak_rss=peak_rss_mb(server.pid),
-        samples=[],
-    )
+    figures = Figures(server=server, streams=len(streams.all), threads=threads(server.pid), rss=rss_mb(server.pid))
     sent: dict[int, float] = {}
     events_before = sum(s.events for s in streams.all)
+    cpu_before = cpu_seconds(server.pid)
     for _ in range(presses):
         at = time.perf_counter()
         status, reply = http_json(server.url + "/api/press", "POST", {}, cookie=server.press_cookie)
@@ -303,30 +303,28 @@ def measure(server: Server, streams: Streams, cookies: list[str], idle_s: float,
         if not streams.wait_press(reply["press"]):
             missing = sum(reply["press"] not in s.pressed for s in streams.all)
             raise Failure(f"{server.name}: {missing} stream(s) missed press {reply['press']}")
+        if server.rest_s:  # the next press finds the launcher free, as a player's does: no wait for a fire timed
+            if not streams.wait_outcome(reply["press"]):
+                raise Failure(f"{server.name}: no outcome of press {reply['press']}")
+            time.sleep(server.rest_s)
+    figures.cpu_ms_per_press = (cpu_seconds(server.pid) - cpu_before) * 1e3 / presses
     figures.samples = [s.pressed[p] - sent_at for p, sent_at in sent.items() for s in streams.all]
+    figures.fanned = [s.fanned[p] for p in sent for s in streams.all if p in s.fanned]
     figures.events_per_press = (sum(s.events for s in streams.all) - events_before) / len(streams.all) / presses
-    print(
-        f"  {server.name}: {figures.streams} streams connected in {connect_s:.1f} s, "
-        f"{'?' if figures.seen is None else figures.seen} seen by the server; {presses} presses",
-        flush=True,
-    )
+    print(f"  {server.name}: {figures.streams} streams connected in {connect_s:.1f} s; {presses} presses", flush=True)
     return figures
 
 
-def _state(server: Server) -> dict:
-    status, state = http_json(server.url + "/api/state", "GET")
-    assert status == 200, state
-    return state
-
-
-def threads_for(streams: int) -> tuple[int, int, int]:
-    """(threads to configure, streams they admit, the config's most threads): the default if it is enough."""
-    limits = next(f for f in dataclasses.fields(WebConfig) if f.name == "threads")
-    most = int(limits.metadata["hi"])
-    for count in range(WebConfig().threads, most + 1):
-        if StreamGate(count).most >= streams:
-            return count, streams, most
-    return most, StreamGate(most).most, most
+def steps(server: Server, cookies: list[str], counts: list[int], presses: int, batch: int = BATCH) -> list[Figures]:
+    """The server measured at each count of streams, opened in steps and kept open."""
+    streams = Streams(server.url, batch=batch)
+    results = []
+    try:
+        for count in counts:
+            results.append(measure(server, streams, cookies[len(streams.all) : count], presses))
+    finally:
+        streams.close()
+    return results
 
 
 def start_reference(heartbeat_s: float, stack: contextlib.ExitStack) -> Server:
@@ -349,59 +347,45 @@ def start_reference(heartbeat_s: float, stack: contextlib.ExitStack) -> Server:
 
 
 def run(args: argparse.Namespace) -> list[Figures]:
-    count, admitted, most_threads = threads_for(args.streams)
-    common = min(args.streams, admitted)
-    if admitted < args.streams:
-        print(
-            f"note: [web] threads is at most {most_threads} (launcher/config.py), whose StreamGate admits "
-            f"{admitted} streams, not {args.streams}: both servers measured at {common}, "
-            f"the one-thread server also at {args.streams}"
-        )
-    sessions = math.ceil(common / StreamGate.PER_SESSION)
+    counts = sorted(args.steps)
+    most = counts[-1]
+    sessions = math.ceil(most / StreamGate.PER_SESSION)
     assert sessions + 2 <= MOST_SESSIONS, "more sessions than the daemon keeps"
+    assert most <= StreamGate.MOST, "more streams than the daemon admits"
     results: list[Figures] = []
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        config = FAST_SIM_TOML.replace("heartbeat_s = 0.5", f"heartbeat_s = {args.heartbeat_s}\nthreads = {count}")
+        config = FAST_SIM_TOML.replace("heartbeat_s = 0.5", f"heartbeat_s = {args.heartbeat_s}")
         daemon = start_daemon(tmp, config)
         stack.callback(daemon.close)
         began = time.monotonic()
         cookies = [join(daemon.url, daemon.table_pin) for _ in range(sessions)]
-        per_stream = [c for c in cookies for _ in range(StreamGate.PER_SESSION)][:common]
-        print(
-            f"  daemon: threads = {count}, {sessions} sessions joined in {time.monotonic() - began:.1f} s", flush=True
-        )
-        server = Server(f"daemon ({count} threads)", daemon.url, daemon.process.pid, daemon.joined.table_cookie)
-        floor(server, args.floor_s)
-        streams = Streams(daemon.url)
-        try:
-            results.append(measure(server, streams, per_stream, args.idle_s, args.presses))
-        finally:
-            streams.close()
+        per_stream = [c for c in cookies for _ in range(StreamGate.PER_SESSION)][:most]
+        print(f"  daemon: {sessions} sessions joined in {time.monotonic() - began:.1f} s", flush=True)
+        name = f"daemon ({WebConfig().threads} threads)"
+        server = Server(name, daemon.url, daemon.process.pid, daemon.joined.table_cookie, rest_s=REST_S)
+        results += steps(server, per_stream, counts, args.presses)
         daemon.close()  # before the next server starts: they do not share the cores
 
         bare = start_baseline()
         stack.callback(bare.close)
         threaded = Server(THREADED, bare.url, bare.process.pid, press_cookie="uno_session=-")
-        floor(threaded, args.floor_s)
-        streams = Streams(bare.url, batch=ThreadingHTTPServer.request_queue_size - 1)  # its backlog is 5
-        try:
-            results.append(measure(threaded, streams, ["uno_session=-"] * args.streams, args.idle_s, args.presses))
-        finally:
-            streams.close()
+        batch = ThreadingHTTPServer.request_queue_size - 1  # its backlog is 5
+        results += steps(threaded, ["uno_session=-"] * most, counts, args.presses, batch)
         bare.close()
 
         reference = start_reference(args.heartbeat_s, stack)
-        floor(reference, args.floor_s)
-        streams = Streams(reference.url)
-        try:
-            results.append(measure(reference, streams, ["uno_session=-"] * common, args.idle_s, args.presses))
-            if args.streams > common:
-                more = ["uno_session=-"] * (args.streams - common)
-                results.append(measure(reference, streams, more, args.idle_s, args.presses))
-        finally:
-            streams.close()
+        results += steps(reference, ["uno_session=-"] * most, [most], args.presses)
     return results
+
+
+def slope(figures: list[Figures]) -> float:
+    """CPU ms per press per stream: the least-squares slope of CPU per press against the streams."""
+    xs = [f.streams for f in figures]
+    ys = [f.cpu_ms_per_press for f in figures]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
 
 
 def report(args: argparse.Namespace, results: list[Figures]) -> None:
@@ -412,63 +396,45 @@ def report(args: argparse.Namespace, results: list[Figures]) -> None:
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"load average {load}; {time.strftime('%Y-%m-%d %H:%M')}"
     )
-    print(
-        f"idle {args.idle_s:g} s (heartbeat {args.heartbeat_s:g} s; the stdlib server sends none), floor "
-        f"{args.floor_s:g} s with no stream; {args.presses} presses one at a time; latency over every (stream, press)"
-    )
+    print(f"{args.presses} presses one at a time per step; latency over every (stream, press); CPU in clock ticks")
     print()
     print(
-        f"{'server':<26}{'streams':>8}{'threads':>8}{'CPU % 0':>9}{'CPU % N':>9}{'RSS 0':>8}{'RSS N':>8}"
-        f"{'peak':>8}{'KB/stream':>10}{'ev/press':>9}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'server':<26}{'streams':>8}{'threads':>8}{'RSS MB':>8}{'ev/press':>9}{'CPU ms/press':>13}"
+        f"{'p50 ms':>9}{'p99 ms':>9}"
     )
     for f in results:
-        per_stream_kb = (f.rss - f.server.floor_rss) * 1024 / f.streams
         print(
-            f"{f.server.name:<26}{f.streams:>8}{f.threads:>8}{f.server.floor_cpu * 100:>9.2f}{f.cpu * 100:>9.2f}"
-            f"{f.server.floor_rss:>8.1f}{f.rss:>8.1f}{f.peak_rss:>8.1f}{per_stream_kb:>10.1f}"
-            f"{f.events_per_press:>9.1f}{f.p50_ms:>9.2f}{f.p99_ms:>9.2f}"
+            f"{f.server.name:<26}{f.streams:>8}{f.threads:>8}{f.rss:>8.1f}{f.events_per_press:>9.1f}"
+            f"{f.cpu_ms_per_press:>13.3f}{f.p50_ms:>9.2f}{f.p99_ms:>9.2f}"
         )
-    tick = 100 / TICKS / args.idle_s
-    print(
-        "CPU: % of one core, idle with no stream (0) and with the streams (N), in steps of one clock tick over the "
-        f"window ({tick:.3f} %); RSS in MB, now and peak; KB/stream = (RSS N - RSS 0) / streams"
-    )
-    ours = results[0]
-    one = {f.streams: f for f in results if f.server.name == ONE_THREAD}
-    theirs = one[ours.streams]
-    print(
-        f"ratio daemon / one thread at {ours.streams} streams: CPU {ratio(ours.cpu, theirs.cpu, tick / 100)}, "
-        f"RSS {ratio(ours.rss, theirs.rss)}, p50 {ratio(ours.p50_ms, theirs.p50_ms)}, "
-        f"p99 {ratio(ours.p99_ms, theirs.p99_ms)}"
-    )
-    for threaded in (f for f in results if f.server.name == THREADED and f.streams in one):
-        theirs = one[threaded.streams]
+    ours = [f for f in results if f.server.name.startswith("daemon")]
+    theirs = {f.streams: f for f in results if f.server.name == THREADED}
+    for f in ours:
+        base = theirs[f.streams]
+        p50, p99 = f.p50_ms / base.p50_ms, f.p99_ms / base.p99_ms
+        fan50, fan99 = (percentile(f.fanned, q) * 1e3 for q in (50, 99))
         print(
-            f"ratio stdlib thread per stream / one thread at {threaded.streams} streams: "
-            f"CPU {ratio(threaded.cpu, theirs.cpu, tick / 100)}, RSS {ratio(threaded.rss, theirs.rss)}, "
-            f"p50 {ratio(threaded.p50_ms, theirs.p50_ms)}, p99 {ratio(threaded.p99_ms, theirs.p99_ms)}"
+            f"ratio daemon / stdlib at {f.streams} streams: p50 {p50:.2f}x, p99 {p99:.2f}x; the daemon's fan-out "
+            f"alone (publish -> arrival) p50 {fan50:.2f} / p99 {fan99:.2f} ms, p99 {fan99 / base.p99_ms:.2f}x the "
+            "stdlib's whole press"
         )
-
-
-def ratio(ours: float, theirs: float, step: float = 0.0) -> str:
-    """ours / theirs; a CPU share of 0 was less than one clock tick (`step`), so the ratio is at least ours / step."""
-    if theirs > 0:
-        return f"{ours / theirs:.2f}x"
-    if step > 0 and ours > 0:
-        return f"> {ours / step:.0f}x (the one-thread server used less than one clock tick)"
-    return "n/a (both 0)"
+    if len(ours) > 1:
+        mine, base_slope = slope(ours), slope(list(theirs.values()))
+        print(
+            f"ratio CPU per press per stream, daemon / stdlib: {mine:.4f} / {base_slope:.4f} ms = "
+            f"{mine / base_slope if base_slope > 0 else float('nan'):.2f}x"
+        )
+    print(f"held: {max(f.streams for f in ours)} streams on the daemon, with {max(f.threads for f in ours)} threads")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--streams", type=int, default=500)
-    parser.add_argument("--idle-s", type=float, default=20.0)
-    parser.add_argument("--presses", type=int, default=50)
-    parser.add_argument("--floor-s", type=float, default=5.0, help="idle window with no stream open")
+    parser.add_argument("--steps", type=int, nargs="+", default=[20, 100, 200, 500], help="streams at each step")
+    parser.add_argument("--presses", type=int, default=100)
     parser.add_argument("--heartbeat-s", type=float, default=WebConfig().heartbeat_s)
-    args = parse(parser, streams=5, idle_s=1.0, presses=3, floor_s=1.0)
-    if args.streams < 1 or args.presses < 1:
-        parser.error("--streams and --presses must be at least 1")
+    args = parse(parser, steps=[2, 5], presses=3)
+    if min(args.steps) < 1 or args.presses < 1:
+        parser.error("--steps and --presses must be at least 1")
     try:
         results = run(args)
     except Failure as e:

@@ -10,10 +10,11 @@ import ipaddress
 import json
 import logging
 import socket
+import time
 from typing import Any
 
 from waitress.adjustments import Adjustments
-from waitress.channel import HTTPChannel
+from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.task import ErrorTask, WSGITask
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,9 @@ FIRST_BYTES_S = 1.0
 # session's digest) and one carrying an event stream.
 MARK_JOINED = "launcher.connection.mark_joined"
 MARK_STREAM = "launcher.connection.mark_stream"
+# The key for the callable that hands the request's connection to the streams' writer (webui/stream_hub.py): once
+# the application's answer has ended, the connection stays open, its answer unfinished, written from that thread.
+HAND_OVER = "launcher.connection.hand_over"
 
 
 def party(address: str) -> str:
@@ -62,7 +66,19 @@ class _Task(_Answered, WSGITask):  # type: ignore[misc]  # waitress has no type 
         environ: dict[str, Any] = super().get_environment()
         environ[MARK_JOINED] = self.channel.mark_joined
         environ[MARK_STREAM] = self.channel.mark_stream
+        environ[HAND_OVER] = self.channel.hand_over
         return environ
+
+    def build_response_header(self) -> bytes:
+        head: bytes = super().build_response_header()
+        self.channel.chunked = self.chunked_response  # how a stream handed over goes on (HTTP/1.1: in chunks)
+        return head
+
+    def finish(self) -> None:
+        if self.channel.handed_over:  # the answer goes on from the streams' writer: no last chunk, no close
+            self.close_on_finish = False
+            return
+        super().finish()
 
 
 class _ErrorTask(_Answered, ErrorTask):  # type: ignore[misc]
@@ -90,6 +106,8 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
     spoke = False  # any byte received
     session: str | None = None  # the joined phone's, once a request on it carried one
     stream = False
+    chunked = False  # the last answer's body is sent in chunks
+    handed_over = False  # an event stream written from the streams' writer, its request over (see HAND_OVER)
     lost = False  # the peer's socket error was logged
     answered = False  # the request being served has handed waitress its whole answer
 
@@ -123,12 +141,59 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
             super()._flush_outbufs_below_high_watermark()
 
     def handle_write(self) -> None:
+        if self.handed_over:
+            with self.outbuf_lock:  # waitress flushes unlocked when no request runs; the streams' writer appends
+                super().handle_write()
+            return
         over = self.total_outbufs_len > self.adj.outbuf_high_watermark
         super().handle_write()
         if over and self.requests and self.total_outbufs_len <= self.adj.outbuf_high_watermark:
             self.server.task_dispatcher.ready()  # its next request may be served now
 
+    def hand_over(self) -> GuardedChannel:
+        """Called from the stream's request thread as its answer's last step: the streams' writer writes on from
+        its own thread (`stream_open`, `write_stream`, `end_stream`)."""
+        self.handed_over = True
+        return self
+
+    def stream_open(self) -> bool:
+        """Whether a handed-over stream may still be written; an open one is kept from waitress's idle timeout (its
+        request is over, its answer is not)."""
+        if not self.connected or self.will_close or self.close_when_flushed:
+            return False
+        self.last_activity = time.time()  # waitress's own clock for its idle timeout
+        return True
+
+    def write_stream(self, data: bytes) -> bool:
+        """Send `data`, queueing what the socket does not take; False if the connection is gone. Never waits while
+        `total_outbufs_len` is below the high watermark, which the writer checks first."""
+        with self.outbuf_lock:  # the loop thread flushes under it too (handle_write)
+            if self.connected and not self.total_outbufs_len:  # nothing queued: straight to the socket, in order
+                try:
+                    data = data[self.socket.send(data) :]
+                except BlockingIOError:
+                    pass
+                except OSError as e:
+                    self._lost(e)
+                    return False
+                if not data:
+                    return True
+            try:
+                self.write_soon(data)
+            except ClientDisconnected:
+                return False
+        return True
+
+    def end_stream(self) -> None:
+        """Close a handed-over stream once what it was sent has left (on the loop thread, woken now)."""
+        self.close_when_flushed = True
+        self.server.pull_trigger()
+
     def received(self, data: bytes) -> bool:
+        if self.handed_over:  # a stream's answer never ends: bytes after its request are no client's, nor read on
+            if data:
+                self.cut()
+            return True
         arriving = self.request
         taken: bool = super().received(data)
         now = self.clock.now()
@@ -190,11 +255,15 @@ class GuardedChannel(HTTPChannel):  # type: ignore[misc]
 
     def waiting(self) -> bool:
         """A stranger's connection the guard may close: no request of it being served."""
-        return self.session is None and not self.requests and self.connected and not self.will_close
+        return self.session is None and not self.serving() and self.connected and not self.will_close
+
+    def serving(self) -> bool:
+        """A request being served, or an event stream being written: the connection holds its place."""
+        return bool(self.requests) or self.handed_over
 
     def between_requests(self) -> bool:
         """A joined phone's connection that may give way: nothing arriving, served or left to send."""
-        idle = not (self.requests or self.total_outbufs_len or self.request_started is not None or self.will_close)
+        idle = not (self.serving() or self.total_outbufs_len or self.request_started is not None or self.will_close)
         return self.session is not None and self.connected and idle
 
     def order(self, now: float) -> tuple[int, float]:

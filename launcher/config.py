@@ -137,7 +137,7 @@ class AimConfig:
 class WebConfig:
     host: str = _opt("127.0.0.1")
     port: int = _opt(8080, lo=0, hi=65535)  # 0: any free port
-    threads: int = _opt(32, lo=4, hi=256)  # each open phone holds one for its live stream
+    threads: int = _opt(32, lo=4, hi=256)  # for requests: a live stream holds none (webui/stream_hub.py)
     heartbeat_s: float = _opt(15.0, lo=0.05, hi=300.0)
 
 

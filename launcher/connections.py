@@ -98,7 +98,7 @@ class GuardedServer(TcpWSGIServer):  # type: ignore[misc]
                 break
             conn, addr = pair
             mine = parties[party(host_of(addr))]
-            held = [c for c in mine if not c.requests]  # a request served holds a thread: bounded by the threads
+            held = [c for c in mine if not c.serving()]  # bounded by the threads, or the streams' gate
             if len(held) >= PER_ADDRESS and not self._give_way(held, parties, now):
                 conn.close()
                 continue

@@ -339,7 +339,6 @@ class Daemon:
             mqtt_link=self.mqtt_link,
             public_urls=self.urls,
             heartbeat_s=web.heartbeat_s,
-            threads=web.threads,
         )
         return guarded_server(
             app,

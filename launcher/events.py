@@ -79,10 +79,12 @@ class Event:
     # stream is sent it inside `json_text`, so fifty phones and the log cost one encoding, and a replay no parsing.
     data_text: str
     json_text: str = field(init=False, repr=False, compare=False)
+    frame: bytes = field(init=False, repr=False, compare=False)  # as a stream sends it, the same bytes to every phone
 
     def __post_init__(self) -> None:
         head = f'{{"id":{self.id},"ts":{json.dumps(self.ts)},"type":{json.dumps(self.type, ensure_ascii=False)}'
         object.__setattr__(self, "json_text", f'{head},"data":{self.data_text}}}')
+        object.__setattr__(self, "frame", f"id: {self.id}\ndata: {self.json_text}\n\n".encode())
 
     @classmethod
     def of(cls, id: int, ts: float, type: str, data: dict[str, Any]) -> Event:
@@ -142,6 +144,7 @@ class EventBus:
         self._recent: deque[Event] = deque()
         self._recent_bytes = 0  # the JSON of the events in _recent
         self._changed = threading.Condition()
+        self._listeners: list[Callable[[], None]] = []  # told after each event and when the streams end
         self._streams_ended = False
         self._closed = False
 
@@ -160,6 +163,7 @@ class EventBus:
             self._remember(event)
             self._hand_over(event)
             self._changed.notify_all()
+        self._tell()
         return event
 
     def _hand_over(self, event: Event) -> None:
@@ -200,12 +204,35 @@ class EventBus:
                 self._reserved = reserve
             self._changed.notify_all()
 
+    def listen(self, told: Callable[[], None]) -> None:
+        """Have `told` called (on the publishing thread, so it must not block) after each event and when the streams
+        end: a writer that waits on its own wakes once, whatever else waits on the bus."""
+        with self._changed:
+            self._listeners.append(told)
+
+    def _tell(self) -> None:
+        for told in self._listeners:
+            told()
+
     def _remember(self, event: Event) -> None:
         """Keep the event for replay, forgetting the oldest beyond the bounds (the newest is always kept)."""
         self._recent.append(event)
         self._recent_bytes += len(event.json_text)
         while len(self._recent) > self.RECENT or (self._recent_bytes > self.RECENT_BYTES and len(self._recent) > 1):
             self._recent_bytes -= len(self._recent.popleft().json_text)
+
+    def recent_after(self, last_id: int, limit: int = 1000) -> list[Event] | None:
+        """Events with an id above `last_id` from memory, oldest first, at most `limit`; None when memory no longer
+        holds the first of them. The newest are read by position, without copying what memory keeps."""
+        with self._changed:
+            missed = self._last_id - max(0, last_id)
+            if missed <= 0:
+                return []
+            recent = self._recent
+            if missed > len(recent):
+                return None
+            first = len(recent) - missed  # ids are consecutive: the one after `last_id` is this far from the end
+            return [recent[i] for i in range(first, first + min(missed, limit))]
 
     def events_after(self, last_id: int, limit: int = 1000) -> list[Event]:
         """Events with an id above `last_id`, oldest first, at most `limit` of them."""
@@ -239,6 +266,7 @@ class EventBus:
         with self._changed:
             self._streams_ended = True
             self._changed.notify_all()
+        self._tell()
 
     def close(self) -> None:
         """End the streams, write what is pending and lower the reservation. Safe to call twice."""

@@ -362,3 +362,22 @@ def test_the_game_has_an_etag_per_version_and_a_phone_that_has_it_gets_304(daemo
         ).status_code
         == 304
     )
+
+
+def test_a_phone_with_the_version_is_answered_304_by_weak_validators_and_lists(
+    daemon: Daemon, client: FlaskClient
+) -> None:
+    """RFC 9110 compares If-None-Match weakly and takes a list: a proxy that weakened the ETag (W/"…"), a browser
+    that keeps two versions, or `*` all mean "I have it"; an older version alone still gets the game."""
+    post(client, "/api/games", {"players": ["Ann", "Bob"]})
+    etag = client.get("/api/game").headers["ETag"]
+    gzip_etag = client.get("/api/game", headers={"Accept-Encoding": "gzip"}).headers["ETag"]
+    for gzip in (False, True):
+        have = gzip_etag if gzip else etag
+        for asked in (f"W/{have}", f'"older", {have}', f'W/"older", W/{have}', "*"):
+            headers = {"If-None-Match": asked, "Accept-Encoding": "gzip" if gzip else "identity"}
+            answer = client.get("/api/game", headers=headers)
+            assert (answer.status_code, answer.data, answer.headers.get("ETag")) == (304, b"", have), asked
+    press(daemon)
+    stale = client.get("/api/game", headers={"If-None-Match": f"W/{etag}, {gzip_etag}"})
+    assert stale.status_code == 200 and stale.get_json()["game"]["players"] == ["Ann", "Bob"]

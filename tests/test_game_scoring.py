@@ -474,3 +474,19 @@ def test_elimination_changes_are_all_or_nothing(ops):
         replayed = round_trip(game)
         assert replayed.eliminated == game.eliminated and replayed.winners == game.winners
         assert len(game.winners) <= 1 and len(game.active_sides) >= 1
+
+
+def test_the_scores_a_press_sends_follow_every_change_of_the_rounds():
+    """A press's event carries the rounds won and hand points kept as rounds are scored: after scoring, an edit,
+    an undo and a reload they are what the rounds themselves add up to (docs/GAME.md's statistics)."""
+    game = three_rounds()
+    game.edit_round(1, "Ann", {"Bob": 5, "Cy": 5})  # Bob's win becomes Ann's; Ann's 30 points are gone
+    game.undo_last()  # Cy's win and Ann's 50, Bob's 60 with it
+    game.score_round("Bob", {"Ann": 7, "Cy": 1})
+    expected = {
+        "Ann": {"rounds_won": 2, "hand_points": 7},
+        "Bob": {"rounds_won": 1, "hand_points": 15},
+        "Cy": {"rounds_won": 0, "hand_points": 26},
+    }
+    for shown in (game.scores(), round_trip(game).scores()):
+        assert {p: {k: s[k] for k in ("rounds_won", "hand_points")} for p, s in shown["statistics"].items()} == expected

@@ -24,6 +24,7 @@ import pytest
 from launcher.access import PinGuard
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json_with_headers, start_daemon
 from tests.sse_client import SseClient
+from webui.stream import StreamGate
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +93,8 @@ def test_200_idle_streams_and_100_slowloris_connections_do_not_freeze_the_table(
         statuses = [_status_line(s) for s in streams]
         took = _joined_phone_carries_on(daemon)
     admitted = statuses.count(b"200")
-    assert admitted <= 8, f"{admitted} streams of strangers admitted"
+    # Strangers hold at most a quarter of the places (webui/stream.py), whatever their addresses.
+    assert admitted == StreamGate.MOST // 4, f"{admitted} streams of strangers admitted"
     assert statuses.count(b"503") == 200 - admitted
     shown = ", ".join(f"{t:.3f}" for t in took)
     print(f"\n{admitted} of 200 strangers' streams admitted; the joined phone took {shown} s")

@@ -11,7 +11,7 @@ def _held(tickets: list[StreamTicket | None]) -> list[StreamTicket]:
 
 
 def test_seven_sessions_of_four_streams_leave_a_place_for_the_next_phone() -> None:
-    gate = StreamGate(threads=32)  # the default: 24 places for streams
+    gate = StreamGate(most=24)
     held = [gate.admit(f"10.0.0.{n}", f"session-{n}") for n in range(7) for _ in range(StreamGate.PER_SESSION)]
     assert gate.count == gate.most == 24 and held.count(None) == 0  # the last ones took the first ones' places
     assert len(_held(held)) == gate.most
@@ -21,7 +21,7 @@ def test_seven_sessions_of_four_streams_leave_a_place_for_the_next_phone() -> No
 
 
 def test_a_sessions_fifth_stream_takes_its_own_oldest_place() -> None:
-    gate = StreamGate(threads=32)
+    gate = StreamGate(most=24)
     first, *others = [gate.admit("10.0.0.1", "tabs") for _ in range(StreamGate.PER_SESSION)]
     assert first is not None and not first.given_way.is_set()
     fifth = gate.admit("10.0.0.1", "tabs")
@@ -32,7 +32,7 @@ def test_a_sessions_fifth_stream_takes_its_own_oldest_place() -> None:
 
 
 def test_strangers_give_way_before_joined_phones() -> None:
-    gate = StreamGate(threads=8)  # 4 places
+    gate = StreamGate(most=4)
     stranger = gate.admit("192.168.1.66", None)
     joined = [gate.admit(f"192.168.1.{n}", f"s{n}") for n in range(3)]
     assert None not in joined and stranger is not None
@@ -43,7 +43,7 @@ def test_strangers_give_way_before_joined_phones() -> None:
 def test_a_guests_27_sessions_from_3_addresses_cannot_keep_out_a_new_phone() -> None:
     """Issue #45, 5: 27 sessions from 3 addresses, a stream each, fill the 24 places; every new phone that joins
     gets its stream at once, each time from the address holding the most, and none of the phones' is taken."""
-    gate = StreamGate(threads=32)
+    gate = StreamGate(most=24)
     guest = [gate.admit(f"10.0.0.{1 + n % 3}", f"guest-{n}") for n in range(27)]
     assert gate.count == gate.most and len(_held(guest)) == gate.most
     phones = [gate.admit(f"10.0.1.{n}", f"phone-{n}") for n in range(8)]
@@ -54,7 +54,7 @@ def test_a_guests_27_sessions_from_3_addresses_cannot_keep_out_a_new_phone() -> 
 
 
 def test_behind_one_nat_the_session_holding_the_most_gives_way() -> None:
-    gate = StreamGate(threads=8)  # 4 places
+    gate = StreamGate(most=4)
     family = gate.admit("10.0.0.1", "mum")
     guest = [gate.admit("10.0.0.1", "guest") for _ in range(3)]
     newcomer = gate.admit("10.0.0.1", "dad")

@@ -38,6 +38,7 @@ from webui import (
     tournament_api,
 )
 from webui.parts import Parts
+from webui.stream_hub import StreamHub
 
 # The API's routes (webui/openapi.py reads their views' declarations from these too).
 BLUEPRINTS = (
@@ -87,7 +88,6 @@ def create_app(
     public_urls: list[str],
     heartbeat_s: float = 15.0,
     press_wait_s: float = 30.0,
-    threads: int = 32,
 ) -> Flask:
     """The app over the launcher's parts: everything its views call is passed here, nothing added after."""
     app = Flask(__name__)
@@ -98,6 +98,7 @@ def create_app(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.json = JSONProvider(app)
+    streams = stream.StreamGate()
     Parts(
         controller=controller,
         bus=bus,
@@ -110,7 +111,8 @@ def create_app(
         tournaments=tournaments,
         doorbell=doorbell,
         mqtt_link=mqtt_link,
-        streams=stream.StreamGate(threads),
+        streams=streams,
+        stream_hub=StreamHub(bus, streams, heartbeat_s),
     ).install(app)
     gate.install(app, access, budgets, public_urls)
     for blueprint in BLUEPRINTS:

@@ -45,6 +45,11 @@ class _Cache:
         return found
 
 
+def gzip_etag(etag: str) -> str:
+    """The ETag of a representation's gzip (a different representation: RFC 9110 says its own validator)."""
+    return f"{etag}-gzip"
+
+
 def _wanted(response: Response, asked: Request) -> bool:
     return (
         response.status_code == 200
@@ -70,7 +75,7 @@ def install(app: Flask) -> None:
         etag, weak = response.get_etag()
         if etag:
             response.set_data(cache.get(etag, data))
-            response.set_etag(f"{etag}-gzip", weak=bool(weak))
+            response.set_etag(gzip_etag(etag), weak=bool(weak))
         else:
             response.set_data(gzip.compress(data, compresslevel=6, mtime=0))
         response.headers["Content-Encoding"] = "gzip"

@@ -24,36 +24,58 @@ from launcher.refusals import Refusal
 from launcher.schedule import Profile
 from webui import access
 from webui.api import json_object
+from webui.compress import gzip_etag
 from webui.errors import ApiError
 from webui.parts import parts
 
 bp = Blueprint("game", __name__, url_prefix="/api")
 
 
+class _Version:
+    """One version of the game: its ETag, known at once, and its text, encoded the first time a phone needs it."""
+
+    def __init__(self, etag: str, view: dict[str, Any] | None, encode: Callable[[dict[str, Any] | None], str]) -> None:
+        self.etag = etag
+        self._view = view
+        self._encode = encode
+        self._lock = threading.Lock()
+        self._text: str | None = None
+
+    @property
+    def view(self) -> dict[str, Any] | None:
+        return self._view
+
+    def text(self) -> str:
+        with self._lock:
+            if self._text is None:
+                self._text = self._encode(self._view)
+            return self._text
+
+
 class _GameText:
-    """GET /api/game's body and its ETag, made once per change of the game: encoding a long game is the largest
-    piece of work an answer does, so it is done once per version (the desk hands out the same view until the next
-    change), compressed once per version (webui/compress.py keeps the gzip by ETag), and a phone that has the
-    version is answered 304. The ETag names this run too: numbers start again after a restart."""
+    """GET /api/game's versions: encoding a long game is the largest piece of work an answer does, so it is done
+    once per version (the desk hands out the same view until the next change), compressed once per version
+    (webui/compress.py keeps the gzip by ETag), and a phone that has the version is answered 304 from the ETag alone,
+    before the text is encoded or read. The ETag names this run too: numbers start again after a restart."""
 
     def __init__(self, json: JSONProvider) -> None:
         self._json = json
         self._lock = threading.Lock()
         self._run = secrets.token_hex(4)
-        self._version = 0
-        self._rules = ""  # the choices the page offers never change while the daemon runs
-        self._view: object = None  # the view last encoded, kept so that its identity stays its own
-        self._body = ""
+        self._rules = json.dumps(rules())  # the choices the page offers never change while the daemon runs
+        self._current = _Version(f"game-{self._run}-0", None, self._encode)
+        self._count = 0
 
-    def body(self, view: dict[str, Any] | None) -> tuple[str, str]:
-        """(ETag, text) of the game as `view` shows it."""
+    def version(self, view: dict[str, Any] | None) -> _Version:
+        """The version `view` is (a new one when it is not the view last seen)."""
         with self._lock:
-            if not self._rules:
-                self._rules = self._json.dumps(rules())
-            if not self._body or view is not self._view:
-                self._view, self._body = view, f'{{"game":{self._json.dumps(view)},"rules":{self._rules}}}'
-                self._version += 1
-            return f"game-{self._run}-{self._version}", self._body
+            if self._count == 0 or view is not self._current.view:
+                self._count += 1
+                self._current = _Version(f"game-{self._run}-{self._count}", view, self._encode)
+            return self._current
+
+    def _encode(self, view: dict[str, Any] | None) -> str:
+        return f'{{"game":{self._json.dumps(view)},"rules":{self._rules}}}'
 
 
 @bp.record_once
@@ -95,12 +117,24 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
 @bp.get("/game")
 def game() -> Response:
     text: _GameText = current_app.extensions["launcher.game_text"]
-    etag, body = text.body(_desk().view())
-    response = Response(body, mimetype="application/json")
-    response.set_etag(etag)
+    version = text.version(_desk().view())
+    had = _held(version.etag)
+    if had is not None:  # decided on the ETag alone: the text is neither encoded nor read for a phone that has it
+        response = Response(status=304)
+        response.set_etag(had)
+    else:
+        response = Response(version.text(), mimetype="application/json")
+        response.set_etag(version.etag)
     response.headers["Cache-Control"] = "no-cache"  # kept by the browser, always asked again with its ETag
-    response.make_conditional(request)  # 304 with no body when the phone has this version (changes it in place)
     return response
+
+
+def _held(etag: str) -> str | None:
+    """Which of the version's ETags (its text's, its gzip's) the phone says it has, by RFC 9110's weak comparison
+    (`W/"…"`, a list, `*`); None if neither. Where both match (`*`), the one this phone would be sent."""
+    asked = request.if_none_match
+    wanted = (gzip_etag(etag), etag) if request.accept_encodings.quality("gzip") > 0 else (etag,)
+    return next((tag for tag in wanted if asked.contains_weak(tag)), None)
 
 
 @bp.post("/games")

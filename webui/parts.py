@@ -22,6 +22,7 @@ from launcher.wear import Wear
 
 if TYPE_CHECKING:  # webui/stream.py reads the parts too
     from webui.stream import StreamGate
+    from webui.stream_hub import StreamHub
 
 _KEY = "launcher.parts"
 
@@ -39,6 +40,7 @@ class Parts:
     tournaments: TournamentBook
     doorbell: Doorbell
     streams: StreamGate
+    stream_hub: StreamHub
     mqtt_link: MqttLink | None = None  # None: no [mqtt]
 
     def install(self, app: Flask) -> None:

@@ -1,38 +1,38 @@
 """Server-Sent Events: every phone follows the table live.
 
-Each open stream holds one server thread, so the stream sends a comment at once (the browser then knows it is
-connected) and a heartbeat comment regularly (a phone that vanished without hanging up is noticed on the next write
-and its thread freed). A phone that hangs up (a reload, the page closed) is let go within `HANG_UP_CHECK_S`: waitress
-tells (see `channel_request_lookahead` in launcher/daemon.py). `Last-Event-ID` replays exactly what the phone missed.
+A stream's request sends a comment at once (the browser then knows it is connected) and, on a reconnect,
+`Last-Event-ID` replays exactly what the phone missed, from the log if memory no longer holds it; then it hands its
+connection to the streams' writer (webui/stream_hub.py): one thread writes every stream from then on, so a stream
+holds no server thread, and a heartbeat comment goes regularly (a phone that vanished without hanging up is noticed
+on the next write). A phone that hangs up (a reload, the page closed) is let go within `stream_hub.PASS_S`.
 
-Streams are admitted by `StreamGate`, below what the server's threads can serve, so that presses and state reads
-always find a free thread: a few for clients not joined at the table (a watching phone, or anyone on the Wi-Fi),
-at most two from one address; the rest for joined phones, at most four per session, and a joined phone always gets
-one (another's oldest gives way, see `StreamGate`). A stream whose reader falls behind is cut off by the server's
-guard (launcher/connections.py: its unsent output must empty within `DRAIN_S`); the page comes back with
-Last-Event-ID. Beyond, 503 with `Retry-After`; the page's EventSource tries
+Streams are admitted by `StreamGate`, at most `StreamGate.MOST` (an audience's phones, well below the server's
+connection limit, so that presses and state reads always find room): a few for clients not joined at the table (a
+watching phone, or anyone on the Wi-Fi), at most two from one address; the rest for joined phones, at most four per
+session, and a joined phone always gets one (another's oldest gives way, see `StreamGate`). A stream whose reader
+falls behind is cut off by the server's guard (launcher/connections.py: its unsent output must empty within
+`DRAIN_S`); the page comes back with Last-Event-ID. Beyond, 503 with `Retry-After`; the page's EventSource tries
 again by itself.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable, Iterator
 
 from flask import Blueprint, Response, current_app, request
 
 from launcher.access import Role
-from launcher.channel import MARK_STREAM
-from launcher.events import Event, EventBus
+from launcher.channel import HAND_OVER, MARK_STREAM
+from launcher.events import EventBus
 from webui import access
 from webui.errors import ApiError
-from webui.parts import parts
+from webui.parts import Parts, parts
+from webui.stream_hub import HEARTBEAT, StreamPipe
 
 bp = Blueprint("stream", __name__)
 
 RETRY_AFTER_S = 10
-HANG_UP_CHECK_S = 1.0  # a stream's place is free again this soon after its phone hung up
 
 
 class StreamTicket:
@@ -46,7 +46,7 @@ class StreamTicket:
 
 
 class StreamGate:
-    """Admits event streams within the server's threads; `count` is how many phones follow right now.
+    """Admits event streams, at most `most`; `count` is how many phones follow right now.
 
     A joined phone always gets a stream: beyond its session's PER_SESSION its own oldest gives way, and when every
     place is taken, a stranger's oldest, else the oldest of the session holding the most within the party holding
@@ -55,10 +55,12 @@ class StreamGate:
 
     PER_SESSION = 4  # a phone with a few tabs open
     PER_ADDRESS = 2  # not joined: a watching phone, or a stranger on the Wi-Fi
+    # An audience of 500 phones and the table's screens; below the server's 768 connections (launcher/daemon.py),
+    # so that a quarter of them stay for presses, state reads and joins.
+    MOST = 512
 
-    def __init__(self, threads: int) -> None:
-        reserved = max(4, threads // 4)  # never held by a stream: presses, state reads and joins
-        self.most = threads - reserved
+    def __init__(self, most: int = MOST) -> None:
+        self.most = most
         self.most_strangers = max(2, self.most // 4)
         self._lock = threading.Lock()
         self._open: list[StreamTicket] = []  # the oldest first
@@ -102,7 +104,7 @@ class StreamGate:
         return _most_held(widest, lambda t: t.session or "")[0]
 
     def _give_way(self, ticket: StreamTicket) -> None:
-        """With the lock held: `ticket`'s place is free now; its stream ends within HANG_UP_CHECK_S."""
+        """With the lock held: `ticket`'s place is free now; its stream ends within stream_hub.PASS_S."""
         self._drop(ticket)
         ticket.given_way.set()
 
@@ -119,10 +121,6 @@ def _most_held(tickets: list[StreamTicket], holder: Callable[[StreamTicket], str
     return max(held.values(), key=len)  # max keeps the first of equals: the one whose oldest is oldest
 
 
-def format_event(event: Event) -> str:
-    return f"id: {event.id}\ndata: {event.json_text}\n\n"
-
-
 def _last_event_id(bus: EventBus) -> int:
     """Where to resume: the browser's Last-Event-ID on a reconnect, else `?last_event_id=` (the id the page
     read in /api/state, so nothing falls between the snapshot and the stream), else from now on."""
@@ -134,56 +132,55 @@ def _last_event_id(bus: EventBus) -> int:
 
 
 def _events(
-    bus: EventBus,
-    gate: StreamGate,
-    ticket: StreamTicket,
-    last_id: int,
-    heartbeat_s: float,
-    hung_up: Callable[[], bool],
-) -> Iterator[str]:
-    # Quiet waits are cut into slices of at most HANG_UP_CHECK_S, and the heartbeat goes after as many quiet ones.
-    slices = math.ceil(heartbeat_s / HANG_UP_CHECK_S)
-    slice_s = heartbeat_s / slices
+    app: Parts, ticket: StreamTicket, last_id: int, hand_over: Callable[[], StreamPipe] | None, heartbeat_s: float
+) -> Iterator[bytes]:
+    """The stream's start, on the request's thread: the comment and what the phone missed (from the log too, so
+    that the writer never reads the disk); then the connection is handed over, and the writer leaves the ticket."""
+    bus = app.bus
+    handed = False
     try:
-        yield ": connected\n\n"
+        yield b": connected\n\n"
         if last_id > bus.last_id:
             last_id = bus.last_id  # the phone remembers a newer log (the state was reset): follow from now
-        quiet = 0
-        while not bus.streams_ended and not hung_up() and not ticket.given_way.is_set():
-            events = bus.events_after(last_id)
-            if events:
-                last_id = events[-1].id
-                quiet = 0
-                yield "".join(format_event(e) for e in events)
-            elif not bus.wait(last_id, slice_s):
-                quiet += 1
-                if quiet == slices:
-                    quiet = 0
-                    yield ": heartbeat\n\n"
+        while bus.recent_after(last_id) is None:  # older than memory holds
+            page = bus.events_after(last_id)
+            last_id = page[-1].id
+            yield b"".join(event.frame for event in page)
+        if hand_over is not None:
+            app.stream_hub.follow(hand_over(), ticket, last_id)
+            handed = True
+        else:
+            yield from _follow_here(bus, ticket, last_id, heartbeat_s)
     finally:
-        gate.leave(ticket)
+        if not handed:
+            app.streams.leave(ticket)
 
 
-def _never() -> bool:
-    return False
+def _follow_here(bus: EventBus, ticket: StreamTicket, last_id: int, heartbeat_s: float) -> Iterator[bytes]:
+    """Under a server that cannot hand a connection over (Flask's test client), this thread writes the stream."""
+    while not bus.streams_ended and not ticket.given_way.is_set():
+        events = bus.events_after(last_id)
+        if events:
+            last_id = events[-1].id
+            yield b"".join(event.frame for event in events)
+        elif not bus.wait(last_id, heartbeat_s):
+            yield HEARTBEAT
 
 
 @bp.get("/api/events")
 def events() -> Response:
-    bus = parts().bus
-    gate = parts().streams
-    heartbeat_s: float = current_app.config["HEARTBEAT_S"]
+    app = parts()  # the body runs after the request's context has gone
     joined = access.caller_role() >= Role.TABLE
-    ticket = gate.admit(access.client(), access.session_token() if joined else None)
+    ticket = app.streams.admit(access.client(), access.session_token() if joined else None)
     if ticket is None:
         raise ApiError(
             503, "too_many_streams", "too many phones follow the table right now", retry_after_s=RETRY_AFTER_S
         )
-    hung_up = request.environ.get("waitress.client_disconnected", _never)  # not under Flask's test client
     mark_stream = request.environ.get(MARK_STREAM)  # the guard cuts the stream off if its reader falls behind
     if mark_stream is not None:
         mark_stream()
-    body = _events(bus, gate, ticket, _last_event_id(bus), heartbeat_s, hung_up)
+    heartbeat_s: float = current_app.config["HEARTBEAT_S"]
+    body = _events(app, ticket, _last_event_id(app.bus), request.environ.get(HAND_OVER), heartbeat_s)
     return Response(
         body,
         mimetype="text/event-stream",

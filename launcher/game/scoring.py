@@ -192,7 +192,7 @@ class Game:
         return self._launcher.longest_droughts()
 
     def statistics(self) -> dict[str, PlayerStats]:
-        return self._launcher.statistics(self._replay.standings.results)
+        return self._launcher.statistics(self._replay.standings)
 
     def scoreboard(self) -> dict[str, Any]:
         """Everything a phone shows, as JSON types."""
@@ -206,7 +206,7 @@ class Game:
     def scores(self) -> dict[str, Any]:
         """The scoreboard but for what grows with every round (the rounds, the places in each): what an event of
         the game carries, so that its size stays flat however long the game."""
-        return self._scores(self.statistics())
+        return self._scores(self._launcher.statistics(self._replay.standings, places=False))
 
     def _scores(self, statistics: Mapping[str, PlayerStats]) -> dict[str, Any]:
         return {

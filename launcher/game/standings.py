@@ -25,10 +25,31 @@ class Standings:
     eliminated: dict[str, int] = field(default_factory=dict)  # side → index of the round that put it out
     winners: tuple[str, ...] = ()  # empty while the game goes on
     losers: tuple[str, ...] = ()  # the sides that busted in the round that ended the game (bust modes)
+    # Each player's rounds won and hand points so far, kept as rounds are played: a press's scores read them
+    # instead of summing every round.
+    won: dict[str, int] = field(default_factory=dict)
+    points: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> Standings:
         """A copy to play the next round on (the results themselves never change)."""
-        return Standings(dict(self.totals), list(self.results), dict(self.eliminated), self.winners, self.losers)
+        return Standings(
+            dict(self.totals),
+            list(self.results),
+            dict(self.eliminated),
+            self.winners,
+            self.losers,
+            dict(self.won),
+            dict(self.points),
+        )
+
+    def record(self, result: RoundResult) -> None:
+        """Add a round played on these standings."""
+        self.results.append(result)
+        winner = result.entry.winner
+        if winner is not None:
+            self.won[winner] = self.won.get(winner, 0) + 1
+        for player, value in result.values.items():
+            self.points[player] = self.points.get(player, 0) + value
 
 
 class RoundReplay:
@@ -49,7 +70,7 @@ class RoundReplay:
         """Play `entry` after the rounds so far: the same as replaying them all with it, at the cost of one round."""
         state = self.standings.copy()
         index = len(self.entries)
-        state.results.append(self._checked(state, index, entry))
+        state.record(self._checked(state, index, entry))
         self.standings, self.entries = state, (*self.entries, entry)
         return state.results[-1]
 
@@ -77,7 +98,7 @@ class RoundReplay:
     def _play(self, entries: Sequence[RoundEntry]) -> Standings:
         state = Standings(totals={side: 0 for side in self._sides.names})
         for index, entry in enumerate(entries):
-            state.results.append(self._checked(state, index, entry))
+            state.record(self._checked(state, index, entry))
         return state
 
     def _checked(self, state: Standings, index: int, entry: RoundEntry) -> RoundResult:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from launcher.game.cards import exact_keys, whole_number
-from launcher.game.entries import RoundResult
+from launcher.game.standings import Standings
 from launcher.game.teams import known
 
 
@@ -69,13 +69,15 @@ class LauncherTally:
         """Each player's most presses in a row that did not fire; None for a game stored before they were kept."""
         return None if self._droughts is None else {p: d.longest for p, d in self._droughts.items()}
 
-    def statistics(self, results: Sequence[RoundResult]) -> dict[str, PlayerStats]:
+    def statistics(self, standings: Standings, *, places: bool = True) -> dict[str, PlayerStats]:
+        """Each player's; the places in each round only if `places` (they grow with the game)."""
         stats = {}
+        results = standings.results if places else ()
         for player in self._players:
             launcher = self._counts[player]
             stats[player] = PlayerStats(
-                rounds_won=sum(r.entry.winner == player for r in results),
-                hand_points=sum(r.values.get(player, 0) for r in results),
+                rounds_won=standings.won.get(player, 0),
+                hand_points=standings.points.get(player, 0),
                 presses=launcher.presses,
                 fires=launcher.fires,
                 cards=launcher.cards,
