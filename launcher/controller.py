@@ -216,9 +216,11 @@ class Controller:
             raise refusal
         # The motor is running (if it fires); only now do events and logging happen.
         if deal is None:
-            self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
+            self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source, **self._for(ticket)})
         else:
-            self._bus.publish(EventType.BUTTON_PRESSED, {"press": None, "source": source, "deal": deal.cards})
+            self._bus.publish(
+                EventType.BUTTON_PRESSED, {"press": None, "source": source, "deal": deal.cards, **self._for(ticket)}
+            )
         self._cues.pressed(outcome.tension)
         if outcome.pause_ms:
             self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
@@ -383,6 +385,11 @@ class Controller:
             if trouble is Trouble.SHORT and ticket.deal is None:  # classic UNO: the table keeps what is owed
                 self._owed.append({"player": ticket.player, "cards": owed})
 
+    def _for(self, ticket: PressTicket) -> dict[str, str]:
+        """Who a press is for, told with it: during a suspense pause every phone can name who pressed. {}: no game."""
+        player = self._game.credited(ticket.for_player) if self._game is not None else None
+        return {} if player is None else {"player": player}
+
     def _credit(self, ticket: PressTicket) -> None:
         """Who the press is told as: the game's player for it (its attribution, if it fired, says the same)."""
         if self._game is not None:
@@ -433,7 +440,9 @@ class Controller:
     def _take(self, claimed: Claimed) -> None:
         """Without the lock: a press the board fired from its arm goes on as any press whose motor has started."""
         ticket, job = claimed
-        self._bus.publish(EventType.BUTTON_PRESSED, {"press": ticket.outcome.press, "source": "button"})
+        self._bus.publish(
+            EventType.BUTTON_PRESSED, {"press": ticket.outcome.press, "source": "button", **self._for(ticket)}
+        )
         self._cues.pressed(ticket.outcome.tension)
         self._jobs.put((ticket, job))
 
