@@ -173,6 +173,7 @@ class Controller:
         # and the cards short fires still owe, until the hopper is refilled (docs/GAME.md).
         self._trouble: tuple[Trouble, str | None, int | None] | None = None
         self._owed: list[dict[str, Any]] = []
+        self._jam_opened = False  # the lid was opened and shut since the last jam (is the card out? nothing can tell)
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
             self._next_shuffle(self._shuffle.profile)
@@ -280,8 +281,9 @@ class Controller:
             self._cues.idle()
         else:
             with self._lock:
-                if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK):
-                    self._trouble = None  # the lid was opened to take the card out: try again
+                # No sensor sees a card jammed before the exit beam: the jam stays until a press brings no jam,
+                # and the phones ask whether the card is out.
+                self._jam_opened = self._jam() is not None
                 self._arm.refresh()
             self._cues.lid_closed()
         self._bus.publish(EventType.LAUNCHER_LID, {"open": is_open})
@@ -365,12 +367,24 @@ class Controller:
         if self._fault.message is not None:
             code = Trouble.BOARD_LOST if self._fault.cause is FaultCause.BOARD else Trouble.FAULT
             return {"code": code.value, "player": None, "press": None, "owed": owed}
+        jam = self._jam()
         if self._inputs.lid_open:
-            return {"code": Trouble.LID_OPEN.value, "player": None, "press": None, "owed": owed}
+            lid = {"code": Trouble.LID_OPEN.value, "player": None, "press": None, "owed": owed}
+            if jam is None or self._trouble is None:
+                return lid
+            _, player, press = self._trouble  # the card to take out while it is open, and whose press jammed
+            return {**lid, "player": player, "press": press, "behind": jam.value}
         if self._trouble is None:
             return None
         code, player, press = self._trouble
-        return {"code": code.value, "player": player, "press": press, "owed": owed}
+        view = {"code": code.value, "player": player, "press": press, "owed": owed}
+        return view if jam is None else {**view, "opened": self._jam_opened}
+
+    def _jam(self) -> Trouble | None:
+        """With the lock held: the jam or stuck card the last press left, if any."""
+        return (
+            self._trouble[0] if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK) else None
+        )
 
     def _note_trouble(self, ticket: PressTicket, found: tuple[Trouble, int] | None) -> None:
         """The trouble a press ended in, or none: a jam is over with the next press that is not one; an empty
@@ -382,6 +396,7 @@ class Controller:
                 return
             trouble, owed = found
             self._trouble = (trouble, ticket.player, ticket.outcome.press if ticket.deal is None else None)
+            self._jam_opened = False
             if trouble is Trouble.SHORT and ticket.deal is None:  # classic UNO: the table keeps what is owed
                 self._owed.append({"player": ticket.player, "cards": owed})
 

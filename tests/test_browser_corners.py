@@ -4,15 +4,20 @@ browser against the real daemon on simulated hardware."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from launcher.config import load
+from launcher.daemon import Daemon
 from tests import test_browser
-from tests.conftest import FAST_SIM_TOML, RunningDaemon, start_daemon
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, join, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
-from tests.test_browser_prompt import phone
+from tests.test_browser_prompt import expect_trouble, phone
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -30,6 +35,17 @@ profile = "custom"
 hazard = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
 pause_probability = 1.0
 pause_ms = [3000, 3000]
+"""
+
+
+# Every press fires.
+FIRE_ALWAYS_TOML = """
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+max_fires_in_row = 20
 """
 
 
@@ -94,3 +110,61 @@ def test_in_a_wild_all_hit_a_tap_waits_for_whoever_is_due_and_a_pause_names_who_
             page.context.close()
     finally:
         running.close()
+
+
+@pytest.fixture
+def in_process(tmp_path: Path) -> Iterator[Daemon]:
+    """The daemon in this process, so that the test can jam the simulated roller and open and shut the lid."""
+    # Every press fires: a jammed roller brings out nothing, at once.
+    path = tmp_path / "launcher.toml"
+    path.write_text(FAST_SIM_TOML + FIRE_ALWAYS_TOML, encoding="utf-8")
+    config = load(path).replace("state", dir=str(tmp_path)).replace("web", host="127.0.0.1", port=0)
+    running = Daemon(config)
+    serving = threading.Thread(target=running.server.run, name="waitress", daemon=True)
+    serving.start()
+    try:
+        yield running
+    finally:
+        running.close()
+        serving.join(5)
+
+
+def test_the_lid_opened_on_a_jam_keeps_the_card_to_take_out_and_shut_asks_whether_it_is_out(
+    in_process, playwright_chromium
+):
+    """Issue #47: opening the lid to clear a jam dropped "take out the card", and shutting it cleared the jam either
+    way. No sensor sees a card jammed before the exit beam (docs/HARDWARE.md), so the phone says what to do at each
+    step, and only a press that brings no jam ends it."""
+    _, browser = playwright_chromium
+    english = catalogue("en")
+    url = str(in_process.urls[0]).rstrip("/")
+    assert in_process.new_pins is not None
+    world = in_process.hardware.world  # type: ignore[attr-defined]
+    cookie = join(url, in_process.new_pins.table)
+    assert (
+        http_json(url + "/api/games", "POST", {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy"}, cookie=cookie)[0]
+        == 201
+    )
+    assert http_json(url + "/api/attacks", "POST", {"kind": "wild_hit_fire", "by": "Ann"}, cookie=cookie)[0] == 200
+    page = phone(browser, "en", "320")
+    page.goto(f"{url}/#pin={in_process.new_pins.table}")
+    expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+    page.locator("#welcome-watch").tap()
+
+    world.jam()
+    assert http_json(url + "/api/press", "POST", {}, cookie=cookie)[0] == 200
+    bob_again = fill(english["trouble.then_again"], player="Bob")
+    expect_trouble(page, fill(english["trouble.jam_player"], player="Bob"), english["trouble.do_jam"], bob_again)
+
+    world.open_lid()
+    expect_trouble(page, english["trouble.lid_open"], english["trouble.do_lid_jam"], bob_again)
+    expect(page.locator("#press-caption")).to_have_text(english["button.why_lid"])
+
+    world.close_lid()  # the card may still be in: the phone asks, the jam is not forgotten
+    expect_trouble(page, fill(english["trouble.jam_player"], player="Bob"), english["trouble.do_card_out"], bob_again)
+    expect(page.locator("#press-caption")).to_have_text(english["button.after_jam"])
+
+    world.jam(False)  # it was out: Bob's next press fires, and the jam is over
+    assert http_json(url + "/api/press", "POST", {}, cookie=cookie)[0] == 200
+    expect(page.locator("#trouble")).to_be_hidden(timeout=WAIT_MS)
+    page.context.close()
