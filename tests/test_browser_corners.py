@@ -17,7 +17,7 @@ from launcher.daemon import Daemon
 from tests import test_browser
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, join, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
-from tests.test_browser_prompt import expect_trouble, phone
+from tests.test_browser_prompt import assert_whole_on_first_screen, expect_trouble, phone
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -168,3 +168,58 @@ def test_the_lid_opened_on_a_jam_keeps_the_card_to_take_out_and_shut_asks_whethe
     assert http_json(url + "/api/press", "POST", {}, cookie=cookie)[0] == 200
     expect(page.locator("#trouble")).to_be_hidden(timeout=WAIT_MS)
     page.context.close()
+
+
+# Every press fires exactly 2 cards.
+TWO_EACH_TOML = """
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+max_fires_in_row = 20
+card_weights = [0.0, 1.0]
+jackpot_probability = 0.0
+"""
+
+
+@pytest.mark.parametrize(("lang", "size"), [("zh-Hans", "320"), ("en", "393")])
+def test_a_hopper_too_low_for_a_press_is_flagged_under_the_button_before_a_press_fails(
+    tmp_path, playwright_chromium, lang, size
+):
+    """Issue #47: 剩 0/1 was not flagged until a press failed. A fire of this profile takes 2 cards: with 1 left the
+    phone says so under the button; with none left the button is off and says to refill first."""
+    _, browser = playwright_chromium
+    strings = catalogue(lang)
+    running = start_daemon(tmp_path, FAST_SIM_TOML + TWO_EACH_TOML)
+    try:
+        page = phone(browser, lang, size)
+        open_joined(page, running)
+        assert running.post("/api/hopper", {"cards": 3})[0] == 200
+        expect(page.locator("#hopper-text")).to_have_text(
+            fill(strings["hopper.level"], remaining=3, loaded=3), timeout=WAIT_MS
+        )
+        expect(page.locator("#hopper-low")).to_be_hidden()
+
+        page.locator("#press").tap()  # 2 cards out, 1 left: less than a press may take
+        low = page.locator("#hopper-low")
+        expect(low).to_have_text(fill(strings["hopper.low_one"], needed=2), timeout=WAIT_MS)
+        assert_whole_on_first_screen(page, "#hopper-low")
+        expect(page.locator("#press")).to_be_enabled()  # it may still miss or bring the one card: not blocked
+
+        assert running.post("/api/hopper", {"cards": 2})[0] == 200
+        expect(low).to_be_hidden(timeout=WAIT_MS)
+        page.locator("#press").tap()  # the last 2 cards: nothing owed, no trouble, but the hopper is empty
+        expect(low).to_have_text(strings["hopper.empty"], timeout=WAIT_MS)
+        expect(page.locator("#press")).to_be_disabled()
+        expect(page.locator("#press-caption")).to_have_text(strings["button.why_empty"])
+        assert_whole_on_first_screen(page, "#hopper-low")
+        assert running.get("/api/state")["trouble"] is None  # told before any press failed
+
+        page.locator("#reload").tap()
+        page.locator("#confirm-yes").tap()
+        expect(low).to_be_hidden(timeout=WAIT_MS)
+        expect(page.locator("#press")).to_be_enabled()
+        page.context.close()
+    finally:
+        running.close()

@@ -117,7 +117,8 @@ const BLOCKED_BY = {
 export function renderButton() {
   const button = $("press");
   const outsider = ui.joined === false;
-  const blocked = BLOCKED_BY[ui.trouble?.code];
+  // A press on an empty hopper can only fail: the count says so before anyone presses.
+  const blocked = BLOCKED_BY[ui.trouble?.code] ?? (ui.hopper?.remaining === 0 ? BLOCKED_BY.empty : undefined);
   button.disabled = ui.busy || outsider || Boolean(blocked);
   button.setAttribute("aria-busy", String(ui.busy));
   let caption;
@@ -214,6 +215,22 @@ function renderHopper() {
   const bar = $("hopper-bar");
   bar.max = Math.max(1, hopper?.loaded ?? 1);
   bar.value = hopper?.remaining ?? 0;
+  const low = hopperLow();
+  $("hopper-low").hidden = !low;
+  $("hopper-low").textContent = low;
+  renderButton();
+}
+
+// Under the button, before a press fails: the hopper is empty, or holds fewer cards than a press may take (what a
+// classic deal owes, else the most the shuffle's profile fires). Trouble that says it already (empty, short) wins.
+function hopperLow() {
+  const remaining = ui.hopper?.remaining;
+  if (remaining === undefined || ["empty", "short"].includes(ui.trouble?.code)) return "";
+  if (remaining === 0) return t("hopper.empty");
+  const deal = game.data?.scoreboard.over ? null : game.data?.table.pending?.cards;
+  const needed = deal || (ui.profiles?.find((p) => p.name === ui.shuffle?.profile)?.max_cards ?? 1);
+  if (remaining >= needed) return "";
+  return remaining === 1 ? t("hopper.low_one", { needed }) : t("hopper.low", { remaining, needed });
 }
 
 // A lost board has no banner: the prompt tells it, and that it comes back by itself (no Reset to ask for).
@@ -568,7 +585,7 @@ async function refreshState() {
 // What stops the table now (docs/API.md: `trouble`), told in every phone's prompt and on its button.
 function showTrouble(trouble) {
   ui.trouble = trouble ?? null;
-  renderButton();
+  renderHopper(); // and the button
   renderPrompt();
 }
 
@@ -594,6 +611,7 @@ async function loadProfiles() {
   const body = await request("GET", "/api/profiles");
   ui.profiles = body.profiles;
   renderProfileChoice();
+  renderHopper(); // the most a fire of the profile takes
   renderRules();
 }
 
@@ -713,7 +731,7 @@ function resumeStream() {
 function onSeated() {
   const question = $("press-for").dataset.player;
   if (question && question !== asked()) askPressFor(null);
-  renderButton();
+  renderHopper(); // what a classic deal owes, and the button
 }
 
 export async function start() {
