@@ -554,9 +554,10 @@ class Controller:
                 self._dispenser.stop()
                 log.exception("dispense failed")
                 self._shuffle.came_out_of(ticket.outcome, ticket.counted, "fault")
+                fire = {"press": ticket.outcome.press, "requested": ticket.outcome.cards, "dispensed": ticket.counted}
                 with self._lock:
                     self._firing = None
-                    self._fault.latch(FaultCause.DISPENSER, f"dispense failed: {e}")
+                    self._fault.latch(FaultCause.DISPENSER, f"dispense failed: {e}", fire=fire)
                     self._busy = False
                     self._free_since = self._clock.now()
                 ticket.finish(None)
@@ -581,8 +582,9 @@ class Controller:
         fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal, player=ticket.player)
         self._note_trouble(ticket, trouble_of(outcome, result, count))
         if fault is not None:
+            fire = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
             with self._lock:
-                self._fault.latch(*fault)
+                self._fault.latch(*fault, fire=fire)
         if result.dispensed:
             self._hopper.save()
             self._bus.publish(EventType.HOPPER_CHANGED, count.as_dict())

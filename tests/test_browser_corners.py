@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from playwright.sync_api import Page, expect
 from launcher.config import load
 from launcher.daemon import Daemon
 from tests import test_browser
-from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, join, start_daemon
+from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, join, start_daemon, wait_until
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
 from tests.test_browser_prompt import assert_whole_on_first_screen, expect_trouble, phone
 
@@ -112,12 +113,11 @@ def test_in_a_wild_all_hit_a_tap_waits_for_whoever_is_due_and_a_pause_names_who_
         running.close()
 
 
-@pytest.fixture
-def in_process(tmp_path: Path) -> Iterator[Daemon]:
+@contextmanager
+def in_process(tmp_path: Path, toml: str) -> Iterator[Daemon]:
     """The daemon in this process, so that the test can jam the simulated roller and open and shut the lid."""
-    # Every press fires: a jammed roller brings out nothing, at once.
     path = tmp_path / "launcher.toml"
-    path.write_text(FAST_SIM_TOML + FIRE_ALWAYS_TOML, encoding="utf-8")
+    path.write_text(toml, encoding="utf-8")
     config = load(path).replace("state", dir=str(tmp_path)).replace("web", host="127.0.0.1", port=0)
     running = Daemon(config)
     serving = threading.Thread(target=running.server.run, name="waitress", daemon=True)
@@ -129,26 +129,34 @@ def in_process(tmp_path: Path) -> Iterator[Daemon]:
         serving.join(5)
 
 
+def joined_phone(browser: Any, daemon: Daemon, lang: str, size: str) -> tuple[Page, str, str]:
+    """A phone joined at the in-process daemon, just watching: (it, the daemon's address, a table session)."""
+    url = str(daemon.urls[0]).rstrip("/")
+    assert daemon.new_pins is not None
+    page = phone(browser, lang, size)
+    page.goto(f"{url}/#pin={daemon.new_pins.table}")
+    expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+    return page, url, join(url, daemon.new_pins.table)
+
+
 def test_the_lid_opened_on_a_jam_keeps_the_card_to_take_out_and_shut_asks_whether_it_is_out(
-    in_process, playwright_chromium
+    tmp_path, playwright_chromium
 ):
     """Issue #47: opening the lid to clear a jam dropped "take out the card", and shutting it cleared the jam either
     way. No sensor sees a card jammed before the exit beam (docs/HARDWARE.md), so the phone says what to do at each
     step, and only a press that brings no jam ends it."""
     _, browser = playwright_chromium
     english = catalogue("en")
-    url = str(in_process.urls[0]).rstrip("/")
-    assert in_process.new_pins is not None
-    world = in_process.hardware.world  # type: ignore[attr-defined]
-    cookie = join(url, in_process.new_pins.table)
-    assert (
-        http_json(url + "/api/games", "POST", {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy"}, cookie=cookie)[0]
-        == 201
-    )
+    with in_process(tmp_path, FAST_SIM_TOML + FIRE_ALWAYS_TOML) as daemon:
+        lid_journey(daemon, browser, english)
+
+
+def lid_journey(daemon: Daemon, browser: Any, english: dict[str, str]) -> None:
+    world = daemon.hardware.world  # type: ignore[attr-defined]
+    page, url, cookie = joined_phone(browser, daemon, "en", "320")
+    game = {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy"}
+    assert http_json(url + "/api/games", "POST", game, cookie=cookie)[0] == 201
     assert http_json(url + "/api/attacks", "POST", {"kind": "wild_hit_fire", "by": "Ann"}, cookie=cookie)[0] == 200
-    page = phone(browser, "en", "320")
-    page.goto(f"{url}/#pin={in_process.new_pins.table}")
-    expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
     page.locator("#welcome-watch").tap()
 
     world.jam()
@@ -223,3 +231,52 @@ def test_a_hopper_too_low_for_a_press_is_flagged_under_the_button_before_a_press
         page.context.close()
     finally:
         running.close()
+
+
+# Six cards a fire, slowly: the test stalls the roller after the second, and the watchdog cuts the motor at 1 s.
+SLOW_SIX_TOML = """
+[dispense]
+min_rest_ms = 10
+jam_ms = 5000
+max_run_ms = 1000
+hopper_cards = 500
+
+[sim]
+cards_per_second = 20.0
+card_block_ms = 2.0
+
+[schedule]
+profile = "custom"
+
+[schedule.custom]
+hazard = [1.0, 1.0]
+max_fires_in_row = 20
+card_weights = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+jackpot_probability = 0.0
+"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-Hant"])
+def test_a_fault_mid_fire_says_how_many_cards_came_out(tmp_path, playwright_chromium, lang):
+    """Issue #47: a FAULT in the middle of Ann's fire of 6 (her turn: she cannot play) hid how many had come out
+    ("the launcher stopped"). The press's line says the cards out, then that it stopped; the banner says why."""
+    _, browser = playwright_chromium
+    strings = catalogue(lang)
+    with in_process(tmp_path, SLOW_SIX_TOML) as daemon:
+        world = daemon.hardware.world  # type: ignore[attr-defined]
+        page, url, cookie = joined_phone(browser, daemon, lang, "393")
+        game = {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy"}
+        assert http_json(url + "/api/games", "POST", game, cookie=cookie)[0] == 201
+        page.locator("#welcome-watch").tap()
+        pressing = threading.Thread(target=lambda: http_json(url + "/api/press", "POST", {}, cookie=cookie))
+        pressing.start()
+        wait_until(lambda: world.cards_out >= 2)
+        world.jam()  # the roller stalls with 4 still to come: the watchdog stops the motor, FAULT
+        pressing.join(10)
+        expect(page.locator("#fault")).to_be_visible(timeout=WAIT_MS)
+        out = world.cards_out
+        assert 2 <= out < 6
+        what = fill(strings["line.stopped_after"], what=fill(strings["line.cards"], n=out))
+        expect(press_line(page, 1)).to_have_text(fill(strings["line.pressed"], who="Ann", what=what))
+        expect(page.locator('#feed-lines li[data-type="press"] .feed-symbol').first).to_have_text("⚠")
+        page.context.close()

@@ -230,7 +230,8 @@ def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(
     rig.clock.run_until(lambda: rig.motor_duty() == 0, within=0.005)  # the STOP, at the firmware's next pass
     assert rig.controller.snapshot()["fault"] == "dispense failed: beam sensor vanished"
     fault = {"message": "dispense failed: beam sensor vanished", "cause": "dispenser"}
-    assert ("hardware.fault", fault) in rig.events()
+    told = {**fault, "press": 1, "requested": 4, "dispensed": 0}  # the press it cut short, and no card out
+    assert ("hardware.fault", told) in rig.events()
 
     with pytest.raises(PressRefused) as refused:
         rig.controller.press("web")
@@ -303,6 +304,28 @@ def test_the_watchdog_timeout_latches_fault(rig_factory: Any) -> None:
     assert rig.motor_duty() == 0
     assert rig.motor_runs(pressed) == [(0.0, 0.1)]  # max_run_ms to the millisecond, and no pull-back after it
     assert rig.controller.snapshot()["fault"] == "the motor ran 100 ms without finishing; watchdog stopped it"
+
+
+def test_a_fault_mid_fire_tells_the_press_and_the_cards_that_came_out(rig_factory: Any) -> None:
+    """Issue #47: a FAULT in the middle of a fire hid how many cards had come out; every phone's line for that press
+    now says them ("2 cards, then the launcher stopped")."""
+    rig = rig_factory([6], fast_config(max_run_ms=100, jam_ms=5000))
+    assert rig.controller.press("web") is not None
+    rig.clock.run_until(lambda: rig.hardware.world.cards_out >= 2, within=1.0)
+    rig.hardware.world.jam()  # the roller stalls with cards still to come: the watchdog cuts the motor
+    rig.clock.run_until(lambda: rig.controller.snapshot()["fault"] is not None, within=1.0)
+    out = rig.hardware.world.cards_out
+    assert 2 <= out < 6
+    faults = [d for t, d in rig.events() if t == "hardware.fault"]
+    assert faults == [
+        {
+            "message": "the motor ran 100 ms without finishing; watchdog stopped it",
+            "cause": "motor",
+            "press": 1,
+            "requested": 6,
+            "dispensed": out,
+        }
+    ]
 
 
 def test_a_suspense_pause_holds_the_outcome_back(rig_factory: Any) -> None:

@@ -364,12 +364,17 @@ function pressItem(events) {
   let stopped = false; // a FAULT ended it: no outcome comes
   let owed = 0; // the hopper ran out: cards drawn that did not come out
   let trouble = null;
+  let cut = 0; // a FAULT cut this press's fire short: the cards out by then (its own count)
   for (const { type, data } of events) {
     player = data.player ?? player;
+    if (type === "hardware.fault") {
+      stopped = true;
+      if (data.press === pressed.data.press) cut = data.dispensed ?? 0;
+      continue;
+    }
     if (type === "launcher.missed") dispensed = 0;
     else if (data.dispensed !== undefined) dispensed = data.dispensed;
     jackpot ||= Boolean(data.jackpot);
-    stopped ||= type === "hardware.fault";
     owed = data.owed ?? owed;
     if (PRESS_TROUBLES.has(type) && !data.dispensed) trouble = troubleWhat(type, data);
   }
@@ -388,6 +393,10 @@ function pressItem(events) {
             ? ["○", t("line.nothing")]
             : [`🃏\uFE0F×${dispensed}`, dispensed === 1 ? t("line.card_one") : t("line.cards", values)];
   if (owed > 0) [symbol, what] = ["⚠", t("line.short", { what, owed })];
+  if (dispensed === null && cut) {
+    const out = cut === 1 ? t("line.card_one") : t("line.cards", { n: cut });
+    [symbol, what] = ["⚠", t("line.stopped_after", { what: out })];
+  }
   const li = document.createElement("li");
   li.dataset.type = "press";
   if (pressed.data.press) li.dataset.press = pressed.data.press;
