@@ -18,7 +18,8 @@ from launcher.daemon import Daemon
 from tests import test_browser
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, join, start_daemon, wait_until
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
-from tests.test_browser_prompt import assert_whole_on_first_screen, expect_trouble, phone
+from tests.test_browser_jam import JAM_TOML
+from tests.test_browser_prompt import assert_whole_on_first_screen, expect_trouble, phone, shoot
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -280,3 +281,70 @@ def test_a_fault_mid_fire_says_how_many_cards_came_out(tmp_path, playwright_chro
         expect(press_line(page, 1)).to_have_text(fill(strings["line.pressed"], who="Ann", what=what))
         expect(page.locator('#feed-lines li[data-type="press"] .feed-symbol').first).to_have_text("⚠")
         page.context.close()
+
+
+FOLDED = """() => [...document.querySelectorAll("details")]
+  .filter((d) => d.getClientRects().length)
+  .map((d) => {
+    const summary = d.querySelector(":scope > summary");
+    const box = d.getBoundingClientRect();
+    let next = d.nextElementSibling;
+    while (next && !next.getClientRects().length) next = next.nextElementSibling;
+    return {
+      id: d.id || d.className,
+      open: d.open,
+      marker: getComputedStyle(summary, "::before").content,
+      extra: box.height - summary.getBoundingClientRect().height,
+      below: next ? next.getBoundingClientRect().top - box.bottom : 0,
+    };
+  })"""
+
+
+def test_every_folded_section_shows_its_marker_and_leaves_no_gap(tmp_path, playwright_chromium):
+    """Issue #47: folded sections showed no ▶ and left 50–60 px gaps. At 320×640 in 简体, every section that folds
+    shows ▶ while folded and ▼ once open, and a folded one is its summary line, close to what follows."""
+    _, browser = playwright_chromium
+    running = start_daemon(tmp_path, FAST_SIM_TOML)
+    try:
+        assert running.post("/api/games", {"players": FAMILY, "dealer": "Dad"})[0] == 201
+        page = phone(browser, "zh-Hans", "320")
+        seated(page, running, "小红")
+        expect(page.locator("#quick")).to_be_visible(timeout=WAIT_MS)
+        folded = page.evaluate(FOLDED)
+        ids = {d["id"] for d in folded}
+        assert {"quick", "feed-all", "fairness", "rules", "access"} <= ids, ids
+        for section in folded:
+            assert section["marker"] == ('"▼"' if section["open"] else '"▶"'), section
+            if not section["open"]:
+                assert section["extra"] <= 8 and section["below"] <= 24, section
+        page.locator("#rules > summary").tap()
+        expect(page.locator("#rules")).to_have_attribute("open", "")
+        marker = page.locator("#rules > summary").evaluate("(s) => getComputedStyle(s, '::before').content")
+        assert marker == '"▼"'
+        page.context.close()
+    finally:
+        running.close()
+
+
+def test_a_phone_not_yet_joined_sees_the_whole_button_during_a_jam(tmp_path, playwright_chromium):
+    """Issue #47: at 320×640 a phone that had not joined saw the button cut during a jam (its bottom at 699 of
+    647 px): the trouble, the prompt and the button are all on its first screen."""
+    _, browser = playwright_chromium
+    running = start_daemon(tmp_path, JAM_TOML)
+    try:
+        assert running.post("/api/games", {"players": FAMILY, "dealer": "Dad"})[0] == 201
+        assert running.post("/api/attacks", {"kind": "wild_hit_fire", "by": "Mum"})[0] == 200
+        assert running.post("/api/press", {})[0] == 200  # jams: no card came out
+        for lang in ("zh-Hans", "en", "zh-Hant"):
+            page = phone(browser, lang, "320")
+            page.goto(running.url + "/")
+            expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+            expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
+            expect(page.locator("#trouble")).to_be_visible(timeout=WAIT_MS)
+            expect(page.locator("#press-caption")).to_have_text(catalogue(lang)["button.join_first"])
+            shoot(page, f"not-joined-jam-320-{lang}")
+            for selector in ("#trouble", "#press"):
+                assert_whole_on_first_screen(page, selector)
+            page.context.close()
+    finally:
+        running.close()
