@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
@@ -24,7 +25,7 @@ from launcher.hardware.sim import SimulatedHardware
 from tests.conftest import TESTS_LIMITS_TOML
 from tests.test_browser import WAIT_MS, catalogue, fill, origin, small_targets
 from tests.test_browser_journeys import KEY_LIKE, SHOWN_TEXT, english_words
-from tests.test_browser_prompt import CUT_OFF
+from tests.test_browser_prompt import CUT_OFF, drawn_lines
 
 # Every press fires six cards (so a fire is long enough to cut in the middle); the hopper holds three fires; a jam is
 # told within jam_ms, a reverse and jam_ms again (about 1.1 s), well inside a fire's 1.8 s at most.
@@ -155,7 +156,7 @@ class Family:
             width, height = seat.size
             context = self.browser.new_context(
                 viewport={"width": width, "height": height},
-                device_scale_factor=1 if seat.tv else 2,
+                device_scale_factor=1,  # the layout is the same at any; the screenshots cost less
                 is_mobile=not seat.tv and width < 1000,
                 has_touch=not seat.tv,
                 locale=LOCALES[seat.lang],
@@ -168,7 +169,7 @@ class Family:
                 page.goto(self.url + "/table")
             else:
                 page.goto(f"{self.url}/#pin={pins.admin if seat.admin else pins.table}")
-                expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
+                expect(page.locator("#role")).to_be_visible(timeout=3 * WAIT_MS)  # a first start's PINs: hashed
                 taken = re.escape(seat.strings["fair.mine_in"]).replace(re.escape("{place}"), r"\d+")
                 expect(page.locator("#fair-mine")).to_have_text(re.compile(taken), timeout=WAIT_MS)
             expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
@@ -221,6 +222,19 @@ class Family:
                 if page.locator(part).is_visible():
                     whole_on_first_screen(page, part, where)
             assert page.evaluate(CUT_OFF) == [], f"{where}: cut off at the top of the page"
+            caption, button = page.locator("#press-caption").bounding_box(), page.locator("#press").bounding_box()
+            if caption is not None and button is not None and caption["height"]:  # hidden while an outcome shows
+                bottom = caption["y"] + caption["height"]
+                assert button["y"] <= caption["y"] and bottom <= button["y"] + button["height"], f"{where}: words cut"
+            for part in ("#prompt-text", "#prompt-me-text", "#trouble-what", "#trouble-do", "#trouble-next"):
+                if page.locator(part).is_visible():
+                    lines = drawn_lines(page, part)
+                    ends = list(accumulate(len(line) for line in lines[:-1]))
+                    text = "".join(lines)
+                    split = [m for name in self.names for m in re.finditer(re.escape(name), text)]
+                    assert not [m for m in split if any(m.start() < end < m.end() for end in ends)], (
+                        f"{where}: a name split in {part}: {lines}"
+                    )
             small = small_targets(page)
             assert small == [], f"{where}: controls too small to tap: {small}"
         text = page.evaluate(SHOWN_TEXT)

@@ -121,7 +121,8 @@ def the_tvs_moment(f: Family) -> None:
     assert ["outcome", six] in [[m[0], m[2]] for m in moments], moments
     roller_speed(f.daemon, FAST)
     f.told("prompt.turn", player="小红")
-    expect(tv.locator("#tv-outcome")).to_have_text(said("line.cards", n=CARDS_A_FIRE))  # said until the next press
+    # Then the caption says what came out, for a while after the moment.
+    tv.wait_for_function("(said) => moments.some((m) => m[1] === said)", arg=said("line.cards", n=CARDS_A_FIRE))
 
 
 def a_shared_phone_and_a_jam(f: Family) -> None:
