@@ -22,7 +22,7 @@ import {
 import { confirmed } from "./confirm.js";
 import { setTension } from "./motion.js";
 import { phonePlayer, phoneCall, renderPrompt } from "./game.js";
-import { asked, faultReason, mayChangeTrouble } from "./gamestate.js";
+import { asked, faultReason, game, mayChangeTrouble } from "./gamestate.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
@@ -451,6 +451,13 @@ function celebrateJackpot() {
 // launcher's own button does. When the table asks someone else, the phone asks first: "Press for Dee?".
 async function press(forPlayer = phonePlayer()) {
   if (ui.busy) return;
+  // Further down a queue (a Wild All Hit: one press each, in the order of play), this phone's player waits for
+  // whoever is due: the tap asks "Press for Mum?" rather than pressing ahead of her.
+  const due = asked();
+  if (forPlayer && due && forPlayer !== due && queued(forPlayer)) {
+    askPressFor(due);
+    return;
+  }
   ui.busy = true;
   askPressFor(null);
   renderButton();
@@ -468,6 +475,10 @@ async function press(forPlayer = phonePlayer()) {
     ui.busy = false;
     renderButton();
   }
+}
+
+function queued(player) {
+  return Boolean(game.data?.table.demands.some((demand) => demand.player === player));
 }
 
 // "Press for Dee?" under the button, or hidden (null). Yes presses for Dee; the question goes with any other press,
