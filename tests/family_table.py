@@ -187,9 +187,9 @@ class Family:
             expect(page.locator(f"{prefix}-what")).to_have_text(seat.say(what, **values), timeout=WAIT_MS)
             expect(page.locator(f"{prefix}-do")).to_have_text(seat.say(do, **values))
 
-    def no_trouble(self) -> None:
+    def no_trouble(self, timeout: float = WAIT_MS) -> None:
         for seat, page in self.screens():
-            expect(page.locator("#tv-trouble" if seat.tv else "#trouble")).to_be_hidden(timeout=WAIT_MS)
+            expect(page.locator("#tv-trouble" if seat.tv else "#trouble")).to_be_hidden(timeout=timeout)
 
     def shoot(self, step: str, *only: str, landed: tuple[str, ...] = ()) -> None:
         """Every screen (or those `only`) saved as its person sees it, and checked; `landed`: the parts a phone's
