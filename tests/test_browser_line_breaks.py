@@ -34,8 +34,8 @@ pytestmark = pytest.mark.browser
 NAMES = {"zh-Hans": "欧阳小红", "zh-Hant": "歐陽小紅"}
 LATIN = "Alexandra"
 NAME_FIELDS = {"by", "losers", "player", "players", "who", "winner", "winners", "table"}
-# Where each kind of text is drawn on the phone: the elements that show it (the trouble's first line is bigger than
-# what to do about it: each is read in both).
+# Where each kind of text is drawn on the phone: the elements that show it, by the longest prefix of its key (the
+# trouble's first line, what happened, is bigger than what to do and who goes next).
 PLACES = {
     "prompt.": ("#prompt-text",),
     "mine.": ("#prompt-me-text",),
@@ -44,7 +44,8 @@ PLACES = {
     "stage.": ("#press-outcome",),
     "line.": ("#feed-lines li .feed-text",),
     "feed.": ("#feed-lines li .feed-text",),
-    "trouble.": ("#trouble-what", "#trouble-do"),
+    "trouble.": ("#trouble-what",),
+    **{prefix: ("#trouble-do",) for prefix in ("trouble.do_", "trouble.takes", "trouble.you_take", "trouble.then")},
     "kind.": ("#quick-cards .decl .decl-text",),
 }
 # The declaration buttons' words, from the registry the page draws them from: the cards at the top of a player's
@@ -144,9 +145,9 @@ def templates_by_place(lang: str) -> dict[str, list[str]]:
     strings = catalogue(lang)
     found: dict[str, list[str]] = {}
     for key, template in strings.items():
-        for prefix, places in PLACES.items():
-            for place in places if key.startswith(prefix) else ():
-                found.setdefault(place, []).append(template)
+        prefix = max((prefix for prefix in PLACES if key.startswith(prefix)), key=len, default=None)
+        for place in PLACES[prefix] if prefix else ():
+            found.setdefault(place, []).append(template)
     for action in ACTIONS:
         for button in action.buttons if action.group in BUTTONS else ():
             found.setdefault(BUTTONS[action.group], []).append(strings[button.words])
