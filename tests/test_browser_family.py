@@ -164,22 +164,18 @@ def a_shared_phone_and_a_jam(f: Family) -> None:
 
 
 def an_empty_hopper(f: Family) -> None:
-    """The three fires emptied the hopper: Dad's press brings out nothing, he refills from his phone, presses."""
+    """The three fires emptied the hopper: before anyone presses, every phone says so and its button is off; Dad
+    refills from his phone, and presses."""
     dad = f.page("dad")
     for seat, page in f.phones():
         expect(page.locator("#hopper-text")).to_have_text(seat.say("hopper.level", remaining=0, loaded=HOPPER))
-    dad.locator("#press").tap()
-    for seat, page in f.screens():
-        prefix = "#tv-trouble" if seat.tv else "#trouble"
-        expect(page.locator(f"{prefix}-what")).to_have_text(seat.say("trouble.empty"), timeout=WAIT_MS)
-        do = "trouble.do_refill_phone" if seat.tv else "trouble.do_refill"
-        expect(page.locator(f"{prefix}-do")).to_have_text(seat.say(do))
-    expect(dad.locator("#press-caption")).to_have_text(f.seat("dad").say("button.why_empty"))
+        expect(page.locator("#press")).to_be_disabled()
+        expect(page.locator("#press-caption")).to_have_text(seat.say("button.why_empty"), timeout=WAIT_MS)
     f.shoot("10-empty")
     dad.locator("#reload").tap()
     confirm(dad)
     f.no_trouble()
-    f.told("prompt.turn", player="Dad")  # the empty press was nobody's
+    f.told("prompt.turn", player="Dad")
     dad.evaluate("window.scrollTo(0, 0)")  # back up from the hopper's ↻ to the button
     f.shoot("11-refilled")
     press(dad)
