@@ -43,7 +43,8 @@ from launcher.config import DispenseConfig
 from launcher.hardware.base import FireJob
 from launcher.hardware.framing import Parser, encode
 from launcher.hardware.serial_link import SerialHardware
-from tests.sim_board import SimBoard, wait_until
+from tests.conftest import wait_until
+from tests.sim_board import SimBoard
 
 Host = Callable[[Path, list[float]], contextlib.AbstractContextManager[object]]
 
