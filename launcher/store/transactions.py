@@ -1,4 +1,6 @@
-"""The one way the store writes: BEGIN IMMEDIATE … COMMIT, so that a change is whole or not at all."""
+"""The one way the store writes: BEGIN IMMEDIATE … COMMIT, so that a change is whole or not at all; inside a
+transaction already open (the write-behind's, which gathers several parts' writes into one commit), a SAVEPOINT, so
+that a write that fails takes back only its own part."""
 
 from __future__ import annotations
 
@@ -19,7 +21,11 @@ class Connection(sqlite3.Connection):
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises."""
+    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises; within an open transaction, a savepoint."""
+    if conn.in_transaction:
+        with _savepoint(conn):
+            yield
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -29,3 +35,15 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
     if isinstance(conn, Connection) and conn.on_commit is not None:
         conn.on_commit()
+
+
+@contextmanager
+def _savepoint(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("SAVEPOINT part")
+    try:
+        yield
+    except BaseException:  # re-raised: only this part is taken back, the enclosing transaction goes on
+        conn.execute("ROLLBACK TO part")
+        conn.execute("RELEASE part")
+        raise
+    conn.execute("RELEASE part")

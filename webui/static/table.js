@@ -43,7 +43,7 @@ function renderPrompt() {
   let symbol = "";
   let text = t("tv.no_game");
   let cause = "";
-  let next = [];
+  let next = "";
   if (data?.scoreboard.over) {
     symbol = "🏆";
     text = t("prompt.over", { winners: names(data.scoreboard.winners) });
@@ -53,8 +53,7 @@ function renderPrompt() {
       symbol = pending.until_fire ? "🔥" : pending.cards ? CARD : "✋";
       text = demandText(pending);
       cause = pending.by ? t("prompt.by", { cause: causeName(pending.cause), by: pending.by }) : causeName(pending.cause);
-      next = demands.slice(1).map((demand) => demand.player);
-      if (current) next.push(t("table.turn_after", { player: current }));
+      next = nextWords(demands.slice(1).map((demand) => demand.player), current);
     } else {
       symbol = "▶";
       text = current ? t("prompt.turn", { player: current }) : t("prompt.free");
@@ -64,8 +63,16 @@ function renderPrompt() {
   $("tv-prompt").textContent = text;
   $("tv-cause").textContent = cause;
   $("tv-cause").hidden = !cause;
-  $("tv-queue").textContent = next.join(" · ");
-  $("tv-next").hidden = next.length === 0;
+  $("tv-next").textContent = next;
+  $("tv-next").hidden = !next;
+}
+
+// Who presses after the one asked, then whose turn it is, as one phrase: "Next: Ann and Ben, then Dad's turn", or
+// "Then Dad's turn" alone (never "Next: Then Dad's turn").
+function nextWords(queue, current) {
+  if (!queue.length) return current ? t("table.turn_after", { player: current }) : "";
+  const players = names(queue);
+  return current ? t("tv.next_then", { players, player: current }) : t("tv.next", { players });
 }
 
 // Trouble at the launcher (/api/state's `trouble`), in the words of every phone's prompt: what happened, what to do,
