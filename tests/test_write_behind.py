@@ -16,7 +16,7 @@ from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, StoreError, WriteBehind, event_table, hopper_table
 from launcher.store.placement import file_system_of, kept_in_memory
 from tests.conftest import joined_client, local_config
-from tests.small_fs import small_tmpfs
+from tests.small_fs import fill, small_tmpfs
 from tests.virtual_clock import VirtualClock
 
 
@@ -179,6 +179,49 @@ def test_a_press_in_a_game_is_one_commit_and_its_events_and_count_are_saved_with
     finally:
         if daemon is not None:
             daemon.close()
+        clock.close()
+
+
+def test_a_full_card_under_the_write_behind_is_told_to_the_admin_and_nothing_pressed_is_lost(
+    tmp_path: Path,
+) -> None:
+    """A real tmpfs (root only) filled in the daemon's first seconds, before the write-behind's first commit, and
+    presses with no game on: only the write-behind writes, on its thread, and fails. The store must still be read:
+    the admin is told the card is full (GET /api/session reads the store: never a 507 for that read), every event
+    since the start reaches the store once there is room, and the notice goes."""
+    clock = VirtualClock()
+    try:
+        with small_tmpfs(tmp_path / "fs", "4m") as mount:
+            daemon = Daemon(local_config(mount), clock=clock)
+            try:
+                admin = joined_client(daemon, admin=True)
+                table = joined_client(daemon)
+                path = daemon.store.path
+                with contextlib.closing(sqlite3.connect(path)) as conn:
+                    clock.run_until(lambda: conn.execute("SELECT count(*) FROM pins").fetchone() == (2,), within=30)
+                with contextlib.closing(sqlite3.connect(path)) as conn:  # the next commit needs new blocks
+                    assert conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+                filler = fill(mount)
+                for _ in range(3):
+                    assert table.post("/api/press", json={}).status_code == 200
+                    clock.run_until(lambda: not daemon.controller.snapshot()["busy"], within=30)
+                clock.advance(30.0)  # every bound passed: the write-behind tried, and tries again
+                assert daemon.writes.waiting > 0
+                fill(mount)  # the card goes on filling (another program's log): whatever a failed write freed
+                told = admin.get("/api/session")
+                assert told.status_code == 200, told.get_json()
+                assert told.get_json()["notices"] == ["disk_full"]
+                last = daemon.bus.last_id
+
+                filler.unlink()
+                clock.run_until(lambda: daemon.writes.waiting == 0, within=2 * WriteBehind.RETRY_S)
+                assert "notices" not in admin.get("/api/session").get_json()
+                with contextlib.closing(sqlite3.connect(path)) as conn:
+                    saved = [row[0] for row in conn.execute("SELECT id FROM events WHERE id <= ? ORDER BY id", (last,))]
+                assert saved == list(range(1, last + 1))  # every event the phones were shown
+            finally:
+                daemon.close()
+    finally:
         clock.close()
 
 

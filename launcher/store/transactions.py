@@ -22,17 +22,20 @@ class Connection(sqlite3.Connection):
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises; within an open transaction, a savepoint."""
-    if conn.in_transaction:
-        with _savepoint(conn):
-            yield
-        return
+    with _savepoint(conn) if conn.in_transaction else _begin(conn):
+        yield
+
+
+@contextmanager
+def _begin(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:  # re-raised: a transaction cut short by anything at all is rolled back
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a COMMIT that failed (a full disk) may have ended it already, or not
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
     if isinstance(conn, Connection) and conn.on_commit is not None:
         conn.on_commit()
 

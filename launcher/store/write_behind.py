@@ -63,6 +63,7 @@ class WriteBehind:
         self._writing = threading.Lock()  # one transaction at a time on the kept connection
         self._cond = clock.condition()
         self._waiting: dict[str, _Waiting] = {}  # in the order handed over: the event log's batches stay in order
+        self._in_flight = 0  # writes taken by the commit under way: not on the disk yet either
         self._not_before = 0.0  # after a failed commit: the next try
         self._thread = StoppableThread(self._run, "store-writer", clock=clock, wake=self._wake)
         self._thread.start()
@@ -92,9 +93,9 @@ class WriteBehind:
 
     @property
     def waiting(self) -> int:
-        """Writes handed over and not committed yet."""
+        """Writes handed over and not committed yet (those in a commit under way too)."""
         with self._cond:
-            return len(self._waiting)
+            return len(self._waiting) + self._in_flight
 
     def close(self) -> None:
         """Commit what waits, then stop; what the store cannot take is named in the log. Safe to call twice."""
@@ -123,6 +124,8 @@ class WriteBehind:
         for waiting in taken.values():
             if waiting.saved is not None:
                 waiting.saved()
+        with self._cond:
+            self._in_flight = 0  # after they were told: nothing waits once `waiting` is 0
 
     def _transaction(self, waiting: Iterable[_Waiting], write: Write | None) -> None:
         with self._writer.connect() as conn, transaction(conn):
@@ -135,6 +138,7 @@ class WriteBehind:
         """Everything waiting, for a commit now."""
         with self._cond:
             taken, self._waiting = self._waiting, {}
+            self._in_flight = len(taken)
             return taken
 
     def _give_back(self, taken: dict[str, _Waiting]) -> None:
@@ -145,6 +149,7 @@ class WriteBehind:
             for key, newer in self._waiting.items():
                 merged[key] = _newer(newer, merged.pop(key, None))
             self._waiting = merged
+            self._in_flight = 0
             self._cond.notify_all()  # the thread may wait for nothing, having found nothing while they were taken
 
     def _wake(self) -> None:
