@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from launcher.config import load
 from launcher.daemon import Daemon
 from launcher.hardware.sim import SimulatedHardware
 from tests.conftest import TESTS_LIMITS_TOML
-from tests.test_browser import WAIT_MS, catalogue, fill, origin, small_targets
+from tests.test_browser import WAIT_MS, catalogue, fill, origin, small_targets, tap_still
 from tests.test_browser_journeys import KEY_LIKE, SHOWN_TEXT, english_words
 from tests.test_browser_prompt import CUT_OFF, drawn_lines
 
@@ -256,10 +255,7 @@ def whole_on_first_screen(page: Page, selector: str, where: str) -> None:
     """The element is inside the screen as the page is left: top, bottom, left and right, not scrolled away."""
     box, view = page.locator(selector).bounding_box(), page.viewport_size
     assert box is not None and view is not None
-    if page.evaluate("window.scrollY") != 0:
-        # A known defect, marked rather than hidden: a phone that did not press is sometimes left 300-500 px down
-        # when trouble (an empty hopper, a FAULT) is told; its cause is not found yet (docs/GAME.md).
-        pytest.xfail(f"known defect: {where}: the page is left scrolled down, {selector} off the top")
+    assert page.evaluate("window.scrollY") == 0, f"{where}: the page is left scrolled down, {selector} off the top"
     inside = box["y"] >= 0 and box["x"] >= 0 and box["y"] + box["height"] <= view["height"]
     assert inside and box["x"] + box["width"] <= view["width"], f"{where}: {selector} not whole at {box}"
 
@@ -279,7 +275,7 @@ def confirm(page: Page) -> None:
 def press(page: Page) -> None:
     """A press on this phone, and the launcher done with it (its button may stay off: a hopper it emptied)."""
     expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
-    page.locator("#press").tap()
+    tap_still(page.locator("#press"))
     expect(page.locator("#press")).to_have_attribute("aria-busy", "false", timeout=WAIT_MS)
 
 

@@ -17,7 +17,7 @@ from launcher.config import load
 from launcher.daemon import Daemon
 from tests import test_browser
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json, join, start_daemon, wait_until
-from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
+from tests.test_browser import WAIT_MS, catalogue, fill, open_joined, tap_still
 from tests.test_browser_jam import JAM_TOML
 from tests.test_browser_prompt import assert_whole_on_first_screen, expect_trouble, phone, shoot
 
@@ -84,7 +84,7 @@ def test_in_a_wild_all_hit_a_tap_waits_for_whoever_is_due_and_a_pause_names_who_
             fill(hans["mine.after"], player="Mum"), timeout=WAIT_MS
         )
 
-        xiaohong.locator("#press").tap()
+        tap_still(xiaohong.locator("#press"))
         expect(xiaohong.locator("#press-for")).to_be_visible(timeout=WAIT_MS)
         expect(xiaohong.locator("#press-for-text")).to_have_text(fill(hans["press_for.ask"], player="Mum"))
         xiaohong.locator("#press-for-no").tap()
@@ -92,7 +92,7 @@ def test_in_a_wild_all_hit_a_tap_waits_for_whoever_is_due_and_a_pause_names_who_
         assert [d["player"] for d in table(running)["demands"]] == ["Mum", "小红", "阿明"]  # nothing pressed
         assert running.get("/api/state")["shuffle"]["presses"] == 0
 
-        mum.locator("#press").tap()
+        tap_still(mum.locator("#press"))
         expect(press_line(mum, 1)).to_have_text(fill(english["line.pressed"], who="Mum", what="…"), timeout=WAIT_MS)
         expect(press_line(xiaohong, 1)).to_have_text(fill(hans["line.pressed"], who="Mum", what="…"))
         nothing = fill(hans["line.pressed"], who="Mum", what=hans["line.nothing"])
@@ -100,7 +100,7 @@ def test_in_a_wild_all_hit_a_tap_waits_for_whoever_is_due_and_a_pause_names_who_
 
         # Now 小红 is due: her tap presses for her, with no question, and the pause names her on both phones.
         expect(xiaohong.locator("#prompt-me-symbol")).to_have_text("👉", timeout=WAIT_MS)
-        xiaohong.locator("#press").tap()
+        tap_still(xiaohong.locator("#press"))
         expect(press_line(xiaohong, 2)).to_have_text(fill(hans["line.pressed"], who="小红", what="…"), timeout=WAIT_MS)
         expect(press_line(mum, 2)).to_have_text(fill(english["line.pressed"], who="小红", what="…"))
         expect(xiaohong.locator("#press-for")).to_be_hidden()
@@ -210,7 +210,7 @@ def test_a_hopper_too_low_for_a_press_is_flagged_under_the_button_before_a_press
         )
         expect(page.locator("#hopper-low")).to_be_hidden()
 
-        page.locator("#press").tap()  # 2 cards out, 1 left: less than a press may take
+        tap_still(page.locator("#press"))  # 2 cards out, 1 left: less than a press may take
         low = page.locator("#hopper-low")
         expect(low).to_have_text(fill(strings["hopper.low_one"], needed=2), timeout=WAIT_MS)
         assert_whole_on_first_screen(page, "#hopper-low")
@@ -218,7 +218,7 @@ def test_a_hopper_too_low_for_a_press_is_flagged_under_the_button_before_a_press
 
         assert running.post("/api/hopper", {"cards": 2})[0] == 200
         expect(low).to_be_hidden(timeout=WAIT_MS)
-        page.locator("#press").tap()  # the last 2 cards: nothing owed, no trouble, but the hopper is empty
+        tap_still(page.locator("#press"))  # the last 2 cards: nothing owed, no trouble, but the hopper is empty
         expect(low).to_have_text(strings["hopper.empty"], timeout=WAIT_MS)
         expect(page.locator("#press")).to_be_disabled()
         expect(page.locator("#press-caption")).to_have_text(strings["button.why_empty"])

@@ -34,7 +34,7 @@ from tests.family_table import (
     roller_speed,
     screenshots,
 )
-from tests.test_browser import WAIT_MS
+from tests.test_browser import WAIT_MS, tap_still
 
 playwright_chromium = test_browser.playwright_chromium
 
@@ -111,7 +111,7 @@ def the_tvs_moment(f: Family) -> None:
     roller_speed(f.daemon, WATCHABLE)
     tv, said = f.page("tv"), f.seat("tv").say
     tv.evaluate(RECORD_MOMENTS)
-    f.page("mum").locator("#press").tap()
+    tap_still(f.page("mum").locator("#press"))
     expect(tv.locator("#stage")).to_have_attribute("data-moment", re.compile("."), timeout=WAIT_MS)
     f.shoot("03-the-moment", "tv")
     six = said("stage.cards", n=CARDS_A_FIRE)
@@ -139,7 +139,7 @@ def a_shared_phone_and_a_jam(f: Family) -> None:
 
     world = hardware(f.daemon).world
     world.jam()
-    kids.locator("#press").tap()
+    tap_still(kids.locator("#press"))
     f.trouble("trouble.jam_player", "trouble.do_jam", player="阿明")
     for seat, page in f.phones():
         line = seat.say("line.pressed", who="阿明", what=seat.say("line.jammed"))
@@ -186,7 +186,7 @@ def a_fault_mid_fire(f: Family) -> None:
     """A worn roller: Mum's six cards come so slowly that the launcher's limit cuts the fire after a few. Every
     screen says it stopped to be safe; Dad, the admin, resets it from his phone."""
     roller_speed(f.daemon, WORN)
-    f.page("mum").locator("#press").tap()
+    tap_still(f.page("mum").locator("#press"))
     for seat, page in f.screens():
         if seat.tv:
             what = seat.say("trouble.fault_cause", reason=seat.say("fault.cause_motor"))
