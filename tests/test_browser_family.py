@@ -191,6 +191,9 @@ def a_fault_mid_fire(f: Family) -> None:
         if seat.tv:
             what = seat.say("trouble.fault_cause", reason=seat.say("fault.cause_motor"))
             expect(page.locator("#tv-trouble-what")).to_have_text(what, timeout=WAIT_MS)
+            # The disc is off as every phone's button is: grey, and saying why in words (not red and blank).
+            expect(page.locator("#tv-outcome")).to_have_text(seat.say("button.why_fault"), timeout=WAIT_MS)
+            assert "grayscale" in page.locator(".tv-uno").evaluate("(e) => getComputedStyle(e).filter")
         else:
             expect(page.locator("#trouble-what")).to_have_text(seat.say("trouble.fault"), timeout=WAIT_MS)
             expect(page.locator("#press")).to_be_disabled()

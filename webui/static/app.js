@@ -22,7 +22,7 @@ import {
 import { confirmed } from "./confirm.js";
 import { setTension } from "./motion.js";
 import { phonePlayer, phoneCall, renderPrompt } from "./game.js";
-import { asked, faultReason, game, mayChangeTrouble } from "./gamestate.js";
+import { asked, BLOCKED_BY, faultReason, game, mayChangeTrouble } from "./gamestate.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
@@ -101,16 +101,6 @@ function renderConn() {
   $("conn-symbol").textContent = symbol;
   $("conn-text").textContent = text;
 }
-
-// Trouble that the launcher would refuse a press for, or that a press cannot help (an empty hopper): the button
-// says why it cannot be pressed. Literal keys for tests/test_i18n.py.
-const BLOCKED_BY = {
-  lid_open: () => t("button.why_lid"),
-  fault: () => t("button.why_fault"),
-  board_lost: () => t("button.why_board"),
-  empty: () => t("button.why_empty"),
-  short: () => t("button.why_empty"),
-};
 
 // A phone that has not joined may not press: its press would only be refused, so it is told to join first. On
 // this phone's plain turn the button says that a tap is for a player who cannot play (it ends the turn).

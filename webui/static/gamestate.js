@@ -301,6 +301,16 @@ function takesWords({ player, cards }, mine) {
   return cards === 1 ? t("trouble.takes_one", values) : t("trouble.takes", values);
 }
 
+// Trouble that the launcher would refuse a press for, or that a press cannot help (an empty hopper): every phone's
+// button, and the table screen's, says why it cannot be pressed. Literal keys for tests/test_i18n.py.
+export const BLOCKED_BY = {
+  lid_open: () => t("button.why_lid"),
+  fault: () => t("button.why_fault"),
+  board_lost: () => t("button.why_board"),
+  empty: () => t("button.why_empty"),
+  short: () => t("button.why_empty"),
+};
+
 // The trouble in words, as every phone's prompt and the table screen tell it: `what` happened, what `todo`, and who
 // presses `after` ("" when nobody is named). `screen`: the table screen's own, `{ cause }` of a FAULT, which it names
 // (it has no fault banner), and its refill is tapped on a phone (it has no ↻).

@@ -8,6 +8,7 @@ import { request, refusal } from "./api.js";
 import { $, ui, t } from "./core.js";
 import {
   asked,
+  BLOCKED_BY,
   game,
   CARD,
   causeName,
@@ -34,6 +35,7 @@ const screen = {
   reload: null, // timer of the next GET /api/game
   faultCause: null, // /api/state's `fault_cause`: a FAULT is named with it
   troubleReads: 0, // only the newest read of the trouble is shown
+  shown: "", // what the launcher is doing or what came out, on the button's caption for now
 };
 
 // ---- The prompt: who must press, whose turn, who comes next ----
@@ -79,6 +81,7 @@ function nextWords(queue, current) {
 // who presses after.
 function renderTrouble() {
   const trouble = ui.trouble;
+  renderDisc();
   $("tv-trouble").hidden = !trouble;
   if (!trouble) return;
   $("tv-trouble").dataset.code = trouble.code;
@@ -126,9 +129,18 @@ function reloadGame() {
 // the caption says it until OUTCOME_MS have passed.
 function showOutcome(text, lasts = true) {
   clearTimeout(screen.outcome);
-  $("tv-outcome").textContent = text;
+  screen.shown = text;
+  renderDisc();
   delete $("stage").dataset.jackpot;
   if (text && lasts) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
+}
+
+// While the launcher cannot take a press (a FAULT, the lid open, the board lost, an empty hopper) the disc is off as
+// every phone's button is: grey, its caption saying why, not the red of a button waiting for a press.
+function renderDisc() {
+  const blocked = BLOCKED_BY[ui.trouble?.code];
+  $("stage").toggleAttribute("data-blocked", Boolean(blocked));
+  $("tv-outcome").textContent = screen.shown || (blocked ? blocked() : "");
 }
 
 function onLauncher({ type, data }) {
