@@ -38,9 +38,10 @@ from launcher.home.tournament import TournamentBook
 from launcher.home.tournament_post import TournamentPost
 from launcher.press.aiming import SeatAimer
 from launcher.press.controller import Controller
-from launcher.press.hopper import Hopper, HopperCount
+from launcher.press.hopper import COUNT_SAVE_WITHIN_S, Hopper, HopperCount
 from launcher.press.wear import Wear
-from launcher.store import STORE_FILE, Store, hopper_table
+from launcher.store import STORE_FILE, Store, WriteBehind, hopper_table
+from launcher.store.placement import kept_in_memory
 from launcher.system import sdnotify
 from launcher.system.netinfo import public_urls
 from launcher.system.power import PowerMonitor, PowerWarning, SysfsPowerFlags
@@ -124,14 +125,17 @@ class Daemon:
         self.clock = clock
         with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
             self.store = Store(config.state_dir / STORE_FILE)  # first: it names what is wrong with the directory
+            if (volatile := kept_in_memory(self.store.path)) is not None:  # an overlay root: gone at the next boot
+                log.warning("%s", volatile)
             try:
                 self._state_lock = StateLock(config.state_dir)  # one daemon per store, held until close()
             except StateDirBusy as e:
                 raise StartupError(str(e)) from None
             undo.callback(self._state_lock.close)
-            self._hopper_writer = self.store.writer()
-            undo.callback(self._hopper_writer.close)
-            self.bus = EventBus(self.store, keep_days=config.state.keep_events_days)
+            # The frequent writes (events, the hopper's count, the wear counters) wait here for the next commit.
+            self.writes = WriteBehind(self.store, clock=clock)
+            undo.callback(self.writes.close)
+            self.bus = EventBus(self.store, keep_days=config.state.keep_events_days, writes=self.writes)
             undo.callback(self.bus.close)
             self.hardware = hardware or build_hardware(config, clock=clock)
             undo.callback(self.hardware.close)
@@ -147,10 +151,16 @@ class Daemon:
             self.history = History(self.store)
             self.history.catch_up()  # games kept before the history existed
             self.games = GameDesk(
-                self.store, self.bus, history=self.history, on_change=aimer.face if aimer else None, clock=clock
+                self.store,
+                self.bus,
+                history=self.history,
+                on_change=aimer.face if aimer else None,
+                clock=clock,
+                writes=self.writes,
             )
             undo.callback(self.games.close)
-            self.wear = Wear.kept_in(self.store, clock=clock)  # the launcher's lifetime counters, for the admin
+            # The launcher's lifetime counters, for the admin.
+            self.wear = Wear.kept_in(self.store, clock=clock, writes=self.writes)
             undo.callback(self.wear.close)
             self.controller = Controller(
                 hardware=self.hardware,
@@ -162,6 +172,7 @@ class Daemon:
                     self._saved_hopper(),
                     on_changed=self._save_hopper,
                     on_reload=self.hardware.refill if isinstance(self.hardware, Refills) else None,
+                    sync=self.writes.flush,
                     clock=clock,
                 ),
                 min_rest_ms=config.dispense.min_rest_ms,
@@ -251,9 +262,13 @@ class Daemon:
         return count
 
     def _save_hopper(self, count: HopperCount) -> None:
-        """On the hopper saver's thread only: its own connection, kept open (a save for each card that leaves)."""
-        with self._hopper_writer.connect() as conn:
-            hopper_table.save(conn, count.loaded, count.dispensed)
+        """On the hopper saver's thread: the newest count to the write-behind, written with the press's commit (the
+        game's change) or within COUNT_SAVE_WITHIN_S."""
+        self.writes.later(
+            "hopper",
+            lambda conn: hopper_table.save(conn, count.loaded, count.dispensed),
+            within_s=COUNT_SAVE_WITHIN_S,
+        )
 
     def _follow_link(self) -> None:
         """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""
@@ -393,13 +408,13 @@ class Daemon:
             self.power_off.close()
         self.doorbell_hold.close()
         self.access.close()  # the PINs shown on a first start are saved by then (two hashes at most)
-        self.controller.close()  # its hopper saver writes what is pending, then stops: its connection can go
+        self.controller.close()  # its hopper saver hands over what is pending, then stops
         self.shuffles.close()  # a drand round still awaited settles nothing now: the next start waits for it again
-        self._hopper_writer.close()
         self.wear.close()  # after the controller: no fire ends any more; what is pending is written
         self.hardware.close()
         self.bus.close()
         self.server.task_dispatcher.shutdown(timeout=1)
         self.games.close()  # after the server's threads: no request changes the game any more
+        self.writes.close()  # after everything that writes: what still waits is committed
         wasyncore.close_all(self._sockets)
         self._state_lock.close()  # last: the store is the next daemon's (or a restore's) only once all is written

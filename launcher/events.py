@@ -1,21 +1,23 @@
 """Events: what happened, numbered 1, 2, 3, … for ever, kept in memory for the live streams and in SQLite.
 
-`EventBus.publish` only touches memory, so the controller may call it right after starting the motor; a writer
-thread appends events to the store in batches (the log may lag the stream by one batch).
+`EventBus.publish` only touches memory, so the controller may call it right after starting the motor; it hands
+each event to the store's write-behind (launcher/store/write_behind.py), which writes it within SAVE_WITHIN_S, in
+the next commit made (a game's change after a press) or one of its own: the log may lag the stream by that much.
 
-Phones see an event before the writer saves it, so the log alone cannot say which ids were shown. The store keeps a
+Phones see an event before the store has it, so the log alone cannot say which ids were shown. The store keeps a
 reserved id instead: no id above it is ever handed out, and it is on the disk before any id under it is. A run
-reserves RESERVE ids past the last one at its start; the writer moves the reservation on, in a batch's transaction,
-whenever fewer than half are left; a clean stop lowers it to the last id. So whatever ends a run (a kill, a power
-cut, a full disk, a failed write), the next one numbers on past every id that may have been shown.
+reserves RESERVE ids past the last one at its start; the reservation is moved on (handed to the write-behind, due
+at once) whenever fewer than half are left, and counts only once written; a clean stop lowers it to the last id.
+So whatever ends a run (a kill, a power cut, a full disk, a failed write), the next one numbers on past every id
+that may have been shown.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import logging
-import queue
 import sqlite3
 import threading
 import time
@@ -24,8 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from launcher.store import Store, StoreError, event_table
-from launcher.threads import JOIN_S, StoppableThread
+from launcher.store import Store, StoreError, WriteBehind, event_table
 
 log = logging.getLogger(__name__)
 
@@ -104,18 +105,29 @@ class EventBus:
     RECENT = 2048
     RECENT_BYTES = 512 * 1024
     PAGE_BYTES = 256 * 1024  # of data read from the store for one page of a replay (an old log's events may be large)
-    # Ids reserved ahead on the disk (see the module's docstring). The writer saves a batch in milliseconds, so with
-    # a working disk it is never this far behind; only a store that refused every write for RESERVE // 2 events
+    # Ids reserved ahead on the disk (see the module's docstring). The store writes events within SAVE_WITHIN_S, so
+    # with a working disk it is never this far behind; only a store that refused every write for RESERVE // 2 events
     # (a full disk) can make publish wait for it.
     RESERVE = 10_000
-    RETRY_S = 1.0  # a save that failed (a full disk) is tried again this often; the events stay live meanwhile
+    # Each event waits at most this long to be written (the store's write-behind, launcher/store/write_behind.py), so
+    # that a press's events go in one commit with the game's change instead of a commit each: the SD card's wear.
+    # A kill or a power cut loses at most this much of the log; a failed write is tried again every second.
+    SAVE_WITHIN_S = 10.0
     # Saved events between two looks for events older than the log keeps (and one look at the start): a look reads
     # a row or two and deletes a range of ids, so a long-running daemon's log stays `keep_days` long.
     FORGET_EVERY = 1000
 
-    def __init__(self, store: Store, *, keep_days: int = 90, wall: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        keep_days: int = 90,
+        wall: Callable[[], float] = time.time,
+        writes: WriteBehind | None = None,
+    ) -> None:
         """`keep_days`: how long the log keeps an event (games, rounds and shuffle records are kept for ever in
-        their own tables). `wall`: the events' timestamps, seconds since the epoch."""
+        their own tables). `wall`: the events' timestamps, seconds since the epoch. `writes`: the daemon's
+        write-behind (shared, so that events go in the commits of the game's changes), else one of its own."""
         self._store = store
         self._keep_s = keep_days * 24 * 3600
         self._wall = wall
@@ -124,6 +136,9 @@ class EventBus:
             self._reserved = self._last_id + self.RESERVE
             event_table.reserve_ids(conn, self._reserved)  # on the disk before any id is handed out
             event_table.forget_before(conn, wall() - self._keep_s)
+        self._own_writes = writes is None
+        self._writes = WriteBehind(store) if writes is None else writes
+        self._reserving = False  # a move of the reservation is handed to the store and not written yet
         self._saved_since_forgetting = 0
         self._saved_id = self._last_id
         self._recent: deque[Event] = deque()
@@ -132,10 +147,6 @@ class EventBus:
         self._listeners: list[Callable[[], None]] = []  # told after each event and when the streams end
         self._streams_ended = False
         self._closed = False
-        self._pending: queue.SimpleQueue[Event | None] = queue.SimpleQueue()
-        # Ended by the None put on the queue at close(), after everything before it is written.
-        self._writer = StoppableThread(self._write_loop, "event-writer")
-        self._writer.start()
 
     @property
     def last_id(self) -> int:
@@ -150,10 +161,48 @@ class EventBus:
             self._last_id += 1
             event = Event.of(self._last_id, self._wall(), str(type), data)
             self._remember(event)
-            self._pending.put(event)
+            self._hand_over(event)
             self._changed.notify_all()
         self._tell()
         return event
+
+    def _hand_over(self, event: Event) -> None:
+        """With `_changed` held: the event to the store's write-behind, and the reservation moved on if it runs low."""
+        row = (event.id, event.ts, event.type, event.data_text)
+        self._writes.later(
+            f"event {event.id:015d}",  # each its own, in order
+            lambda conn: event_table.append(conn, [row]),
+            within_s=self.SAVE_WITHIN_S,
+            saved=lambda: self._saved(event.id),
+        )
+        if not self._reserving and self._reserved - self._last_id < self.RESERVE // 2:
+            self._reserving = True
+            reserve = self._last_id + self.RESERVE
+            self._writes.later(
+                "event ids",
+                lambda conn: event_table.reserve_ids(conn, reserve),
+                within_s=0,
+                saved=lambda: self._reserved_to(reserve),
+            )
+
+    def _forget_old(self, conn: sqlite3.Connection) -> None:
+        event_table.forget_before(conn, self._wall() - self._keep_s)
+
+    def _saved(self, event_id: int) -> None:
+        with self._changed:
+            self._saved_id = max(self._saved_id, event_id)
+            self._saved_since_forgetting += 1
+            if self._saved_since_forgetting >= self.FORGET_EVERY:
+                self._saved_since_forgetting = 0
+                self._writes.later("old events", self._forget_old, within_s=self.SAVE_WITHIN_S)
+            self._changed.notify_all()
+
+    def _reserved_to(self, reserve: int) -> None:
+        with self._changed:
+            self._reserving = False
+            if not self._closed:
+                self._reserved = reserve
+            self._changed.notify_all()
 
     def listen(self, told: Callable[[], None]) -> None:
         """Have `told` called (on the publishing thread, so it must not block) after each event and when the streams
@@ -192,9 +241,9 @@ class EventBus:
             numbered = self._last_id
         if last_id >= numbered or (recent and last_id + 1 >= recent[0].id):
             return [e for e in recent if e.id > last_id][:limit]
-        if recent:  # the store must hold everything older than what memory still has (at a start, it has it all)
-            with self._changed:
-                self._changed.wait_for(lambda: self._saved_id >= recent[0].id - 1, timeout=10)
+        if recent and self._saved_id < recent[0].id - 1:  # the store must hold everything older than memory has
+            with contextlib.suppress(StoreError):  # a full disk: the store gives what it has
+                self._writes.flush()
         with self._store.connect() as conn:
             older = [Event(*row) for row in event_table.after(conn, last_id, limit=limit, max_bytes=self.PAGE_BYTES)]
         if len(older) == limit or sum(len(e.data_text) for e in older) >= self.PAGE_BYTES:
@@ -220,74 +269,24 @@ class EventBus:
         self._tell()
 
     def close(self) -> None:
-        """End the streams, write what is pending and stop the writer. Safe to call twice."""
+        """End the streams, write what is pending and lower the reservation. Safe to call twice."""
         self.end_streams()
         with self._changed:
             if self._closed:
                 return
             self._closed = True
             self._changed.notify_all()
-        self._pending.put(None)
-        self._writer.join(timeout=JOIN_S)
+        try:
+            self._writes.flush()
+        except StoreError as e:
+            with self._changed:
+                unsaved = self._last_id - self._saved_id  # numbered in order, saved in order
+            log.error("%s: %d events shown to phones are not in the log", e, unsaved)
         with self._changed:  # no id is handed out from now on: the next run may go on right after the last one
             self._reserved = last = self._last_id
         try:
-            with self._store.connect() as conn:
-                event_table.reserve_ids(conn, last)
+            self._writes.now(lambda conn: event_table.reserve_ids(conn, last))
         except StoreError as e:  # the reservation on the disk stands: the next run leaves a gap, never reuses an id
             log.error("%s; the next start numbers events past the ids reserved", e)
-
-    def _write_loop(self) -> None:
-        unsaved: list[Event] = []  # taken from the queue, not in the store yet: kept and tried again until they are
-        closing = failing = False
-        while True:
-            try:
-                with self._store.connect() as conn:
-                    while True:
-                        closing |= self._take(unsaved, wait=not unsaved and not self._reserve_low())
-                        self._save(conn, unsaved)
-                        unsaved.clear()
-                        if failing:
-                            log.warning("the store takes events again")
-                            failing = False
-                        if closing:
-                            return
-            except StoreError as e:  # a full disk must not stop the launcher; the events stay live
-                if closing:
-                    if unsaved:
-                        log.error("%s: %d events shown to phones are not in the log", e, len(unsaved))
-                    return
-                if not failing:
-                    log.error("%s; events are kept and saved once it can be written", e)
-                    failing = True
-                time.sleep(self.RETRY_S)
-
-    def _take(self, into: list[Event], *, wait: bool) -> bool:
-        """Move what is queued into `into`, first waiting for something if `wait`; True once the bus is closing."""
-        items = [self._pending.get()] if wait else []
-        while not self._pending.empty():
-            items.append(self._pending.get())
-        into.extend(e for e in items if e is not None)
-        return None in items
-
-    def _reserve_low(self) -> bool:
-        with self._changed:
-            return not self._closed and self._reserved - self._last_id < self.RESERVE // 2
-
-    def _save(self, conn: sqlite3.Connection, events: list[Event]) -> None:
-        """Append events, with the reservation moved on if it runs low, in one transaction."""
-        with self._changed:
-            reserve = self._last_id + self.RESERVE if self._reserve_low() else None
-        if not events and reserve is None:
-            return
-        event_table.append(conn, [(e.id, e.ts, e.type, e.data_text) for e in events], reserve)
-        self._saved_since_forgetting += len(events)
-        if self._saved_since_forgetting >= self.FORGET_EVERY:
-            event_table.forget_before(conn, self._wall() - self._keep_s)
-            self._saved_since_forgetting = 0
-        with self._changed:
-            if events:
-                self._saved_id = events[-1].id
-            if reserve is not None and not self._closed:
-                self._reserved = reserve
-            self._changed.notify_all()
+        if self._own_writes:
+            self._writes.close()

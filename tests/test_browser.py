@@ -188,6 +188,20 @@ def watch(page, home: str, foreign_requests: list[str], console_errors: list[str
     page.on("pageerror", lambda e: console_errors.append(str(e)))
 
 
+# Resolves once the element's own animations that end have ended (an endless one, such as a pulse, is left out).
+STILL = """(e) => Promise.all(
+  e.getAnimations().filter((a) => a.effect.getComputedTiming().endTime !== Infinity).map((a) => a.finished)
+)"""
+
+
+def tap_still(locator) -> None:
+    """Tap as a finger does: at once, where the element is. Playwright taps only an element that has stopped moving,
+    and while it moves (the big button kicks or sags for half a second at every outcome, on every phone) tries again
+    with the element scrolled to the screen's edge, leaving the page scrolled where nobody scrolled it."""
+    locator.evaluate(STILL)
+    locator.tap()
+
+
 def open_joined(page, daemon, pin: str | None = None) -> None:
     """Open the page by the console's QR link (the table PIN, or `pin`): live, and joined once its role shows."""
     page.goto(f"{daemon.url}/#pin={pin or daemon.table_pin}")

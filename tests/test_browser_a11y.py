@@ -32,6 +32,7 @@ pytestmark = pytest.mark.browser
 
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core" / "axe.min.js"
 SIZES = {"393": {"width": 393, "height": 851}, "320": {"width": 320, "height": 640}}
+TV = {"width": 1280, "height": 720}  # the table screen, on a television
 # Colours do not change with the width: both schemes at 393, the light one (where contrast is tighter) at 320.
 SCHEMES = {"393": ("dark", "light"), "320": ("light",)}
 LOCALES = {"en": "en-US", "zh-Hans": "zh-CN", "zh-Hant": "zh-TW"}
@@ -141,9 +142,9 @@ class Audit:
 def phone(browser: Any, lang: str, size: str) -> Page:
     # The page's CSP lets in its own scripts only; axe is a test asset put in by Playwright.
     context = browser.new_context(
-        viewport=SIZES[size],
-        device_scale_factor=2,
-        is_mobile=True,
+        viewport=SIZES[size] if size != "tv" else TV,
+        device_scale_factor=2 if size != "tv" else 1,
+        is_mobile=size != "tv",
         has_touch=True,
         locale=LOCALES[lang],
         bypass_csp=True,
@@ -257,14 +258,21 @@ def test_axe_finds_nothing_serious_on_the_table_screen(daemon, playwright_chromi
     table_pin, _ = pins(daemon)
     cookie = join(url, table_pin)
     post(url, cookie, "/api/games", {"players": PLAYERS, "dealer": "Ben"})
-    page = phone(browser, lang, "393")
-    audit = Audit(page, SCHEMES["393"])
-    page.goto(f"{url}/table")
-    expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
-    expect(page.locator("#tv-prompt")).not_to_be_empty(timeout=WAIT_MS)
-    audit.check("/table")
-    page.context.close()
-    audit.assert_clean()
+    for size in ("393", "tv"):  # a phone opened on /table, and the television it is made for (1280×720)
+        page = phone(browser, lang, size)
+        audit = Audit(page, SCHEMES["393"])
+        page.goto(f"{url}/table")
+        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        expect(page.locator("#tv-prompt")).not_to_be_empty(timeout=WAIT_MS)
+        audit.check(f"/table at {size}")
+        if size == "tv":
+            # A Wild All Hit under way: the queue and who comes after it, the prompt's longest state.
+            post(url, cookie, "/api/attacks", {"kind": "wild_all_hit", "by": "Dad"})
+            expect(page.locator("#tv-next")).to_be_visible(timeout=WAIT_MS)
+            audit.check(f"/table at {size}, a Wild All Hit")
+            post(url, cookie, "/api/attacks", {"kind": "cancel"})
+        page.context.close()
+        audit.assert_clean()
 
 
 # Two misses, then a fire that jams: the tension rises to the top, then the launcher is in trouble.

@@ -17,6 +17,8 @@ import budoux
 import pytest
 from playwright.sync_api import Page, expect
 
+from launcher.game.rulesets import MAX_NAME_LENGTH
+from launcher.table.game_actions import ACTIONS
 from tests import test_browser
 from tests.conftest import FAST_SIM_TOML, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
@@ -27,22 +29,28 @@ playwright_chromium = test_browser.playwright_chromium
 pytestmark = pytest.mark.browser
 
 # Long names, filled in as the page fills them: four Chinese letters (a compound surname and a given name) and a long
-# Latin name. (A name may have up to 40 letters; one wider than the line must break: that is checked apart.)
+# Latin name; then, in each place, the longest name of each that a line there can show whole (a name may have up to
+# 40 letters; one wider than the line must break: that is checked apart).
 NAMES = {"zh-Hans": "欧阳小红", "zh-Hant": "歐陽小紅"}
 LATIN = "Alexandra"
 NAME_FIELDS = {"by", "losers", "player", "players", "who", "winner", "winners", "table"}
-# Where each kind of text is drawn on the phone: the element that shows it.
+# Where each kind of text is drawn on the phone: the elements that show it, by the longest prefix of its key (the
+# trouble's first line, what happened, is bigger than what to do and who goes next).
 PLACES = {
-    "prompt.": "#prompt-text",
-    "mine.": "#prompt-me-text",
-    "button.": "#press-caption",
-    "press_for.": "#press-for-text",
-    "stage.": "#press-outcome",
-    "line.": "#feed-lines li .feed-text",
-    "feed.": "#feed-lines li .feed-text",
-    "trouble.": "#trouble-do",
-    "kind.": "#quick-cards .decl .decl-text",
+    "prompt.": ("#prompt-text",),
+    "mine.": ("#prompt-me-text",),
+    "button.": ("#press-caption",),
+    "press_for.": ("#press-for-text",),
+    "stage.": ("#press-outcome",),
+    "line.": ("#feed-lines li .feed-text",),
+    "feed.": ("#feed-lines li .feed-text",),
+    "trouble.": ("#trouble-what",),
+    **{prefix: ("#trouble-do",) for prefix in ("trouble.do_", "trouble.takes", "trouble.you_take", "trouble.then")},
+    "kind.": ("#quick-cards .decl .decl-text",),
 }
+# The declaration buttons' words, from the registry the page draws them from: the cards at the top of a player's
+# phone, the penalties in the table's tab.
+BUTTONS = {"cards": "#quick-cards .decl .decl-text", "penalties": "#decl-penalties .decl .decl-text"}
 PARSERS = {
     "zh-Hans": budoux.load_default_simplified_chinese_parser(),
     "zh-Hant": budoux.load_default_traditional_chinese_parser(),
@@ -92,6 +100,7 @@ def filled(strings: dict[str, str], template: str, name: str) -> str:
             "reason": strings["fault.cause_board"],
             "profile": strings["profile.classic"],
             "ruleset": strings["ruleset.uno_attack"],
+            "mine": strings["mine.play"],  # a shared phone's: whose turn it is, then what that player does
         }
         return words.get(field, "12")
 
@@ -132,14 +141,26 @@ def wrong_breaks(lang: str, text: str, lines: list[str], names: list[str]) -> li
     return wrong
 
 
-def texts_by_place(lang: str, name: str) -> dict[str, list[str]]:
+def templates_by_place(lang: str) -> dict[str, list[str]]:
     strings = catalogue(lang)
     found: dict[str, list[str]] = {}
     for key, template in strings.items():
-        for prefix, place in PLACES.items():
-            if key.startswith(prefix):
-                found.setdefault(place, []).append(filled(strings, template, name))
+        prefix = max((prefix for prefix in PLACES if key.startswith(prefix)), key=len, default=None)
+        for place in PLACES[prefix] if prefix else ():
+            found.setdefault(place, []).append(template)
+    for action in ACTIONS:
+        for button in action.buttons if action.group in BUTTONS else ():
+            found.setdefault(BUTTONS[action.group], []).append(strings[button.words])
     return found
+
+
+def longest_name(page: Page, place: str, base: str) -> str:
+    """The longest name made of `base` (up to the 40 letters the page takes) that a line of `place` shows whole with
+    a two-letter word after it (`base` itself where even that wraps). A longer one cannot help breaking (the last
+    test below)."""
+    names = [(base * MAX_NAME_LENGTH)[:n] for n in range(len(base), MAX_NAME_LENGTH + 1)]
+    whole = [len(lines) == 1 for lines in drawn(page, place, [name + "按了" for name in names])]
+    return names[max((i for i, fits in enumerate(whole) if fits), default=0)]
 
 
 def drawn(page: Page, place: str, texts: list[str]) -> list[list[str]]:
@@ -171,14 +192,19 @@ def test_chinese_breaks_between_phrases_never_inside_a_word_or_a_name(tmp_path, 
         page = at_the_table(browser, running, lang, size)
         shoot(page, f"line-breaks-{size}-{lang}")
         wrong: list[str] = []
-        read = 0
-        for name in (NAMES[lang], LATIN):
-            for place, texts in texts_by_place(lang, name).items():
+        read: dict[str, int] = {}
+        strings = catalogue(lang)
+        for place, templates in templates_by_place(lang).items():
+            longest = [longest_name(page, place, base) for base in (NAMES[lang], LATIN)]
+            for name in (NAMES[lang], LATIN, *longest):
+                texts = [filled(strings, template, name) for template in templates]
                 for text, lines in zip(texts, drawn(page, place, texts), strict=True):
                     wrong += wrong_breaks(lang, text, lines, [name])
-                    read += len(lines) > 1
+                    read[place] = read.get(place, 0) + (len(lines) > 1)
         assert wrong == [], "\n".join(wrong)
-        assert read > 40  # the texts that did wrap: the check above read something
+        # Every place was drawn and read, and many texts did wrap: the check above read something.
+        assert set(read) == {place for places in (*PLACES.values(), BUTTONS.values()) for place in places}, read
+        assert sum(read.values()) > 100, read
         page.context.close()
     finally:
         running.close()

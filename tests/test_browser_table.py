@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests import test_browser
-from tests.conftest import start_daemon
+from tests.conftest import FAST_SIM_TOML, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, fill, open_joined
 from tests.test_browser_prompt import ALWAYS_SIX, phone, shoot, start_game
 from tests.test_browser_sound import RECORD_SPEECH
@@ -134,6 +134,62 @@ def test_a_lost_board_is_told_once_as_coming_back_by_itself(tmp_path, playwright
         running.close()
 
 
+def next_line(page: Page) -> str:
+    """The table screen's line of who comes next, as read (BudouX's invisible marks left out)."""
+    text: str = page.locator("#tv-next").inner_text()
+    return text.replace("\u200b", "").replace("\u2060", "").replace("\u00a0", " ")
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        (
+            "en",
+            [
+                "Next: Ann, Ben, and Cy, then Dad's turn",
+                "Next: Ben and Cy, then Dad's turn",
+                "Next: Cy, then Dad's turn",
+                "Then Dad's turn",
+            ],
+        ),
+        (
+            "zh-Hans",
+            ["接着：Ann、Ben和Cy，然后轮到Dad", "接着：Ben和Cy，然后轮到Dad", "接着：Cy，然后轮到Dad", "然后轮到Dad"],
+        ),
+        (
+            "zh-Hant",
+            ["接著：Ann、Ben和Cy，然後輪到Dad", "接著：Ben和Cy，然後輪到Dad", "接著：Cy，然後輪到Dad", "然後輪到Dad"],
+        ),
+    ],
+)
+def test_the_table_screens_next_line_is_one_phrase_through_a_wild_all_hit(tmp_path, playwright_chromium, lang, said):
+    """Mum plays a Wild All Hit: the others press once each from the next player, Dad (RULES.md), then Dad, after
+    Mum, plays. The TV names who presses after the one asked, then whose turn it is, in one phrase with one colon at
+    most."""
+    _, browser = playwright_chromium
+    running = start_daemon(tmp_path, FAST_SIM_TOML)
+    try:
+        assert running.post("/api/games", {"players": ["Mum", "Dad", "Ann", "Ben", "Cy"], "dealer": "Cy"})[0] == 201
+        tv = table_screen(browser, lang)
+        tv.goto(running.url + "/table")
+        expect(tv.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+        expect(tv.locator("#tv-next")).to_be_hidden()  # Mum's plain turn: nobody owes
+        assert running.post("/api/attacks", {"kind": "wild_all_hit", "by": "Mum"})[0] == 200
+        for line in said:
+            expect(tv.locator("#tv-next")).to_be_visible(timeout=WAIT_MS)
+            tv.wait_for_function(
+                "(line) => document.querySelector('#tv-next').innerText.replace(/[\\u200b\\u2060]/g, '')"
+                ".replace(/\\u00a0/g, ' ') === line",
+                arg=line,
+                timeout=WAIT_MS,
+            )
+            assert next_line(tv).count("：") <= 1
+            assert running.post("/api/press", {})[0] == 200
+        tv.context.close()
+    finally:
+        running.close()
+
+
 def test_the_table_screen_speaks_the_call_outs_the_phones_leave_to_it(tmp_path, playwright_chromium):
     """One device speaks: the TV, with nobody tapping it; a phone says nothing unless asked to."""
     _, browser = playwright_chromium
@@ -151,10 +207,9 @@ def test_the_table_screen_speaks_the_call_outs_the_phones_leave_to_it(tmp_path, 
         said = fill(simplified["prompt.times"], player="Ann", n=2)
         expect(tv.locator("#tv-prompt")).to_have_text(said, timeout=WAIT_MS)
         expect(mum.locator("#prompt-text")).to_have_text(said, timeout=WAIT_MS)
-        # Who comes after, in one line with one colon: 接着：然后轮到Ben, not 接着： 之后轮到：Ben.
+        # Who comes after, as one phrase: 然后轮到Ben, not 接着：然后轮到Ben (nor 接着： 之后轮到：Ben).
         expect(tv.locator("#tv-next")).to_be_visible()
-        shown = tv.locator("#tv-next").inner_text().replace("\u200b", "").replace("\u00a0", " ")
-        assert shown.startswith(simplified["prompt.next"]) and "： " not in shown and shown.count("：") == 1, shown
+        assert next_line(tv) == "然后轮到Ben"
         shoot(tv, "table-zh-Hans-next")
         tv.wait_for_function("() => __said.length > 0", timeout=WAIT_MS)
         assert tv.evaluate("__said") == [[said.replace("\u200b", ""), "zh-CN"]]

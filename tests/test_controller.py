@@ -230,7 +230,8 @@ def test_an_exception_in_the_dispense_loop_stops_the_motor_and_latches_fault(
     rig.clock.run_until(lambda: rig.motor_duty() == 0, within=0.005)  # the STOP, at the firmware's next pass
     assert rig.controller.snapshot()["fault"] == "dispense failed: beam sensor vanished"
     fault = {"message": "dispense failed: beam sensor vanished", "cause": "dispenser"}
-    assert ("hardware.fault", fault) in rig.events()
+    told = {**fault, "press": 1, "requested": 4, "dispensed": 0}  # the press it cut short, and no card out
+    assert ("hardware.fault", told) in rig.events()
 
     with pytest.raises(PressRefused) as refused:
         rig.controller.press("web")
@@ -303,6 +304,28 @@ def test_the_watchdog_timeout_latches_fault(rig_factory: Any) -> None:
     assert rig.motor_duty() == 0
     assert rig.motor_runs(pressed) == [(0.0, 0.1)]  # max_run_ms to the millisecond, and no pull-back after it
     assert rig.controller.snapshot()["fault"] == "the motor ran 100 ms without finishing; watchdog stopped it"
+
+
+def test_a_fault_mid_fire_tells_the_press_and_the_cards_that_came_out(rig_factory: Any) -> None:
+    """Issue #47: a FAULT in the middle of a fire hid how many cards had come out; every phone's line for that press
+    now says them ("2 cards, then the launcher stopped")."""
+    rig = rig_factory([6], fast_config(max_run_ms=100, jam_ms=5000))
+    assert rig.controller.press("web") is not None
+    rig.clock.run_until(lambda: rig.hardware.world.cards_out >= 2, within=1.0)
+    rig.hardware.world.jam()  # the roller stalls with cards still to come: the watchdog cuts the motor
+    rig.clock.run_until(lambda: rig.controller.snapshot()["fault"] is not None, within=1.0)
+    out = rig.hardware.world.cards_out
+    assert 2 <= out < 6
+    faults = [d for t, d in rig.events() if t == "hardware.fault"]
+    assert faults == [
+        {
+            "message": "the motor ran 100 ms without finishing; watchdog stopped it",
+            "cause": "motor",
+            "press": 1,
+            "requested": 6,
+            "dispensed": out,
+        }
+    ]
 
 
 def test_a_suspense_pause_holds_the_outcome_back(rig_factory: Any) -> None:
@@ -422,9 +445,13 @@ class Bob:
         return None
 
 
-def test_a_jammed_press_is_credited_to_its_player_costs_nothing_and_clears_when_the_lid_is_shut(
+def test_a_jammed_press_is_credited_to_its_player_costs_nothing_and_the_lid_keeps_it_until_a_press(
     rig_factory: Any,
 ) -> None:
+    """Issue #47: opening the lid kept no word of the card to take out, and shutting it cleared the jam whether the
+    card was out or not. No sensor sees a card jammed before the exit beam (docs/HARDWARE.md): while the lid is open
+    the jam waits behind it, once it is shut the phones ask whether the card is out, and the next press that brings
+    no jam ends it."""
     game = Bob()
     rig = rig_factory([4, 2], game=game)
     rig.hardware.world.jam()
@@ -433,14 +460,21 @@ def test_a_jammed_press_is_credited_to_its_player_costs_nothing_and_clears_when_
     assert ticket.player == "Bob" and game.pressed_for == [], "credited to Bob, but nobody's press is used up"
     jammed = [d for t, d in rig.events() if t == "launcher.jammed"]
     assert jammed == [{"press": 1, "requested": 4, "dispensed": 0, "reason": "no_card", "player": "Bob"}]
-    assert rig.controller.snapshot()["trouble"] == {"code": "jam", "player": "Bob", "press": 1, "owed": []}
-    rig.hardware.world.jam(False)
+    jam = {"code": "jam", "player": "Bob", "press": 1, "owed": []}
+    assert rig.controller.snapshot()["trouble"] == {**jam, "opened": False}
     rig.hardware.world.open_lid()
     rig.clock.run_until(lambda: "launcher.lid" in rig.types(), within=1.0)
-    assert rig.controller.snapshot()["trouble"]["code"] == "lid_open"
-    rig.hardware.world.close_lid()  # the card taken out
+    lid = {"code": "lid_open", "player": None, "press": None, "owed": []}
+    assert rig.controller.snapshot()["trouble"] == {**lid, "player": "Bob", "press": 1, "behind": "jam"}
+    rig.hardware.world.close_lid()  # the card perhaps still in: nothing can tell
     rig.clock.run_until(lambda: rig.types().count("launcher.lid") == 2, within=1.0)
+    assert rig.controller.snapshot()["trouble"] == {**jam, "opened": True}
+    rig.hardware.world.jam(False)  # it was taken out: the next press fires, and the jam is over
+    assert rig.controller.press("web").wait(5)
     assert rig.controller.snapshot()["trouble"] is None
+    rig.hardware.world.open_lid()  # a lid opened with no jam tells of nothing behind it
+    rig.clock.run_until(lambda: rig.types().count("launcher.lid") == 3, within=1.0)
+    assert rig.controller.snapshot()["trouble"] == lid
 
 
 def test_a_short_fire_keeps_the_missing_cards_owed_until_a_refill(rig_factory: Any) -> None:

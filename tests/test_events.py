@@ -14,7 +14,7 @@ import pytest
 from launcher.config import Config
 from launcher.daemon import Daemon
 from launcher.events import EventBus, EventType
-from launcher.store import MIGRATIONS, STORE_FILE, Store, StoreError, event_table, shuffle_table
+from launcher.store import MIGRATIONS, STORE_FILE, Store, StoreError, WriteBehind, event_table, shuffle_table
 from tests.small_fs import fill, small_tmpfs
 
 
@@ -144,7 +144,7 @@ def test_no_id_is_given_again_when_no_write_at_all_succeeds_until_the_stop(
 def test_events_that_failed_to_save_are_saved_once_the_disk_has_room(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(EventBus, "RETRY_S", 0.01)
+    monkeypatch.setattr(WriteBehind, "RETRY_S", 0.01)
     store = Store(tmp_path / "db.sqlite3")
     bus = EventBus(store)
     failure = _FailingWrites(monkeypatch, "append")
@@ -160,7 +160,7 @@ def test_when_the_reserved_ids_run_out_publish_waits_for_the_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(EventBus, "RESERVE", 10)
-    monkeypatch.setattr(EventBus, "RETRY_S", 0.01)
+    monkeypatch.setattr(WriteBehind, "RETRY_S", 0.01)
     bus = EventBus(Store(tmp_path / "db.sqlite3"))
     failure = _FailingWrites(monkeypatch, "append", "reserve_ids")
     ids: list[int] = []

@@ -211,6 +211,31 @@ def test_one_commitment_per_phone_and_at_most_32_a_shuffle(daemon: Daemon) -> No
     assert len(current(first)["commitments"]) == 32
 
 
+def test_a_phone_sending_its_own_commitment_again_is_answered_as_the_first_time(daemon: Daemon) -> None:
+    """A page shown again (or whose answer was lost) sends the same commitment again: that is no second
+    contribution, and no refusal for the browser to log; a different one from the same phone is still refused."""
+    mine, other = joined_client(daemon), phone(daemon)
+    number = current(mine)["number"]
+    committed_before = commitment_of(value())
+    assert other.post(URL, json={"shuffle": number, "commitment": committed_before}).status_code == 201
+    commitment = commitment_of(value())
+    first = mine.post(URL, json={"shuffle": number, "commitment": commitment})
+    assert first.status_code == 201 and first.get_json()["index"] == 1
+    again = mine.post(URL, json={"shuffle": number, "commitment": commitment})
+    assert again.status_code == 200
+    assert again.get_json() == {"shuffle": number, "index": 1, "count": 2, "max": 32}
+    assert [e["index"] for e in events(daemon, "shuffle.committed")] == [0, 1]  # told once
+    assert current(mine)["commitments"] == [committed_before, commitment]
+    # Another phone cannot take it as its own, nor can this phone swap it for another.
+    assert other.post(URL, json={"shuffle": number, "commitment": commitment}).status_code == 409
+    swapped = mine.post(URL, json={"shuffle": number, "commitment": commitment_of(value())})
+    assert swapped.status_code == 409 and swapped.get_json()["error"]["code"] == "already_contributed"
+    # Once the commitments closed, the same one again is late like any other: the phone reveals instead.
+    sealing_press(daemon)
+    late = mine.post(URL, json={"shuffle": number, "commitment": commitment})
+    assert late.status_code == 409 and late.get_json()["error"]["code"] == "contributions_closed"
+
+
 HEX64 = "0" * 64
 BAD_BODIES = [
     (URL, {"commitment": HEX64}, "shuffle", "shuffle must be the number of the shuffle in play, not nothing"),

@@ -327,6 +327,37 @@ def test_set_turn_and_cancel_correct_mistakes():
     assert table.current == "Dee"
 
 
+@pytest.mark.parametrize(
+    ("ruleset", "card"),
+    [("uno_attack", "hit2"), ("uno_attack", "wild_hit_fire"), ("classic", "draw_two"), ("classic", "wild_draw_four")],
+)
+def test_cancelling_what_a_card_made_owed_gives_its_player_the_turn_it_cost_them(ruleset, card):
+    """Issue #47: Ann's card on Bob, declared by mistake, cost Bob his turn too (it went to Cy). "Cancel what is owed"
+    takes the whole card's effect back: Bob owes nothing and it is his turn, as it was before it."""
+    table = Table(FOUR, Ruleset(ruleset))
+    table.set_turn("Ann")
+    getattr(table, card)("Ann")
+    assert table.pending().player == "Bob" and table.current == "Cy"
+    dropped = table.cancel()
+    assert dropped is not None and dropped.player == "Bob"
+    assert table.pending() is None and table.current == "Bob"
+
+
+def test_cancelling_keeps_the_turn_where_play_has_moved_on_or_the_card_cost_no_turn():
+    table = attack_table()
+    table.set_turn("Ann")
+    table.hit2("Ann")
+    table.set_turn("Dee")  # the table moved on (corrected by hand) before the cancel
+    table.cancel()
+    assert table.current == "Dee"
+    table.wild_all_hit("Dee")  # costs nobody a turn: the newest press is dropped, Ann still plays next
+    table.cancel()
+    assert table.current == "Ann" and [d.player for d in table.demands] == ["Ann", "Bob"]
+    table.uno_penalty("Dee")  # a penalty takes no turn either
+    table.cancel()
+    assert table.current == "Ann"
+
+
 @pytest.mark.parametrize(("outcome_fired", "cards"), [(1, 0), (True, -1), (True, 1.0), (True, 113)])
 def test_press_reports_are_checked(outcome_fired, cards):
     with pytest.raises(GameError, match="is not accepted"):

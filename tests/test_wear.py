@@ -198,7 +198,7 @@ class Rig:
         self.hardware = SimulatedHardware(config, clock=clock)
         store = Store(tmp_path / "store.sqlite3")
         self.bus = EventBus(store)
-        self.wear = Wear(fresh(), clock=clock)
+        self.wear = Wear(fresh())
         self.controller = Controller(
             hardware=self.hardware,
             shuffles=ShuffleBook(store, self.bus, schedule_factory=lambda profile, seed: ScriptedSchedule(cards)),

@@ -226,7 +226,9 @@ def test_a_player_is_not_assumed_to_be_a_he(lang: str) -> None:
     assert not re.search("[他她]出牌", words["refused.uno_too_late"])
 
 
-NAME_PLACEHOLDER = r"\{(?:player|players|who|by|winner|winners|losers|name)\}"
+# Every placeholder a name is filled into: a player's, a team's or side's, two players' to compare, the four of a
+# tournament's two teams, a table's.
+NAME_PLACEHOLDER = r"\{(?:player|players|who|by|winner|winners|losers|name|side|first|second|[a-d]|table)\}"
 
 
 @pytest.mark.parametrize("lang", SCRIPTS)

@@ -51,8 +51,9 @@ def commit() -> tuple[Response, int]:
     body = _COMMITMENT.read(json_object())
     # One commitment per session: the session is known by a digest of its token, kept in memory only.
     sender = hashlib.sha256((session_token() or "").encode("utf-8")).hexdigest()
-    index, count = _taken(lambda: parts().shuffles.commit(body["shuffle"], body["commitment"], sender))
-    return jsonify(shuffle=body["shuffle"], index=index, count=count, max=MAX_CONTRIBUTIONS), 201
+    index, count, new = _taken(lambda: parts().shuffles.commit(body["shuffle"], body["commitment"], sender))
+    # The same commitment again from this phone: answered as before, 200 (nothing new was made).
+    return jsonify(shuffle=body["shuffle"], index=index, count=count, max=MAX_CONTRIBUTIONS), 201 if new else 200
 
 
 @bp.post("/shuffles/current/reveals")

@@ -56,15 +56,17 @@ class Mixing:
     beacon: PendingBeacon | None = None  # the round bound when the commitments closed
     # Held by whoever changes the phase and publishes it (ShuffleBook), so the events come in the order of the changes.
     changing: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _senders: set[str] = field(default_factory=set, repr=False)  # sessions that committed (memory only)
+    _senders: dict[str, int] = field(default_factory=dict, repr=False)  # session -> its index (memory only)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fixed: threading.Condition = field(init=False, repr=False)  # notified when the last reveal fixes the key
 
     def __post_init__(self) -> None:
         self._fixed = self.clock.condition(self._lock)
 
-    def commit(self, commitment: str, sender: str) -> tuple[int, int]:
-        """Take a phone's commitment from `sender` (its session): (its index, the number of commitments now)."""
+    def commit(self, commitment: str, sender: str) -> tuple[int, int, bool]:
+        """Take a phone's commitment from `sender` (its session): (its index, the number of commitments now, whether
+        it is new). The same commitment again from the same session (a page shown again, an answer lost) is answered
+        as the first time and changes nothing; any other second one is refused."""
         number = self.number
         with self._lock:
             if self.phase != COMMITTING:
@@ -74,7 +76,10 @@ class Mixing:
                     "(you can still check it when it ends)",
                     shuffle=number,
                 )
-            if sender in self._senders or any(c.commitment == commitment for c in self.contributions):
+            index = self._senders.get(sender)
+            if index is not None and self.contributions[index].commitment == commitment:
+                return index, len(self.contributions), False
+            if index is not None or any(c.commitment == commitment for c in self.contributions):
                 raise ContributionRefused(
                     Refusal.ALREADY_CONTRIBUTED,
                     f"this phone has already added its randomness to shuffle {number}",
@@ -88,8 +93,8 @@ class Mixing:
                     max=MAX_CONTRIBUTIONS,
                 )
             self.contributions.append(Contribution(commitment))
-            self._senders.add(sender)
-            return len(self.contributions) - 1, len(self.contributions)
+            self._senders[sender] = len(self.contributions) - 1
+            return len(self.contributions) - 1, len(self.contributions), True
 
     def reveal(self, value: str) -> tuple[int, bool]:
         """Take a phone's bytes for its commitment: (the commitment's index, whether every commitment is now

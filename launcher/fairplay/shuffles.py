@@ -291,17 +291,19 @@ class ShuffleBook:
                 raise
         return started
 
-    def commit(self, number: int, commitment: str, sender: str) -> tuple[int, int]:
+    def commit(self, number: int, commitment: str, sender: str) -> tuple[int, int, bool]:
         """Take a phone's commitment (checked by the caller: sealing.is_commitment) to shuffle `number` from
-        `sender` (its session): (its index, the number of commitments now); ContributionRefused naming why not."""
+        `sender` (its session): (its index, the number of commitments now, whether it is new: the same one again is
+        told once); ContributionRefused naming why not."""
         played = self._playing(number)
         with played.mixing.changing:  # published in the order taken, and before the commitments close
-            index, count = played.mixing.commit(commitment, sender)
-            self._bus.publish(
-                EventType.SHUFFLE_COMMITTED,
-                {"shuffle": number, "index": index, "commitment": commitment, "count": count},
-            )
-        return index, count
+            index, count, new = played.mixing.commit(commitment, sender)
+            if new:
+                self._bus.publish(
+                    EventType.SHUFFLE_COMMITTED,
+                    {"shuffle": number, "index": index, "commitment": commitment, "count": count},
+                )
+        return index, count, new
 
     def reveal(self, number: int, value: str) -> tuple[int, bool]:
         """Take a phone's bytes for its commitment to shuffle `number`: (the commitment's index, whether the key is

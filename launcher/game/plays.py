@@ -15,6 +15,9 @@ from launcher.game.demands import Cause, Demand, OpenAttacks
 from launcher.game.table_core import TableCore, play
 from launcher.refusals import Refusal
 
+# The cards whose player presses (or takes cards) and loses the turn as well.
+_COSTS_THE_TURN = frozenset({Cause.HIT_2, Cause.WILD_HIT_FIRE, Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
+
 
 class CommonPlays(TableCore):
     """The plays of both rulesets, the first card, corrections and the end of a round."""
@@ -162,8 +165,15 @@ class CommonPlays(TableCore):
 
     def cancel(self) -> Demand | None:
         """Drop the newest open demand (declared by mistake) and return it; None when nothing is owed. Only the
-        newest: one slip must not wipe out what others still owe, such as a Wild All Hit under way."""
-        return self._demands.pop() if self._demands else None
+        newest: one slip must not wipe out what others still owe, such as a Wild All Hit under way. A card that
+        also cost its player the turn gives it back, unless play has moved on since."""
+        if not self._demands:
+            return None
+        demand = self._demands.pop()
+        skipped = demand.by is not None and demand.cause in _COSTS_THE_TURN
+        if skipped and self._current is not None and self._current == self._after(demand.player):
+            self._turn_to(demand.player)
+        return demand
 
     def close_round(self, carry: bool = False) -> tuple[Demand, ...]:
         """The round is being scored. Refused while anyone still owes the launcher (a winner's last Hit 2, Wild

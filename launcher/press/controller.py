@@ -174,6 +174,7 @@ class Controller:
         # and the cards short fires still owe, until the hopper is refilled (docs/GAME.md).
         self._trouble: tuple[Trouble, str | None, int | None] | None = None
         self._owed: list[dict[str, Any]] = []
+        self._jam_opened = False  # the lid was opened and shut since the last jam (is the card out? nothing can tell)
         self._shuffle: Shuffle = shuffles.resume_or_start(profile)
         if self._shuffle.schedule.presses >= shuffle_presses:  # left full by the last run, or by a lower setting
             self._next_shuffle(self._shuffle.profile)
@@ -217,9 +218,11 @@ class Controller:
             raise refusal
         # The motor is running (if it fires); only now do events and logging happen.
         if deal is None:
-            self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source})
+            self._bus.publish(EventType.BUTTON_PRESSED, {"press": outcome.press, "source": source, **self._for(ticket)})
         else:
-            self._bus.publish(EventType.BUTTON_PRESSED, {"press": None, "source": source, "deal": deal.cards})
+            self._bus.publish(
+                EventType.BUTTON_PRESSED, {"press": None, "source": source, "deal": deal.cards, **self._for(ticket)}
+            )
         self._cues.pressed(outcome.tension)
         if outcome.pause_ms:
             self._bus.publish(EventType.LAUNCHER_SUSPENSE, {"press": outcome.press, "pause_ms": outcome.pause_ms})
@@ -279,8 +282,9 @@ class Controller:
             self._cues.idle()
         else:
             with self._lock:
-                if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK):
-                    self._trouble = None  # the lid was opened to take the card out: try again
+                # No sensor sees a card jammed before the exit beam: the jam stays until a press brings no jam,
+                # and the phones ask whether the card is out.
+                self._jam_opened = self._jam() is not None
                 self._arm.refresh()
             self._cues.lid_closed()
         self._bus.publish(EventType.LAUNCHER_LID, {"open": is_open})
@@ -364,12 +368,24 @@ class Controller:
         if self._fault.message is not None:
             code = Trouble.BOARD_LOST if self._fault.cause is FaultCause.BOARD else Trouble.FAULT
             return {"code": code.value, "player": None, "press": None, "owed": owed}
+        jam = self._jam()
         if self._inputs.lid_open:
-            return {"code": Trouble.LID_OPEN.value, "player": None, "press": None, "owed": owed}
+            lid = {"code": Trouble.LID_OPEN.value, "player": None, "press": None, "owed": owed}
+            if jam is None or self._trouble is None:
+                return lid
+            _, player, press = self._trouble  # the card to take out while it is open, and whose press jammed
+            return {**lid, "player": player, "press": press, "behind": jam.value}
         if self._trouble is None:
             return None
         code, player, press = self._trouble
-        return {"code": code.value, "player": player, "press": press, "owed": owed}
+        view = {"code": code.value, "player": player, "press": press, "owed": owed}
+        return view if jam is None else {**view, "opened": self._jam_opened}
+
+    def _jam(self) -> Trouble | None:
+        """With the lock held: the jam or stuck card the last press left, if any."""
+        return (
+            self._trouble[0] if self._trouble is not None and self._trouble[0] in (Trouble.JAM, Trouble.STUCK) else None
+        )
 
     def _note_trouble(self, ticket: PressTicket, found: tuple[Trouble, int] | None) -> None:
         """The trouble a press ended in, or none: a jam is over with the next press that is not one; an empty
@@ -381,8 +397,14 @@ class Controller:
                 return
             trouble, owed = found
             self._trouble = (trouble, ticket.player, ticket.outcome.press if ticket.deal is None else None)
+            self._jam_opened = False
             if trouble is Trouble.SHORT and ticket.deal is None:  # classic UNO: the table keeps what is owed
                 self._owed.append({"player": ticket.player, "cards": owed})
+
+    def _for(self, ticket: PressTicket) -> dict[str, str]:
+        """Who a press is for, told with it: during a suspense pause every phone can name who pressed. {}: no game."""
+        player = self._game.credited(ticket.for_player) if self._game is not None else None
+        return {} if player is None else {"player": player}
 
     def _credit(self, ticket: PressTicket) -> None:
         """Who the press is told as: the game's player for it (its attribution, if it fired, says the same)."""
@@ -435,7 +457,9 @@ class Controller:
     def _take(self, claimed: Claimed) -> None:
         """Without the lock: a press the board fired from its arm goes on as any press whose motor has started."""
         ticket, job = claimed
-        self._bus.publish(EventType.BUTTON_PRESSED, {"press": ticket.outcome.press, "source": "button"})
+        self._bus.publish(
+            EventType.BUTTON_PRESSED, {"press": ticket.outcome.press, "source": "button", **self._for(ticket)}
+        )
         self._cues.pressed(ticket.outcome.tension)
         self._jobs.put((ticket, job))
 
@@ -532,9 +556,10 @@ class Controller:
                 self._dispenser.stop()
                 log.exception("dispense failed")
                 self._shuffle.came_out_of(ticket.outcome, ticket.counted, "fault")
+                fire = {"press": ticket.outcome.press, "requested": ticket.outcome.cards, "dispensed": ticket.counted}
                 with self._lock:
                     self._firing = None
-                    self._fault.latch(FaultCause.DISPENSER, f"dispense failed: {e}")
+                    self._fault.latch(FaultCause.DISPENSER, f"dispense failed: {e}", fire=fire)
                     self._busy = False
                     self._free_since = self._clock.now()
                 ticket.finish(None)
@@ -559,8 +584,9 @@ class Controller:
         fault = announce(self._bus, self._cues, outcome, result, count, ticket.deal, player=ticket.player)
         self._note_trouble(ticket, trouble_of(outcome, result, count))
         if fault is not None:
+            fire = {"press": outcome.press, "requested": result.requested, "dispensed": result.dispensed}
             with self._lock:
-                self._fault.latch(*fault)
+                self._fault.latch(*fault, fire=fire)
         if result.dispensed:
             self._hopper.save()
             self._bus.publish(EventType.HOPPER_CHANGED, count.as_dict())

@@ -5,6 +5,10 @@ A daemon killed in the middle of a fire restarts knowing the cards that had alre
 writes the newest count (older ones it has not reached are skipped), and `flush()` lets the controller's worker
 wait for it at the end of a fire. A write that fails (a full or read-only disk) is tried again every `RETRY_S`
 until it goes through, or a newer count replaces it: the launcher plays on, and the count is never dropped.
+
+The daemon's saver hands the count to the store's write-behind (launcher/store/write_behind.py): it goes in the
+press's one commit with the game's change, or on its own within COUNT_SAVE_WITHIN_S, so a kill or a power cut
+loses at most the cards of that last moment, not a commit per card (the SD card's wear).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from launcher.threads import StoppableThread
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+COUNT_SAVE_WITHIN_S = 2.0  # the newest count is on the disk at most this long after a card left (docs/RELIABILITY.md)
 MAX_HOPPER_CARDS = 500  # more than any hopper holds; the same bound as dispense.hopper_cards in the config
 
 
@@ -126,10 +131,14 @@ class Hopper:
         *,
         on_changed: Callable[[HopperCount], None] | None = None,
         on_reload: Callable[[int], None] | None = None,
+        sync: Callable[[], None] | None = None,
         clock: Clock = REAL_CLOCK,
     ) -> None:
+        """`on_changed`: saves a count (on the saver's thread); `sync`: waits until what it saved is on the disk."""
         self._lock = threading.Lock()
         self._count = count
+        self._sync = sync
+        self._refilled = False  # the next save() waits for the disk: the refill is answered next
         self._on_reload = on_reload  # the simulated hopper refills itself; a real one is refilled by hand
         self._saver = NewestSaver(on_changed, "hopper-saver", clock=clock) if on_changed is not None else None
 
@@ -156,17 +165,24 @@ class Hopper:
             raise ValueError(f"a hopper holds 1 to {MAX_HOPPER_CARDS} cards, not {cards}")
         with self._lock:
             self._count = count = HopperCount(loaded=cards, dispensed=0)
+            self._refilled = True
         if self._on_reload is not None:
             self._on_reload(cards)
         return count
 
     def save(self) -> None:
-        """Save the count and wait for the write: a store that cannot take it (a full disk) does not stop the
-        launcher; the saver keeps the count and tries again until it is written, and the admin is told."""
+        """Save the count and wait for the write: after a refill, until it is on the disk (`sync`); after a fire,
+        until it is handed over (it goes in the press's commit, or within COUNT_SAVE_WITHIN_S). A store that cannot
+        take it (a full disk) does not stop the launcher; the count is kept and tried again until it is written,
+        and the admin is told."""
         if self._saver is not None:
-            self._saver.save(self.count)
+            with self._lock:
+                count, refilled, self._refilled = self._count, self._refilled, False
+            self._saver.save(count)
             with contextlib.suppress(LauncherError):
                 self._saver.flush()
+                if refilled and self._sync is not None:
+                    self._sync()
 
     def close(self) -> None:
         """Write what is pending, then stop. Safe to call twice."""

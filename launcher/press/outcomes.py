@@ -112,14 +112,17 @@ class FaultLatch:
         self.cause: FaultCause | None = None
         self._from_link = False  # cleared by itself when the board is back
 
-    def latch(self, cause: FaultCause, message: str, *, from_link: bool = False) -> None:
-        """Motor off, FAULT latched (the first cause and message stay), everyone told."""
+    def latch(
+        self, cause: FaultCause, message: str, *, from_link: bool = False, fire: dict[str, int] | None = None
+    ) -> None:
+        """Motor off, FAULT latched (the first cause and message stay), everyone told. `fire`: the press it cut
+        short, `{press, requested, dispensed}`, so that every phone says how many cards came out."""
         self._stop_motor()
         if self.message is None:
             self.message, self.cause = message, cause
             self._from_link = from_link
             self._cues.fault()
-            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message, "cause": cause.value})
+            self._bus.publish(EventType.HARDWARE_FAULT, {"message": message, "cause": cause.value, **(fire or {})})
 
     def clear(self) -> str | None:
         """Leave FAULT; returns what it was."""

@@ -2,9 +2,10 @@
 last cleaned (docs/HARDWARE.md, "Wear and care").
 
 The controller's worker hands every fire's end to `Wear.fire_ended()` once its outcome is known; the counters
-change in memory and the newest of them is saved on a thread of its own, so neither a press nor the exit beam's
-callback ever waits for the disk. A kill loses at most the counts of the fire it cut short (or of one that ended
-in the moment before, while its save was on the way).
+change in memory and the newest of them is handed to the store's write-behind, so neither a press nor the exit
+beam's callback ever waits for the disk. It goes in the commit of the press's change of the game, or on its own
+within SAVE_WITHIN_S: a kill or a power cut loses at most the counts of the fire it cut short (or of one that ended
+in the moment before, while its save was waiting).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import Any
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.hardware.base import DispenseResult, StopReason
-from launcher.press.hopper import HopperCount, NewestSaver
-from launcher.store import Store, wear_table
+from launcher.press.hopper import HopperCount
+from launcher.store import Store, WriteBehind, wear_table
 
 WINDOW_FIRES = 200  # the cleaning hint looks at this many of the latest fires since the last cleaning
 JAM_LIMIT_PER_1000 = 20  # more jams than this per 1,000 fires over the window: the roller wants cleaning
 HINT_JAMS = JAM_LIMIT_PER_1000 * WINDOW_FIRES // 1000 + 1  # 5: the fewest jams in the window above the limit
+SAVE_WITHIN_S = 2.0  # the newest counters are on the disk at most this long after a fire's end
 
 # One letter per fire in a period's window of recent fires.
 _JAM, _STUCK, _TIMEOUT, _OTHER = "j", "s", "t", "."
@@ -98,12 +100,13 @@ class WearRecord:
 
 
 class StoredWear:
-    """The counters' rows in the store: read at the start, written on the wear saver's thread only, through a
-    connection of its own kept open."""
+    """The counters' rows in the store: read at the start, handed to the write-behind (`writes`, else one of its
+    own) after each change."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, writes: WriteBehind | None = None, *, clock: Clock = REAL_CLOCK) -> None:
         self._store = store
-        self._writer = store.writer()
+        self._own_writes = writes is None
+        self.writes = WriteBehind(store, clock=clock) if writes is None else writes
 
     def load(self) -> WearRecord:
         with self._store.connect() as conn:
@@ -115,16 +118,18 @@ class StoredWear:
             raise self._store.damaged("the wear counters", ValueError(f"no {e} row") if missing else e) from None
 
     def save(self, record: WearRecord) -> None:
-        with self._writer.connect() as conn:
-            wear_table.save(conn, {"lifetime": asdict(record.lifetime), "cleaning": asdict(record.cleaning)})
+        """Returns at once: written within SAVE_WITHIN_S (`writes.flush()` to have it now)."""
+        periods = {"lifetime": asdict(record.lifetime), "cleaning": asdict(record.cleaning)}
+        self.writes.later("wear", lambda conn: wear_table.save(conn, periods), within_s=SAVE_WITHIN_S)
 
     def close(self) -> None:
-        self._writer.close()
+        if self._own_writes:
+            self.writes.close()
 
 
 class Wear:
     """The counters as the launcher keeps them, in memory and (if `kept`) in the store, where the newest record is
-    saved on the saver's own thread, never the caller's. Safe from any thread."""
+    handed to the write-behind, never written on the caller's thread. Safe from any thread."""
 
     def __init__(
         self,
@@ -132,19 +137,25 @@ class Wear:
         *,
         kept: StoredWear | None = None,
         wall: Callable[[], float] = time.time,
-        clock: Clock = REAL_CLOCK,
     ) -> None:
         self._wall = wall
         self._lock = threading.Lock()
         self._record = record
         self._kept = kept
-        self._saver = NewestSaver(kept.save, "wear-saver", clock=clock) if kept is not None else None
 
     @classmethod
-    def kept_in(cls, store: Store, *, wall: Callable[[], float] = time.time, clock: Clock = REAL_CLOCK) -> Wear:
-        """The counters the store holds, saved back there after every change."""
-        kept = StoredWear(store)
-        return cls(kept.load(), kept=kept, wall=wall, clock=clock)
+    def kept_in(
+        cls,
+        store: Store,
+        *,
+        wall: Callable[[], float] = time.time,
+        clock: Clock = REAL_CLOCK,
+        writes: WriteBehind | None = None,
+    ) -> Wear:
+        """The counters the store holds, saved back there after every change (through `writes`, the daemon's
+        write-behind, else one of their own)."""
+        kept = StoredWear(store, writes, clock=clock)
+        return cls(kept.load(), kept=kept, wall=wall)
 
     @property
     def record(self) -> WearRecord:
@@ -157,17 +168,17 @@ class Wear:
         with self._lock:
             was = self._record
             self._record = record = WearRecord(was.lifetime.after(result, end), was.cleaning.after(result, end))
-        if self._saver is not None:
-            self._saver.save(record)
+        if self._kept is not None:
+            self._kept.save(record)
 
     def cleaned(self) -> WearRecord:
         """The roller was cleaned: the counts since cleaning start again, the lifetime ones stay. Waits for the
         save and raises what the store raised: the admin is told it is done only once it is."""
         with self._lock:
             self._record = record = replace(self._record, cleaning=Period(since=self._wall()))
-        if self._saver is not None:
-            self._saver.save(record)
-            self._saver.flush()
+        if self._kept is not None:
+            self._kept.save(record)
+            self._kept.writes.flush()
         return record
 
     def report(self) -> dict[str, Any]:
@@ -182,7 +193,5 @@ class Wear:
 
     def close(self) -> None:
         """Write what is pending, then stop. Safe to call twice."""
-        if self._saver is not None:
-            self._saver.close()
         if self._kept is not None:
             self._kept.close()

@@ -22,6 +22,7 @@ from launcher.store.database import (
 from launcher.store.migrations import MIGRATIONS
 from launcher.store.reading import readable
 from launcher.store.transactions import transaction
+from launcher.store.write_behind import WriteBehind
 
 __all__ = [
     "APPLICATION_ID",
@@ -29,6 +30,7 @@ __all__ = [
     "STORE_FILE",
     "Store",
     "StoreError",
+    "WriteBehind",
     "Writer",
     "check_is_ours",
     "readable",

@@ -179,12 +179,16 @@ class Store:
 
 class Writer:
     """One connection kept open for a thread that writes often, such as the hopper's count as each card leaves:
-    opening a connection and reading the schema costs several times the write itself. For one thread at a time;
-    after a failure the connection is closed and the next write opens a new one."""
+    opening a connection and reading the schema costs several times the write itself. For one thread at a time.
+
+    Opened at once and kept through the disk's trouble: while one connection holds the store open, its write-ahead
+    log's index (the `-shm` file) stays as it is; the first connection to open a store truncates the index and must
+    grow it again, which a full card refuses, so that nothing could even read the store. After any other failure
+    the connection is closed and the next write opens a new one."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = store._open()
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -193,8 +197,9 @@ class Writer:
         try:
             with self._store._watched():
                 yield self._conn
-        except StoreError:
-            self.close()
+        except StoreError as e:
+            if e.trouble is None:
+                self.close()
             raise
 
     def close(self) -> None:

@@ -1,4 +1,6 @@
-"""The one way the store writes: BEGIN IMMEDIATE … COMMIT, so that a change is whole or not at all."""
+"""The one way the store writes: BEGIN IMMEDIATE … COMMIT, so that a change is whole or not at all; inside a
+transaction already open (the write-behind's, which gathers several parts' writes into one commit), a SAVEPOINT, so
+that a write that fails takes back only its own part."""
 
 from __future__ import annotations
 
@@ -19,13 +21,32 @@ class Connection(sqlite3.Connection):
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises."""
+    """BEGIN IMMEDIATE … COMMIT, or ROLLBACK if the block raises; within an open transaction, a savepoint."""
+    with _savepoint(conn) if conn.in_transaction else _begin(conn):
+        yield
+
+
+@contextmanager
+def _begin(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:  # re-raised: a transaction cut short by anything at all is rolled back
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a COMMIT that failed (a full disk) may have ended it already, or not
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
     if isinstance(conn, Connection) and conn.on_commit is not None:
         conn.on_commit()
+
+
+@contextmanager
+def _savepoint(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("SAVEPOINT part")
+    try:
+        yield
+    except BaseException:  # re-raised: only this part is taken back, the enclosing transaction goes on
+        conn.execute("ROLLBACK TO part")
+        conn.execute("RELEASE part")
+        raise
+    conn.execute("RELEASE part")

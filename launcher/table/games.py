@@ -3,9 +3,10 @@
 `GameDesk` owns one `Game` (scores) and one `Table` (turns and demands) from `launcher/game/`, both pure. Phones
 declare what was played and score rounds through it; the controller asks it whether a press must deal exact cards
 (classic UNO) and tells it of every press, which it attributes to whoever owes the launcher. Every change is saved
-(SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly. A change the store
-cannot take (a full or read-only disk) is refused with the StoreError, the game as it was; but a press has happened
-whatever the disk says: it is kept in memory and its save tried again until it goes through (`_resave`).
+(SQLite, `synchronous=FULL`) before it is published or answered, so a restart resumes exactly, in one commit with
+whatever waits in the store's write-behind (a press's events, the hopper's count: one commit a press). A change the
+store cannot take (a full or read-only disk) is refused with the StoreError, the game as it was; but a press has
+happened whatever the disk says: it is kept in memory and its save tried again until it goes through (`_resave`).
 
 Each job has its own home: the checks of what phones send in game_requests.py, what they are shown in
 game_view.py, the aiming servo in aiming.py (given as `on_change`), the rules themselves in launcher/game/.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -30,7 +32,7 @@ from launcher.game.attacks import Demand
 from launcher.game.entries import RoundEntry
 from launcher.press.hopper import NewestSaver
 from launcher.refusals import Refusal
-from launcher.store import Store, StoreError, game_table
+from launcher.store import Store, StoreError, WriteBehind, game_table
 from launcher.table import game_requests
 from launcher.table.game_view import game_view, table_view
 from launcher.table.history import UNREADABLE, History, read_state
@@ -65,9 +67,13 @@ class GameDesk:
         history: History,
         on_change: Callable[[Game, Table], None] | None = None,
         clock: Clock = REAL_CLOCK,
+        writes: WriteBehind | None = None,
     ) -> None:
         self._store = store
-        self._saver = store.writer()  # every change is saved under the lock, one at a time, often (each press)
+        # Every change is saved under the lock, one at a time, often (each press), through the daemon's write-behind:
+        # the press's events and the hopper's count waiting there go in the same commit (the SD card's wear).
+        self._own_writes = writes is None
+        self._writes = WriteBehind(store, clock=clock) if writes is None else writes
         self._unsaved = False  # a press's change is in play but not in the store yet: `_resaver` tries again
         # Handed a new number for each such press (the saver skips a repeat of what it last wrote).
         self._unsaved_presses = itertools.count()
@@ -167,9 +173,14 @@ class GameDesk:
         with self.starting(), self._lock:
             if self._id is not None and self._game is not None and not self._game.over:
                 self._history.settle(self._id, self._game, replaced=True)  # abandoned (a finished one is settled)
-            with self._saver.connect() as conn:
-                rounds = [_text(entry.to_dict()) for entry in game.entries]
-                self._id = game_table.new(conn, _text(_state(game, table, None)), rounds, time.time())
+            state, rounds = _text(_state(game, table, None)), [_text(entry.to_dict()) for entry in game.entries]
+            made: list[int] = []
+
+            def write(conn: sqlite3.Connection) -> None:
+                made[:] = [game_table.new(conn, state, rounds, time.time())]  # a try that was taken back: replaced
+
+            self._writes.now(write)
+            self._id = made[0]
             self._game, self._table, self._undo = game, table, None
             if self._on_change is not None:
                 self._on_change(game, table)
@@ -260,11 +271,12 @@ class GameDesk:
         return self.view()  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Save a press still kept in memory (once more), and close the kept connection once nothing changes the
-        game any more. Safe to call twice."""
+        """Save a press still kept in memory (once more), and stop a write-behind of its own once nothing changes
+        the game any more (the daemon's shared one is the daemon's to stop). Safe to call twice."""
         self._resaver.close()
-        with self._lock:
-            self._saver.close()
+        if self._own_writes:
+            with self._lock:
+                self._writes.close()
 
     @property
     def unsaved(self) -> bool:
@@ -285,8 +297,8 @@ class GameDesk:
         rounds the change scored or corrected are written: the state saved besides does not grow with the game."""
         assert self._id is not None and self._game is not None
         rounds = _changed(self._game.entries, game.entries)
-        with self._saver.connect() as conn:
-            game_table.save(conn, self._id, _text(_state(game, table, undo)), len(game.entries), rounds)
+        game_id, state = self._id, _text(_state(game, table, undo))
+        self._writes.now(lambda conn: game_table.save(conn, game_id, state, len(game.entries), rounds))
         self._unsaved = False  # the state saved holds any press kept in memory before
         if _ends_or_changes_an_end(self._game, game):
             self._history.settle(self._id, game)

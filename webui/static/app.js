@@ -22,7 +22,7 @@ import {
 import { confirmed } from "./confirm.js";
 import { setTension } from "./motion.js";
 import { phonePlayer, phoneCall, renderPrompt } from "./game.js";
-import { asked, faultReason, mayChangeTrouble } from "./gamestate.js";
+import { asked, BLOCKED_BY, faultReason, game, mayChangeTrouble } from "./gamestate.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
@@ -102,22 +102,13 @@ function renderConn() {
   $("conn-text").textContent = text;
 }
 
-// Trouble that the launcher would refuse a press for, or that a press cannot help (an empty hopper): the button
-// says why it cannot be pressed. Literal keys for tests/test_i18n.py.
-const BLOCKED_BY = {
-  lid_open: () => t("button.why_lid"),
-  fault: () => t("button.why_fault"),
-  board_lost: () => t("button.why_board"),
-  empty: () => t("button.why_empty"),
-  short: () => t("button.why_empty"),
-};
-
 // A phone that has not joined may not press: its press would only be refused, so it is told to join first. On
 // this phone's plain turn the button says that a tap is for a player who cannot play (it ends the turn).
 export function renderButton() {
   const button = $("press");
   const outsider = ui.joined === false;
-  const blocked = BLOCKED_BY[ui.trouble?.code];
+  // A press on an empty hopper can only fail: the count says so before anyone presses.
+  const blocked = BLOCKED_BY[ui.trouble?.code] ?? (ui.hopper?.remaining === 0 ? BLOCKED_BY.empty : undefined);
   button.disabled = ui.busy || outsider || Boolean(blocked);
   button.setAttribute("aria-busy", String(ui.busy));
   let caption;
@@ -214,6 +205,22 @@ function renderHopper() {
   const bar = $("hopper-bar");
   bar.max = Math.max(1, hopper?.loaded ?? 1);
   bar.value = hopper?.remaining ?? 0;
+  const low = hopperLow();
+  $("hopper-low").hidden = !low;
+  $("hopper-low").textContent = low;
+  renderButton();
+}
+
+// Under the button, before a press fails: the hopper is empty, or holds fewer cards than a press may take (what a
+// classic deal owes, else the most the shuffle's profile fires). Trouble that says it already (empty, short) wins.
+function hopperLow() {
+  const remaining = ui.hopper?.remaining;
+  if (remaining === undefined || ["empty", "short"].includes(ui.trouble?.code)) return "";
+  if (remaining === 0) return t("hopper.empty");
+  const deal = game.data?.scoreboard.over ? null : game.data?.table.pending?.cards;
+  const needed = deal || (ui.profiles?.find((p) => p.name === ui.shuffle?.profile)?.max_cards ?? 1);
+  if (remaining >= needed) return "";
+  return remaining === 1 ? t("hopper.low_one", { needed }) : t("hopper.low", { remaining, needed });
 }
 
 // A lost board has no banner: the prompt tells it, and that it comes back by itself (no Reset to ask for).
@@ -347,12 +354,17 @@ function pressItem(events) {
   let stopped = false; // a FAULT ended it: no outcome comes
   let owed = 0; // the hopper ran out: cards drawn that did not come out
   let trouble = null;
+  let cut = 0; // a FAULT cut this press's fire short: the cards out by then (its own count)
   for (const { type, data } of events) {
     player = data.player ?? player;
+    if (type === "hardware.fault") {
+      stopped = true;
+      if (data.press === pressed.data.press) cut = data.dispensed ?? 0;
+      continue;
+    }
     if (type === "launcher.missed") dispensed = 0;
     else if (data.dispensed !== undefined) dispensed = data.dispensed;
     jackpot ||= Boolean(data.jackpot);
-    stopped ||= type === "hardware.fault";
     owed = data.owed ?? owed;
     if (PRESS_TROUBLES.has(type) && !data.dispensed) trouble = troubleWhat(type, data);
   }
@@ -371,6 +383,10 @@ function pressItem(events) {
             ? ["○", t("line.nothing")]
             : [`🃏\uFE0F×${dispensed}`, dispensed === 1 ? t("line.card_one") : t("line.cards", values)];
   if (owed > 0) [symbol, what] = ["⚠", t("line.short", { what, owed })];
+  if (dispensed === null && cut) {
+    const out = cut === 1 ? t("line.card_one") : t("line.cards", { n: cut });
+    [symbol, what] = ["⚠", t("line.stopped_after", { what: out })];
+  }
   const li = document.createElement("li");
   li.dataset.type = "press";
   if (pressed.data.press) li.dataset.press = pressed.data.press;
@@ -451,6 +467,13 @@ function celebrateJackpot() {
 // launcher's own button does. When the table asks someone else, the phone asks first: "Press for Dee?".
 async function press(forPlayer = phonePlayer()) {
   if (ui.busy) return;
+  // Further down a queue (a Wild All Hit: one press each, in the order of play), this phone's player waits for
+  // whoever is due: the tap asks "Press for Mum?" rather than pressing ahead of her.
+  const due = asked();
+  if (forPlayer && due && forPlayer !== due && queued(forPlayer)) {
+    askPressFor(due);
+    return;
+  }
   ui.busy = true;
   askPressFor(null);
   renderButton();
@@ -468,6 +491,10 @@ async function press(forPlayer = phonePlayer()) {
     ui.busy = false;
     renderButton();
   }
+}
+
+function queued(player) {
+  return Boolean(game.data?.table.demands.some((demand) => demand.player === player));
 }
 
 // "Press for Dee?" under the button, or hidden (null). Yes presses for Dee; the question goes with any other press,
@@ -557,7 +584,7 @@ async function refreshState() {
 // What stops the table now (docs/API.md: `trouble`), told in every phone's prompt and on its button.
 function showTrouble(trouble) {
   ui.trouble = trouble ?? null;
-  renderButton();
+  renderHopper(); // and the button
   renderPrompt();
 }
 
@@ -583,6 +610,7 @@ async function loadProfiles() {
   const body = await request("GET", "/api/profiles");
   ui.profiles = body.profiles;
   renderProfileChoice();
+  renderHopper(); // the most a fire of the profile takes
   renderRules();
 }
 
@@ -702,7 +730,7 @@ function resumeStream() {
 function onSeated() {
   const question = $("press-for").dataset.player;
   if (question && question !== asked()) askPressFor(null);
-  renderButton();
+  renderHopper(); // what a classic deal owes, and the button
 }
 
 export async function start() {

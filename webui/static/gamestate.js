@@ -281,12 +281,15 @@ const TROUBLE_WHAT = {
   fault: () => t("trouble.fault"),
   board_lost: () => t("trouble.board_lost"),
 };
+// A jam the lid was opened and shut for (`opened`): nothing can tell whether the card is out, so the table is asked.
+// The lid open on a jam (`behind`): the card to take out before it is shut.
 const TROUBLE_DO = {
-  jam: () => t("trouble.do_jam"),
-  stuck: () => t("trouble.do_stuck"),
+  jam: ({ opened }) => (opened ? t("trouble.do_card_out") : t("trouble.do_jam")),
+  stuck: ({ opened }) => (opened ? t("trouble.do_card_out") : t("trouble.do_stuck")),
   empty: () => t("trouble.do_refill"),
   short: () => t("trouble.do_refill"),
-  lid_open: () => t("trouble.do_lid"),
+  lid_open: ({ behind }) =>
+    behind === "jam" ? t("trouble.do_lid_jam") : behind === "stuck" ? t("trouble.do_lid_stuck") : t("trouble.do_lid"),
   fault: () => t("trouble.do_fault"),
   board_lost: () => t("trouble.do_board"),
 };
@@ -297,6 +300,16 @@ function takesWords({ player, cards }, mine) {
   if (mine) return cards === 1 ? t("trouble.you_take_one") : t("trouble.you_take", values);
   return cards === 1 ? t("trouble.takes_one", values) : t("trouble.takes", values);
 }
+
+// Trouble that the launcher would refuse a press for, or that a press cannot help (an empty hopper): every phone's
+// button, and the table screen's, says why it cannot be pressed. Literal keys for tests/test_i18n.py.
+export const BLOCKED_BY = {
+  lid_open: () => t("button.why_lid"),
+  fault: () => t("button.why_fault"),
+  board_lost: () => t("button.why_board"),
+  empty: () => t("button.why_empty"),
+  short: () => t("button.why_empty"),
+};
 
 // The trouble in words, as every phone's prompt and the table screen tell it: `what` happened, what `todo`, and who
 // presses `after` ("" when nobody is named). `screen`: the table screen's own, `{ cause }` of a FAULT, which it names
@@ -313,13 +326,13 @@ export function troubleWords(trouble, screen = null) {
   const own = (player) => !screen && game.mine.length === 1 && game.mine[0] === player;
   const takes = trouble.owed.map((o) => (o.player ? takesWords(o, own(o.player)) : ""));
   const refill = screen && ["empty", "short"].includes(trouble.code);
-  const todo = [refill ? t("trouble.do_refill_phone") : (TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(), ...takes]
+  const todo = [refill ? t("trouble.do_refill_phone") : (TROUBLE_DO[trouble.code] ?? TROUBLE_DO.fault)(trouble), ...takes]
     .filter(Boolean)
     .join(" ");
   // A jammed press cost nobody their press: the same player presses again; after any other trouble, whoever the
   // table asks.
   const next = asked();
-  const again = ["jam", "stuck"].includes(trouble.code) && next && next === trouble.player;
+  const again = (["jam", "stuck"].includes(trouble.code) || trouble.behind) && next && next === trouble.player;
   const after = !next ? "" : again ? t("trouble.then_again", { player: next }) : t("trouble.then", { player: next });
   return { what, todo, after };
 }

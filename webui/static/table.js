@@ -8,6 +8,7 @@ import { request, refusal } from "./api.js";
 import { $, ui, t } from "./core.js";
 import {
   asked,
+  BLOCKED_BY,
   game,
   CARD,
   causeName,
@@ -34,6 +35,7 @@ const screen = {
   reload: null, // timer of the next GET /api/game
   faultCause: null, // /api/state's `fault_cause`: a FAULT is named with it
   troubleReads: 0, // only the newest read of the trouble is shown
+  shown: "", // what the launcher is doing or what came out, on the button's caption for now
 };
 
 // ---- The prompt: who must press, whose turn, who comes next ----
@@ -43,7 +45,7 @@ function renderPrompt() {
   let symbol = "";
   let text = t("tv.no_game");
   let cause = "";
-  let next = [];
+  let next = "";
   if (data?.scoreboard.over) {
     symbol = "🏆";
     text = t("prompt.over", { winners: names(data.scoreboard.winners) });
@@ -53,8 +55,7 @@ function renderPrompt() {
       symbol = pending.until_fire ? "🔥" : pending.cards ? CARD : "✋";
       text = demandText(pending);
       cause = pending.by ? t("prompt.by", { cause: causeName(pending.cause), by: pending.by }) : causeName(pending.cause);
-      next = demands.slice(1).map((demand) => demand.player);
-      if (current) next.push(t("table.turn_after", { player: current }));
+      next = nextWords(demands.slice(1).map((demand) => demand.player), current);
     } else {
       symbol = "▶";
       text = current ? t("prompt.turn", { player: current }) : t("prompt.free");
@@ -64,14 +65,23 @@ function renderPrompt() {
   $("tv-prompt").textContent = text;
   $("tv-cause").textContent = cause;
   $("tv-cause").hidden = !cause;
-  $("tv-queue").textContent = next.join(" · ");
-  $("tv-next").hidden = next.length === 0;
+  $("tv-next").textContent = next;
+  $("tv-next").hidden = !next;
+}
+
+// Who presses after the one asked, then whose turn it is, as one phrase: "Next: Ann and Ben, then Dad's turn", or
+// "Then Dad's turn" alone (never "Next: Then Dad's turn").
+function nextWords(queue, current) {
+  if (!queue.length) return current ? t("table.turn_after", { player: current }) : "";
+  const players = names(queue);
+  return current ? t("tv.next_then", { players, player: current }) : t("tv.next", { players });
 }
 
 // Trouble at the launcher (/api/state's `trouble`), in the words of every phone's prompt: what happened, what to do,
 // who presses after.
 function renderTrouble() {
   const trouble = ui.trouble;
+  renderDisc();
   $("tv-trouble").hidden = !trouble;
   if (!trouble) return;
   $("tv-trouble").dataset.code = trouble.code;
@@ -119,9 +129,18 @@ function reloadGame() {
 // the caption says it until OUTCOME_MS have passed.
 function showOutcome(text, lasts = true) {
   clearTimeout(screen.outcome);
-  $("tv-outcome").textContent = text;
+  screen.shown = text;
+  renderDisc();
   delete $("stage").dataset.jackpot;
   if (text && lasts) screen.outcome = setTimeout(() => showOutcome(""), OUTCOME_MS);
+}
+
+// While the launcher cannot take a press (a FAULT, the lid open, the board lost, an empty hopper) the disc is off as
+// every phone's button is: grey, its caption saying why, not the red of a button waiting for a press.
+function renderDisc() {
+  const blocked = BLOCKED_BY[ui.trouble?.code];
+  $("stage").toggleAttribute("data-blocked", Boolean(blocked));
+  $("tv-outcome").textContent = screen.shown || (blocked ? blocked() : "");
 }
 
 function onLauncher({ type, data }) {

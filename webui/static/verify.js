@@ -25,6 +25,9 @@ const fair = {
   checked: null, // the last ended shuffle: {shuffle, commitment, result} (result null while it is checked)
   newestEnded: 0, // the highest shuffle.ended number seen, so older ones in the history are not checked
   seenId: 0, // the newest event the last state read holds: the stream's older events are in it already
+  // A stream opened again replays what it missed (a seal, then its fix): this phone sends nothing until the state
+  // read of that reconnection says which phase the shuffle is in now, so it never reveals into a key already fixed.
+  catchingUp: false,
 };
 
 // ---- What this phone saw and added, kept across visits ----
@@ -91,13 +94,19 @@ function fairSealed(commitments) {
 
 async function fairRefresh() {
   let state;
+  fair.catchingUp = true;
   try {
     state = await readState();
   } catch (error) {
     if (error.status === 0) throw error;
     return;
+  } finally {
+    fair.catchingUp = false;
   }
-  if (!state) return; // older than events already followed
+  if (!state) {
+    fairTakePart(); // older than events already followed: those say the phase
+    return;
+  }
   fair.seenId = Math.max(fair.seenId, state.last_event_id ?? 0);
   fairFollow(state.shuffle);
 }
@@ -105,7 +114,7 @@ async function fairRefresh() {
 // This phone's part in the shuffle in play: its commitment while commitments are open, its bytes once they closed.
 function fairTakePart() {
   const shuffle = fair.shuffle;
-  if (!shuffle || fair.sending || !fairJoined()) return;
+  if (!shuffle || fair.sending || fair.catchingUp || !fairJoined()) return;
   const entry = fairMemory()[shuffle.commitment] ?? {};
   if (entry.late || entry.full || entry.other || entry.revealLate) return;
   if (shuffle.phase === "committing") {
