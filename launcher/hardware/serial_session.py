@@ -175,7 +175,7 @@ class Session:
             self.board_state = said.get("state", "unknown")
             fired = said.get("fire", "")
             self._fires.session_started(int(fired) if fired.isdigit() else 0)
-        configured = self._transact(Request("CONFIG", self._config), generation)
+        configured = self._transact(Request("CONFIG", framing.args("CONFIG", settings=self._config)), generation)
         if configured is None:
             return self._why_lost(generation, f"no answer from the board on {self._keeper.name}")
         if configured.cmd != "OK":
