@@ -246,8 +246,7 @@ class SerialHardware(Closing):
             if not self._session.ready:
                 raise LinkDown(f"the launcher board is not ready: {self._session.message}")
             job = self._fires.start(cards)
-            fire = framing.args("FIRE", cards=cards, max_ms=self._max_run_ms, pwm=self._pwm_percent)
-            self._session.submit(Request("FIRE", fire, job))
+            self._session.submit(Request("FIRE", job, cards=cards, max_ms=self._max_run_ms, pwm=self._pwm_percent))
         return job
 
     def _stop_motor(self) -> None:
@@ -267,8 +266,7 @@ class SerialHardware(Closing):
             self._arm_sent = True
             self._fires.arming(cards)
             # Two digits whatever the cards: a miss's line is as long as a fire's.
-            arm = framing.args("ARM", cards=f"{cards:02d}", max_ms=self._max_run_ms, pwm=self._pwm_percent)
-            self._session.submit(Request("ARM", arm))
+            self._session.submit(Request("ARM", cards=f"{cards:02d}", max_ms=self._max_run_ms, pwm=self._pwm_percent))
             return True
 
     def _disarm(self) -> SerialFireJob | None:
