@@ -135,6 +135,8 @@ def test_the_firmware_versions_come_from_the_table() -> None:
     assert serial_link.RELEASE_FIRMWARE == framing.since("UP") == 4
     assert framing.since("ARM") == framing.since("DISARM") == 3
     assert all(kind in (INT, framing.TEXT, PAIRS) for _, fields, _, _ in MESSAGES.values() for _, kind in fields)
+    # A field is read as an attribute of its Message: it must not hide the frame's own.
+    assert not {"name", "seq", "frame"} & {field for _, fields, _, _ in MESSAGES.values() for field, _ in fields}
 
 
 PRODUCT = [ROOT / "firmware", ROOT / "launcher", ROOT / "webui"]
