@@ -18,6 +18,133 @@ EVENT = "E"  # the sequence field of an unsolicited event
 MAX_SEQ = 65535
 MAX_LINE = 200  # bytes, without the newline; longer lines are noise
 _MAX_CMD = 8
+_MAX_DIGITS = 10  # a board's ticks_ms wraps below 2**30
+
+# Kinds of field: a decimal integer without sign; one token of text; every remaining `name=value` token.
+INT = "int"
+TEXT = "text"
+PAIRS = "pairs"
+# Who sends a message: the host (a command, which gets a reply) or the board (an event, `seq` E).
+HOST = "host"
+BOARD = "board"
+
+# Every command and event, declared once: both ends encode and decode them by these names. name: (sender,
+# ((field, kind), ...) in wire order, the firmware version that added it, how many trailing fields may be left
+# out). The board's replies (OK, ERR) carry `name=value` tokens and are not declared here. A new message goes
+# here, in its sender and in its handler; docs/FIRMWARE.md's tables list the same messages (a test holds it).
+MESSAGES = {
+    "HELLO": (HOST, (), 1, 0),
+    "PING": (HOST, (), 1, 0),
+    "STATUS": (HOST, (), 1, 0),
+    "FIRE": (HOST, (("cards", INT), ("max_ms", INT), ("pwm", INT)), 1, 0),
+    "ARM": (HOST, (("cards", INT), ("max_ms", INT), ("pwm", INT)), 3, 0),
+    "DISARM": (HOST, (), 3, 0),
+    "STOP": (HOST, (), 1, 0),
+    "CONFIG": (HOST, (("settings", PAIRS),), 1, 0),
+    "BOOT": (BOARD, (("id", TEXT),), 1, 0),
+    "BTN": (BOARD, (("ms", INT), ("fire", INT)), 1, 1),  # `fire` from version 3: the board fired from its arm
+    "UP": (BOARD, (("ms", INT),), 4, 0),
+    "CARD": (BOARD, (("n", INT),), 1, 0),
+    "JAM": (BOARD, (), 1, 0),
+    "STUCK": (BOARD, (), 1, 0),
+    "EMPTY": (BOARD, (), 1, 0),
+    "DONE": (BOARD, (("dispensed", INT), ("ms", INT), ("reason", TEXT), ("fire", INT)), 1, 0),
+    "LID": (BOARD, (("state", TEXT),), 1, 0),
+}
+
+
+class Refused(ValueError):
+    """A line that does not fit its message's declaration; the text names the message and the field."""
+
+
+def since(name):
+    """The firmware version that added the message `name`."""
+    return MESSAGES[name][2]
+
+
+def args(name, **values):
+    """The arguments of message `name` in declared order, from its fields by name. Refused for an undeclared
+    message, an unknown field, or a field left out that is not among the trailing optional ones."""
+    if name not in MESSAGES:
+        raise Refused(f"{name}: not a message of the protocol")
+    declared = MESSAGES[name][1]
+    names = [field for field, _ in declared]
+    for field in values:
+        if field not in names:
+            raise Refused(f"{name}: no field {field!r}")
+    out = []
+    for i in range(len(declared)):
+        field, kind = declared[i]
+        if values.get(field) is None:
+            if i < len(declared) - MESSAGES[name][3]:
+                raise Refused(f"{name}: field {field!r} is missing")
+            break  # the optional fields end here
+        value = values[field]
+        if kind == PAIRS:
+            out.extend(value)
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+def event(name, **values):
+    """The line of the board's event `name`, with its fields by name."""
+    return encode(EVENT, name, args(name, **values))
+
+
+class Message:
+    """A decoded frame whose fields are read by their declared names (`msg.cards`); a trailing optional field left
+    out reads None. `name`, `seq` and `frame` are the frame's."""
+
+    def __init__(self, frame, values):
+        self.frame = frame
+        self.seq = frame.seq
+        self.name = frame.cmd
+        for field in values:
+            setattr(self, field, values[field])
+
+    def __repr__(self):
+        return f"Message({self.frame!r})"
+
+
+def number(text):
+    """The integer a field spells (decimal digits, no sign), or None."""
+    if not 0 < len(text) <= _MAX_DIGITS:
+        return None
+    for ch in text:
+        if ch < "0" or ch > "9":
+            return None
+    return int(text)
+
+
+def parse(frame):
+    """The Message in a command or event Frame, its fields checked against MESSAGES; Refused (naming the message and
+    the field) when it does not fit: an undeclared name, a field missing, one too many, or not an integer."""
+    name = frame.cmd
+    if name not in MESSAGES:
+        raise Refused(f"{name}: not a message of the protocol")
+    sender, declared, _, optional = MESSAGES[name]
+    if (sender == BOARD) != (frame.seq == EVENT):
+        raise Refused(f"{name}: sent as {'an event' if frame.seq == EVENT else 'a command'}, declared by the {sender}")
+    given = frame.args
+    values = {}
+    for i in range(len(declared)):
+        field, kind = declared[i]
+        if kind == PAIRS:
+            values[field] = given[i:]
+            return Message(frame, values)
+        if i >= len(given):
+            if i < len(declared) - optional:
+                raise Refused(f"{name}: field {field!r} is missing")
+            values[field] = None
+            continue
+        value = given[i] if kind == TEXT else number(given[i])
+        if value is None:
+            raise Refused(f"{name}: field {field!r} is not an integer: {given[i]!r}")
+        values[field] = value
+    if len(given) > len(declared):
+        raise Refused(f"{name}: {len(given) - len(declared)} field(s) more than its {len(declared)}")
+    return Message(frame, values)
 
 
 def crc16(data):

@@ -57,15 +57,6 @@ _SETTING_NAMES = ("jam_ms", "card_gap_ms", "stuck_ms", "reverse_ms", "min_rest_m
 _ANSWER_FRESH = ("HELLO", "PING", "STATUS")  # change nothing worth remembering: a repeat is answered anew
 
 
-def _int(text):
-    if not 0 < len(text) <= 6:
-        return None
-    for ch in text:
-        if ch < "0" or ch > "9":
-            return None
-    return int(text)
-
-
 class Launcher:
     """The board's whole behaviour. Call `receive(bytes)` with what the host sent and `poll()` every ~1 ms."""
 
@@ -130,11 +121,22 @@ class Launcher:
         self._retried = False
         self._outcome = ("none", 0)  # reason and ms of a fire that has stopped counting (its pull-back runs)
 
+        # The host's commands (framing.MESSAGES declares their fields): name -> handler(message) -> reply tokens.
+        self._handlers = {
+            "HELLO": self._hello,
+            "PING": self._ping,
+            "STATUS": self._status_full,
+            "FIRE": self._fire,
+            "ARM": self._arm_fire,
+            "DISARM": self._disarm,
+            "STOP": self._stop_fire,
+            "CONFIG": self._configure,
+        }
         self._button.irq(self._on_button, Pin.IRQ_FALLING)
         self._beam.irq(self._on_beam, Pin.IRQ_FALLING)
         if self._lid is not None:
             self._lid.irq(self._on_lid, Pin.IRQ_FALLING | Pin.IRQ_RISING)
-        self._event("BOOT", boot_id)
+        self._event("BOOT", id=boot_id)
 
     # --- interrupt handlers: timestamps and counters, and the roller's stop at the last card ----------------
 
@@ -173,45 +175,52 @@ class Launcher:
         # is stale, and the same line again (its sequence number wrapped round) is a new command.
         self._remembered = None
         if frame.cmd in _ANSWER_FRESH:
-            reply = self._execute(frame.cmd, frame.args)
+            reply = self._execute(frame)
         elif remembered is not None and remembered[0] == key:
             reply = remembered[1]  # a retransmission: its reply got lost, the command did not
             self._remembered = remembered
             self.replays += 1
         else:
-            reply = self._execute(frame.cmd, frame.args)
+            reply = self._execute(frame)
             self._remembered = (key, reply)
         self._write(framing.encode(frame.seq, reply[0], reply[1:]))
 
-    def _execute(self, cmd, args):
-        if cmd == "PING":
-            return self._status(False)
-        if cmd == "STATUS":
-            return self._status(True)
-        if cmd == "HELLO":
-            self._arm = None  # a new host session decides its presses afresh
-            if self.state == FIRING:
-                self._finish("stop")  # a new host session: whatever the old one started ends here
-            self.state = IDLE
-            tokens = self._status(True)
-            tokens.append("fw=" + VERSION)
-            return tokens
-        if cmd == "FIRE":
-            self._arm = None  # the host fires itself: a press must not fire a second time
-            return self._fire(args)
-        if cmd == "ARM":
-            return self._arm_fire(args)
-        if cmd == "DISARM":
-            self._arm = None
-            return ["OK", f"fire={self.fires}"]
-        if cmd == "STOP":
-            self._arm = None
-            if self.state == FIRING:
-                self._finish("stop")
-            return ["OK"]
-        if cmd == "CONFIG":
-            return self._configure(args)
-        return ["ERR", "cmd"]
+    def _execute(self, frame):
+        handler = self._handlers.get(frame.cmd)
+        if handler is None:
+            return ["ERR", "cmd"]
+        if frame.cmd == "FIRE":
+            self._arm = None  # the host fires itself, whatever the reply: a press must not fire a second time
+        try:
+            message = framing.parse(frame)
+        except framing.Refused:
+            return ["ERR", "args"]
+        return handler(message)
+
+    def _hello(self, message):
+        self._arm = None  # a new host session decides its presses afresh
+        if self.state == FIRING:
+            self._finish("stop")  # a new host session: whatever the old one started ends here
+        self.state = IDLE
+        tokens = self._status(True)
+        tokens.append("fw=" + VERSION)
+        return tokens
+
+    def _ping(self, message):
+        return self._status(False)
+
+    def _status_full(self, message):
+        return self._status(True)
+
+    def _disarm(self, message):
+        self._arm = None
+        return ["OK", f"fire={self.fires}"]
+
+    def _stop_fire(self, message):
+        self._arm = None
+        if self.state == FIRING:
+            self._finish("stop")
+        return ["OK"]
 
     def _status(self, full):
         tokens = ["OK", "boot=" + self.boot_id, "state=" + self.state, f"fire={self.fires}"]
@@ -227,12 +236,12 @@ class Launcher:
             tokens.append("armed=" + ("none" if self._arm is None else str(self._arm[0])))
         return tokens
 
-    def _configure(self, args):
+    def _configure(self, message):
         changes = {}
-        for arg in args:
+        for arg in message.settings:
             i = arg.find("=")
             name = arg[:i]
-            value = _int(arg[i + 1 :])
+            value = framing.number(arg[i + 1 :])
             if i <= 0 or value is None:
                 return ["ERR", "args"]
             if name not in SETTINGS:
@@ -247,15 +256,11 @@ class Launcher:
             tokens.append(f"{name}={self.settings[name]}")
         return tokens
 
-    def _fire_args(self, args, least=1):
+    def _fire_args(self, message, least=1):
         """FIRE's and ARM's checks: (cards, max_ms, pwm), or the error reply; `least`: the fewest cards."""
-        if len(args) != 3:
-            return ["ERR", "args"]
-        cards = _int(args[0])
-        max_ms = _int(args[1])
-        pwm = _int(args[2])
-        if cards is None or max_ms is None or pwm is None:
-            return ["ERR", "args"]
+        cards = message.cards
+        max_ms = message.max_ms
+        pwm = message.pwm
         if not (least <= cards <= MAX_CARDS and 1 <= max_ms <= self._max_run_ms and 1 <= pwm <= 100):
             return ["ERR", "range"]
         if self.state == SAFE:
@@ -266,8 +271,8 @@ class Launcher:
             return ["ERR", "lid"]
         return (cards, max_ms, pwm)
 
-    def _fire(self, args):
-        checked = self._fire_args(args)
+    def _fire(self, message):
+        checked = self._fire_args(message)
         if isinstance(checked, list):
             return checked
         now = self._clock.ticks_ms()
@@ -276,8 +281,8 @@ class Launcher:
         self._start(checked, now)
         return ["OK", f"fire={self.fires}"]
 
-    def _arm_fire(self, args):
-        checked = self._fire_args(args, 0)  # 0 cards: the press is a miss, armed as a fire is
+    def _arm_fire(self, message):
+        checked = self._fire_args(message, 0)  # 0 cards: the press is a miss, armed as a fire is
         if isinstance(checked, list):
             return checked
         self._arm = checked  # no rest check: the press comes later, and is checked then
@@ -329,14 +334,14 @@ class Launcher:
             self._arm = None  # any press uses the arm up, fired or not: the host decides the ones it did not fire
             if arm is not None and arm[0] and self.state == IDLE and not self.lid_open and not self._resting(now):
                 self._start(arm, now)  # motor first, then the word: the reflex waits for nothing
-                self._event("BTN", self._press_ms, self.fires)
+                self._event("BTN", ms=self._press_ms, fire=self.fires)
             else:
-                self._event("BTN", self._press_ms)
+                self._event("BTN", ms=self._press_ms)
         if self._button.value() == 0:
             self._btn_low_ms = now
         elif not self._btn_armed and self._clock.ticks_diff(now, self._btn_low_ms) >= self.settings["debounce_ms"]:
             self._btn_armed = True
-            self._event("UP", self._btn_low_ms)  # let go for good: the host times a hold from BTN to here
+            self._event("UP", ms=self._btn_low_ms)  # let go for good: the host times a hold from BTN to here
 
     def _poll_lid(self, now):
         if self._lid is None:
@@ -348,7 +353,7 @@ class Launcher:
                 self._arm = None
             if is_open and self.state == FIRING:
                 self._finish("lid")
-            self._event("LID", "open" if is_open else "closed")
+            self._event("LID", state="open" if is_open else "closed")
 
     def _poll_fire(self, now):
         elapsed = self._clock.ticks_diff(now, self._fire_start)
@@ -411,7 +416,7 @@ class Launcher:
         while self._cards_sent < count:
             self._cards_sent += 1
             self._progress_ms = self._card_ms
-            self._event("CARD", self._cards_sent)
+            self._event("CARD", n=self._cards_sent)
 
     def _stop(self, reason, now):
         """The fire stops counting: note how it ended, pull back a card left sticking out, then report it."""
@@ -443,7 +448,7 @@ class Launcher:
         self._last_done = (self.fires, self._cards_sent, ms, reason)
         self._stopped_ms = self._clock.ticks_ms()
         self.state = IDLE
-        self._event("DONE", self._cards_sent, ms, reason, self.fires)
+        self._event("DONE", dispensed=self._cards_sent, ms=ms, reason=reason, fire=self.fires)
 
     def _empty(self):
         return self._hopper is not None and self._hopper.value() == 1
@@ -461,8 +466,8 @@ class Launcher:
         self._forward_duty = forward
         self._reverse_duty = reverse
 
-    def _event(self, name, *args):
-        self._write(framing.encode(framing.EVENT, name, args))
+    def _event(self, name, **fields):
+        self._write(framing.event(name, **fields))
 
 
 def run():

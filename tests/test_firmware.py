@@ -360,6 +360,21 @@ def test_fire_arguments_are_checked() -> None:
     assert rig.forward.starts == 0
 
 
+def test_a_command_that_does_not_fit_its_declaration_is_refused_and_changes_nothing() -> None:
+    """framing.MESSAGES declares each command's fields: one too many, or not an integer, is `ERR args`, the same
+    answer wherever the board would have read the fields."""
+    rig = Rig().armed()
+    assert rig.send("FIRE", 3, 1000, 80, 1).args == ("args",)
+    assert rig.send("FIRE", 3, "1e3", 80).args == ("args",)
+    assert rig.send("FIRE", "+3", 1000, 80).args == ("args",)
+    assert rig.send("FIRE", 3, 1000, "80%").args == ("args",)
+    assert rig.send("STOP", "now").args == ("args",)
+    assert rig.send("DISARM", 1).args == ("args",)
+    assert rig.forward.starts == 0
+    status = dict(a.split("=", 1) for a in rig.send("STATUS").args)
+    assert (status["state"], status["fire"]) == ("IDLE", "0")
+
+
 @pytest.mark.parametrize("start_ms", [0, WRAP - 700], ids=["plain", "ticks-wrap"])
 def test_host_silence_stops_the_motor_within_1500_ms_and_latches_safe(start_ms: int) -> None:
     rig = Rig(start_ms=start_ms, cards_per_second=0.5).armed(jam_ms=10000)

@@ -82,6 +82,40 @@ print("bad", parser.bad)
     assert parser.bad >= 2 and len(frames) == len(FRAMES) + 1
 
 
+MISFITS = [
+    (EVENT, "DONE", ("3", "412", "count")),
+    (EVENT, "DONE", ("3", "4x2", "count", "1")),
+    (EVENT, "LID", ("open", "now")),
+    (EVENT, "WARP", ()),
+    (7, "FIRE", ("+3", "4000", "80")),
+    (7, "BTN", ("1",)),
+]
+
+
+def test_the_message_table_reads_and_refuses_alike_under_micropython(micropython: Path) -> None:
+    """framing.MESSAGES is read on the board too: named fields, optional ones and the refusals' words agree."""
+    code = f"""
+import framing
+print(framing.event("DONE", fire=1, reason="count", ms=412, dispensed=3).decode().strip())
+print(framing.event("BTN", ms=81234).decode().strip())
+m = framing.parse(framing.Frame(5, "FIRE", ("03", "4000", "80")))
+print(m.cards, m.max_ms, m.pwm, framing.parse(framing.Frame("E", "BTN", ("9",))).fire)
+for seq, cmd, args in {MISFITS!r}:
+    try:
+        framing.parse(framing.Frame(seq, cmd, args))
+        print("taken")
+    except framing.Refused as e:
+        print(e)
+"""
+    out = run_script(micropython, code).splitlines()
+    expected = ["E DONE 3 412 count 1 *3E80", "E BTN 81234 *7E48", "3 4000 80 None"]
+    for frame in MISFITS:
+        with pytest.raises(framing.Refused) as refused:
+            framing.parse(Frame(*frame))
+        expected.append(str(refused.value))
+    assert out == expected
+
+
 # --- run(): the board's loop -------------------------------------------------------------------------------------
 
 

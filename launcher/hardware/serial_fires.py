@@ -15,7 +15,7 @@ report that fire's cards as this one's.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from launcher.clock import Clock
 from launcher.hardware import framing
@@ -112,13 +112,13 @@ class FireTracker:
         """An ARM goes out: its answer may be lost, and the press the board fires from it told first."""
         self.armed = self._arm_cards = cards
 
-    def answered(self, cmd: str, args: tuple[object, ...], reply: framing.Frame) -> None:
+    def answered(self, cmd: str, sent: Mapping[str, object], reply: framing.Frame) -> None:
         """A command's reply, as the reader reads it: what it did to the board's arm (DISARM's fire count may tell
         of a fire the board made from it first)."""
         if cmd == "DISARM":
             self.told_fires(fields(reply.args).get("fire", ""))
         if cmd == "ARM":
-            self.armed = int(str(args[0])) if reply.cmd == "OK" else None
+            self.armed = int(str(sent["cards"])) if reply.cmd == "OK" else None
         elif cmd in ("DISARM", "FIRE", "STOP"):
             self.armed = None
 

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 # The first firmware version armed: 5, which takes an ARM of 0 cards for a miss. Versions 3 and 4 know ARM only
 # for a fire, and arming only the fires would tell anyone who can see the wire which presses fire: never armed.
 REFLEX_FIRMWARE = 5
-RELEASE_FIRMWARE = 4  # the first that tells the button's release (E UP)
+RELEASE_FIRMWARE = framing.since("UP")  # the first that tells the button's release
 MAX_CARDS = 99  # the firmware's most cards in one fire: two digits
 DISARM_WAIT_S = 2 * TRIES * REPLY_TIMEOUT_S  # the command in flight's tries, then DISARM's own
 
@@ -169,6 +169,18 @@ class SerialHardware(Closing):
         self._last_reflex: SerialFireJob | None = None
         self._arm_sent = False  # an ARM went out since the last DISARM: its answer may not be read yet
         self._fires = FireTracker(clock=clock, max_run_ms=dispense.max_run_ms, on_reflex=self._reflexed)
+        # The board's events (framing.MESSAGES declares their fields): name -> (handler, heard before the link is up).
+        self._handlers: dict[str, tuple[Callable[[framing.Message], None], bool]] = {
+            "BOOT": (self._on_boot, True),
+            "LID": (self._on_lid, True),
+            "BTN": (self._on_btn, False),
+            "UP": (self._on_up, False),
+            "CARD": (self._on_card, False),
+            "JAM": (self._on_news, False),
+            "STUCK": (self._on_news, False),
+            "EMPTY": (self._on_news, False),
+            "DONE": (self._on_done, False),
+        }
         self._keeper = PortKeeper(
             opener or (lambda: SerialPort(port, baudrate)),
             name=port,
@@ -234,7 +246,7 @@ class SerialHardware(Closing):
             if not self._session.ready:
                 raise LinkDown(f"the launcher board is not ready: {self._session.message}")
             job = self._fires.start(cards)
-            self._session.submit(Request("FIRE", (cards, self._max_run_ms, self._pwm_percent), job))
+            self._session.submit(Request("FIRE", job, cards=cards, max_ms=self._max_run_ms, pwm=self._pwm_percent))
         return job
 
     def _stop_motor(self) -> None:
@@ -254,7 +266,7 @@ class SerialHardware(Closing):
             self._arm_sent = True
             self._fires.arming(cards)
             # Two digits whatever the cards: a miss's line is as long as a fire's.
-            self._session.submit(Request("ARM", (f"{cards:02d}", self._max_run_ms, self._pwm_percent)))
+            self._session.submit(Request("ARM", cards=f"{cards:02d}", max_ms=self._max_run_ms, pwm=self._pwm_percent))
             return True
 
     def _disarm(self) -> SerialFireJob | None:
@@ -300,41 +312,49 @@ class SerialHardware(Closing):
                 self._session.reply(frame)
             return
         try:
-            self._event(frame.cmd, frame.args)
-        except (ValueError, IndexError):
-            log.warning("malformed event from the board: %r", frame)
-
-    def _event(self, name: str, args: tuple[str, ...]) -> None:
+            message = framing.parse(frame)
+        except framing.Refused as refused:  # the one place a line that does not fit its declaration is refused
+            log.warning("refused a line from the board: %s", refused)
+            return
+        handler, anytime = self._handlers[message.name]
         with self._cond:
-            session = self._session
-            if name == "BOOT":
-                if session.boot_id is not None and args[0] != session.boot_id:
-                    session.lose(f"the board restarted (boot id {args[0]}, was {session.boot_id})")
-                return
-            if name == "LID":  # the lid's news is current from HELLO's answer on, though CONFIG is not answered yet
-                if session.greeted:
-                    self._lid_moved(args[0] == "open")
-                return
-            if not session.ready:
-                return  # from before the handshake: stale
-            if name == "BTN":
-                if len(args) == 1:  # the board did not fire: the host decides, and the arm is gone
-                    self._fires.armed = None
-                    self._dispatch.put(self._pressed)
-                elif self._fires.reflex(int(args[1])) is None:
-                    log.error("the board fired on its button (fire %s) with no arm the host knows of", args[1])
-                self._button_changed(True)
-            elif name == "UP":
-                self._button_changed(False)
-            elif name == "CARD":
-                for _ in range(self._fires.card(int(args[0]))):
-                    self._dispatch.put(self._card)
-            elif name == "DONE":
-                self._fires.reflex(int(args[3]))  # a fire from the arm whose BTN line was lost, if it is one
-                self._fires.done(int(args[3]), int(args[0]), int(args[1]), args[2])
-                if session.board_state == "FIRING":  # until the next heartbeat says so itself
-                    session.board_state = "IDLE"
-            # JAM, STUCK and EMPTY are followed by DONE, which carries the reason.
+            if anytime or self._session.ready:  # before the handshake, other news is stale
+                handler(message)
+
+    # --- the board's events, one handler each (framing.MESSAGES declares their fields), with the lock held ------
+
+    def _on_boot(self, message: framing.Message) -> None:
+        session = self._session
+        if session.boot_id is not None and message.id != session.boot_id:
+            session.lose(f"the board restarted (boot id {message.id}, was {session.boot_id})")
+
+    def _on_lid(self, message: framing.Message) -> None:
+        if self._session.greeted:  # current from HELLO's answer on, though CONFIG is not answered yet
+            self._lid_moved(message.state == "open")
+
+    def _on_btn(self, message: framing.Message) -> None:
+        if message.fire is None:  # the board did not fire: the host decides, and the arm is gone
+            self._fires.armed = None
+            self._dispatch.put(self._pressed)
+        elif self._fires.reflex(message.fire) is None:
+            log.error("the board fired on its button (fire %s) with no arm the host knows of", message.fire)
+        self._button_changed(True)
+
+    def _on_up(self, message: framing.Message) -> None:
+        self._button_changed(False)
+
+    def _on_card(self, message: framing.Message) -> None:
+        for _ in range(self._fires.card(message.n)):
+            self._dispatch.put(self._card)
+
+    def _on_done(self, message: framing.Message) -> None:
+        self._fires.reflex(message.fire)  # a fire from the arm whose BTN line was lost, if it is one
+        self._fires.done(message.fire, message.dispensed, message.ms, message.reason)
+        if self._session.board_state == "FIRING":  # until the next heartbeat says so itself
+            self._session.board_state = "IDLE"
+
+    def _on_news(self, message: framing.Message) -> None:
+        """JAM, STUCK and EMPTY: a DONE follows, which carries the reason."""
 
     def _lid_moved(self, is_open: bool) -> None:
         """With the lock held: the board told that the lid opened or closed."""

@@ -44,9 +44,12 @@ def config_args(dispense: DispenseConfig) -> tuple[str, ...]:
 
 
 class Request:
-    def __init__(self, cmd: str, args: tuple[object, ...] = (), job: SerialFireJob | None = None) -> None:
+    """One command, its fields by the names framing.MESSAGES declares (checked there as it is made)."""
+
+    def __init__(self, cmd: str, job: SerialFireJob | None = None, **fields: object) -> None:
         self.cmd = cmd
-        self.args = args
+        self.fields = fields
+        self.args = framing.args(cmd, **fields)  # in wire order
         self.job = job  # a FIRE's
         self.seq = -1
         self.reply: framing.Frame | None = None
@@ -123,7 +126,7 @@ class Session:
         if request is not None and request.seq == frame.seq and request.reply is None:
             request.reply = frame
             # Here, in the wire's order with the events: an event after the reply is news since it.
-            self._fires.answered(request.cmd, request.args, frame)
+            self._fires.answered(request.cmd, request.fields, frame)
             if request.cmd == "HELLO" and frame.cmd == "OK":
                 self.greeted = True
                 self._on_hello(fields(frame.args))
@@ -175,7 +178,7 @@ class Session:
             self.board_state = said.get("state", "unknown")
             fired = said.get("fire", "")
             self._fires.session_started(int(fired) if fired.isdigit() else 0)
-        configured = self._transact(Request("CONFIG", self._config), generation)
+        configured = self._transact(Request("CONFIG", settings=self._config), generation)
         if configured is None:
             return self._why_lost(generation, f"no answer from the board on {self._keeper.name}")
         if configured.cmd != "OK":
