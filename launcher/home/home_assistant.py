@@ -27,7 +27,7 @@ from launcher import __version__
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import MqttConfig
 from launcher.home.moments import EVENT_TYPES, moments_topic
-from launcher.home.mqtt import Message, table_topic
+from launcher.home.topics import Message, table_topic
 
 MIGRATE = json.dumps({"migrate_discovery": True})
 BIRTH = "online"

@@ -17,7 +17,7 @@ from typing import Any
 
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.events import Event, EventBus, EventType
-from launcher.home.mqtt import Message, table_topic
+from launcher.home.topics import Message, table_topic
 from launcher.threads import StoppableThread
 
 FRESH_S = 60.0  # older, a moment would flash a light for nothing

@@ -45,6 +45,7 @@ from launcher.config import TOURNAMENT_LEVEL, MqttConfig
 from launcher.errors import LauncherError
 from launcher.events import Event, EventBus, EventType
 from launcher.home.mqtt_link import MqttLink, RefusalLog
+from launcher.home.topics import ROOT, Message, table_topic
 from launcher.home.tournament_post import TournamentPost
 from launcher.store import Store, StoreError, mqtt_table
 from launcher.threads import StoppableThread
@@ -54,7 +55,6 @@ if TYPE_CHECKING:  # built by the daemon, it builds its messages with this modul
 
 log = logging.getLogger(__name__)
 
-ROOT = "uno-launcher"
 SESSION_EXPIRY_S = 7 * 24 * 3600  # the broker keeps our session (and what it queued for us) this long offline
 BATCH = 256  # events read and published before their acknowledgements are awaited
 IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
@@ -99,23 +99,12 @@ class Unexpected(LauncherError, ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Message:
-    topic: str
-    payload: str
-    retain: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Snapshot:
     """The launcher's state as it stands, sent (retained) at each connection."""
 
     hopper: int
     fault: bool
     under_voltage: bool = False  # the Pi's own warning (launcher/system/power.py)
-
-
-def table_topic(table: str, *levels: str) -> str:
-    return "/".join((ROOT, table, *levels))
 
 
 def tournament_topic(*levels: str) -> str:
