@@ -52,3 +52,20 @@ def test_the_web_layer_never_touches_the_hardware(path: Path) -> None:
 @pytest.mark.parametrize("path", [p for p in files("launcher") if p.name != "daemon.py"], ids=lambda p: p.name)
 def test_only_the_daemon_imports_the_web_layer(path: Path) -> None:
     assert {name for name in project_imports(path) if name.startswith("webui")} == set()
+
+
+# launcher/'s packages from the bottom up: each imports only those below it (and the shared modules at the root),
+# so a newcomer can read them in this order and no package needs one above it.
+PACKAGES = ("game", "hardware", "store", "system", "access", "fairplay", "press", "table", "home")
+COMPOSITION = ("launcher.daemon", "launcher.cli", "launcher.__main__")
+
+
+@pytest.mark.parametrize(
+    "path", [p for name in PACKAGES for p in files(f"launcher/{name}")], ids=lambda p: p.parent.name + "/" + p.name
+)
+def test_a_package_imports_only_the_packages_below_it(path: Path) -> None:
+    below = PACKAGES[: PACKAGES.index(path.parent.name) + 1]
+    above = {f"launcher.{name}" for name in PACKAGES if name not in below}
+    reached = {name for name in project_imports(path) for a in above if name == a or name.startswith(a + ".")}
+    assert reached == set()
+    assert {name for name in project_imports(path) if name.startswith(COMPOSITION)} == set()
