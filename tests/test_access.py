@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from flask.testing import FlaskClient
 
-from launcher.access.book import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
 from launcher.access import book as access
+from launcher.access.book import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, access_tables
 from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config, start_daemon

@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from launcher.access.book import PinGuard, Role, TooManyTries
 from launcher.access import book as access_module
+from launcher.access.book import PinGuard, Role, TooManyTries
 from launcher.access.doorbell import (
     CHECKED_PER_HOLD,
     CODE_ALPHABET,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from launcher import cli
-from launcher.access.book import AccessBook, Role
 from launcher.access import book as access
+from launcher.access.book import AccessBook, Role
 from launcher.config import Config
 from launcher.daemon import Daemon, StartupError
 from launcher.store import STORE_FILE, Store, access_tables

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.access.book import AccessBook, Role
 from launcher.access import book as access
+from launcher.access.book import AccessBook, Role
 from launcher.clock import Event, RealClock
 from launcher.store import Store
 from launcher.store.database import STORE_FILE
