@@ -35,6 +35,7 @@ from tests.conftest import RunningDaemon, joined_client, start_daemon
 from tests.test_attack_connections import PROBE_S, _host_port, _join_from, new_phone
 from tests.test_beacon import ANSWER, BEACON, ROUND, SIGNATURE
 from tests.test_red_team_45 import GAME, daemon_playing
+from tests.test_red_team_45_net import _press
 from tests.virtual_clock import VirtualClock
 
 # --- 3. the beacon: a hostile relay ----------------------------------------------------------------------------------
@@ -409,18 +410,46 @@ def _probes(daemon: RunningDaemon, first: int) -> list[bool]:
     return results
 
 
+STREAM_DOOR = (
+    "webui/stream.py events() calls MARK_STREAM (launcher/turns.py Turns.streaming: the request leaves its party's "
+    "share) before _events() replays from the disk what memory no longer holds (stream.py:145-148), on the request's "
+    "thread, into waitress's outbuf, which blocks that thread at OUTBUF_HIGH_WATERMARK until DRAIN_S (10 s) cuts it; "
+    "so 32 threads serve 4 rounds of such replays in turn while nothing else is served (and a session's fifth "
+    "stream makes its oldest give way, StreamGate.admit, without ending a replay still on its thread). "
+    "Controls (the guest's flood, measured apart): from the current event id, or over a 200-event log: 16 of 16. "
+    "Fix: keep a stream on its "
+    "party's share until it is handed over, check given_way between replay pages, and bound what one stream "
+    "replays from the disk (beyond it, tell the page to read /api/state)."
+)
+
+
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="DOOR: webui/stream.py events() calls MARK_STREAM (launcher/turns.py Turns.streaming: no party's share "
-    "any more) before _events() replays from the disk what memory no longer holds (stream.py:145-148), on the "
-    "request's thread, into waitress's outbuf, which blocks that thread at OUTBUF_HIGH_WATERMARK until DRAIN_S (10 s) "
-    "cuts it; and a session's fifth stream makes its oldest give way (StreamGate.admit) without ending a replay "
-    "still on its thread. A guest with 32 sessions (joins from 8 addresses) opening 4 streams each from "
-    "Last-Event-ID 0 every 4 s, never read, against a 20,000-event log: new phones 5 of 16 and 4 of 16 "
-    "(controls: the same flood from the current id, or a 200-event log: 16 of 16). Fix: count a stream against "
-    "its party's share until it is handed over, check given_way between replay pages, and bound what one "
-    "stream replays from the disk (beyond, an `event: reload` so the page reads /api/state).",
+    reason="DOOR: a stranger without a PIN, ONE wave of 128 requests (2 from each of 64 addresses) for "
+    "/api/events with Last-Event-ID: 0 on a 20,000-event log, never read, closes the server: new phones 0 of 8 "
+    "(measured apart: 0 of 19 probes for 48 s after the wave, then 21 of 21), and the family's joined phone "
+    "gets no answer to a press within 5 s for 30 s (6 of 6). " + STREAM_DOOR,
+)
+def test_strangers_streams_asking_for_the_whole_log_never_read_do_not_close_the_table(
+    daemon_with_a_long_log: RunningDaemon,
+) -> None:
+    daemon = daemon_with_a_long_log
+    holders = [(f"127.0.0.{2 + n // 2}", "") for n in range(128)]
+    with _streams_from_the_start(daemon, holders, every_s=60.0):  # one wave within the probes
+        results = _probes(daemon, first=1)
+        pressed = _press(daemon)
+    print(f"\nstrangers' 128 streams from the log's start: new phones {sum(results)} of {len(results)}; {pressed}")
+    assert all(results) and pressed == 200, f"new phones got in {sum(results)} of {len(results)}; press: {pressed}"
+
+
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.xfail(
+    strict=True,
+    reason="DOOR: a guest with 32 sessions (joins from 8 addresses: 4 each, within the default 10 a minute; a right "
+    "PIN spends no budget) opening 4 streams each from Last-Event-ID 0 every 4 s, never read: new phones 1 of 8 "
+    "here, 5 and 4 of 16 measured apart. " + STREAM_DOOR,
 )
 def test_a_guests_streams_asking_for_the_whole_log_never_read_do_not_lock_new_phones_out(
     daemon_with_a_long_log: RunningDaemon,
@@ -433,21 +462,6 @@ def test_a_guests_streams_asking_for_the_whole_log_never_read_do_not_lock_new_ph
         results = _probes(daemon, first=1)
     print(f"\na guest's 128 streams from the log's start: new phones {sum(results)} of {len(results)} in {PROBE_S} s")
     assert all(results), f"new phones got in {sum(results)} of {len(results)}"
-
-
-@pytest.mark.slow
-@pytest.mark.long
-def test_strangers_streams_asking_for_the_whole_log_never_read_do_not_lock_new_phones_out(
-    daemon_with_a_long_log: RunningDaemon,
-) -> None:
-    """The same from 64 strangers' addresses, 2 streams each (the gate's 128 for strangers), waves every 2 s.
-    Measured: 15 of 16, 14 of 16 (the first probe, during the first wave's replays, fails)."""
-    daemon = daemon_with_a_long_log
-    holders = [(f"127.0.0.{2 + n // 2}", "") for n in range(128)]
-    with _streams_from_the_start(daemon, holders, every_s=2.0):
-        results = _probes(daemon, first=1)
-    print(f"\nstrangers' 128 streams from the log's start: new phones {sum(results)} of {len(results)}")
-    assert sum(results) / len(results) >= 0.75
 
 
 # --- 1. the network's guessing budget, spent by a stranger -----------------------------------------------------------
