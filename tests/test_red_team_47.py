@@ -90,15 +90,6 @@ def _settled_by_the_deadline(clock: VirtualClock, answers: dict[str, bytes]) -> 
     return pending.settled
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR: launcher/beacon.py fetch_signature catches (OSError, ValueError) around json.loads, but JSON nested "
-    "past the recursion limit raises RecursionError (a RuntimeError): one relay's 4,000 '[' (under MAX_ANSWER) "
-    "ends beacon_wait.PendingBeacon._run's thread, the round never settles, mixing._due() stays False and every "
-    "press of the shuffle is refused 'the launcher waits for drand round N' for good; a good relay listed after "
-    "it is never asked. Fix: catch RecursionError too (or parse with a depth bound, launcher/text.nests_deeper), "
-    "and settle None in a finally so the wait always ends by its deadline.",
-)
 @pytest.mark.parametrize(
     ("answers", "expected"),
     [
@@ -160,14 +151,6 @@ def _relay(address: str, reply: bytes) -> Iterator[str]:
 GOOD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR: a relay answering a line that is not HTTP makes http.client raise BadStatusLine (an "
-    "HTTPException, neither OSError nor ValueError), which launcher/beacon.py fetch_signature does not catch: "
-    "the beacon's thread dies, the round never settles and the shuffle's presses wait for good; the good relay "
-    "after it is never asked. Fix: catch Exception per relay in fetch_signature (an answer is data), and settle in "
-    "a finally in PendingBeacon._run.",
-)
 def test_a_relay_answering_garbage_instead_of_http_does_not_hide_a_good_relay(
     clock: VirtualClock, thread_errors: list[BaseException]
 ) -> None:
@@ -187,15 +170,6 @@ TRICKLE_S = 0.1  # the relay's pace: a byte this often, well within each read's 
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR: launcher/beacon.py http_get's timeout (FETCH_TIMEOUT_S, 2 s) bounds each socket read, not the "
-    "answer: a relay (or anyone able to delay its TCP segments) sending a byte every 0.1 s keeps one fetch going for "
-    "MAX_ANSWER x 0.1 s (about 7 minutes; a byte every 1.9 s: over 2 hours), and PendingBeacon._run checks its "
-    "deadline only between fetches, so every press of the shuffle waits that long, not the 27 s FAIRNESS.md states. "
-    "Measured: 100 of 100 bytes taken over 10 s, never cut. Fix: a whole-answer deadline (read in chunks against "
-    "a monotonic deadline, or fetch on a thread the wait abandons at `deadline`).",
-)
 def test_a_relay_trickling_its_answer_is_given_up_within_the_fetch_timeout() -> None:
     sent = [0]
     server = socket.socket()
