@@ -70,8 +70,9 @@ def test_the_relays_are_tried_in_turn_and_a_wrong_answer_is_not_taken() -> None:
 # --- records: verify and the standalone checker agree on these (tests/test_checker.py) ---
 
 
-def beacon_record() -> dict[str, Any]:
-    """A format-5 record whose key mixes the recorded round, as the daemon writes it."""
+def beacon_record(signature: str | None = SIGNATURE) -> dict[str, Any]:
+    """A format-5 record whose key mixes the recorded round, as the daemon writes it (signature None: the round
+    was not had in time)."""
     from launcher.fairness import CameOut, replay_presses, shuffle_record
     from launcher.schedule import PROFILES, Schedule
     from launcher.sealing import profile_text, seal, sealed_key
@@ -79,10 +80,10 @@ def beacon_record() -> dict[str, Any]:
 
     profile, seed, mixed = PROFILES["classic"], "5eed00000000000000000000000000b1", entries(list(VALUES))
     sealed = seal(seed, profile_text(profile))
-    outcomes = replay_presses(Schedule(profile, sealed_key(sealed, seed, mixed, BeaconRound(ROUND, SIGNATURE))), 24)
+    outcomes = replay_presses(Schedule(profile, sealed_key(sealed, seed, mixed, BeaconRound(ROUND, signature))), 24)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
     record = shuffle_record(profile, seed, outcomes, (), mixed, came_out)
-    return {**record, "beacon": BeaconRound(ROUND, SIGNATURE).as_record()}
+    return {**record, "beacon": BeaconRound(ROUND, signature).as_record()}
 
 
 BEACON = beacon_record()
@@ -321,3 +322,13 @@ def test_with_the_beacon_withholding_chooses_nothing() -> None:
     assert chi_square_p([shuffles - won_without, won_without], [1 - best_of_two, best_of_two]) > 0.01
     assert chi_square_p([shuffles - won_with, won_with], [0.75, 0.25]) > 0.01
     assert chi_square_p([shuffles - won_with, won_with], [1 - best_of_two, best_of_two]) < 1e-6
+
+
+def test_a_round_not_had_in_time_still_keys_the_shuffle() -> None:
+    """Its number is in the key without a signature: a record cannot drop the round, nor name another, unseen."""
+    unsigned = beacon_record(None)
+    assert fairness.verify(unsigned).ok
+    assert not fairness.verify({k: v for k, v in unsigned.items() if k != "beacon"}).ok
+    moved = copy.deepcopy(unsigned)
+    moved["beacon"]["round"] = ROUND + 1
+    assert not fairness.verify(moved).ok

@@ -40,7 +40,7 @@ from launcher.store import Store
 from launcher.store.database import STORE_FILE
 from tests.conftest import RunningDaemon, joined_client, start_daemon
 from tests.test_attack_connections import PROBE_S, _host_port, _join_from, new_phone
-from tests.test_beacon import ANSWER, BEACON, ROUND, SIGNATURE
+from tests.test_beacon import ANSWER, BEACON, ROUND, SIGNATURE, beacon_record
 from tests.test_red_team_45 import GAME, daemon_playing
 from tests.test_red_team_45_net import _press
 from tests.virtual_clock import VirtualClock
@@ -211,17 +211,6 @@ def test_a_relay_trickling_its_answer_is_given_up_within_the_fetch_timeout() -> 
 # --- 3. the beacon: a dishonest daemon -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR: a round not had in time keys the shuffle exactly as no beacon at all (launcher/sealing.py's "
-    "sealed_key and fairverify.js's fairSealedKey add the round only with a signature), and a record without "
-    "`beacon` verifies OK with no NOTE (launcher/fairness.py _beacon: 'beacon' not in record -> None). A daemon "
-    "with the beacon on that dislikes the round's outcomes drops the field: the checkers say OK and nothing notes "
-    "the choice FAIRNESS.md says 'shows on every check'; the page (webui/static/verify.js) never compares the "
-    "record with the `beacon_round` of shuffle.sealed either. Fix: commit to the beacon setting in the seal "
-    "(the profile text) or frame the bound round into the key even without a signature, and have the page fail a "
-    "record whose round is not the one it saw announced.",
-)
 def test_a_record_whose_bound_round_is_taken_out_is_not_an_unremarked_ok() -> None:
     # The same shuffle keyed without the round, as the daemon may key it whenever the round's outcomes do not suit it.
     unsigned = fairness.verify(_keyed_without_the_round())
@@ -235,17 +224,7 @@ def test_a_record_whose_bound_round_is_taken_out_is_not_an_unremarked_ok() -> No
 
 def _keyed_without_the_round() -> dict[str, Any]:
     """A record of the beacon's shuffle keyed with no signature, `beacon` saying the round was not had."""
-    from launcher.fairness import CameOut, replay_presses, shuffle_record
-    from launcher.schedule import PROFILES, Schedule
-    from launcher.sealing import profile_text, seal, sealed_key
-    from tests.test_fairness_sealed import VALUES, entries
-
-    profile, seed, mixed = PROFILES["classic"], "5eed00000000000000000000000000b1", entries(list(VALUES))
-    sealed = seal(seed, profile_text(profile))
-    outcomes = replay_presses(Schedule(profile, sealed_key(sealed, seed, mixed, BeaconRound(ROUND))), 24)
-    came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
-    record = shuffle_record(profile, seed, outcomes, (), mixed, came_out)
-    return {**record, "beacon": BeaconRound(ROUND).as_record()}
+    return beacon_record(None)
 
 
 # --- 3. the record as a QR code: tampered ---------------------------------------------------------------------------
