@@ -205,6 +205,7 @@ def test_a_shuffle_binds_the_round_after_its_reveals_and_its_key_mixes_it(
             clock.sleep(0.01)
         (sealed,) = events(running, "shuffle.sealed")
         assert sealed["beacon_round"] == ROUND  # signed after the reveal window: nobody revealing can know it
+        assert current(client)["beacon_round"] == ROUND  # a phone that missed the event still learns it
         assert client.post(REVEAL, json={"shuffle": number, "value": mine}).get_json()["fixed"] is False
         assert asked == [] and events(running, "button.pressed") == []  # the round is not out yet: the press waits
         while pressing.is_alive():

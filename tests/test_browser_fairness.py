@@ -580,30 +580,36 @@ def test_the_page_fails_a_record_without_the_drand_round_it_saw_announced(verifi
 
     # The whole way on the page: announced in shuffle.sealed, the record read when the shuffle ends.
     english = catalogue("en")
-    for number, record, announced, words in [
-        (91, SEALED, ROUND, fill(english["fair.beacon_dropped"], seen=ROUND)),
-        (92, BEACON, ROUND + 1, fill(english["fair.beacon_other"], seen=ROUND + 1, round=ROUND)),
+    dropped, other = english["fair.beacon_dropped"], english["fair.beacon_other"]
+    for number, record, announced, words, late in [
+        (91, SEALED, ROUND, fill(dropped, seen=ROUND), False),
+        (92, BEACON, ROUND + 1, fill(other, seen=ROUND + 1, round=ROUND), False),
+        # The page opened after the event (another shuffle: nothing of it remembered): the state says the round.
+        (93, play_sealed(PROFILES["classic"], new_seed(), 12), ROUND, fill(dropped, seen=ROUND), True),
     ]:
-        ended_with_round(verifier, number, record, announced)
+        ended_with_round(verifier, number, record, announced, late)
         verdict = fill(english["fair.verdict_bad"], shuffle=number)
         expect(verifier.locator("#fair-verdict")).to_have_text(verdict, timeout=WAIT_MS)
         expect(verifier.locator('#fair-lines li[data-state="bad"] .fair-text')).to_have_text([words])
 
 
-def ended_with_round(page: Page, number: int, record: dict[str, Any], announced: int) -> None:
-    """Shuffle `number` shown on the page, its commitments closing with drand round `announced`, then ended with
-    `record` as its record."""
+def ended_with_round(page: Page, number: int, record: dict[str, Any], announced: int, late: bool) -> None:
+    """Shuffle `number` shown on the page, its commitments closing with drand round `announced` (`late`: the page
+    is first shown the shuffle, round included, by a state read after they closed), then ended with `record`."""
     page.route(f"**/api/shuffles/{number}", lambda route: route.fulfill(json=record))
     page.evaluate(
-        """async ([number, record, round]) => {
+        """async ([number, record, round, late]) => {
             const { fairFollow, plug } = await import("/static/verify.js");
             const commitment = record.commitment;
-            fairFollow({number, commitment, profile: "classic", profile_text: record.profile, presses: 0,
-                        phase: "committing", commitments: []});
             const commitments = record.contributions.map((c) => c.commitment);
-            const sealed = {shuffle: number, commitments, reveal_s: 5, beacon_round: round};
-            plug.event({id: 1e9 + 2 * number, type: "shuffle.sealed", data: sealed});
+            const shown = {number, commitment, profile: "classic", profile_text: record.profile, presses: 0};
+            if (late) fairFollow({...shown, phase: "revealing", commitments, beacon_round: round});
+            else {
+                fairFollow({...shown, phase: "committing", commitments: []});
+                const sealed = {shuffle: number, commitments, reveal_s: 5, beacon_round: round};
+                plug.event({id: 1e9 + 2 * number, type: "shuffle.sealed", data: sealed});
+            }
             plug.event({id: 1e9 + 2 * number + 1, type: "shuffle.ended", data: {shuffle: number, commitment}});
         }""",
-        [number, record, announced],
+        [number, record, announced, late],
     )

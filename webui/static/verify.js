@@ -77,6 +77,7 @@ export function fairFollow(shuffle) {
   fair.shuffle = { number, commitment, profile, profileText, presses, phase, commitments, revealed };
   const before = fairMemory()[commitment]?.before || (presses === 0 && phase === "committing");
   fairNote(commitment, { shuffle: number, profile, profileText, before });
+  if (shuffle.beacon_round != null) fairNote(commitment, { beaconRound: shuffle.beacon_round });
   if (phase !== "committing") fairSealed(commitments);
   fairRender();
   fairTakePart();
