@@ -5,10 +5,14 @@ without it and says so in its record."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -333,3 +337,32 @@ def test_a_round_not_had_in_time_still_keys_the_shuffle() -> None:
     moved = copy.deepcopy(unsigned)
     moved["beacon"]["round"] = ROUND + 1
     assert not fairness.verify(moved).ok
+
+
+@pytest.mark.parametrize(
+    ("reply", "paced"),
+    [
+        (b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 60 + b"\r\n" + ANSWER, True),  # headers a line at a time, slowly
+        (b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER), False),
+    ],
+    ids=["trickled-headers", "not-found"],
+)
+def test_a_relay_s_answer_is_had_whole_and_in_time_or_not_at_all(reply: bytes, paced: bool) -> None:
+    """The fetch's bound is for the whole answer, headers included, and only a 200 counts as an answer."""
+    server = socket.create_server(("127.0.0.11", 0))
+    server.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(4096)
+                for line in reply.splitlines(keepends=True) if paced else [reply]:
+                    conn.sendall(line)
+                    if paced:
+                        time.sleep(0.1)  # the relay's pace (60 lines: 6 s), each line well within a read's timeout
+
+    threading.Thread(target=serve, daemon=True).start()
+    # The paced answer is whole and a 200 after 6 s: only a bound on the whole of it turns it down.
+    with server, pytest.raises(OSError):  # TimeoutError and the 404 alike: not had
+        beacon.http_get(f"http://127.0.0.11:{server.getsockname()[1]}/public/{ROUND}", beacon.FETCH_TIMEOUT_S)
