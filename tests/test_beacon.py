@@ -5,10 +5,14 @@ without it and says so in its record."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,8 +74,9 @@ def test_the_relays_are_tried_in_turn_and_a_wrong_answer_is_not_taken() -> None:
 # --- records: verify and the standalone checker agree on these (tests/test_checker.py) ---
 
 
-def beacon_record() -> dict[str, Any]:
-    """A format-5 record whose key mixes the recorded round, as the daemon writes it."""
+def beacon_record(signature: str | None = SIGNATURE) -> dict[str, Any]:
+    """A format-5 record whose key mixes the recorded round, as the daemon writes it (signature None: the round
+    was not had in time)."""
     from launcher.fairplay.fairness import CameOut, replay_presses, shuffle_record
     from launcher.fairplay.schedule import PROFILES, Schedule
     from launcher.fairplay.sealing import profile_text, seal, sealed_key
@@ -79,10 +84,10 @@ def beacon_record() -> dict[str, Any]:
 
     profile, seed, mixed = PROFILES["classic"], "5eed00000000000000000000000000b1", entries(list(VALUES))
     sealed = seal(seed, profile_text(profile))
-    outcomes = replay_presses(Schedule(profile, sealed_key(sealed, seed, mixed, BeaconRound(ROUND, SIGNATURE))), 24)
+    outcomes = replay_presses(Schedule(profile, sealed_key(sealed, seed, mixed, BeaconRound(ROUND, signature))), 24)
     came_out = {o.press: CameOut(o.cards, "count" if o.cards else "miss") for o in outcomes}
     record = shuffle_record(profile, seed, outcomes, (), mixed, came_out)
-    return {**record, "beacon": BeaconRound(ROUND, SIGNATURE).as_record()}
+    return {**record, "beacon": BeaconRound(ROUND, signature).as_record()}
 
 
 BEACON = beacon_record()
@@ -204,6 +209,7 @@ def test_a_shuffle_binds_the_round_after_its_reveals_and_its_key_mixes_it(
             clock.sleep(0.01)
         (sealed,) = events(running, "shuffle.sealed")
         assert sealed["beacon_round"] == ROUND  # signed after the reveal window: nobody revealing can know it
+        assert current(client)["beacon_round"] == ROUND  # a phone that missed the event still learns it
         assert client.post(REVEAL, json={"shuffle": number, "value": mine}).get_json()["fixed"] is False
         assert asked == [] and events(running, "button.pressed") == []  # the round is not out yet: the press waits
         while pressing.is_alive():
@@ -321,3 +327,42 @@ def test_with_the_beacon_withholding_chooses_nothing() -> None:
     assert chi_square_p([shuffles - won_without, won_without], [1 - best_of_two, best_of_two]) > 0.01
     assert chi_square_p([shuffles - won_with, won_with], [0.75, 0.25]) > 0.01
     assert chi_square_p([shuffles - won_with, won_with], [1 - best_of_two, best_of_two]) < 1e-6
+
+
+def test_a_round_not_had_in_time_still_keys_the_shuffle() -> None:
+    """Its number is in the key without a signature: a record cannot drop the round, nor name another, unseen."""
+    unsigned = beacon_record(None)
+    assert fairness.verify(unsigned).ok
+    assert not fairness.verify({k: v for k, v in unsigned.items() if k != "beacon"}).ok
+    moved = copy.deepcopy(unsigned)
+    moved["beacon"]["round"] = ROUND + 1
+    assert not fairness.verify(moved).ok
+
+
+@pytest.mark.parametrize(
+    ("reply", "paced"),
+    [
+        (b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 60 + b"\r\n" + ANSWER, True),  # headers a line at a time, slowly
+        (b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER), False),
+    ],
+    ids=["trickled-headers", "not-found"],
+)
+def test_a_relay_s_answer_is_had_whole_and_in_time_or_not_at_all(reply: bytes, paced: bool) -> None:
+    """The fetch's bound is for the whole answer, headers included, and only a 200 counts as an answer."""
+    server = socket.create_server(("127.0.0.11", 0))
+    server.settimeout(10)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(4096)
+                for line in reply.splitlines(keepends=True) if paced else [reply]:
+                    conn.sendall(line)
+                    if paced:
+                        time.sleep(0.1)  # the relay's pace (60 lines: 6 s), each line well within a read's timeout
+
+    threading.Thread(target=serve, daemon=True).start()
+    # The paced answer is whole and a 200 after 6 s: only a bound on the whole of it turns it down.
+    with server, pytest.raises(OSError):  # TimeoutError and the 404 alike: not had
+        beacon.http_get(f"http://127.0.0.11:{server.getsockname()[1]}/public/{ROUND}", beacon.FETCH_TIMEOUT_S)

@@ -564,3 +564,52 @@ def test_the_page_checks_a_format_5_record_against_what_it_saw_close(verifier: P
     assert not page_verdict(verifier, SEALED, {**seen, "contributions": commitments[:2]})["ok"]  # one added after
     withheld_mine = page_verdict(verifier, SEALED, {**seen, "mine": VALUES[1], "index": 1})
     assert not withheld_mine["ok"] and withheld_mine["mine"]["ok"] is False
+
+
+def test_the_page_fails_a_record_without_the_drand_round_it_saw_announced(verifier: Page) -> None:
+    """A daemon with the beacon on announces the round when the commitments close; one that then keys the shuffle
+    without it (and leaves `beacon` out, or names another round) writes a record that replays by itself, so only
+    the phone that saw the announcement can catch it: it must."""
+    from tests.test_beacon import BEACON, ROUND
+
+    assert page_verdict(verifier, BEACON, {"beaconRound": ROUND})["ok"]
+    other = page_verdict(verifier, BEACON, {"beaconRound": ROUND + 1})
+    assert not other["ok"] and other["seenBeacon"] is False and other["mismatch"] is None
+    dropped = page_verdict(verifier, SEALED, {"beaconRound": ROUND})
+    assert not dropped["ok"] and dropped["mismatch"] is None  # the replay alone is fine: only the round gives it away
+
+    # The whole way on the page: announced in shuffle.sealed, the record read when the shuffle ends.
+    english = catalogue("en")
+    dropped, other = english["fair.beacon_dropped"], english["fair.beacon_other"]
+    for number, record, announced, words, late in [
+        (91, SEALED, ROUND, fill(dropped, seen=ROUND), False),
+        (92, BEACON, ROUND + 1, fill(other, seen=ROUND + 1, round=ROUND), False),
+        # The page opened after the event (another shuffle: nothing of it remembered): the state says the round.
+        (93, play_sealed(PROFILES["classic"], new_seed(), 12), ROUND, fill(dropped, seen=ROUND), True),
+    ]:
+        ended_with_round(verifier, number, record, announced, late)
+        verdict = fill(english["fair.verdict_bad"], shuffle=number)
+        expect(verifier.locator("#fair-verdict")).to_have_text(verdict, timeout=WAIT_MS)
+        expect(verifier.locator('#fair-lines li[data-state="bad"] .fair-text')).to_have_text([words])
+
+
+def ended_with_round(page: Page, number: int, record: dict[str, Any], announced: int, late: bool) -> None:
+    """Shuffle `number` shown on the page, its commitments closing with drand round `announced` (`late`: the page
+    is first shown the shuffle, round included, by a state read after they closed), then ended with `record`."""
+    page.route(f"**/api/shuffles/{number}", lambda route: route.fulfill(json=record))
+    page.evaluate(
+        """async ([number, record, round, late]) => {
+            const { fairFollow, plug } = await import("/static/verify.js");
+            const commitment = record.commitment;
+            const commitments = record.contributions.map((c) => c.commitment);
+            const shown = {number, commitment, profile: "classic", profile_text: record.profile, presses: 0};
+            if (late) fairFollow({...shown, phase: "revealing", commitments, beacon_round: round});
+            else {
+                fairFollow({...shown, phase: "committing", commitments: []});
+                const sealed = {shuffle: number, commitments, reveal_s: 5, beacon_round: round};
+                plug.event({id: 1e9 + 2 * number, type: "shuffle.sealed", data: sealed});
+            }
+            plug.event({id: 1e9 + 2 * number + 1, type: "shuffle.ended", data: {shuffle: number, commitment}});
+        }""",
+        [number, record, announced, late],
+    )

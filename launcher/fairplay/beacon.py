@@ -11,11 +11,16 @@ choose it: a round has exactly one valid signature.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.client
 import json
+import logging
 import math
 import re
-import urllib.request
+import socket
+import threading
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +36,14 @@ PERIOD = 3  # seconds between rounds
 DST = b"BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_"
 # The League's HTTP relays, tried in turn; each answers GET <relay>/<chain>/public/<round> with the round as JSON.
 RELAYS = ("https://api.drand.sh", "https://api2.drand.sh", "https://api3.drand.sh", "https://drand.cloudflare.com")
-FETCH_TIMEOUT_S = 2.0  # per relay and try
+FETCH_TIMEOUT_S = 2.0  # per relay and try, for the whole answer
 MAX_ANSWER = 4096  # a round's JSON is about 200 bytes
 _SIGNATURE = re.compile(r"[0-9a-f]{96}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
-Fetch = Callable[[str, float], bytes]  # (URL, timeout in seconds) -> the answer's body; raises OSError when not had
+Fetch = Callable[[str, float], bytes]  # (URL, timeout in seconds) -> the answer's body; raises when not had
+
+log = logging.getLogger(__name__)
 
 
 def round_after(wall: float) -> int:
@@ -73,21 +80,47 @@ class BeaconRound:
 
 
 def http_get(url: str, timeout: float) -> bytes:
-    """The body of a GET over HTTPS, at most MAX_ANSWER bytes."""
-    request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "uno-launcher"})
-    with urllib.request.urlopen(request, timeout=timeout) as answer:
-        body: bytes = answer.read(MAX_ANSWER)
-        return body
+    """The body of a GET over HTTP(S), at most MAX_ANSWER bytes, all of it within `timeout` seconds (TimeoutError
+    past it). A socket's own timeout bounds each read only: a relay sending a byte a second would hold the wait for
+    an hour, so a timer shuts the socket at the deadline, which ends whatever read is under way."""
+    parts = urllib.parse.urlsplit(url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.hostname or "", parts.port, timeout=timeout)
+    cut = threading.Event()
+    timer = threading.Timer(timeout, _shut, (connection, cut))
+    timer.daemon = True
+    timer.start()
+    try:
+        connection.request("GET", parts.path, headers={"Accept": "application/json", "User-Agent": "uno-launcher"})
+        answer = connection.getresponse()
+        if answer.status != 200:
+            raise OSError(f"HTTP {answer.status}")
+        body = answer.read(MAX_ANSWER)
+    finally:
+        timer.cancel()
+        connection.close()
+    if cut.is_set():  # what was read before the cut may be a part of the answer: it is not had
+        raise TimeoutError(f"no whole answer within {timeout} s")
+    return body
+
+
+def _shut(connection: http.client.HTTPConnection, cut: threading.Event) -> None:
+    cut.set()
+    if connection.sock is not None:
+        with contextlib.suppress(OSError):  # already closed
+            connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 def fetch_signature(number: int, fetch: Fetch, relays: tuple[str, ...] = RELAYS) -> str | None:
     """Round `number`'s signature from the first relay that gives a well-formed answer for it; None if none does
     (offline, the round not out yet, or every answer wrong). The signature is not checked here (a pairing takes
-    seconds on a Pi): every verifier checks it in the record."""
+    seconds on a Pi): every verifier checks it in the record. Whatever goes wrong with one relay (refused, not
+    HTTP, JSON nested past the recursion limit, …) is that relay's: the next one is asked."""
     for relay in relays:
         try:
             answer = json.loads(fetch(f"{relay}/{CHAIN}/public/{number}", FETCH_TIMEOUT_S))
-        except (OSError, ValueError):
+        except Exception as e:  # a relay's answer is data from anyone: no failure of it may end the wait
+            log.info("drand relay %s gave no round %d: %s: %.200s", relay, number, type(e).__name__, e)
             continue
         signature = _signature_in(answer, number)
         if signature is not None:

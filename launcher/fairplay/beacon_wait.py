@@ -72,19 +72,20 @@ class PendingBeacon:
             return self._settled
 
     def _run(self, stopping: Event) -> None:
-        stopping.wait(max(0.0, self._due - self._clock.now()))
         signature = None
-        while not stopping.is_set() and signature is None:
-            signature = fetch_signature(self.round, self._fetch, self._relays)
-            if signature is None and self._clock.now() + RETRY_S > self.deadline:
-                break
-            if signature is None:
-                stopping.wait(RETRY_S)
-        if stopping.is_set():
-            return  # the shuffle ended first: it settles nothing
-        with self._lock:
-            self._settled = BeaconRound(self.round, signature)
-        self._on_settled()
+        try:
+            stopping.wait(max(0.0, self._due - self._clock.now()))
+            while not stopping.is_set() and signature is None:
+                signature = fetch_signature(self.round, self._fetch, self._relays)
+                if signature is None and self._clock.now() + RETRY_S > self.deadline:
+                    break
+                if signature is None:
+                    stopping.wait(RETRY_S)
+        finally:  # whatever ended the wait, the shuffle's presses must not wait for good
+            if not stopping.is_set():  # else the shuffle ended first: it settles nothing
+                with self._lock:
+                    self._settled = BeaconRound(self.round, signature)
+                self._on_settled()
 
 
 @dataclass(frozen=True)

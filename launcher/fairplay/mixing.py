@@ -208,10 +208,13 @@ class Mixing:
     def view(self) -> dict[str, object]:
         """What everyone may see of it while the shuffle is played (GET /api/state)."""
         with self._lock:
-            return {
+            shown: dict[str, object] = {
                 "phase": self.phase,
                 "commitments": [c.commitment for c in self.contributions],
                 "revealed": [c.value for c in self.contributions],
                 "contributions_open": self.phase == COMMITTING,
                 "contributions_max": MAX_CONTRIBUTIONS,
             }
+            if self.beacon is not None:  # a phone that missed shuffle.sealed checks the record against it too
+                shown["beacon_round"] = self.beacon.round
+            return shown

@@ -65,15 +65,16 @@ def sealed_key(
 ) -> bytes:
     """The shuffle's HMAC key: SHA-256 of KEY_LABEL5, a zero byte, the framed seal and seed, the number of
     commitments (4 bytes big-endian), then for each commitment in order, the framed commitment and the framed value
-    (an empty text for one never revealed); then, for a beacon round had, the framed chain hash, the round (8 bytes
-    big-endian) and its framed randomness. Only a value that matches its commitment may be passed."""
+    (an empty text for one never revealed); then, for a beacon round bound, the framed chain hash, the round (8 bytes
+    big-endian) and its framed randomness (an empty text when it was not had: the round still keys the shuffle, so
+    a record cannot drop it unseen). Only a value that matches its commitment may be passed."""
     parts = [KEY_LABEL5, b"\0", _framed(sealed), _framed(seed), len(contributions).to_bytes(4, "big")]
     for c in contributions:
         if c.value is not None and commitment_of(c.value) != c.commitment:
             raise ValueError(f"value {c.value} does not match its commitment {c.commitment}")
         parts += [_framed(c.commitment), _framed(c.value or "")]
-    if beacon is not None and beacon.randomness is not None:
-        parts += [_framed(CHAIN), beacon.round.to_bytes(8, "big"), _framed(beacon.randomness)]
+    if beacon is not None:
+        parts += [_framed(CHAIN), beacon.round.to_bytes(8, "big"), _framed(beacon.randomness or "")]
     return hashlib.sha256(b"".join(parts)).digest()
 
 

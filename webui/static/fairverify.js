@@ -140,14 +140,15 @@ export function fairRandomnessOf(signature) {
 }
 
 // Format 5's key: SHA-256 of its label, a zero byte, the framed seal and seed, the count, then for each commitment in
-// order the framed commitment and the framed value ("" for one never revealed); then, for a drand round had, the
-// framed chain hash, the round as 8 bytes big-endian and its framed randomness.
+// order the framed commitment and the framed value ("" for one never revealed); then, for a drand round bound, the
+// framed chain hash, the round as 8 bytes big-endian and its framed randomness ("" when it was not had).
 export function fairSealedKey(seal, seed, entries, beacon = null) {
   const head = [fairUtf8(FAIR_SEALED), Uint8Array.of(0), fairFrame(seal), fairFrame(seed), fairBe32(entries.length)];
   const parts = entries.flatMap((e) => [fairFrame(e.commitment), fairFrame(e.value ?? "")]);
-  if (beacon?.signature) {
+  if (beacon) {
     const round = fairBytes(fairBe32(Math.floor(beacon.round / 2 ** 32)), fairBe32(beacon.round >>> 0));
-    parts.push(fairFrame(FAIR_CHAIN), round, fairFrame(fairRandomnessOf(beacon.signature)));
+    const randomness = beacon.signature ? fairRandomnessOf(beacon.signature) : "";
+    parts.push(fairFrame(FAIR_CHAIN), round, fairFrame(randomness));
   }
   return fairSha256(fairBytes(...head, ...parts));
 }
@@ -355,7 +356,8 @@ function fairClearHead(record, seed, commitment) {
 // Check a record against its own commitment and a replay, and against what this phone saw (`seen`, all optional):
 // {commitment: shown before the first press, mine: this phone's bytes, index: their place when taken,
 //  contributions: the commitments (format 5; older: the values) this phone saw published, in order,
-//  profile: the name the shuffle was announced with, profileText: the profile text it was announced with}.
+//  profile: the name the shuffle was announced with, profileText: the profile text it was announced with,
+//  beaconRound: the drand round announced when the commitments closed}.
 export function fairVerify(record, seen = {}) {
   const result = { error: null, format: record?.format, presses: 0, contributions: 0, mismatch: null, shortfalls: [] };
   try {
@@ -385,6 +387,8 @@ export function fairVerify(record, seen = {}) {
     result.commitmentOk = head.commitmentOk;
     result.beacon = head.beacon ?? null; // its signature is checked by the standalone checker, not here
     result.seenCommitment = seen.commitment ? seen.commitment.toLowerCase() === commitment : null;
+    // A record that names another round than the one announced, or none, was keyed with another (or none).
+    result.seenBeacon = seen.beaconRound == null ? null : result.beacon?.round === seen.beaconRound;
     if (seen.mine) {
       const place = head.values.indexOf(seen.mine);
       const mine = sealed ? record.contributions[seen.index]?.value : head.values[seen.index];
@@ -421,6 +425,7 @@ export function fairVerify(record, seen = {}) {
       result.seenCommitment !== false &&
       result.mine?.ok !== false &&
       result.beacon?.randomnessOk !== false &&
+      result.seenBeacon !== false &&
       result.seenContributions !== false &&
       result.profile?.ok !== false;
   } catch (error) {

@@ -80,6 +80,7 @@ export function fairFollow(shuffle) {
   fair.shuffle = { number, commitment, profile, profileText, presses, phase, commitments, revealed };
   const before = fairMemory()[commitment]?.before || (presses === 0 && phase === "committing");
   fairNote(commitment, { shuffle: number, profile, profileText, before });
+  if (shuffle.beacon_round != null) fairNote(commitment, { beaconRound: shuffle.beacon_round });
   if (phase !== "committing") fairSealed(commitments);
   fairRender();
   fairTakePart();
@@ -195,9 +196,11 @@ async function fairCheck(number, announced) {
       contributions: entry.sealed ?? entry.seen,
       profile: entry.profile,
       profileText: entry.profileText,
+      beaconRound: entry.beaconRound,
     });
     result.late = Boolean(entry.late);
     result.revealLate = Boolean(entry.revealLate);
+    result.beaconAnnounced = entry.beaconRound;
     result.seed = record.seed;
     fair.checked.commitment = entry.before ? key : record.commitment;
   } catch (error) {
@@ -361,6 +364,10 @@ function fairLines(result) {
   if (beacon && !beacon.signature) lines.push(fairLine("note", t("fair.beacon_missing", beacon)));
   else if (beacon?.randomnessOk === false) lines.push(fairLine("bad", t("fair.beacon_bad", beacon)));
   else if (beacon) lines.push(fairLine("ok", t("fair.beacon_ok", beacon)));
+  // The round announced when the commitments closed, and the record keyed with another one or none.
+  const seen = result.beaconAnnounced;
+  if (result.seenBeacon === false && beacon) lines.push(fairLine("bad", t("fair.beacon_other", { seen, ...beacon })));
+  else if (result.seenBeacon === false) lines.push(fairLine("bad", t("fair.beacon_dropped", { seen })));
   if (result.mismatch) {
     const m = result.mismatch;
     const shown = { ...m, recorded: JSON.stringify(m.recorded), replayed: JSON.stringify(m.replayed) };
@@ -404,6 +411,7 @@ function fairEvent({ id, type, data }) {
     shuffle.revealed = data.commitments.map((_, i) => shuffle.revealed[i] ?? null);
     shuffle.phase = "revealing";
     fairSealed(data.commitments);
+    if (data.beacon_round != null) fairNote(shuffle.commitment, { beaconRound: data.beacon_round });
     fairRender();
     fairTakePart();
   } else if (type === "shuffle.revealed" && ours) {
