@@ -372,8 +372,8 @@ def _probes(daemon: RunningDaemon, first: int) -> list[bool]:
 
 STREAM_DOOR = (
     "webui/stream.py events() calls MARK_STREAM (launcher/access/turns.py Turns.streaming: the request leaves its "
-    "party's share) before _events() replays from the disk what memory no longer holds (stream.py:145-148), on the request's "
-    "thread, into waitress's outbuf, which blocks that thread at OUTBUF_HIGH_WATERMARK until DRAIN_S (10 s) cuts it; "
+    "party's share) before _events() replays from the disk what memory no longer holds (stream.py:145-148), on "
+    "the request's thread, into waitress's outbuf, which blocks that thread at OUTBUF_HIGH_WATERMARK until DRAIN_S (10 s) cuts it; "
     "so 32 threads serve 4 rounds of such replays in turn while nothing else is served (and a session's fifth "
     "stream makes its oldest give way, StreamGate.admit, without ending a replay still on its thread). "
     "Controls (the guest's flood, measured apart): from the current event id, or over a 200-event log: 16 of 16. "
@@ -491,7 +491,8 @@ def test_while_a_stranger_spends_the_guessing_budget_new_phones_join_by_the_invi
 
 @pytest.mark.xfail(
     strict=True,
-    reason="DOOR (the doorbell's price, as designed): launcher/access/pin_guard.py's one budget of 100 checks (refilled "
+    reason="DOOR (the doorbell's price, as designed): launcher/access/pin_guard.py's one budget of 100 checks "
+    "(refilled "
     "at 240 an hour) is spent by a stranger's 100 wrong PINs (5 from each of 20 addresses, in ~15 s); from then on "
     "every new phone typing the right table PIN is answered 202 and waits for a person at the launcher: 0 of 8 "
     "joined, for as long as the stranger spends the 4 tries a minute that refill. RELIABILITY.md says the "
