@@ -373,7 +373,8 @@ def _probes(daemon: RunningDaemon, first: int) -> list[bool]:
 STREAM_DOOR = (
     "webui/stream.py events() calls MARK_STREAM (launcher/access/turns.py Turns.streaming: the request leaves its "
     "party's share) before _events() replays from the disk what memory no longer holds (stream.py:145-148), on "
-    "the request's thread, into waitress's outbuf, which blocks that thread at OUTBUF_HIGH_WATERMARK until DRAIN_S (10 s) cuts it; "
+    "the request's thread, into waitress's outbuf, which blocks that thread at OUTBUF_HIGH_WATERMARK until "
+    "DRAIN_S (10 s) cuts it; "
     "so 32 threads serve 4 rounds of such replays in turn while nothing else is served (and a session's fifth "
     "stream makes its oldest give way, StreamGate.admit, without ending a replay still on its thread). "
     "Controls (the guest's flood, measured apart): from the current event id, or over a 200-event log: 16 of 16. "
