@@ -218,7 +218,7 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
+def daemon_process(tmp_path: Path) -> Iterator[RunningDaemon]:
     running = start_daemon(tmp_path)
     try:
         yield running

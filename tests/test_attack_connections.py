@@ -35,7 +35,7 @@ PAGE_GET = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"  # not gzipped: the whol
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
+def daemon_process(tmp_path: Path) -> Iterator[RunningDaemon]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4096)), hard))  # this process holds the flood
     running = start_daemon(tmp_path)
@@ -45,23 +45,23 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
         running.close()
 
 
-def _host_port(daemon: RunningDaemon) -> tuple[str, int]:
-    parts = urlsplit(daemon.url)
+def _host_port(daemon_process: RunningDaemon) -> tuple[str, int]:
+    parts = urlsplit(daemon_process.url)
     return parts.hostname or "", parts.port or 80
 
 
-def new_phone(daemon: RunningDaemon, n: int, *, then: Callable[[str], bool] | None = None) -> bool:
+def new_phone(daemon_process: RunningDaemon, n: int, *, then: Callable[[str], bool] | None = None) -> bool:
     """A phone never seen, at 127.0.1.n: it loads the page and joins with the PIN, on one keep-alive connection as a
     browser does, within PROBE_S; `then(cookie)` is what it must also manage with its session in that time."""
     began = time.monotonic()
-    host, port = _host_port(daemon)
+    host, port = _host_port(daemon_process)
     conn = http.client.HTTPConnection(host, port, timeout=PROBE_S, source_address=(f"127.0.1.{n}", 0))
     try:
         conn.request("GET", "/", headers={"Accept-Encoding": "gzip"})
         page = conn.getresponse()
         if page.status != 200 or not page.read():
             return False
-        join = json.dumps({"pin": daemon.table_pin})
+        join = json.dumps({"pin": daemon_process.table_pin})
         conn.request("POST", "/api/session", body=join, headers={"Content-Type": "application/json"})
         joined = conn.getresponse()
         joined.read()
@@ -75,20 +75,20 @@ def new_phone(daemon: RunningDaemon, n: int, *, then: Callable[[str], bool] | No
         conn.close()
 
 
-def probe_during(daemon: RunningDaemon, flood_alive: Callable[[], bool], **kwargs: object) -> list[bool]:
+def probe_during(daemon_process: RunningDaemon, flood_alive: Callable[[], bool], **kwargs: object) -> list[bool]:
     """PROBES new phones, one after another, half a second apart, while the flood holds."""
     results = []
     for n in range(PROBES):
         if not flood_alive():
             break  # the flood's failure is told as the flood ends
-        results.append(new_phone(daemon, 1 + n, **kwargs))  # type: ignore[arg-type]
+        results.append(new_phone(daemon_process, 1 + n, **kwargs))  # type: ignore[arg-type]
         time.sleep(0.5)  # the phones' pace
     return results
 
 
-def _files_held(daemon: RunningDaemon) -> int:
+def _files_held(daemon_process: RunningDaemon) -> int:
     """The daemon's open files: its connections, and a few dozen of its own."""
-    return len(os.listdir(f"/proc/{daemon.process.pid}/fd"))
+    return len(os.listdir(f"/proc/{daemon_process.process.pid}/fd"))
 
 
 def _assert_held(name: str, results: list[bool]) -> None:
@@ -120,7 +120,9 @@ def flood(step: Callable[[threading.Event], None]) -> Iterator[Callable[[], bool
     assert not failed, failed
 
 
-def _connect(daemon: RunningDaemon, source: str, first: bytes, *, slow_reader: bool = False) -> socket.socket | None:
+def _connect(
+    daemon_process: RunningDaemon, source: str, first: bytes, *, slow_reader: bool = False
+) -> socket.socket | None:
     sock = socket.socket()
     try:
         if slow_reader:  # a 1 KB receive buffer and Wi-Fi's segment size: the kernel takes some 30 KB of an answer
@@ -128,7 +130,7 @@ def _connect(daemon: RunningDaemon, source: str, first: bytes, *, slow_reader: b
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1460)
         sock.settimeout(1)
         sock.bind((source, 0))
-        sock.connect(_host_port(daemon))
+        sock.connect(_host_port(daemon_process))
         sock.sendall(first)
         sock.setblocking(False)
         return sock
@@ -183,18 +185,20 @@ def _read_some(sock: socket.socket) -> bool:
         return False
 
 
-def test_800_slow_readers_from_250_addresses_do_not_lock_a_new_phone_out(daemon: RunningDaemon) -> None:
+def test_800_slow_readers_from_250_addresses_do_not_lock_a_new_phone_out(daemon_process: RunningDaemon) -> None:
     """Issue #45, 3: each GETs the page and reads 1-2 KB of it every 2-5 s with a 1 KB receive buffer."""
-    held = Held(lambda n: _connect(daemon, FLOOD_ADDRESSES[n % 250], PAGE_GET, slow_reader=True), 800, most_opened=4000)
+    held = Held(
+        lambda n: _connect(daemon_process, FLOOD_ADDRESSES[n % 250], PAGE_GET, slow_reader=True), 800, most_opened=4000
+    )
     with held, flood(lambda stop: (held.tend(_read_some, (2.0, 5.0)), stop.wait(0.05))) as alive:
         while held.opened < 800:
             time.sleep(0.1)
         time.sleep(3)  # the readers have their answers and fall behind
-        results = probe_during(daemon, alive)
-        files = _files_held(daemon)
+        results = probe_during(daemon_process, alive)
+        files = _files_held(daemon_process)
     _assert_held("800 slow readers", results)
     print(f"connections opened {held.opened}; the daemon held {files} files at the probes' end")
-    log = "".join(daemon.output)
+    log = "".join(daemon_process.output)
     assert "Traceback" not in log and "Socket error" not in log, log[-2000:]
 
 
@@ -218,24 +222,24 @@ def _request_every(cookie: str, every_s: float) -> Callable[[socket.socket], boo
 
 
 def test_a_joined_guests_900_keep_alive_connections_from_one_address_do_not_lock_a_new_phone_out(
-    daemon: RunningDaemon,
+    daemon_process: RunningDaemon,
 ) -> None:
     """Issue #45, 4: a guest joined with the PIN keeps 900 connections from one address, a request on each every
     15 s."""
-    guest = _join_from(daemon, "127.0.0.2", {"pin": daemon.table_pin})
-    held = Held(lambda n: _answered(daemon, "127.0.0.2", guest, "/api/session"), 900, most_opened=3000)
+    guest = _join_from(daemon_process, "127.0.0.2", {"pin": daemon_process.table_pin})
+    held = Held(lambda n: _answered(daemon_process, "127.0.0.2", guest, "/api/session"), 900, most_opened=3000)
     act = _request_every(guest, 15.0)
     with held, flood(lambda stop: (held.tend(act, (1.0, 1.0)), stop.wait(0.05))) as alive:
         while held.opened < 900:
             time.sleep(0.1)
-        results = probe_during(daemon, alive)
-        files = _files_held(daemon)
+        results = probe_during(daemon_process, alive)
+        files = _files_held(daemon_process)
     _assert_held("a guest's 900 keep-alive connections", results)
     print(f"connections opened {held.opened}, seen closed {held.closed_by_daemon}; the daemon held {files} files")
 
 
-def _join_from(daemon: RunningDaemon, source: str, body: dict[str, str]) -> str:
-    host, port = _host_port(daemon)
+def _join_from(daemon_process: RunningDaemon, source: str, body: dict[str, str]) -> str:
+    host, port = _host_port(daemon_process)
     conn = http.client.HTTPConnection(host, port, timeout=10, source_address=(source, 0))
     try:
         conn.request("POST", "/api/session", body=json.dumps(body), headers={"Content-Type": "application/json"})
@@ -247,7 +251,7 @@ def _join_from(daemon: RunningDaemon, source: str, body: dict[str, str]) -> str:
         conn.close()
 
 
-def _answered(daemon: RunningDaemon, source: str, cookie: str, path: str) -> socket.socket | None:
+def _answered(daemon_process: RunningDaemon, source: str, cookie: str, path: str) -> socket.socket | None:
     """A connection from `source` on which a GET of `path` with the session `cookie` was answered 200, kept open
     (a keep-alive connection, or an event stream); None if it was refused."""
     request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\n\r\n"
@@ -255,7 +259,7 @@ def _answered(daemon: RunningDaemon, source: str, cookie: str, path: str) -> soc
     sock.settimeout(PROBE_S)
     try:
         sock.bind((source, 0))
-        sock.connect(_host_port(daemon))
+        sock.connect(_host_port(daemon_process))
         sock.sendall(request.encode())
         if sock.recv(4096).startswith(b"HTTP/1.1 200"):
             sock.setblocking(False)
@@ -266,40 +270,42 @@ def _answered(daemon: RunningDaemon, source: str, cookie: str, path: str) -> soc
     return None
 
 
-def test_a_guests_27_streams_from_3_addresses_leave_every_new_phone_its_stream(daemon: RunningDaemon) -> None:
+def test_a_guests_27_streams_from_3_addresses_leave_every_new_phone_its_stream(daemon_process: RunningDaemon) -> None:
     """Issue #45, 5: 27 sessions from 3 addresses, a stream each, reopened at once whenever one ends."""
     sources = [FLOOD_ADDRESSES[n % 3] for n in range(27)]
-    sessions = [(source, _join_from(daemon, source, {"pin": daemon.table_pin})) for source in sources]
-    held = Held(lambda n: _answered(daemon, *sessions[n], "/api/events"), 27, most_opened=2000)
+    sessions = [(source, _join_from(daemon_process, source, {"pin": daemon_process.table_pin})) for source in sources]
+    held = Held(lambda n: _answered(daemon_process, *sessions[n], "/api/events"), 27, most_opened=2000)
     with held, flood(lambda stop: (held.tend(_read_some, (0.2, 0.2)), stop.wait(0.05))) as alive:
         while held.opened < 27:
             time.sleep(0.1)
 
         def stream_too(cookie: str) -> bool:
-            stream = _answered(daemon, f"127.0.1.{200 + len(streams)}", cookie, "/api/events")
+            stream = _answered(daemon_process, f"127.0.1.{200 + len(streams)}", cookie, "/api/events")
             streams.append(stream)
             return stream is not None
 
         streams: list[socket.socket | None] = []
-        results = probe_during(daemon, alive, then=stream_too)
+        results = probe_during(daemon_process, alive, then=stream_too)
         for stream in streams:
             if stream is not None:
                 stream.close()
     _assert_held("a guest's 27 streams", results)
 
 
-def test_520_invite_joins_do_not_end_the_next_phones_session(daemon: RunningDaemon) -> None:
+def test_520_invite_joins_do_not_end_the_next_phones_session(daemon_process: RunningDaemon) -> None:
     """Issue #45, 6: 520 joins with the invite's token from 250 addresses (within each address's joins a minute),
     each session used once; then each new phone's session must live, and keep living through more joins."""
-    status, invite, _ = http_json_with_headers(daemon.url + "/api/invite", "GET", cookie=daemon.joined.table_cookie)
+    status, invite, _ = http_json_with_headers(
+        daemon_process.url + "/api/invite", "GET", cookie=daemon_process.joined.table_cookie
+    )
     assert status == 200, invite
     token = {"token": invite["join_url"].split("#join=", 1)[1]}
     joins = iter(range(10_000))
 
     def one_join(_: threading.Event | None = None) -> str:
         n = next(joins)
-        cookie = _join_from(daemon, FLOOD_ADDRESSES[n % 250], token)
-        return _role(daemon, cookie)  # used once
+        cookie = _join_from(daemon_process, FLOOD_ADDRESSES[n % 250], token)
+        return _role(daemon_process, cookie)  # used once
 
     # Alone, every join's session lives at least until its first use (before, from the 501st on none did); with the
     # phones joining meanwhile, the flood's sessions end first, its own too.
@@ -308,17 +314,17 @@ def test_520_invite_joins_do_not_end_the_next_phones_session(daemon: RunningDaem
 
     def lives(cookie: str) -> bool:
         phones.append(cookie)
-        return _role(daemon, cookie) == "table"
+        return _role(daemon_process, cookie) == "table"
 
     with flood(lambda stop: (one_join(), stop.wait(0.05))) as alive:
-        results = probe_during(daemon, alive, then=lives)
+        results = probe_during(daemon_process, alive, then=lives)
     _assert_held("after 520 invite joins", results)
-    assert [_role(daemon, cookie) for cookie in phones] == ["table"] * len(phones)  # none ended since
-    assert _role(daemon, daemon.joined.admin_cookie) == "admin"
+    assert [_role(daemon_process, cookie) for cookie in phones] == ["table"] * len(phones)  # none ended since
+    assert _role(daemon_process, daemon_process.joined.admin_cookie) == "admin"
 
 
-def _role(daemon: RunningDaemon, cookie: str) -> str:
+def _role(daemon_process: RunningDaemon, cookie: str) -> str:
     with suppress(OSError):
-        status, answer, _ = http_json_with_headers(daemon.url + "/api/session", "GET", cookie=cookie)
+        status, answer, _ = http_json_with_headers(daemon_process.url + "/api/session", "GET", cookie=cookie)
         return str(answer.get("role")) if status == 200 else f"{status}"
     return "no answer"

@@ -69,9 +69,9 @@ def playwright_chromium():
         browser.close()
 
 
-def test_phone_presses_sees_the_outcome_live_and_switches_language(daemon, playwright_chromium):
+def test_phone_presses_sees_the_outcome_live_and_switches_language(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     english, simplified = catalogue("en"), catalogue("zh-Hans")
 
     context = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US")
@@ -81,7 +81,7 @@ def test_phone_presses_sees_the_outcome_live_and_switches_language(daemon, playw
     page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
     page.on("pageerror", lambda e: console_errors.append(str(e)))
 
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#lang-label")).to_have_text(english["lang.label"])
 
     with urllib.request.urlopen(home + "/api/state") as response:
@@ -115,11 +115,11 @@ def test_phone_presses_sees_the_outcome_live_and_switches_language(daemon, playw
     ("locale", "lang"),
     [("zh-TW", "zh-Hant"), ("zh-HK", "zh-Hant"), ("zh-CN", "zh-Hans"), ("zh-SG", "zh-Hans"), ("fr-FR", "en")],
 )
-def test_first_visit_picks_the_language_from_the_browser(daemon, playwright_chromium, locale, lang):
+def test_first_visit_picks_the_language_from_the_browser(daemon_process, playwright_chromium, locale, lang):
     playwright, browser = playwright_chromium
     context = browser.new_context(**playwright.devices["Pixel 5"], locale=locale)
     page = context.new_page()
-    page.goto(daemon.url + "/")
+    page.goto(daemon_process.url + "/")
     expect(page.locator("html")).to_have_attribute("lang", lang)
     expect(page.locator("#lang-label")).to_have_text(catalogue(lang)["lang.label"])
     expect(page.locator("#lang")).to_have_value(lang)
@@ -127,14 +127,14 @@ def test_first_visit_picks_the_language_from_the_browser(daemon, playwright_chro
 
 
 def test_the_words_come_with_the_page_before_any_script_and_the_picked_language_with_the_next(
-    daemon, playwright_chromium
+    daemon_process, playwright_chromium
 ):
     playwright, browser = playwright_chromium
     traditional, english = catalogue("zh-Hant"), catalogue("en")
     # A slow Wi-Fi, as good as: no script has run yet. The words are there already.
     still = browser.new_context(**playwright.devices["Pixel 5"], locale="zh-TW", java_script_enabled=False)
     page = still.new_page()
-    page.goto(daemon.url + "/")
+    page.goto(daemon_process.url + "/")
     expect(page.locator("h1")).to_have_text(traditional["app.title"])
     expect(page.locator("#lang-label")).to_have_text(traditional["lang.label"])
     still.close()
@@ -144,7 +144,7 @@ def test_the_words_come_with_the_page_before_any_script_and_the_picked_language_
     page = context.new_page()
     fetched: list[str] = []
     page.route("**/i18n/*.json", lambda route: (fetched.append(route.request.url), route.continue_()))
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#press-caption")).to_have_text(traditional["button.caption"])
     assert fetched == []
 
@@ -152,18 +152,18 @@ def test_the_words_come_with_the_page_before_any_script_and_the_picked_language_
     page.locator("#lang").select_option("en")
     expect(page.locator("#lang-label")).to_have_text(english["lang.label"])
     assert [url.rsplit("/", 1)[-1] for url in fetched] == ["en.json"]
-    again = context.request.get(daemon.url + "/")
+    again = context.request.get(daemon_process.url + "/")
     assert '<html lang="en">' in again.text()
     context.close()
 
 
-def test_refilling_the_hopper_from_a_phone_shows_on_every_phone(daemon, playwright_chromium):
+def test_refilling_the_hopper_from_a_phone_shows_on_every_phone(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")
     phones = [browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page() for _ in range(2)]
     for page in phones:
-        open_joined(page, daemon)
-    loaded = daemon.get("/api/state")["hopper"]["loaded"]
+        open_joined(page, daemon_process)
+    loaded = daemon_process.get("/api/state")["hopper"]["loaded"]
 
     phones[0].locator("#reload").tap()
     phones[0].locator("#confirm-yes").tap()  # it asks first: the count of cards left starts again
@@ -202,26 +202,26 @@ def tap_still(locator) -> None:
     locator.tap()
 
 
-def open_joined(page, daemon, pin: str | None = None) -> None:
+def open_joined(page, daemon_process, pin: str | None = None) -> None:
     """Open the page by the console's QR link (the table PIN, or `pin`): live, and joined once its role shows."""
-    page.goto(f"{daemon.url}/#pin={pin or daemon.table_pin}")
+    page.goto(f"{daemon_process.url}/#pin={pin or daemon_process.table_pin}")
     expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
     expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
 
 
-def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, playwright_chromium, tmp_path):
+def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon_process, playwright_chromium, tmp_path):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     english = catalogue("en")
     foreign_requests, console_errors = [], []
     phones = []
     for _ in range(2):
         page = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page()
         watch(page, home, foreign_requests, console_errors)
-        open_joined(page, daemon)
+        open_joined(page, daemon_process)
         phones.append(page)
     phone_a, phone_b = phones
-    first = daemon.get("/api/state")["shuffle"]
+    first = daemon_process.get("/api/state")["shuffle"]
     classic = english["profile.classic"]
 
     # The shuffle bar shows the shuffle, its profile and the commitment, short and (in the details) whole.
@@ -250,7 +250,7 @@ def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, pl
     gentle = english["profile.gentle"]
     started = fill(english["feed.shuffle_started"], shuffle=second, profile=gentle)
     expect(phone_a.locator("#toast")).to_have_text(started, timeout=WAIT_MS)
-    new_commitment = daemon.get("/api/state")["shuffle"]["commitment"]
+    new_commitment = daemon_process.get("/api/state")["shuffle"]["commitment"]
     assert new_commitment != first["commitment"]
     for page in phones:  # phone B learns it over the event stream
         expect(page.locator(f'#feed li[data-type="shuffle.started"][data-shuffle="{second}"] .feed-text')).to_have_text(
@@ -283,7 +283,7 @@ def test_a_new_shuffle_from_one_phone_reveals_the_seed_on_every_phone(daemon, pl
     assert json.loads(saved.read_text(encoding="utf-8")) == record
 
     # The rules page lists every profile with its long-run figures; the one in play is marked in words.
-    profiles = daemon.get("/api/profiles")["profiles"]
+    profiles = daemon_process.get("/api/profiles")["profiles"]
     phone_b.locator("#rules summary").tap()
     tables = phone_b.locator("#rules-tables table")
     expect(tables).to_have_count(len(profiles))
@@ -400,17 +400,17 @@ def small_targets(page) -> list[list]:
 
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [393, 320])
-def test_layout_fits_narrow_phones_with_48px_targets(daemon, playwright_chromium, color_scheme, width):
+def test_layout_fits_narrow_phones_with_48px_targets(daemon_process, playwright_chromium, color_scheme, width):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
-    status, _ = daemon.post("/api/shuffles", {"profile": "brutal"})  # a shuffle.ended line with its record link
+    home = origin(daemon_process.url)
+    status, _ = daemon_process.post("/api/shuffles", {"profile": "brutal"})  # a shuffle.ended line with its record link
     assert status == 201
     device = {**playwright.devices["Pixel 5"], "viewport": {"width": width, "height": 727 if width == 393 else 568}}
     context = browser.new_context(**device, locale="zh-Hant" if width == 320 else "en-US", color_scheme=color_scheme)
     page = context.new_page()
     foreign_requests, console_errors = [], []
     watch(page, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator('#feed li[data-type="shuffle.ended"] a.record')).to_have_count(1, timeout=WAIT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"browser-{width}-{color_scheme}.png")  # the first screen, as players see it

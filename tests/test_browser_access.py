@@ -60,47 +60,47 @@ def join_with(page: Page, pin: str) -> None:
     page.locator("#join button").tap()
 
 
-def a_wrong_pin(daemon) -> str:
-    return next(pin for pin in ("1234", "5678") if pin not in (daemon.table_pin, daemon.admin_pin))
+def a_wrong_pin(daemon_process) -> str:
+    return next(pin for pin in ("1234", "5678") if pin not in (daemon_process.table_pin, daemon_process.admin_pin))
 
 
-def test_the_qr_link_joins_the_table_and_its_press_works(daemon, playwright_chromium):
+def test_the_qr_link_joins_the_table_and_its_press_works(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")
     foreign_requests, console_errors = [], []
     page = phone(browser, playwright)
-    watch(page, origin(daemon.url), foreign_requests, console_errors)
+    watch(page, origin(daemon_process.url), foreign_requests, console_errors)
 
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
 
     expect(page.locator("#role")).to_have_text(english["role.table"])
     expect(page.locator("#join")).to_be_hidden()
-    assert page.url == daemon.url + "/"  # the PIN left the address (and so the history) at once
-    press_outcome(page, english, daemon.get("/api/state")["presses"] + 1)
+    assert page.url == daemon_process.url + "/"  # the PIN left the address (and so the history) at once
+    press_outcome(page, english, daemon_process.get("/api/state")["presses"] + 1)
     page.context.close()
     assert foreign_requests == []
     assert console_errors == []
 
 
-def test_a_phone_not_joined_is_asked_to_join_and_its_press_is_not_made(daemon, playwright_chromium):
+def test_a_phone_not_joined_is_asked_to_join_and_its_press_is_not_made(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")
     page = phone(browser, playwright)
-    open_not_joined(page, daemon.url)
+    open_not_joined(page, daemon_process.url)
     expect(page.locator("#join-hint")).to_have_text(english["join.hint"])
     expect(page.locator("#join-pin")).to_have_attribute("inputmode", "numeric")
     expect(page.get_by_label(english["join.label"], exact=True)).to_be_editable()
-    before = daemon.get("/api/state")
+    before = daemon_process.get("/api/state")
 
     # Its press would be refused: the button is off and says to join first.
     expect(page.locator("#press")).to_be_disabled()
     expect(page.locator("#press-caption")).to_have_text(english["button.join_first"])
-    after = daemon.get("/api/state")
+    after = daemon_process.get("/api/state")
     assert (after["presses"], after["last_event_id"]) == (before["presses"], before["last_event_id"])
     expect(page.locator('#feed li[data-type="button.pressed"]')).to_have_count(0)
 
     # With the PIN typed in, the phone has joined and its press is made.
-    join_with(page, daemon.table_pin)
+    join_with(page, daemon_process.table_pin)
     expect(page.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
     expect(page.locator("#join")).to_be_hidden()
     press_outcome(page, english, before["presses"] + 1)
@@ -116,19 +116,19 @@ def test_a_phone_not_joined_is_asked_to_join_and_its_press_is_not_made(daemon, p
     page.context.close()
 
 
-def test_wrong_pins_show_the_tries_left_then_the_wait_in_the_readers_language(daemon, playwright_chromium):
+def test_wrong_pins_show_the_tries_left_then_the_wait_in_the_readers_language(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     simplified = catalogue("zh-Hans")
     tries_left = re.compile(re.escape(simplified["refused.wrong_pin"]).replace(re.escape("{tries_left}"), r"(\d+)"))
     wait = re.compile(re.escape(simplified["refused.too_many_tries"]).replace(re.escape("{retry_after_s}"), r"\d+"))
     page = phone(browser, playwright, locale="zh-CN")
-    open_not_joined(page, daemon.url)
+    open_not_joined(page, daemon_process.url)
     error, button = page.locator("#join-error"), page.locator("#join button")
 
     shown = []
     while not shown or tries_left.fullmatch(shown[-1]):
         assert len(shown) < 20, shown
-        join_with(page, a_wrong_pin(daemon))
+        join_with(page, a_wrong_pin(daemon_process))
         expect(button).to_be_enabled(timeout=WAIT_MS)  # the answer is in
         expect(error).to_be_visible()
         shown.append(error.inner_text())
@@ -138,7 +138,7 @@ def test_wrong_pins_show_the_tries_left_then_the_wait_in_the_readers_language(da
     counts = [int(tries_left.fullmatch(text).group(1)) for text in shown[:-1]]
     assert counts and counts == list(range(counts[0], 0, -1)), shown
     assert wait.fullmatch(shown[-1]), shown
-    join_with(page, daemon.table_pin)
+    join_with(page, daemon_process.table_pin)
     waiting = re.escape(simplified["join.waiting"]).replace(re.escape("{wait_s}"), r"\d+")
     expect(page.locator("#join-waiting")).to_have_text(re.compile(waiting), timeout=WAIT_MS)
     expect(page.locator("#join-code")).to_be_visible()
@@ -146,19 +146,19 @@ def test_wrong_pins_show_the_tries_left_then_the_wait_in_the_readers_language(da
     page.context.close()
 
 
-def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemon, playwright_chromium):
+def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")
     foreign_requests, console_errors = [], []
     admin = phone(browser, playwright, viewport={"width": 320, "height": 568})
-    watch(admin, origin(daemon.url), foreign_requests, console_errors)
+    watch(admin, origin(daemon_process.url), foreign_requests, console_errors)
     player = phone(browser, playwright)
-    open_joined(player, daemon)
+    open_joined(player, daemon_process)
 
     # The admin signs in with the admin PIN in the PIN section.
-    open_not_joined(admin, daemon.url)
+    open_not_joined(admin, daemon_process.url)
     admin.locator("#access summary").tap()
-    admin.get_by_label(english["admin.pin"], exact=True).fill(daemon.admin_pin)
+    admin.get_by_label(english["admin.pin"], exact=True).fill(daemon_process.admin_pin)
     admin.locator("#admin-join button").tap()
     expect(admin.locator("#role")).to_have_text(english["role.admin"], timeout=WAIT_MS)
     expect(admin.locator("#join")).to_be_hidden()  # the admin may do all a joined phone may
@@ -166,7 +166,7 @@ def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemo
 
     # It makes up a new table PIN and changes it: the join link and its QR code are shown to print or screenshot.
     table_pin = admin.locator("#pin-table")
-    while table_pin.input_value() in ("", daemon.table_pin):
+    while table_pin.input_value() in ("", daemon_process.table_pin):
         admin.locator('[data-pin="table"]').tap()
     new_pin = table_pin.input_value()
     assert re.fullmatch(r"\d{6}", new_pin)
@@ -191,7 +191,7 @@ def test_the_admin_changes_the_table_pin_and_joined_phones_must_join_again(daemo
     expect(player.locator("#join")).to_be_visible(timeout=WAIT_MS)
     expect(player.locator("#role")).to_be_hidden()
     # It cannot press until it joins again.
-    presses = daemon.get("/api/state")["presses"]
+    presses = daemon_process.get("/api/state")["presses"]
     expect(player.locator("#press")).to_be_disabled()
     expect(player.locator("#press-caption")).to_have_text(english["button.join_first"])
     join_with(player, new_pin)
@@ -286,7 +286,7 @@ def holder(held: list[Route]) -> Callable[[Route], None]:
     return hold
 
 
-def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon, playwright_chromium):
+def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon_process, playwright_chromium):
     # The daemon admits only two streams per address from phones that have not joined (a guest network's NAT may put
     # a whole family behind one; here all are 127.0.0.1). A phone opened by the link must follow as a joined phone
     # from its first stream: a stranger's stream it left would keep a stranger's place until the daemon noticed,
@@ -296,12 +296,12 @@ def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon,
     for _ in range(3):  # one more than the strangers' places at one address
         page = phone(browser, playwright)
         console_errors: list[str] = []
-        watch(page, origin(daemon.url), [], console_errors)
+        watch(page, origin(daemon_process.url), [], console_errors)
         streams: list[str] = []
         page.on("request", lambda r, streams=streams: "/api/events" in r.url and streams.append(r.url))
         held: list[Route] = []
         page.route("**/api/session", holder(held))  # the join is answered late
-        page.goto(f"{daemon.url}/#pin={daemon.table_pin}")
+        page.goto(f"{daemon_process.url}/#pin={daemon_process.table_pin}")
         expect(page.locator("#conn")).to_have_attribute("data-state", "connecting")
         for _ in range(WAIT_MS // 50):  # the page's scripts ask once loaded; Playwright tells of it a moment later
             if held:
@@ -316,7 +316,7 @@ def test_phones_joined_by_the_qr_link_leave_the_strangers_room_to_follow(daemon,
         assert console_errors == []
         joined.append(page)
     newcomer = phone(browser, playwright)
-    open_not_joined(newcomer, daemon.url)  # live: a stranger's place is free
+    open_not_joined(newcomer, daemon_process.url)  # live: a stranger's place is free
     for page in [*joined, newcomer]:
         expect(page.locator("#conn")).to_have_attribute("data-state", "live")
         page.context.close()

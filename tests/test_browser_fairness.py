@@ -54,11 +54,11 @@ def page_verdict(page: Page, record: dict[str, Any], seen: dict[str, Any] | None
 
 
 @pytest.fixture
-def verifier(daemon: Any, playwright_chromium: Any) -> Any:
+def verifier(daemon_process: Any, playwright_chromium: Any) -> Any:
     """The page, opened on the daemon (at 127.0.0.1: a secure page, so crypto.subtle is there to compare with)."""
     playwright, browser = playwright_chromium
     page = phone(browser, playwright)
-    page.goto(daemon.url + "/")
+    page.goto(daemon_process.url + "/")
     expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
     yield page
     page.context.close()
@@ -244,18 +244,20 @@ def test_an_unreadable_record_is_named_in_the_page_as_in_python(verifier: Page) 
     assert page_verdict(verifier, {k: v for k, v in record.items() if k != "format"})["older"] is True
 
 
-def joined_phone(browser: Any, playwright: Any, daemon: Any, locale: str) -> Page:
+def joined_phone(browser: Any, playwright: Any, daemon_process: Any, locale: str) -> Page:
     """A phone that joined the table (a session of its own) before it opened the page, so that its event stream is a
     joined phone's from the start: the daemon takes only two streams of phones that have not joined from one address,
     and every phone of a test comes from 127.0.0.1."""
-    name, token = join(daemon.url, daemon.table_pin).split("=", 1)
+    name, token = join(daemon_process.url, daemon_process.table_pin).split("=", 1)
     context = browser.new_context(**playwright.devices["Pixel 5"], locale=locale)
-    context.add_cookies([{"name": name, "value": token, "url": daemon.url, "httpOnly": True, "sameSite": "Strict"}])
+    context.add_cookies(
+        [{"name": name, "value": token, "url": daemon_process.url, "httpOnly": True, "sameSite": "Strict"}]
+    )
     return context.new_page()
 
 
-def open_live(page: Page, daemon: Any, *, joined: bool) -> None:
-    page.goto(daemon.url + "/")
+def open_live(page: Page, daemon_process: Any, *, joined: bool) -> None:
+    page.goto(daemon_process.url + "/")
     expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
     if joined:
         expect(page.locator("#role")).to_be_visible(timeout=WAIT_MS)
@@ -285,10 +287,10 @@ def mix_text(strings: dict[str, str], count: int, closed: bool = False) -> str:
 
 
 def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
-    daemon: Any, playwright_chromium: Any
+    daemon_process: Any, playwright_chromium: Any
 ) -> None:
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     foreign_requests: list[str] = []
     console_errors: list[str] = []
     langs = {"a": "en", "b": "zh-Hans", "watcher": "zh-Hant", "late": "en"}
@@ -297,17 +299,17 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     phones = {
         name: phone(browser, playwright, locales[lang])
         if name == "watcher"
-        else joined_phone(browser, playwright, daemon, locales[lang])
+        else joined_phone(browser, playwright, daemon_process, locales[lang])
         for name, lang in langs.items()
     }
     for page in phones.values():
         watch(page, home, foreign_requests, console_errors)
-    first = daemon.get("/api/state")["shuffle"]
+    first = daemon_process.get("/api/state")["shuffle"]
     for name in ("a", "b", "watcher"):
-        open_live(phones[name], daemon, joined=name != "watcher")
+        open_live(phones[name], daemon_process, joined=name != "watcher")
 
     # Both joined phones commit to bytes of their own by themselves; every phone says so, the watcher is asked to join.
-    mixed = wait_until(lambda: len(r := daemon.get("/api/state")["shuffle"]["commitments"]) == 2 and r)
+    mixed = wait_until(lambda: len(r := daemon_process.get("/api/state")["shuffle"]["commitments"]) == 2 and r)
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2), timeout=WAIT_MS)
     places = {}
@@ -324,13 +326,13 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
     # draws. A phone that joins after it is told the shuffle was fixed without it.
     phones["a"].locator("#press").tap()
     expect(phones["a"].locator("#press")).to_be_enabled(timeout=WAIT_MS)
-    assert all(daemon.get("/api/state")["shuffle"]["revealed"])
+    assert all(daemon_process.get("/api/state")["shuffle"]["revealed"])
     for name in ("a", "b", "watcher"):
         expect(phones[name].locator("#fair-mix-text")).to_have_text(mix_text(strings[langs[name]], 2, closed=True))
-    open_live(phones["late"], daemon, joined=True)
+    open_live(phones["late"], daemon_process, joined=True)
     late = fill(strings["en"]["refused.contributions_closed"], shuffle=first["number"])
     expect(phones["late"].locator("#fair-mine")).to_have_text(late, timeout=WAIT_MS)
-    assert daemon.get("/api/state")["shuffle"]["commitments"] == mixed
+    assert daemon_process.get("/api/state")["shuffle"]["commitments"] == mixed
 
     phones["a"].locator("#new-shuffle").tap()
     phones["a"].locator("#confirm-yes").tap()  # it asks first
@@ -362,7 +364,7 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
         else:
             expect(lines).to_contain_text([texts["fair.seal_late"], texts["fair.mine_late_check"]])
     # The shuffle now in play has its own fingerprint in the shuffle bar; the checked one stays in the panel.
-    second = daemon.get("/api/state")["shuffle"]
+    second = daemon_process.get("/api/state")["shuffle"]
     expect(phones["a"].locator("#seal-full")).to_have_text(second["commitment"])
     expect(phones["a"].locator("#fair-commitment")).to_have_text(first["commitment"])
     kept = json.loads(phones["a"].evaluate("localStorage.getItem('uno-launcher.access.party_lock')"))
@@ -376,25 +378,25 @@ def test_every_phone_adds_its_randomness_and_checks_the_shuffle_by_itself(
 
 
 def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_why(
-    daemon: Any, playwright_chromium: Any
+    daemon_process: Any, playwright_chromium: Any
 ) -> None:
     playwright, browser = playwright_chromium
     english = catalogue("en")
-    page = joined_phone(browser, playwright, daemon, "en-US")
+    page = joined_phone(browser, playwright, daemon_process, "en-US")
     held: list[Route] = []
     page.route("**/api/shuffles/current/contributions", lambda route: held.append(route))  # the bytes, held
-    open_live(page, daemon, joined=True)
+    open_live(page, daemon_process, joined=True)
     while not held:
         page.wait_for_timeout(50)
-    first = daemon.get("/api/state")["shuffle"]
-    assert daemon.post("/api/press", {})[0] == 200  # another phone presses first
+    first = daemon_process.get("/api/state")["shuffle"]
+    assert daemon_process.post("/api/press", {})[0] == 200  # another phone presses first
     held[0].continue_()
     late = fill(english["refused.contributions_closed"], shuffle=first["number"])
     expect(page.locator("#fair-mine")).to_have_text(late, timeout=WAIT_MS)
     expect(page.locator("#fair-mix-text")).to_have_text(mix_text(english, 0, closed=True))
-    assert daemon.get("/api/state")["shuffle"]["commitments"] == []
+    assert daemon_process.get("/api/state")["shuffle"]["commitments"] == []
     page.unroute("**/api/shuffles/current/contributions")
-    assert daemon.post("/api/shuffles", {})[0] == 201
+    assert daemon_process.post("/api/shuffles", {})[0] == 201
     expect(page.locator("#fair-verdict")).to_have_text(fill(english["fair.verdict_ok"], shuffle=first["number"]))
     page.locator("#fair-chip").tap()  # the header\'s fair mark opens the details
     page.locator("#fair-check summary").tap()
@@ -403,7 +405,7 @@ def test_a_contribution_that_reaches_the_daemon_after_the_first_press_is_told_wh
 
 
 def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_the_next_one(
-    daemon: Any, playwright_chromium: Any
+    daemon_process: Any, playwright_chromium: Any
 ) -> None:
     """The words of shuffle_over promise it: this phone adds its randomness to the shuffle in play.
 
@@ -412,7 +414,7 @@ def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_
     what the page knows, they must not take it back to shuffle 1.
     """
     playwright, browser = playwright_chromium
-    page = joined_phone(browser, playwright, daemon, "en-US")
+    page = joined_phone(browser, playwright, daemon_process, "en-US")
     held: list[Route] = []
     # The first bytes held, any after them let through.
     page.route("**/api/shuffles/current/contributions", lambda r: r.continue_() if held else held.append(r))
@@ -429,12 +431,12 @@ def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_
             route.continue_()
 
     page.route("**/api/state", state_read)
-    open_live(page, daemon, joined=True)
+    open_live(page, daemon_process, joined=True)
     while not held or not stale:
         page.wait_for_timeout(50)
-    first = daemon.get("/api/state")["shuffle"]
-    assert daemon.post("/api/shuffles", {})[0] == 201  # another phone starts the next shuffle
-    second = daemon.get("/api/state")["shuffle"]
+    first = daemon_process.get("/api/state")["shuffle"]
+    assert daemon_process.post("/api/shuffles", {})[0] == 201  # another phone starts the next shuffle
+    second = daemon_process.get("/api/state")["shuffle"]
     expect(page.locator("#seal-full")).to_have_text(second["commitment"], timeout=WAIT_MS)  # the page heard of it
     reads.append(None)  # reads from now on let through
     for route, answer in stale:
@@ -446,20 +448,20 @@ def test_a_contribution_that_reaches_the_daemon_after_its_shuffle_ended_goes_to_
     # Waited for on the page: the route that lets the next bytes through is served while Playwright waits.
     expect(page.locator("#fair-mine")).to_have_text(fill(catalogue("en")["fair.mine_in"], place=1), timeout=WAIT_MS)
     expect(page.locator("#seal-full")).to_have_text(second["commitment"])
-    assert len(daemon.get("/api/state")["shuffle"]["commitments"]) == 1
+    assert len(daemon_process.get("/api/state")["shuffle"]["commitments"]) == 1
     page.context.close()
 
 
 def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_checks(
-    daemon: Any, playwright_chromium: Any
+    daemon_process: Any, playwright_chromium: Any
 ) -> None:
     """A phone on the home network opens http://<the Pi's name>:8080/: not a secure page, so no crypto.subtle."""
     name = socket.gethostname().lower()
     executable = shutil.which("chromium")
     assert executable, "Chromium is not installed: `apt-get install -y chromium` (the browser tests need it)"
     args = [*CHROMIUM_ARGS, f"--host-resolver-rules=MAP {name} 127.0.0.1"]
-    port = daemon.url.rsplit(":", 1)[1]
-    by_name = dataclasses.replace(daemon, url=f"http://{name}:{port}")
+    port = daemon_process.url.rsplit(":", 1)[1]
+    by_name = dataclasses.replace(daemon_process, url=f"http://{name}:{port}")
     english = catalogue("en")
     playwright, _ = playwright_chromium
     browser = playwright.chromium.launch(executable_path=executable, args=args)
@@ -473,8 +475,8 @@ def test_on_plain_http_by_the_launchers_name_the_page_still_contributes_and_chec
             "undefined",
             "function",
         ]
-        first = daemon.get("/api/state")["shuffle"]
-        wait_until(lambda: len(daemon.get("/api/state")["shuffle"]["commitments"]) == 1)
+        first = daemon_process.get("/api/state")["shuffle"]
+        wait_until(lambda: len(daemon_process.get("/api/state")["shuffle"]["commitments"]) == 1)
         expect(page.locator("#fair-mine")).to_have_text(fill(english["fair.mine_in"], place=1), timeout=WAIT_MS)
         for _ in range(3):
             page.locator("#press").tap()

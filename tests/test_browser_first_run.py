@@ -21,22 +21,22 @@ def phone(browser, playwright) -> Page:
     return browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page()
 
 
-def new_game(daemon) -> None:
+def new_game(daemon_process) -> None:
     """Ann, Bob and Cy, dealt by Cy: Ann's turn."""
-    status, answer = daemon.post("/api/games", {"players": PLAYERS, "dealer": "Cy"})
+    status, answer = daemon_process.post("/api/games", {"players": PLAYERS, "dealer": "Cy"})
     assert status == 201, answer
 
 
-def declare(daemon, **body) -> None:
-    status, answer = daemon.post("/api/attacks", body)
+def declare(daemon_process, **body) -> None:
+    status, answer = daemon_process.post("/api/attacks", body)
     assert status == 200, answer
 
 
-def test_a_new_phone_is_asked_who_it_is_and_then_sees_its_own_turn(daemon, playwright_chromium):
+def test_a_new_phone_is_asked_who_it_is_and_then_sees_its_own_turn(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    new_game(daemon)
+    new_game(daemon_process)
     page = phone(browser, playwright)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
 
     welcome = page.locator("#welcome")
     expect(welcome).to_be_visible(timeout=WAIT_MS)
@@ -49,14 +49,14 @@ def test_a_new_phone_is_asked_who_it_is_and_then_sees_its_own_turn(daemon, playw
 
     mine = page.locator("#prompt-me")
     expect(mine).to_be_hidden()  # Ann's turn
-    declare(daemon, kind="hit2", by="Ann")  # Bob must press twice
+    declare(daemon_process, kind="hit2", by="Ann")  # Bob must press twice
     expect(mine).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("#prompt-me-text")).to_have_text(EN["mine.twice"])
     expect(page.locator("#prompt-me-symbol")).not_to_be_empty()  # a symbol, not colour alone
     expect(page.locator("#prompt")).to_have_attribute("data-me", "true")
 
-    declare(daemon, kind="cancel")
-    declare(daemon, kind="turn", player="Bob")  # Bob's plain turn
+    declare(daemon_process, kind="cancel")
+    declare(daemon_process, kind="turn", player="Bob")  # Bob's plain turn
     expect(page.locator("#prompt-me-text")).to_have_text(EN["mine.play"], timeout=WAIT_MS)
 
     # The choice is remembered by this phone: no question after a reload.
@@ -66,14 +66,14 @@ def test_a_new_phone_is_asked_who_it_is_and_then_sees_its_own_turn(daemon, playw
     page.context.close()
 
 
-def test_just_watching_shows_no_prompt_and_is_remembered(daemon, playwright_chromium):
+def test_just_watching_shows_no_prompt_and_is_remembered(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    new_game(daemon)
+    new_game(daemon_process)
     page = phone(browser, playwright)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#welcome-watch").tap()
     expect(page.locator("#welcome")).to_be_hidden()
-    declare(daemon, kind="hit2", by="Ann")
+    declare(daemon_process, kind="hit2", by="Ann")
     expect(page.locator("#prompt-text")).to_have_text(fill(EN["prompt.times"], player="Bob", n=2), timeout=WAIT_MS)
     expect(page.locator("#prompt-me")).to_be_hidden()
 
@@ -83,10 +83,10 @@ def test_just_watching_shows_no_prompt_and_is_remembered(daemon, playwright_chro
     page.context.close()
 
 
-def test_with_no_game_the_first_step_leads_to_the_new_game_in_one_tap(daemon, playwright_chromium):
+def test_with_no_game_the_first_step_leads_to_the_new_game_in_one_tap(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     page = phone(browser, playwright)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#welcome-title")).to_have_text(EN["welcome.no_game"], timeout=WAIT_MS)
     expect(page.locator("#welcome button[data-player]")).to_have_count(0)
 
@@ -112,12 +112,12 @@ def test_with_no_game_the_first_step_leads_to_the_new_game_in_one_tap(daemon, pl
     page.context.close()
 
 
-def test_the_feed_tells_one_line_per_press_naming_who_pressed(daemon, playwright_chromium):
+def test_the_feed_tells_one_line_per_press_naming_who_pressed(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    new_game(daemon)
-    declare(daemon, kind="hit2", by="Ann")  # Bob presses twice
+    new_game(daemon_process)
+    declare(daemon_process, kind="hit2", by="Ann")  # Bob presses twice
     page = phone(browser, playwright)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#welcome").get_by_role("button", name="Bob", exact=True).tap()
 
     for _ in range(2):
@@ -145,16 +145,16 @@ def test_the_feed_tells_one_line_per_press_naming_who_pressed(daemon, playwright
     page.context.close()
 
 
-def test_a_phone_that_has_not_joined_cannot_press_and_is_told_to_join(daemon, playwright_chromium):
+def test_a_phone_that_has_not_joined_cannot_press_and_is_told_to_join(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     page = phone(browser, playwright)
-    page.goto(daemon.url + "/")
+    page.goto(daemon_process.url + "/")
     expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("#press")).to_be_disabled()
     expect(page.locator("#press-caption")).to_have_text(EN["button.join_first"])
     expect(page.locator("#welcome")).to_be_hidden()
 
-    page.locator("#join-pin").fill(daemon.table_pin)
+    page.locator("#join-pin").fill(daemon_process.table_pin)
     page.locator("#join button").tap()
     expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
     expect(page.locator("#press-caption")).to_have_text(EN["button.caption"])

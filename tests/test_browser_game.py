@@ -74,11 +74,11 @@ def new_game(page: Page, players: list[str], ruleset: str | None = None) -> None
     page.locator("#setup-start").tap()
 
 
-def new_game_form(daemon, playwright_chromium) -> Page:
+def new_game_form(daemon_process, playwright_chromium) -> Page:
     """A joined phone on the new-game form, with "More rules" unfolded."""
     playwright, browser = playwright_chromium
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-new").tap()
     more_rules(page)
     return page
@@ -106,9 +106,9 @@ def took_pattern(strings: dict[str, str], player: str, cause: str) -> re.Pattern
     return re.compile("^(?:" + "|".join(options) + ")$")
 
 
-def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chromium):
+def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     en = catalogue("en")
     foreign_requests, console_errors = [], []
     phone_a = phone(browser, playwright, home, foreign_requests, console_errors)
@@ -116,7 +116,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     phone_a.on("requestfinished", lambda r: assets.append(r))
     phone_b = phone(browser, playwright, home, foreign_requests, console_errors)
     for page in (phone_a, phone_b):
-        open_joined(page, daemon)
+        open_joined(page, daemon_process)
         expect(page.locator("#tab-new")).to_have_attribute("aria-selected", "true")
     expect(phone_a.locator("#game")).to_be_visible()  # the scripts, the catalogue and the rules are in
     loaded = {urlsplit(r.url).path.rsplit("/", 1)[-1] for r in assets}
@@ -132,7 +132,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     for page in (phone_a, phone_b):
         expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player=ZED), timeout=WAIT_MS)
         expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true")
-    game = daemon.get("/api/game")["game"]
+    game = daemon_process.get("/api/game")["game"]
     assert game["players"] == ["Ann", ZED, CY] and game["ruleset"] == "uno_attack"
     expect(phone_b.locator('#feed li[data-type="game.started"] .feed-text')).to_have_text(
         fill(en["feed.game_started"], players=f"Ann, {ZED}, and {CY}", ruleset=en["ruleset.uno_attack"])
@@ -179,7 +179,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     expect(phone_b.locator('#feed li[data-type="attack.finished"] .feed-text')).to_have_text(
         fill(en["feed.attack_finished"], cause=en["kind.wild_all_hit"])
     )
-    statistics = daemon.get("/api/game")["game"]["scoreboard"]["statistics"]
+    statistics = daemon_process.get("/api/game")["game"]["scoreboard"]["statistics"]
     assert [statistics[p]["presses"] for p in ("Ann", ZED, CY)] == [1, 0, 1]
 
     # Phone A scores the round with the card calculator; first a count the deck cannot hold.
@@ -203,14 +203,14 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     expect(phone_a.locator("#entry-sum")).to_have_text(fill(en["entry.sum"], points=hand_total(en, 164)))
     phone_a.locator("#entry-save").tap()
     # Worded by the page from the refusal's reason and numbers (nothing stored: the same round is refused again).
-    status, refused = daemon.post(
+    status, refused = daemon_process.post(
         "/api/games/current/rounds",
         {"winner": "Ann", "hands": {ZED: {"7": 2, "wild_all_hit": 2}, CY: {"wild_all_hit": 1}}, "reshuffled": False},
     )
     assert status == 400 and refused["error"]["reason"] == "over_deck"
     over = fill(en["refused.over_deck"], count=3, card=en["kind.wild_all_hit"], held=f"{ZED} 2, {CY} 1", max=2)
     expect(phone_a.locator("#entry-error")).to_have_text(over)
-    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"] == []
 
     tap(cy, "wild_all_hit", 1, "card-minus")
     tap(cy, "skip")
@@ -219,7 +219,7 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     phone_a.locator("#entry-save").tap()
     expect(phone_a.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     expect(phone_a.locator("#entry-error")).to_be_hidden()
-    assert daemon.get("/api/game")["game"]["scoreboard"]["totals"] == {"Ann": 134, ZED: 0, CY: 0}
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["totals"] == {"Ann": 134, ZED: 0, CY: 0}
 
     # Phone B sees the round live: its feed line, the totals, the chart with one labelled line per player.
     scored = fill(en["feed.round_scored"], round=1, winner="Ann")
@@ -252,19 +252,19 @@ def test_two_phones_play_a_wild_all_hit_and_score_a_round(daemon, playwright_chr
     assert [next((e for e in expected if error.endswith(e)), error) for error in console_errors] == expected
 
 
-def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromium):
+def test_classic_uno_deals_seven_each_and_exact_draws(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     en = catalogue("en")
     foreign_requests, console_errors = [], []
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
-    before = daemon.get("/api/state")["hopper"]["dispensed"]
+    open_joined(page, daemon_process)
+    before = daemon_process.get("/api/state")["hopper"]["dispensed"]
 
     new_game(page, ["Ann", "Bob", "Cy", "Dee"], ruleset="classic")
     # Seed 000's classic UNO: the dealer (Ann, the first seat) plays first (tests/test_game_start_choices.py).
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Ann"), timeout=WAIT_MS)
-    assert daemon.get("/api/game")["game"]["ruleset"] == "classic"
+    assert daemon_process.get("/api/game")["game"]["ruleset"] == "classic"
     # Classic UNO has its own declarations, and no UNO Attack cards.
     expect(page.get_by_role("button", name=en["kind.draw_two"], exact=True)).to_be_visible()
     expect(page.get_by_role("button", name=en["kind.hit_2"], exact=True)).to_have_count(0)
@@ -272,7 +272,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     page.get_by_role("button", name=en["decl.deal"], exact=True).tap()
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=7), timeout=WAIT_MS)
     expect(page.locator("#prompt-queue li")).to_have_text(["Cy🃏\ufe0f7", "Dee🃏\ufe0f7", "Ann🃏\ufe0f7"])
-    demands = daemon.get("/api/game")["game"]["table"]["demands"]
+    demands = daemon_process.get("/api/game")["game"]["table"]["demands"]
     assert [(d["player"], d["cards"]) for d in demands] == [("Bob", 7), ("Cy", 7), ("Dee", 7), ("Ann", 7)]
 
     for dealt, following in [("Bob", "Cy"), ("Cy", "Dee"), ("Dee", "Ann"), ("Ann", None)]:
@@ -282,7 +282,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
         if following:
             expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player=following, n=7))
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Ann"), timeout=WAIT_MS)
-    state = daemon.get("/api/state")
+    state = daemon_process.get("/api/state")
     assert state["hopper"]["dispensed"] == before + 28 == state["hardware"]["sim_cards_out"]
 
     # Ann plays a Draw Two: Bob's next press takes exactly 2.
@@ -291,7 +291,7 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=2), timeout=WAIT_MS)
     press_and_wait(page)
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Cy"), timeout=WAIT_MS)
-    assert daemon.get("/api/state")["hopper"]["dispensed"] == before + 30
+    assert daemon_process.get("/api/state")["hopper"]["dispensed"] == before + 30
 
     page.locator("#tab-scores").tap()
     expect(page.locator("#stats tbody tr").locator("td:nth-of-type(2)")).to_have_text(["7", "9", "7", "7"])
@@ -300,20 +300,20 @@ def test_classic_uno_deals_seven_each_and_exact_draws(daemon, playwright_chromiu
     assert console_errors == []
 
 
-def test_a_round_is_corrected_and_the_last_one_taken_back_from_a_phone(daemon, playwright_chromium):
+def test_a_round_is_corrected_and_the_last_one_taken_back_from_a_phone(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     en = catalogue("en")
     foreign_requests, console_errors = [], []
-    status, _ = daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"], "mode": "lowest_total"})
+    status, _ = daemon_process.post("/api/games", {"players": ["Ann", "Bob", "Cy"], "mode": "lowest_total"})
     assert status == 201
     for body in [
         {"winner": "Ann", "hands": {"Bob": {"7": 1}, "Cy": 20}},
         {"winner": "Bob", "hands": {"Ann": 10, "Cy": {"skip": 1}}},
     ]:
-        assert daemon.post("/api/games/current/rounds", body)[0] == 201
+        assert daemon_process.post("/api/games/current/rounds", body)[0] == 201
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#tab-scores").tap()
     totals = page.locator("#totals tbody .total")
     expect(totals).to_have_text(["10", "7", "40"])
@@ -338,14 +338,14 @@ def test_a_round_is_corrected_and_the_last_one_taken_back_from_a_phone(daemon, p
     expect(page.locator('#feed li[data-type="round.edited"] .feed-text')).to_have_text(
         fill(en["feed.round_edited"], round=1), timeout=WAIT_MS
     )
-    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"][0]["hands"]["Cy"] == 30
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"][0]["hands"]["Cy"] == 30
 
     # Take back round 2: the first tap asks, the second does it.
     undo = page.locator("#undo")
     expect(undo).to_have_text("↶ " + fill(en["scores.undo"], round=2))
     undo.tap()
     expect(undo).to_have_text("↶ " + fill(en["scores.undo_confirm"], round=2))
-    assert len(daemon.get("/api/game")["game"]["scoreboard"]["rounds"]) == 2
+    assert len(daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"]) == 2
     undo.tap()
     expect(totals).to_have_text(["0", "7", "30"], timeout=WAIT_MS)
     expect(page.locator("#rounds li")).to_have_count(1)
@@ -377,12 +377,12 @@ TARGETS = "button, select, summary, a, input[type=text], input[type=number], .ch
 
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [393, 320])
-def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chromium, color_scheme, width):
+def test_game_panels_fit_narrow_phones_with_48px_targets(daemon_process, playwright_chromium, color_scheme, width):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     teams = width == 393
     game = TEAM_GAME if teams else SOLO_GAME
-    status, _ = daemon.post("/api/games", game)
+    status, _ = daemon_process.post("/api/games", game)
     assert status == 201
     if teams:
         rounds = [("Ann", {"Bob": 30, "Cy": 12, "Dee": 44, "Eve": 0, "Fay": 9}), ("Bob", {"Ann": 61, "Cy": 20})]
@@ -391,11 +391,11 @@ def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chro
     for winner, hands in rounds:
         if teams:
             hands = {p: hands.get(p, 0) for p in TEAM_GAME["players"] if p != winner}
-        status, answer = daemon.post("/api/games/current/rounds", {"winner": winner, "hands": hands})
+        status, answer = daemon_process.post("/api/games/current/rounds", {"winner": winner, "hands": hands})
         assert status == 201, answer
     kind = "wild_all_hit" if teams else "wild_draw_four"
-    current = daemon.get("/api/game")["game"]["table"]["current"]
-    status, answer = daemon.post("/api/attacks", {"kind": kind, "by": current})
+    current = daemon_process.get("/api/game")["game"]["table"]["current"]
+    status, answer = daemon_process.post("/api/attacks", {"kind": kind, "by": current})
     assert status == 200, answer
 
     device = {**playwright.devices["Pixel 5"], "viewport": {"width": width, "height": 727 if width == 393 else 568}}
@@ -403,7 +403,7 @@ def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chro
     foreign_requests, console_errors = [], []
     page = browser.new_context(**device, locale=locale, color_scheme=color_scheme).new_page()
     watch(page, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#prompt")).to_have_attribute("data-state", "demand", timeout=WAIT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     name = f"browser-game-{width}-{color_scheme}"
@@ -439,17 +439,17 @@ def test_game_panels_fit_narrow_phones_with_48px_targets(daemon, playwright_chro
     assert console_errors == []
 
 
-def test_a_round_won_on_a_hit_2_is_scored_with_the_penalty_carried_from_the_page(daemon, playwright_chromium):
+def test_a_round_won_on_a_hit_2_is_scored_with_the_penalty_carried_from_the_page(daemon_process, playwright_chromium):
     """Ann goes out on a Hit 2: the next player still owes two presses. Scoring at once is refused with what is
     owed, and the page offers to score anyway, carrying the presses into the next round."""
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     en = catalogue("en")
     foreign_requests, console_errors = [], []
-    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
-    assert daemon.post("/api/attacks", {"kind": "hit2", "by": "Ann"})[0] == 200
+    assert daemon_process.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    assert daemon_process.post("/api/attacks", {"kind": "hit2", "by": "Ann"})[0] == 200
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#tab-round").tap()
     page.locator("#winner").select_option("Ann")
     for name, points in (("Bob", "12"), ("Cy", "30")):
@@ -462,12 +462,12 @@ def test_a_round_won_on_a_hit_2_is_scored_with_the_penalty_carried_from_the_page
     page.locator("#entry-save").tap()
     expect(page.locator("#entry-error")).to_contain_text("Bob", timeout=WAIT_MS)  # who still owes, by name
     expect(carry).to_have_text(en["entry.carry"])
-    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []  # nothing stored
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"] == []  # nothing stored
     carry.scroll_into_view_if_needed()
     page.screenshot(path=ARTIFACTS / "browser-game-attacks-open.png")
     carry.tap()
     expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    game = daemon.get("/api/game")["game"]
+    game = daemon_process.get("/api/game")["game"]
     assert len(game["scoreboard"]["rounds"]) == 1
     owed = game["table"]["demands"]
     assert owed and owed[0]["player"] == "Bob" and owed[0]["carried"], owed
@@ -480,10 +480,10 @@ def test_a_round_won_on_a_hit_2_is_scored_with_the_penalty_carried_from_the_page
     ]
 
 
-def test_the_new_game_form_seats_nine_for_uno_attack_and_ten_for_classic(daemon, playwright_chromium):
+def test_the_new_game_form_seats_nine_for_uno_attack_and_ten_for_classic(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-new").tap()
     add = page.locator("#seat-add")
     while add.is_enabled() and page.locator("#seats li").count() < 12:
@@ -500,43 +500,43 @@ def test_the_new_game_form_seats_nine_for_uno_attack_and_ten_for_classic(daemon,
     page.context.close()
 
 
-def test_classic_uno_offers_the_beginners_deal_of_five(daemon, playwright_chromium):
+def test_classic_uno_offers_the_beginners_deal_of_five(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     new_game(page, ["Ann", "Bob", "Cy"], ruleset="classic")
     page.get_by_role("button", name=en["decl.deal_5"], exact=True).tap()
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.cards"], player="Bob", n=5), timeout=WAIT_MS)
-    demands = daemon.get("/api/game")["game"]["table"]["demands"]
+    demands = daemon_process.get("/api/game")["game"]["table"]["demands"]
     assert [(d["player"], d["cards"]) for d in demands] == [("Bob", 5), ("Cy", 5), ("Ann", 5)]
     page.context.close()
 
 
-def test_stacking_from_the_page_picks_the_player_being_hit(daemon, playwright_chromium):
+def test_stacking_from_the_page_picks_the_player_being_hit(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
     game = {"players": ["Ann", "Bob", "Cy"], "house_rules": {"stacking": True}}
-    assert daemon.post("/api/games", game)[0] == 201
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    assert daemon_process.post("/api/games", game)[0] == 201
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-table").tap()
     expect(page.locator("#who input:checked")).to_have_value("Bob")  # whose turn it is (Ann deals)
     page.get_by_role("button", name=en["kind.hit_2"], exact=True).tap()
     expect(page.locator("#who input:checked")).to_have_value("Cy", timeout=WAIT_MS)  # the one hit: may stack
     page.get_by_role("button", name=en["kind.hit_2"], exact=True).tap()
     expect(page.locator("#declare-error")).to_be_hidden()
-    pending = daemon.get("/api/game")["game"]["table"]["pending"]
+    pending = daemon_process.get("/api/game")["game"]["table"]["pending"]
     assert (pending["player"], pending["presses"]) == ("Ann", 4)
     page.context.close()
 
 
-def test_the_first_card_is_offered_only_until_the_round_is_under_way(daemon, playwright_chromium):
+def test_the_first_card_is_offered_only_until_the_round_is_under_way(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
-    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    assert daemon_process.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-table").tap()
     go = page.locator("#first-card-go")
     expect(go).to_be_visible()
@@ -547,13 +547,13 @@ def test_the_first_card_is_offered_only_until_the_round_is_under_way(daemon, pla
     page.context.close()
 
 
-def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwright_chromium):
+def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
     game = {"players": ["Ann", "Bob", "Cy"], "ruleset": "classic", "house_rules": {"multiple_identical": True}}
-    assert daemon.post("/api/games", game)[0] == 201
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    assert daemon_process.post("/api/games", game)[0] == 201
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-table").tap()
     page.locator("#count").select_option("2")
     page.get_by_role("button", name=en["kind.wild_draw_four"], exact=True).tap()  # by Ann: classic's dealer starts
@@ -561,16 +561,16 @@ def test_two_wild_draw_fours_at_once_are_declared_from_the_page(daemon, playwrig
     page.context.close()
 
 
-def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_chromium):
+def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon_process, playwright_chromium):
     en = catalogue("en")
-    page = new_game_form(daemon, playwright_chromium)
+    page = new_game_form(daemon_process, playwright_chromium)
     expect(page.locator("#forgot-uno")).to_have_value("2")  # the official rules
     page.locator("#forgot-uno").fill("3")
     new_game(page, ["Ann", "Bob", "Cy"])
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    assert daemon.get("/api/game")["game"]["house_rules"]["forgot_uno_penalty"] == 3
+    assert daemon_process.get("/api/game")["game"]["house_rules"]["forgot_uno_penalty"] == 3
     # Two players catch Bob, who just played: one tap, 3 presses for each of them; the button says the table's 3.
-    assert daemon.post("/api/attacks", {"kind": "played", "by": "Bob"})[0] == 200
+    assert daemon_process.post("/api/attacks", {"kind": "played", "by": "Bob"})[0] == 200
     page.locator("#tab-table").tap()
     button = page.locator('#decl-penalties button[data-kind="uno_penalty"]')
     expect(button).to_contain_text(fill(en["decl.uno_penalty"], forgot_uno_penalty=3))
@@ -582,19 +582,19 @@ def test_the_forgotten_uno_penalty_is_the_tables_own_number(daemon, playwright_c
     page.context.close()
 
 
-def test_a_play_out_of_turn_is_named_in_the_feed_and_a_jump_in_with_the_house_rule(daemon, playwright_chromium):
+def test_a_play_out_of_turn_is_named_in_the_feed_and_a_jump_in_with_the_house_rule(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en, hant = catalogue("en"), catalogue("zh-Hant")
-    english = phone(browser, playwright, origin(daemon.url), [], [])
-    chinese = phone(browser, playwright, origin(daemon.url), [], [], locale="zh-TW")
+    english = phone(browser, playwright, origin(daemon_process.url), [], [])
+    chinese = phone(browser, playwright, origin(daemon_process.url), [], [], locale="zh-TW")
     for page in (english, chinese):
-        open_joined(page, daemon)
+        open_joined(page, daemon_process)
     for jump_in, key in ((False, "feed.out_of_turn"), (True, "feed.jumped_in")):
-        status, _ = daemon.post(
+        status, _ = daemon_process.post(
             "/api/games", {"players": ["Ann", "Bob", "Cy"], "dealer": "Cy", "house_rules": {"jump_in": jump_in}}
         )
         assert status == 201
-        status, _ = daemon.post("/api/attacks", {"kind": "played", "by": "Bob"})  # Ann's turn
+        status, _ = daemon_process.post("/api/attacks", {"kind": "played", "by": "Bob"})  # Ann's turn
         assert status == 200
         for page, strings in ((english, en), (chinese, hant)):
             line = page.locator('#feed li[data-type="attack.started"] .feed-text').first  # the newest
@@ -610,23 +610,23 @@ def test_a_play_out_of_turn_is_named_in_the_feed_and_a_jump_in_with_the_house_ru
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
 
 
-def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(daemon, playwright_chromium):
+def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(daemon_process, playwright_chromium):
     """Bob goes out first (declared from the table); Cy, then Ann; Dee is left holding cards. The page pre-fills the
     finishing order from the table, the scorer corrects it, and only Dee's hand is asked. Later Dee busts: the
     banner names Bob the winner and Dee the loser, in English and in Chinese."""
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     en, zh = catalogue("en"), catalogue("zh-Hans")
     foreign_requests, console_errors = [], []
-    assert daemon.post("/api/games", {"players": FOUR, "mode": "knock_out", "target": 100})[0] == 201
+    assert daemon_process.post("/api/games", {"players": FOUR, "mode": "knock_out", "target": 100})[0] == 201
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#tab-table").tap()
     page.locator("#who label").filter(has_text="Bob").tap()
     page.get_by_role("button", name=en["decl.went_out"], exact=True).tap()
     expect(page.locator("#table-status")).to_contain_text(fill(en["table.out"], players="Bob"), timeout=WAIT_MS)
     expect(page.locator('#who input[value="Bob"]')).to_be_disabled()
-    assert daemon.get("/api/game")["game"]["table"]["out"] == ["Bob"]
+    assert daemon_process.get("/api/game")["game"]["table"]["out"] == ["Bob"]
 
     page.locator("#tab-round").tap()
     expect(page.locator("#winner-row")).to_be_hidden()
@@ -647,11 +647,11 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     page.locator("#game").screenshot(path=ARTIFACTS / "browser-game-knock-out-round.png")
     page.locator("#entry-save").tap()
     expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    board = daemon.get("/api/game")["game"]["scoreboard"]
+    board = daemon_process.get("/api/game")["game"]["scoreboard"]
     assert board["rounds"][0]["order"] == ["Bob", "Cy", "Ann", "Dee"] and board["totals"]["Dee"] == 57
     expect(page.locator("#rounds li .round-order")).to_have_text(fill(en["scores.order"], order="Bob › Cy › Ann › Dee"))
     expect(page.locator("#stats tbody td.places")).to_have_text(["3", "1", "2", "4"])
-    assert daemon.get("/api/game")["game"]["table"]["dealer"] == "Dee"  # the loser deals
+    assert daemon_process.get("/api/game")["game"]["table"]["dealer"] == "Dee"  # the loser deals
     # The correction form comes back with the round's own order and the loser's hand.
     page.get_by_role("button", name=fill(en["scores.edit_round"], round=1)).tap()
     expect(places).to_have_text([re.compile("^Bob"), re.compile("^Cy"), re.compile("^Ann"), re.compile("^Dee")])
@@ -661,7 +661,7 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     for order, loser, points in [(["Bob", "Dee", "Cy", "Ann"], "Ann", 30), (["Bob", "Ann", "Dee", "Cy"], "Cy", 20),
                                  (FOUR, "Dee", 50)]:  # fmt: skip
         body = {"order": order, "hands": {loser: points}}
-        assert daemon.post("/api/games/current/rounds", body)[0] == 201
+        assert daemon_process.post("/api/games/current/rounds", body)[0] == 201
     over = page.locator("#over")
     expect(over).to_have_text("🏆 " + fill(en["scores.over_losers"], winners="Bob", losers="Dee"), timeout=WAIT_MS)
     expect(page.locator('#totals tr[data-side="Dee"] .badge')).to_have_text("💥 " + en["scores.lost"])
@@ -669,7 +669,7 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     page.context.close()
 
     chinese = phone(browser, playwright, home, foreign_requests, console_errors, locale="zh-CN")
-    open_joined(chinese, daemon)
+    open_joined(chinese, daemon_process)
     chinese.locator("#tab-scores").tap()
     expect(chinese.locator("#over")).to_have_text("🏆 " + fill(zh["scores.over_losers"], winners="Bob", losers="Dee"))
     chinese.context.close()
@@ -677,10 +677,10 @@ def test_a_knock_out_round_from_the_page_and_the_loser_named_in_every_language(d
     assert console_errors == []
 
 
-def test_the_scoring_form_is_drawn_from_the_daemons_scoring_options(daemon, playwright_chromium):
+def test_the_scoring_form_is_drawn_from_the_daemons_scoring_options(daemon_process, playwright_chromium):
     """Modes, target presets and limits, and a house rule that scores only some modes, come from rules.scoring."""
     en = catalogue("en")
-    page = new_game_form(daemon, playwright_chromium)
+    page = new_game_form(daemon_process, playwright_chromium)
     modes = page.locator('input[name="mode"]')
     expect(modes).to_have_count(5)
     assert [modes.nth(i).get_attribute("value") for i in range(5)] == [
@@ -701,15 +701,15 @@ def test_the_scoring_form_is_drawn_from_the_daemons_scoring_options(daemon, play
     expect(one_loser).to_be_checked()
     new_game(page, ["Ann", "Bob", "Cy"])
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    game = daemon.get("/api/game")["game"]
+    game = daemon_process.get("/api/game")["game"]
     assert (game["mode"], game["target"], game["house_rules"]["highest_bust_loses"]) == ("knock_out", 500, True)
 
 
-def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon, playwright_chromium):
+def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-new").tap()
     final = page.locator("#final-row")
     expect(final).to_be_hidden()
@@ -721,7 +721,7 @@ def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon
     expect(page.locator("#grules-mode")).to_contain_text(en["final.next_round_about"])
     new_game(page, ["Ann", "Bob", "Cy"])
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    assert daemon.get("/api/game")["game"]["final"] == "next_round"
+    assert daemon_process.get("/api/game")["game"]["final"] == "next_round"
     page.locator("#tab-scores").tap()
     mode = fill(en["scores.mode"], mode=en["mode.elimination"], target=500)
     expect(page.locator("#scores-mode")).to_have_text(f"{mode} · {en['final.next_round']}")
@@ -740,10 +740,10 @@ def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon
     new_game(page, ["Ann", "Bob", "Cy"])
     page.locator("#setup-start").tap()  # a second tap: the game in play is put away
     expect(page.locator("#tab-table")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    game = daemon.get("/api/game")["game"]
+    game = daemon_process.get("/api/game")["game"]
     assert (game["mode"], game["target"], game["final"], game["teams"]) == ("chips", 100, None, None)
     for winner, hands in [("Ann", {"Bob": 30, "Cy": 20}), ("Bob", {"Ann": 10, "Cy": 85})]:
-        assert daemon.post("/api/games/current/rounds", {"winner": winner, "hands": hands})[0] == 201
+        assert daemon_process.post("/api/games/current/rounds", {"winner": winner, "hands": hands})[0] == 201
     page.locator("#tab-scores").tap()
     expect(page.locator("#totals tbody .total")).to_have_text(["40", "65", "-105"], timeout=WAIT_MS)
     expect(page.locator("#scores-mode")).to_have_text(fill(en["scores.mode_chips"], mode=en["mode.chips"], target=100))
@@ -754,15 +754,15 @@ def test_chips_and_the_elimination_ending_are_chosen_in_the_new_game_form(daemon
     page.context.close()
 
 
-def test_the_last_card_is_asked_with_the_house_rule_and_offered_from_the_table(daemon, playwright_chromium):
+def test_the_last_card_is_asked_with_the_house_rule_and_offered_from_the_table(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
+    home = origin(daemon_process.url)
     en = catalogue("en")
     foreign_requests, console_errors = [], []
     game = {"players": ["Ann", "Bob", "Cy"], "house_rules": {"last_card_not_action": True}}
-    assert daemon.post("/api/games", game)[0] == 201
+    assert daemon_process.post("/api/games", game)[0] == 201
     page = phone(browser, playwright, home, foreign_requests, console_errors)
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#tab-table").tap()
     expect(page.get_by_role("button", name=en["decl.went_out"], exact=True)).to_have_count(0)  # not knock-out
     page.get_by_role("button", name=en["kind.skip"], exact=True).tap()  # Bob (whose turn it is) plays a Skip
@@ -777,11 +777,11 @@ def test_the_last_card_is_asked_with_the_house_rule_and_offered_from_the_table(d
     expect(page.locator("#last-card")).to_have_value("skip")  # what the table was told Bob played
     page.locator("#entry-save").tap()
     expect(page.locator("#entry-error")).to_contain_text("Bob cannot go out on a Skip", timeout=WAIT_MS)
-    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"] == []
     page.locator("#last-card").select_option("7")
     page.locator("#entry-save").tap()
     expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"][0]["last_card"] == "7"
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"][0]["last_card"] == "7"
     expect(page.locator("#rounds li .badge")).to_have_text(f"🃏\ufe0f {fill(en['scores.last_card'], card='7')}")
     page.context.close()
     assert foreign_requests == []

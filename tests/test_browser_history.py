@@ -13,19 +13,19 @@ playwright_chromium = test_browser.playwright_chromium
 pytestmark = pytest.mark.browser
 
 
-def test_a_finished_game_is_in_past_games_and_its_players_are_offered_next_time(daemon, playwright_chromium):
+def test_a_finished_game_is_in_past_games_and_its_players_are_offered_next_time(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     strings = catalogue("zh-Hant")
     context = browser.new_context(**playwright.devices["Pixel 5"], locale="zh-TW")
     page = context.new_page()
     foreign: list[str] = []
     errors: list[str] = []
-    watch(page, daemon.url, foreign, errors)
-    open_joined(page, daemon)
+    watch(page, daemon_process.url, foreign, errors)
+    open_joined(page, daemon_process)
     expect(page.locator("#past-none")).to_have_text(strings["past.none"], timeout=WAIT_MS)
-    status, _ = daemon.request("POST", "/api/games", {"players": ["小明", "Bob"], "target": 50})
+    status, _ = daemon_process.request("POST", "/api/games", {"players": ["小明", "Bob"], "target": 50})
     assert status == 201
-    status, _ = daemon.request("POST", "/api/games/current/rounds", {"winner": "小明", "hands": {"Bob": 60}})
+    status, _ = daemon_process.request("POST", "/api/games/current/rounds", {"winner": "小明", "hands": {"Bob": 60}})
     assert status == 201
     entry = page.locator("#past-list li button")
     expect(entry).to_have_count(1, timeout=WAIT_MS)

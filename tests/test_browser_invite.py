@@ -16,13 +16,13 @@ playwright_chromium = test_browser.playwright_chromium  # the same module-scoped
 pytestmark = pytest.mark.browser
 
 
-def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_chromium):
+def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     english = catalogue("en")
     foreign_requests, console_errors = [], []
     host = phone(browser, playwright)
-    watch(host, origin(daemon.url), foreign_requests, console_errors)
-    open_joined(host, daemon)
+    watch(host, origin(daemon_process.url), foreign_requests, console_errors)
+    open_joined(host, daemon_process)
     invite = host.locator("#invite")
     expect(invite).to_have_text(english["invite.open"], timeout=WAIT_MS)
     invite.tap()
@@ -36,10 +36,10 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     link = dialog.locator("#invite-link")
     expect(link).to_have_text(re.compile(r"/#join=[\w-]{22}$"), timeout=WAIT_MS)  # a token, never the PIN
     # This phone joined with the PIN typed (the test's link fills it in): the digits show under the code.
-    expect(dialog.locator("#invite-pin")).to_have_text(fill(english["invite.pin"], pin=daemon.table_pin))
+    expect(dialog.locator("#invite-pin")).to_have_text(fill(english["invite.pin"], pin=daemon_process.table_pin))
     # The digits are the big words of the line, to be read out across the table: twice the link's size at least.
     digits = dialog.locator("#invite-pin .invite-pin-digits")
-    expect(digits).to_have_text(daemon.table_pin)
+    expect(digits).to_have_text(daemon_process.table_pin)
     size = "e => parseFloat(getComputedStyle(e).fontSize)"
     assert digits.evaluate(size) >= 2 * link.evaluate(size)
     expect(dialog.locator("#invite-ask")).to_be_hidden()
@@ -55,7 +55,7 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     expect(dialog).to_be_hidden(timeout=WAIT_MS)
 
     guest = phone(browser, playwright)
-    watch(guest, origin(daemon.url), foreign_requests, console_errors)
+    watch(guest, origin(daemon_process.url), foreign_requests, console_errors)
     guest.goto(join_url)
     expect(guest.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
     assert "#join" not in guest.url  # taken out of the address bar at once
@@ -65,8 +65,8 @@ def test_a_joined_phone_shows_the_invite_and_its_link_joins(daemon, playwright_c
     assert foreign_requests == [] and console_errors == []
 
 
-def test_a_phone_not_joined_has_no_invite(daemon, playwright_chromium):
+def test_a_phone_not_joined_has_no_invite(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     stranger = phone(browser, playwright)
-    open_not_joined(stranger, daemon.url)
+    open_not_joined(stranger, daemon_process.url)
     expect(stranger.locator("#invite")).to_be_hidden()

@@ -95,13 +95,13 @@ class Journey:
         playwright, browser = self.playwright_chromium
         return phone(browser, playwright, self.home, self.foreign_requests, self.console_errors, **self.options)
 
-    def joined_phone(self, daemon: RunningDaemon, pin: str | None = None) -> Page:
+    def joined_phone(self, daemon_process: RunningDaemon, pin: str | None = None) -> Page:
         """A phone joined by the QR code's link, set up for a journey about something else. Its randomness is
         taken before anyone presses, as at a table where everyone joins first (a press before it would close the
         shuffle to it, and the daemon's refusal would be a console error)."""
         page = self.phone()
-        open_joined(page, daemon, pin)
-        if daemon.get("/api/state")["shuffle"]["contributions_open"]:
+        open_joined(page, daemon_process, pin)
+        if daemon_process.get("/api/state")["shuffle"]["contributions_open"]:
             taken = re.escape(self.strings["fair.mine_in"]).replace(re.escape("{place}"), r"\d+")
             expect(page.locator("#fair-mine")).to_have_text(re.compile(taken), timeout=WAIT_MS)
         return page
@@ -134,16 +134,16 @@ def english_words(text: str, strings: dict[str, str], names: list[str]) -> list[
     return [word for word in LATIN_WORD.findall(NOT_WORDS.sub(" ", text)) if word not in allowed]
 
 
-def journey(name, language, width, daemon: RunningDaemon, playwright_chromium, tmp_path, names=FOUR) -> Journey:
+def journey(name, language, width, daemon_process: RunningDaemon, playwright_chromium, tmp_path, names=FOUR) -> Journey:
     lang, locale = language
     folder = Path(os.environ.get("UNO_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
-    return Journey(name, lang, locale, width, folder, playwright_chromium, origin(daemon.url), list(names))
+    return Journey(name, lang, locale, width, folder, playwright_chromium, origin(daemon_process.url), list(names))
 
 
-def new_game(daemon: RunningDaemon) -> None:
+def new_game(daemon_process: RunningDaemon) -> None:
     """Ann, Bob, Cy and Dee, dealt by Ann: Bob plays first (the game is set up; the journey is what follows)."""
-    status, answer = daemon.post("/api/games", {"players": FOUR})
+    status, answer = daemon_process.post("/api/games", {"players": FOUR})
     assert status == 201, answer
 
 
@@ -153,10 +153,10 @@ def i_am(page: Page, player: str) -> None:
     expect(page.locator("#welcome")).to_be_hidden()
 
 
-def test_joining_by_the_qr_code_and_by_typing_the_pin(daemon, playwright_chromium, tmp_path, language):
-    j = journey("join", language, 393, daemon, playwright_chromium, tmp_path)
+def test_joining_by_the_qr_code_and_by_typing_the_pin(daemon_process, playwright_chromium, tmp_path, language):
+    j = journey("join", language, 393, daemon_process, playwright_chromium, tmp_path)
     s = j.strings
-    host = j.joined_phone(daemon)  # by the console's QR code
+    host = j.joined_phone(daemon_process)  # by the console's QR code
     expect(host.locator("#role")).to_have_text(s["role.table"])
     host.locator("#invite").tap()
     dialog = host.get_by_role("dialog", name=s["invite.title"])
@@ -165,7 +165,7 @@ def test_joining_by_the_qr_code_and_by_typing_the_pin(daemon, playwright_chromiu
     link = dialog.locator("#invite-link")
     # The link carries a revocable token, never the PIN: a photo of the QR code gives the PIN away to nobody.
     expect(link).to_have_text(re.compile(r"/#join=[A-Za-z0-9_-]{22}$"), timeout=WAIT_MS)
-    assert daemon.table_pin not in link.inner_text()
+    assert daemon_process.table_pin not in link.inner_text()
     j.shoot(host, "1-invite")
 
     guest = j.phone()  # scans the host's QR code: its camera opens the link
@@ -176,14 +176,14 @@ def test_joining_by_the_qr_code_and_by_typing_the_pin(daemon, playwright_chromiu
     j.shoot(guest, "2-joined-by-qr")
 
     typist = j.phone()  # types the address, then the PIN it was told
-    typist.goto(daemon.url + "/")
+    typist.goto(daemon_process.url + "/")
     expect(typist.locator("#join")).to_be_visible(timeout=WAIT_MS)
     expect(typist.get_by_label(s["join.label"], exact=True)).to_be_editable()
     expect(typist.locator("#join-hint")).to_have_text(s["join.hint"])
     expect(typist.locator("#press-caption")).to_have_text(s["button.join_first"])
     j.shoot(typist, "3-asked-for-the-pin")
     typist.locator("#join-pin").tap()
-    typist.locator("#join-pin").press_sequentially(daemon.table_pin)
+    typist.locator("#join-pin").press_sequentially(daemon_process.table_pin)
     typist.get_by_role("button", name=s["join.go"], exact=True).tap()
     expect(typist.locator("#role")).to_have_text(s["role.table"], timeout=WAIT_MS)
     expect(typist.locator("#press-caption")).to_have_text(s["button.caption"])
@@ -193,12 +193,14 @@ def test_joining_by_the_qr_code_and_by_typing_the_pin(daemon, playwright_chromiu
 
 
 @WIDTHS
-def test_the_first_run_starts_a_game_and_shows_whose_turn(daemon, playwright_chromium, tmp_path, language, width):
+def test_the_first_run_starts_a_game_and_shows_whose_turn(
+    daemon_process, playwright_chromium, tmp_path, language, width
+):
     players = ["Grandma Rose", "Bob", "王小明", "Dee"]  # Grandma Rose deals: Bob plays first
-    j = journey("first-run", language, width, daemon, playwright_chromium, tmp_path, players)
+    j = journey("first-run", language, width, daemon_process, playwright_chromium, tmp_path, players)
     s = j.strings
     page = j.phone()
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#welcome-title")).to_have_text(s["welcome.no_game"], timeout=WAIT_MS)
     expect(page.locator("#welcome-hint")).to_have_text(s["welcome.no_game_hint"])
     j.shoot(page, "1-welcome")
@@ -227,11 +229,13 @@ def test_the_first_run_starts_a_game_and_shows_whose_turn(daemon, playwright_chr
 
 
 @WIDTHS
-def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_chromium, tmp_path, language, width):
-    j = journey("wild-all-hit", language, width, daemon, playwright_chromium, tmp_path)
+def test_a_wild_all_hit_at_four_phones_says_who_presses_next(
+    daemon_process, playwright_chromium, tmp_path, language, width
+):
+    j = journey("wild-all-hit", language, width, daemon_process, playwright_chromium, tmp_path)
     s = j.strings
-    new_game(daemon)
-    phones = {player: j.joined_phone(daemon) for player in FOUR}
+    new_game(daemon_process)
+    phones = {player: j.joined_phone(daemon_process) for player in FOUR}
     for player, page in phones.items():
         i_am(page, player)
 
@@ -280,11 +284,11 @@ def test_a_wild_all_hit_at_four_phones_says_who_presses_next(daemon, playwright_
 
 
 @WIDTHS
-def test_scoring_a_round_shows_its_scores(daemon, playwright_chromium, tmp_path, language, width):
-    j = journey("scoring", language, width, daemon, playwright_chromium, tmp_path)
+def test_scoring_a_round_shows_its_scores(daemon_process, playwright_chromium, tmp_path, language, width):
+    j = journey("scoring", language, width, daemon_process, playwright_chromium, tmp_path)
     s = j.strings
-    new_game(daemon)
-    page = j.joined_phone(daemon)
+    new_game(daemon_process)
+    page = j.joined_phone(daemon_process)
     i_am(page, "Ann")
 
     # Ann went out; Bob holds a 7 and a Skip (7 + 20), Cy a Wild All Hit (50), Dee nothing (docs/GAME.md's deck).
@@ -373,17 +377,17 @@ def count_hand(page: Page, player: str, kinds: tuple[str, ...]) -> None:
     [pytest.param(("zh-Hans", "zh-CN"), 393, id="zh-Hans-393"), pytest.param(("en", "en-GB"), 320, id="en-320")],
 )
 def test_a_newcomers_first_game_from_the_qr_link_to_the_winner_card(
-    daemon, playwright_chromium, tmp_path, language, width
+    daemon_process, playwright_chromium, tmp_path, language, width
 ):
     """Bob has never seen the page. The table's phone shows him the invite; his camera opens the link; he says who
     he is, plays his turns (a Hit 2 declared from the top, a press when he cannot play) and, at the end of each round,
     counts the hands; the second round takes him past the target, and every phone shows him the winner. Only the
     page's own controls, and what he sees at each step is checked."""
-    j = journey("newcomer", language, width, daemon, playwright_chromium, tmp_path)
+    j = journey("newcomer", language, width, daemon_process, playwright_chromium, tmp_path)
     s = j.strings
-    status, answer = daemon.post("/api/games", {"players": FOUR, "target": 60})  # Ann deals: Bob plays first
+    status, answer = daemon_process.post("/api/games", {"players": FOUR, "target": 60})  # Ann deals: Bob plays first
     assert status == 201, answer
-    table = j.joined_phone(daemon)  # the phone lying on the table, which presses for whoever is asked
+    table = j.joined_phone(daemon_process)  # the phone lying on the table, which presses for whoever is asked
     table.locator("#welcome-watch").tap()
     table.locator("#invite").tap()
     link = table.locator("#invite-link")

@@ -16,14 +16,14 @@ playwright_chromium = test_browser.playwright_chromium  # one Chromium per modul
 pytestmark = pytest.mark.browser
 
 
-def test_a_card_declared_while_someone_owes_is_refused_in_chinese_with_their_name(daemon, playwright_chromium):
+def test_a_card_declared_while_someone_owes_is_refused_in_chinese_with_their_name(daemon_process, playwright_chromium):
     """Ann deals, Bob plays a Hit 2: Cy must press twice before anyone declares a card (docs/GAME.md)."""
     playwright, browser = playwright_chromium
     zh = catalogue("zh-Hans")
-    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    assert daemon_process.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
     errors: list[str] = []
-    page = phone(browser, playwright, origin(daemon.url), [], errors)
-    open_joined(page, daemon)
+    page = phone(browser, playwright, origin(daemon_process.url), [], errors)
+    open_joined(page, daemon_process)
     page.locator("#lang").select_option("zh-Hans")
     expect(page.locator("html")).to_have_attribute("lang", "zh-Hans")
     page.locator("#tab-table").tap()
@@ -37,14 +37,14 @@ def test_a_card_declared_while_someone_owes_is_refused_in_chinese_with_their_nam
     page.context.close()
 
 
-def test_an_undo_that_reaches_the_daemon_after_a_press_is_refused_in_chinese(daemon, playwright_chromium):
+def test_an_undo_that_reaches_the_daemon_after_a_press_is_refused_in_chinese(daemon_process, playwright_chromium):
     """docs/GAME.md, Undo: a press after the declaration makes the undo too late (another phone pressed first)."""
     playwright, browser = playwright_chromium
     zh = catalogue("zh-Hans")
-    assert daemon.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
-    page = phone(browser, playwright, origin(daemon.url), [], [])
+    assert daemon_process.post("/api/games", {"players": ["Ann", "Bob", "Cy"]})[0] == 201
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
     page.clock.install()
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.clock.pause_at(page.evaluate("Date.now()") + 1000)  # the Undo button stays however slow the machine
     page.locator("#lang").select_option("zh-Hans")
     page.locator("#tab-table").tap()
@@ -52,7 +52,7 @@ def test_an_undo_that_reaches_the_daemon_after_a_press_is_refused_in_chinese(dae
     expect(page.locator("#who input:checked")).to_have_value("Cy", timeout=WAIT_MS)
 
     def press_first(route):  # Cy's press on another phone reaches the daemon just before this undo
-        assert daemon.post("/api/press", {"player": "Cy"})[0] == 200
+        assert daemon_process.post("/api/press", {"player": "Cy"})[0] == 200
         route.continue_()
 
     page.route("**/api/game/undo-declaration", press_first)
@@ -61,17 +61,17 @@ def test_an_undo_that_reaches_the_daemon_after_a_press_is_refused_in_chinese(dae
     page.context.close()
 
 
-def test_a_contribution_this_phone_made_from_another_page_is_told_in_chinese(daemon, playwright_chromium):
+def test_a_contribution_this_phone_made_from_another_page_is_told_in_chinese(daemon_process, playwright_chromium):
     """docs/FAIRNESS.md: one commitment a phone (its session) a shuffle."""
     playwright, browser = playwright_chromium
     zh = catalogue("zh-Hans")
-    page = joined_phone(browser, playwright, daemon, "zh-CN")
-    number = daemon.get("/api/state")["shuffle"]["number"]
+    page = joined_phone(browser, playwright, daemon_process, "zh-CN")
+    number = daemon_process.get("/api/state")["shuffle"]["number"]
     other_page = page.request.post(
-        f"{daemon.url}/api/shuffles/current/contributions", data={"shuffle": number, "commitment": "ab" * 32}
+        f"{daemon_process.url}/api/shuffles/current/contributions", data={"shuffle": number, "commitment": "ab" * 32}
     )
     assert other_page.status == 201
-    open_live(page, daemon, joined=True)
+    open_live(page, daemon_process, joined=True)
     expect(page.locator("html")).to_have_attribute("lang", "zh-Hans")
     words = fill(zh["refused.already_contributed"], shuffle=number)
     expect(page.locator("#fair-mine")).to_have_text(words, timeout=WAIT_MS)
@@ -83,15 +83,17 @@ NAMES = re.compile(r"UNO Attack|UNO|PIN|QR")
 
 
 @pytest.mark.parametrize("lang", ["zh-Hans", "zh-Hant"])
-def test_a_round_with_more_of_a_card_than_the_deck_holds_is_refused_in_chinese(daemon, playwright_chromium, lang):
+def test_a_round_with_more_of_a_card_than_the_deck_holds_is_refused_in_chinese(
+    daemon_process, playwright_chromium, lang
+):
     """The UNO Attack deck has 2 Wild Hit-Fire (docs/GAME.md): three across the hands is refused, and a Chinese page
     says so in Chinese, with the count, the card's name and who holds them, and no English word."""
     playwright, browser = playwright_chromium
     zh = catalogue(lang)
     players = ["Ann", "爸爸", "小明", "小美"]
-    assert daemon.post("/api/games", {"players": players})[0] == 201
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    assert daemon_process.post("/api/games", {"players": players})[0] == 201
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#lang").select_option(lang)
     expect(page.locator("html")).to_have_attribute("lang", lang)
     page.locator("#tab-round").tap()
@@ -106,5 +108,5 @@ def test_a_round_with_more_of_a_card_than_the_deck_holds_is_refused_in_chinese(d
     error = page.locator("#entry-error")
     expect(error).to_have_text(words, timeout=WAIT_MS)
     assert re.search(r"[A-Za-z]", NAMES.sub("", error.inner_text()).replace("Ann", "")) is None
-    assert daemon.get("/api/game")["game"]["scoreboard"]["rounds"] == []
+    assert daemon_process.get("/api/game")["game"]["scoreboard"]["rounds"] == []
     page.context.close()

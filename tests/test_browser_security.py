@@ -92,7 +92,7 @@ def chart_label(index: int, name: str) -> str:
     return f"{'●■▲◆'[index]} {short}"
 
 
-def set_the_table(daemon) -> None:
+def set_the_table(daemon_process) -> None:
     """A game of the hostile names with one scored round and an attack open, as the page finds it on load."""
     calls = [
         ("/api/games", {"players": PLAYERS}),
@@ -101,7 +101,7 @@ def set_the_table(daemon) -> None:
         ("/api/attacks", {"kind": "wild_all_hit", "by": SCRIPT}),  # SVG presses, then 李小龍, then IMG
     ]
     for path, body in calls:
-        status, answer = daemon.post(path, body)
+        status, answer = daemon_process.post(path, body)
         assert status in (200, 201), answer
 
 
@@ -117,14 +117,14 @@ def expect_inert(page: Page, own_scripts: list[str | None]) -> None:
     assert found == {"pwned": "undefined", "handlers": [], "scripts": own_scripts, "planted": 0}
 
 
-def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, playwright_chromium):
+def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
     en = catalogue("en")
-    own_scripts = Markup(served_page(daemon.url)[0]).scripts
-    set_the_table(daemon)
+    own_scripts = Markup(served_page(daemon_process.url)[0]).scripts
+    set_the_table(daemon_process)
     # Without the policy, so that a name taken as markup would run: the escaping is proven on its own.
     page = phone(browser, playwright, bypass_csp=True)
-    page.goto(daemon.url + "/")  # reading needs no PIN
+    page.goto(daemon_process.url + "/")  # reading needs no PIN
     expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
 
     # The prompt: who must press, who played the card, who comes next.
@@ -168,14 +168,18 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
 
     # Live, over the event stream: a penalty naming IMG, then a round that IMG wins.
     page.locator("#tab-scores").tap()
-    cancel_everything_owed(daemon)  # the Wild All Hit: a card may be played again only once nothing holds play
-    assert daemon.post("/api/attacks", {"kind": "played", "by": IMG})[0] == 200  # caught on the card just played
-    status, answer = daemon.post("/api/attacks", {"kind": "uno_penalty", "player": IMG})
+    cancel_everything_owed(daemon_process)  # the Wild All Hit: a card may be played again only once nothing holds play
+    assert (
+        daemon_process.post("/api/attacks", {"kind": "played", "by": IMG})[0] == 200
+    )  # caught on the card just played
+    status, answer = daemon_process.post("/api/attacks", {"kind": "uno_penalty", "player": IMG})
     assert status == 200, answer
     penalty = fill(en["feed.declared"], player=IMG, what=fill(en["decl.uno_penalty"], forgot_uno_penalty=2))
     expect(page.locator('#feed li[data-type="attack.started"] .feed-text').first).to_have_text(penalty, timeout=WAIT_MS)
-    cancel_everything_owed(daemon)
-    status, answer = daemon.post("/api/games/current/rounds", {"winner": IMG, "hands": {SCRIPT: 1, SVG: 2, LEE: 3}})
+    cancel_everything_owed(daemon_process)
+    status, answer = daemon_process.post(
+        "/api/games/current/rounds", {"winner": IMG, "hands": {SCRIPT: 1, SVG: 2, LEE: 3}}
+    )
     assert status == 201, answer
     expect(page.locator('#feed li[data-type="round.scored"] .feed-text').first).to_have_text(
         fill(en["feed.round_scored"], round=2, winner=IMG), timeout=WAIT_MS
@@ -185,18 +189,18 @@ def test_hostile_names_show_as_text_in_every_panel_on_load_and_live(daemon, play
     page.context.close()
 
 
-def cancel_everything_owed(daemon) -> None:
+def cancel_everything_owed(daemon_process) -> None:
     """A cancel drops the newest of what is owed (a penalty, a Wild All Hit): cancel until nothing is."""
     for _ in range(len(PLAYERS) + 2):
-        if not daemon.get("/api/game")["game"]["table"]["demands"]:
+        if not daemon_process.get("/api/game")["game"]["table"]["demands"]:
             return
-        status, answer = daemon.post("/api/attacks", {"kind": "cancel"})
+        status, answer = daemon_process.post("/api/attacks", {"kind": "cancel"})
         assert status == 200, answer
     raise AssertionError("demands still owed after cancelling every one")
 
 
-def test_the_policy_allows_no_inline_script_and_the_page_has_none(daemon):
-    html, headers = served_page(daemon.url)
+def test_the_policy_allows_no_inline_script_and_the_page_has_none(daemon_process):
+    html, headers = served_page(daemon_process.url)
     assert len(headers) == 1, headers
     rules = policy(headers[0])
     # Only the page's own files may run; a <base> or a plugin could otherwise bring script from elsewhere.
@@ -210,10 +214,10 @@ def test_the_policy_allows_no_inline_script_and_the_page_has_none(daemon):
     assert markup.scripts and all(src and src.startswith("/static/") for src in markup.scripts), markup.scripts
 
 
-def visit_every_part(page: Page, daemon) -> None:
+def visit_every_part(page: Page, daemon_process) -> None:
     """Open the page joined, press, switch through the languages, open every tab and section, and show a QR code."""
     en = catalogue("en")
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#prompt")).to_have_attribute("data-state", "demand", timeout=WAIT_MS)
     expect(page.locator("#press")).to_be_enabled(timeout=WAIT_MS)
     page.locator("#press").tap()  # SVG's press for the Wild All Hit
@@ -230,40 +234,40 @@ def visit_every_part(page: Page, daemon) -> None:
         page.locator(f"{section} summary").tap()
     expect(page.locator("#rules-tables table")).to_have_count(6)
     # The admin's QR code of a new table PIN: an image from a data: address.
-    page.get_by_label(en["admin.pin"], exact=True).fill(daemon.admin_pin)
+    page.get_by_label(en["admin.pin"], exact=True).fill(daemon_process.admin_pin)
     page.locator("#admin-join button").tap()
     expect(page.locator("#role")).to_have_text(en["role.admin"], timeout=WAIT_MS)
-    page.locator("#pin-table").fill("258025" if daemon.table_pin != "258025" else "369036")  # 6 digits at least
+    page.locator("#pin-table").fill("258025" if daemon_process.table_pin != "258025" else "369036")  # 6 digits at least
     page.locator("#pins button[type=submit]").tap()
     expect(page.locator("#join-qr")).to_have_attribute("src", re.compile(r"^data:image/svg\+xml;base64,"))
     assert page.locator("#join-qr").evaluate("(img) => img.complete && img.naturalWidth > 0")
 
 
-def test_the_page_keeps_to_its_own_policy(daemon, playwright_chromium):
+def test_the_page_keeps_to_its_own_policy(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    set_the_table(daemon)
+    set_the_table(daemon_process)
     page = phone(browser, playwright)
     console_errors = []
     page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
     page.on("pageerror", lambda e: console_errors.append(str(e)))
 
-    visit_every_part(page, daemon)
+    visit_every_part(page, daemon_process)
 
     assert page.evaluate("window.__violations") == []
     page.context.close()
     assert console_errors == []  # Chromium logs a blocked script or style here too
 
 
-def test_no_request_leaves_the_launcher(daemon, playwright_chromium):
+def test_no_request_leaves_the_launcher(daemon_process, playwright_chromium):
     playwright, browser = playwright_chromium
-    home = origin(daemon.url)
-    set_the_table(daemon)
+    home = origin(daemon_process.url)
+    set_the_table(daemon_process)
     # Without the policy, which would block (and hide) a request elsewhere: the page itself asks nothing of others.
     page = phone(browser, playwright, bypass_csp=True)
     requests = []
     page.context.on("request", lambda r: requests.append(r.url))
 
-    visit_every_part(page, daemon)
+    visit_every_part(page, daemon_process)
 
     page.context.close()
     assert any(url.startswith(home + "/api/events") for url in requests)  # the recording saw the page's own

@@ -102,13 +102,13 @@ def sound_daemon(tmp_path):
         running.close()
 
 
-def new_phone(browser, playwright, daemon, *scripts: str, locale="en-US", reduced_motion="no-preference"):
+def new_phone(browser, playwright, daemon_process, *scripts: str, locale="en-US", reduced_motion="no-preference"):
     context = browser.new_context(**playwright.devices["Pixel 5"], locale=locale, reduced_motion=reduced_motion)
     for script in scripts:
         context.add_init_script(script)
     page = context.new_page()
     foreign_requests, console_errors = [], []
-    watch(page, origin(daemon.url), foreign_requests, console_errors)
+    watch(page, origin(daemon_process.url), foreign_requests, console_errors)
     return context, page, foreign_requests, console_errors
 
 

@@ -14,9 +14,9 @@ playwright_chromium = test_browser.playwright_chromium
 pytestmark = pytest.mark.browser
 
 
-def test_who_plays_first_is_picked_per_ruleset_and_the_game_starts_so(daemon, playwright_chromium):
+def test_who_plays_first_is_picked_per_ruleset_and_the_game_starts_so(daemon_process, playwright_chromium):
     en = catalogue("en")
-    page = new_game_form(daemon, playwright_chromium)
+    page = new_game_form(daemon_process, playwright_chromium)
     expect(page.locator("#house-choices legend").first).to_have_text(en["start.first_player"])
     expect(page.locator('input[name="first_player"][value="left_of_dealer"]')).to_be_checked()
     expect(page.locator("#grules-first")).to_contain_text(en["first.skip"])
@@ -35,6 +35,6 @@ def test_who_plays_first_is_picked_per_ruleset_and_the_game_starts_so(daemon, pl
     expect(page.locator("#grules-first")).to_contain_text(en["first.hit_2_dealer"])
     new_game(page, ["Ann", "Bob", "Cy"])  # Ann deals
     expect(page.locator("#prompt-text")).to_have_text(fill(en["prompt.turn"], player="Ann"), timeout=WAIT_MS)
-    house = daemon.get("/api/game")["game"]["house_rules"]
+    house = daemon_process.get("/api/game")["game"]["house_rules"]
     assert (house["first_player"], house["reverse_start"]) == ("dealer", "right_of_dealer")
     page.context.close()

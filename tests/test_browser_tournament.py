@@ -89,19 +89,19 @@ def test_a_tournament_set_up_at_one_table_is_played_and_seen_at_the_other(tmp_pa
             garden.close()
 
 
-def test_the_page_shows_the_cycle_and_goes_on_into_the_next(daemon, playwright_chromium) -> None:
+def test_the_page_shows_the_cycle_and_goes_on_into_the_next(daemon_process, playwright_chromium) -> None:
     """Four players at one table: after the twelve rounds of the first cycle the page shows the second cycle's first
     round, with the standings carried on (issue #46 item 6)."""
     playwright, browser = playwright_chromium
     english = catalogue("en")
     players = ["Ann", "Bo", "Cy", "Di"]
-    assert daemon.post("/api/tournaments", {"players": players, "tables": ["table"]})[0] == 201
+    assert daemon_process.post("/api/tournaments", {"players": players, "tables": ["table"]})[0] == 201
     for number in range(1, 13):
-        (table,) = daemon.get("/api/tournament")["tournament"]["tables"]
+        (table,) = daemon_process.get("/api/tournament")["tournament"]["tables"]
         points = {p: (5 if seat % 2 == 0 else 0) for seat, p in enumerate(table["seats"])}  # seats 0 and 2 win
-        assert daemon.post("/api/tournament/rounds", {"number": number, "points": points})[0] == 201
+        assert daemon_process.post("/api/tournament/rounds", {"number": number, "points": points})[0] == 201
     page = browser.new_context(**playwright.devices["Pixel 5"], locale="en-US").new_page()
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     expect(page.locator("#tour-tables li").first).to_contain_text(
         fill(english["tournament.next"], table="table", cycle=2, round=1, rounds=12), timeout=WAIT_MS
     )

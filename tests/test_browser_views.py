@@ -47,45 +47,47 @@ class Screens(Journey):
         super().shoot(page, step)
         page.screenshot(path=self.folder / f"{self.name}-{self.lang}-{self.width}-{step}-screen.png")
 
-    def watcher(self, daemon: RunningDaemon) -> Page:
+    def watcher(self, daemon_process: RunningDaemon) -> Page:
         """A phone that has not joined: it may only watch."""
         page = self.phone()
-        page.goto(daemon.url + "/")
+        page.goto(daemon_process.url + "/")
         expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
         return page
 
 
-def screens(name, language, width, daemon, playwright_chromium, tmp_path, names=FOUR) -> Screens:
+def screens(name, language, width, daemon_process, playwright_chromium, tmp_path, names=FOUR) -> Screens:
     lang, locale = language
     folder = Path(os.environ.get("UNO_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
-    return Screens(name, lang, locale, width, folder, playwright_chromium, origin(daemon.url), list(names))
+    return Screens(name, lang, locale, width, folder, playwright_chromium, origin(daemon_process.url), list(names))
 
 
-def score(daemon: RunningDaemon, winner: str, hands: dict[str, int]) -> None:
-    status, answer = daemon.post("/api/games/current/rounds", {"winner": winner, "hands": hands})
+def score(daemon_process: RunningDaemon, winner: str, hands: dict[str, int]) -> None:
+    status, answer = daemon_process.post("/api/games/current/rounds", {"winner": winner, "hands": hands})
     assert status == 201, answer
 
 
 @WIDTHS
 def test_the_winner_card_on_every_phone_and_play_again_with_the_same_players(
-    daemon, playwright_chromium, tmp_path, language, width
+    daemon_process, playwright_chromium, tmp_path, language, width
 ):
-    j = screens("winner", language, width, daemon, playwright_chromium, tmp_path)
+    j = screens("winner", language, width, daemon_process, playwright_chromium, tmp_path)
     s = j.strings
-    status, answer = daemon.post("/api/games", {"players": FOUR, "target": 50, "house_rules": {"stacking": True}})
+    status, answer = daemon_process.post(
+        "/api/games", {"players": FOUR, "target": 50, "house_rules": {"stacking": True}}
+    )
     assert status == 201, answer
     ended = answer["game"]
-    ann, bob = j.joined_phone(daemon), j.joined_phone(daemon)
+    ann, bob = j.joined_phone(daemon_process), j.joined_phone(daemon_process)
     i_am(ann, "Ann")
     i_am(bob, "Bob")
-    watcher = j.watcher(daemon)
+    watcher = j.watcher(daemon_process)
     phones = {"ann": ann, "bob": bob, "watcher": watcher}
 
-    score(daemon, "Bob", {"Ann": 10, "Cy": 5, "Dee": 5})  # Bob 20
+    score(daemon_process, "Bob", {"Ann": 10, "Cy": 5, "Dee": 5})  # Bob 20
     for page in phones.values():
         expect(page.locator("#winner-card")).to_be_hidden()  # the game goes on
-    score(daemon, "Ann", {"Bob": 20, "Cy": 20, "Dee": 15})  # Ann 55: past the target of 50, the game is over
+    score(daemon_process, "Ann", {"Bob": 20, "Cy": 20, "Dee": 15})  # Ann 55: past the target of 50, the game is over
 
     for who, page in phones.items():
         card = page.locator("#winner-card")
@@ -127,7 +129,7 @@ def test_the_winner_card_on_every_phone_and_play_again_with_the_same_players(
         expect(page.get_by_text(s["welcome.no_game"])).to_have_count(0)
     expect(bob.locator("#prompt-me-text")).to_have_text(s["mine.play"])
     j.shoot(bob, "2-played-again-on-bob")
-    again = daemon.get("/api/game")["game"]
+    again = daemon_process.get("/api/game")["game"]
     assert again["id"] != ended["id"]
     assert again["scoreboard"]["rounds"] == []
     for same in ("players", "ruleset", "house_rules", "mode", "target", "teams", "final", "track_turns"):
@@ -154,15 +156,15 @@ def table_screen(j: Screens, orientation: str) -> Page:
 
 @pytest.mark.parametrize(("language", "orientation"), TABLE_SCREENS)
 def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
-    daemon, playwright_chromium, tmp_path, language, orientation
+    daemon_process, playwright_chromium, tmp_path, language, orientation
 ):
-    j = screens("table", language, 393, daemon, playwright_chromium, tmp_path)
+    j = screens("table", language, 393, daemon_process, playwright_chromium, tmp_path)
     j.name = f"table-{orientation}"
     s = j.strings
-    status, answer = daemon.post("/api/games", {"players": FOUR})
+    status, answer = daemon_process.post("/api/games", {"players": FOUR})
     assert status == 201, answer
     tv = table_screen(j, orientation)
-    tv.goto(daemon.url + "/table")
+    tv.goto(daemon_process.url + "/table")
     expect(tv.locator("#conn")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
     expect(tv.locator("html")).to_have_attribute("lang", j.lang)
     expect(tv.locator("#tv-prompt")).to_have_text(fill(s["prompt.turn"], player="Bob"), timeout=WAIT_MS)
@@ -173,12 +175,12 @@ def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
     expect(tv.locator("#tv-unlock")).to_be_visible()
     expect(tv.get_by_label(s["tv.unlock"])).to_be_editable()
     j.shoot(tv, "1-asks-for-the-pin")
-    tv.locator("#tv-unlock-pin").fill(daemon.table_pin)
+    tv.locator("#tv-unlock-pin").fill(daemon_process.table_pin)
     tv.get_by_role("button", name=s["tv.unlock_go"]).click()
     qr = tv.get_by_role("img", name=s["invite.qr"])
     expect(qr).to_have_js_property("complete", True, timeout=WAIT_MS)
     assert qr.evaluate("img => img.naturalWidth") > 0
-    status, invite = daemon.request("GET", "/api/invite")
+    status, invite = daemon_process.request("GET", "/api/invite")
     assert status == 200, invite
     expect(tv.locator("#tv-link")).to_have_text(invite["join_url"])
     if "pin" in invite:  # digits to read out, where the invite carries them
@@ -189,7 +191,7 @@ def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
     expect(tv.locator("button:visible, select:visible, a:visible")).to_have_count(0)
     j.shoot(tv, "2-bob-to-play")
 
-    bob = j.joined_phone(daemon)
+    bob = j.joined_phone(daemon_process)
     i_am(bob, "Bob")
     bob.locator("#press").tap()  # Bob cannot play: one press, and the turn goes on
     outcomes = [s["line.nothing"], s["line.card_one"], *(fill(s["line.cards"], n=n) for n in range(2, 13))]
@@ -197,7 +199,7 @@ def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
     expect(tv.locator("#tv-prompt")).to_have_text(fill(s["prompt.turn"], player="Cy"), timeout=WAIT_MS)
     j.shoot(tv, "3-after-bobs-press")
 
-    status, answer = daemon.post("/api/attacks", {"kind": "wild_all_hit", "by": "Cy"})
+    status, answer = daemon_process.post("/api/attacks", {"kind": "wild_all_hit", "by": "Cy"})
     assert status == 200, answer
     expect(tv.locator("#tv-prompt")).to_have_text(fill(s["prompt.once"], player="Dee"), timeout=WAIT_MS)
     expect(tv.locator("#tv-cause")).to_have_text(fill(s["prompt.by"], cause=s["kind.wild_all_hit"], by="Cy"))
@@ -206,7 +208,7 @@ def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
 
     # Cy went out on it: the presses owed are carried into the next round.
     round_ = {"winner": "Cy", "hands": {"Ann": 30, "Bob": 12, "Dee": 4}, "carry_open_attacks": True}
-    status, answer = daemon.post("/api/games/current/rounds", round_)
+    status, answer = daemon_process.post("/api/games/current/rounds", round_)
     assert status == 201, answer
     expect(tv.locator("#tv-ranks .winner-side")).to_have_text(["Cy", "Ann", "Bob", "Dee"], timeout=WAIT_MS)
     expect(tv.locator("#tv-ranks .winner-total")).to_have_text(["46", "0", "0", "0"])
@@ -216,10 +218,10 @@ def test_the_table_screen_shows_the_prompt_scores_and_join_code_live(
     j.close(bob, tv)
 
 
-def test_the_table_screen_opened_from_an_invite_link_joins_at_once(daemon, playwright_chromium, tmp_path):
-    j = screens("table-link", ("en", "en-GB"), 393, daemon, playwright_chromium, tmp_path)
+def test_the_table_screen_opened_from_an_invite_link_joins_at_once(daemon_process, playwright_chromium, tmp_path):
+    j = screens("table-link", ("en", "en-GB"), 393, daemon_process, playwright_chromium, tmp_path)
     tv = table_screen(j, "portrait")
-    tv.goto(f"{daemon.url}/table#pin={daemon.table_pin}")
+    tv.goto(f"{daemon_process.url}/table#pin={daemon_process.table_pin}")
     expect(tv.get_by_role("img", name=j.strings["invite.qr"])).to_be_visible(timeout=WAIT_MS)
     expect(tv.locator("#tv-unlock")).to_be_hidden()
     expect(tv.locator("#tv-prompt")).to_have_text(j.strings["tv.no_game"])
@@ -245,13 +247,15 @@ CUT_CELLS = """() => [...document.querySelectorAll(".past table :is(th, td)")]
 
 
 @WIDTHS
-def test_the_past_games_tables_are_whole_on_a_narrow_phone(daemon, playwright_chromium, tmp_path, language, width):
+def test_the_past_games_tables_are_whole_on_a_narrow_phone(
+    daemon_process, playwright_chromium, tmp_path, language, width
+):
     players = ["Grandma Rose", "Bob", "王小明", "Dee"]
-    j = screens("history", language, width, daemon, playwright_chromium, tmp_path, players)
-    status, answer = daemon.post("/api/games", {"players": players, "target": 50})
+    j = screens("history", language, width, daemon_process, playwright_chromium, tmp_path, players)
+    status, answer = daemon_process.post("/api/games", {"players": players, "target": 50})
     assert status == 201, answer
-    score(daemon, "Grandma Rose", {"Bob": 20, "王小明": 25, "Dee": 15})
-    page = j.joined_phone(daemon)
+    score(daemon_process, "Grandma Rose", {"Bob": 20, "王小明": 25, "Dee": 15})
+    page = j.joined_phone(daemon_process)
     expect(page.locator("#past-players tbody tr")).to_have_count(4, timeout=WAIT_MS)
     expect(page.locator("#board tbody tr")).to_have_count(4)
     for table in ("#board", "#past-players"):
@@ -288,11 +292,11 @@ UNDO_COVERED = """async () => {
 
 
 @WIDTHS
-def test_the_round_saved_toast_leaves_undo_free(daemon, playwright_chromium, tmp_path, width):
-    j = screens("toast", ("en", "en-GB"), width, daemon, playwright_chromium, tmp_path)
-    status, answer = daemon.post("/api/games", {"players": FOUR})
+def test_the_round_saved_toast_leaves_undo_free(daemon_process, playwright_chromium, tmp_path, width):
+    j = screens("toast", ("en", "en-GB"), width, daemon_process, playwright_chromium, tmp_path)
+    status, answer = daemon_process.post("/api/games", {"players": FOUR})
     assert status == 201, answer
-    page = j.joined_phone(daemon)
+    page = j.joined_phone(daemon_process)
     i_am(page, "Ann")
     page.locator("#tab-round").tap()
     page.locator("#winner").select_option("Ann")

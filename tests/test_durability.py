@@ -36,9 +36,9 @@ PLAYERS = ["Ann", "Bob", "Cy"]
 class Scorer(threading.Thread):
     """A phone scoring rounds one after another until its daemon dies; keeps every round answered 201."""
 
-    def __init__(self, daemon: RunningDaemon, first: int) -> None:
+    def __init__(self, daemon_process: RunningDaemon, first: int) -> None:
         super().__init__(daemon=True)
-        self.daemon = daemon
+        self.daemon = daemon_process
         self.number = first
         self.acknowledged: list[dict[str, Any]] = []
         self.refused: list[tuple[int, Any]] = []
@@ -69,11 +69,11 @@ def _stored_events(database: Path) -> tuple[str, dict[int, tuple[str, Any]]]:
     return integrity, {i: (t, json.loads(d)) for i, t, d in rows}
 
 
-def _kill(daemon: RunningDaemon) -> None:
-    daemon.process.send_signal(signal.SIGKILL)
-    daemon.process.wait(10)
-    if daemon.process.stdout:
-        daemon.process.stdout.close()
+def _kill(daemon_process: RunningDaemon) -> None:
+    daemon_process.process.send_signal(signal.SIGKILL)
+    daemon_process.process.wait(10)
+    if daemon_process.process.stdout:
+        daemon_process.process.stdout.close()
 
 
 @pytest.mark.slow
@@ -204,6 +204,6 @@ def _stored_hopper(database: Path) -> tuple[int, int]:
     return row or (0, 0)
 
 
-def _press_ignoring_the_kill(daemon: RunningDaemon) -> None:
+def _press_ignoring_the_kill(daemon_process: RunningDaemon) -> None:
     with contextlib.suppress(OSError, http.client.HTTPException, ValueError):  # killed while the fire was under way
-        daemon.post("/api/press", {})
+        daemon_process.post("/api/press", {})

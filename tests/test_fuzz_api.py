@@ -61,16 +61,16 @@ SCHEMATHESIS_CHECKS = [
 class Live:
     """The daemon under fuzzing, the schema it serves, and what the fuzzing saw."""
 
-    def __init__(self, daemon: RunningDaemon) -> None:
-        self.daemon = daemon
+    def __init__(self, daemon_process: RunningDaemon) -> None:
+        self.daemon = daemon_process
         self.schema = schemathesis.openapi.from_url(
-            daemon.url + "/api/openapi.json", config=SchemathesisConfig(), timeout=10
+            daemon_process.url + "/api/openapi.json", config=SchemathesisConfig(), timeout=10
         )
         self.statuses: Counter[tuple[str, int]] = Counter()
-        rules = daemon.get("/api/game")["rules"]
+        rules = daemon_process.get("/api/game")["rules"]
         self.kinds = {ruleset: [k["id"] for k in hopper["kinds"]] for ruleset, hopper in rules["decks"].items()}
         self.declarations: dict[str, list[str]] = rules["declarations"]
-        self.profiles = [p["name"] for p in daemon.get("/api/profiles")["profiles"]]
+        self.profiles = [p["name"] for p in daemon_process.get("/api/profiles")["profiles"]]
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +88,13 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
             daemon.process.stdout.close()
 
 
-def _fresh_game(daemon: RunningDaemon) -> None:
-    status, body = daemon.request("POST", "/api/games", {"players": PLAYERS}, admin=True)
+def _fresh_game(daemon_process: RunningDaemon) -> None:
+    status, body = daemon_process.request("POST", "/api/games", {"players": PLAYERS}, admin=True)
     assert status == 201, body
     body = {"winner": "Ann", "hands": {"Bob": 9, "Cy": 4}}
-    status, body = daemon.request("POST", "/api/games/current/rounds", body, admin=True)
+    status, body = daemon_process.request("POST", "/api/games/current/rounds", body, admin=True)
     assert status == 201, body  # a round to edit
-    status, body = daemon.request("POST", "/api/hopper", {"cards": 500}, admin=True)
+    status, body = daemon_process.request("POST", "/api/hopper", {"cards": 500}, admin=True)
     assert status == 200, body
 
 
@@ -260,11 +260,11 @@ def test_operations_mixed_in_any_order(live: Live) -> None:
     _fuzz(live, strategy, MIXED_EXAMPLES)
 
 
-def test_a_shuffle_number_beyond_sqlite_integers_is_not_found(daemon: RunningDaemon) -> None:
+def test_a_shuffle_number_beyond_sqlite_integers_is_not_found(daemon_process: RunningDaemon) -> None:
     """Found by this fuzzing: /api/rounds/<n> (now /api/shuffles/<n>) with n >= 2**63 overflowed SQLite's INTEGER
     and answered 500."""
     for number in (2**63 - 1, 2**63, 10**30):
-        status, body = http_json(f"{daemon.url}/api/shuffles/{number}", "GET")
+        status, body = http_json(f"{daemon_process.url}/api/shuffles/{number}", "GET")
         assert (status, body["error"]["code"]) == (404, "not_found"), (number, body)
 
 

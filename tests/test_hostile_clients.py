@@ -32,7 +32,7 @@ ANSWER_WITHIN_S = 3.0  # a frozen daemon took 26-56 s; a healthy one answers in 
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDaemon]:
+def daemon_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDaemon]:
     running = start_daemon(tmp_path_factory.mktemp("hostile"))
     try:
         yield running
@@ -45,9 +45,9 @@ def _address(n: int) -> str:
 
 
 @contextlib.contextmanager
-def _sockets(daemon: RunningDaemon, count: int, first_bytes: bytes) -> Iterator[list[socket.socket]]:
+def _sockets(daemon_process: RunningDaemon, count: int, first_bytes: bytes) -> Iterator[list[socket.socket]]:
     """`count` connections from as many loopback addresses, each having sent `first_bytes` and then nothing."""
-    parts = urlsplit(daemon.url)
+    parts = urlsplit(daemon_process.url)
     opened: list[socket.socket] = []
     try:
         for n in range(count):
@@ -66,17 +66,17 @@ def _timed(call: object) -> tuple[float, object]:
     return time.monotonic() - began, result
 
 
-def _joined_phone_carries_on(daemon: RunningDaemon) -> list[float]:
+def _joined_phone_carries_on(daemon_process: RunningDaemon) -> list[float]:
     """A joined phone presses, reads the state and opens its stream; the seconds each took."""
     took = []
-    seconds, (status, _) = _timed(lambda: daemon.request("GET", "/api/state"))
+    seconds, (status, _) = _timed(lambda: daemon_process.request("GET", "/api/state"))
     assert status == 200
     took.append(seconds)
-    seconds, (status, answer) = _timed(lambda: daemon.post("/api/press", {}))
+    seconds, (status, answer) = _timed(lambda: daemon_process.post("/api/press", {}))
     assert status == 200, answer
     took.append(seconds)
     began = time.monotonic()
-    stream = SseClient(daemon.url, cookie=daemon.joined.table_cookie)
+    stream = SseClient(daemon_process.url, cookie=daemon_process.joined.table_cookie)
     try:
         assert stream.connected.wait(ANSWER_WITHIN_S)
         took.append(time.monotonic() - began)
@@ -86,12 +86,12 @@ def _joined_phone_carries_on(daemon: RunningDaemon) -> list[float]:
     return took
 
 
-def test_200_idle_streams_and_100_slowloris_connections_do_not_freeze_the_table(daemon: RunningDaemon) -> None:
+def test_200_idle_streams_and_100_slowloris_connections_do_not_freeze_the_table(daemon_process: RunningDaemon) -> None:
     stream_request = b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
     slowloris = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
-    with _sockets(daemon, 200, stream_request) as streams, _sockets(daemon, 100, slowloris):
+    with _sockets(daemon_process, 200, stream_request) as streams, _sockets(daemon_process, 100, slowloris):
         statuses = [_status_line(s) for s in streams]
-        took = _joined_phone_carries_on(daemon)
+        took = _joined_phone_carries_on(daemon_process)
     admitted = statuses.count(b"200")
     # Strangers hold at most a quarter of the places (webui/stream.py), whatever their addresses.
     assert admitted == StreamGate.MOST // 4, f"{admitted} streams of strangers admitted"
@@ -106,8 +106,8 @@ def _status_line(sock: socket.socket) -> bytes:
     return head.split(b" ")[1] if head.startswith(b"HTTP/1.1 ") else head
 
 
-def test_a_gigabyte_body_is_refused_before_it_is_read(daemon: RunningDaemon) -> None:
-    parts = urlsplit(daemon.url)
+def test_a_gigabyte_body_is_refused_before_it_is_read(daemon_process: RunningDaemon) -> None:
+    parts = urlsplit(daemon_process.url)
     with socket.create_connection((parts.hostname, parts.port), timeout=ANSWER_WITHIN_S) as sock:
         sock.sendall(
             b"POST /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -116,17 +116,17 @@ def test_a_gigabyte_body_is_refused_before_it_is_read(daemon: RunningDaemon) -> 
         assert _status_line(sock) == b"413"
 
 
-def test_a_rebound_name_is_refused_and_the_press_not_made(daemon: RunningDaemon) -> None:
-    before = daemon.get("/api/state")["presses"]
+def test_a_rebound_name_is_refused_and_the_press_not_made(daemon_process: RunningDaemon) -> None:
+    before = daemon_process.get("/api/state")["presses"]
     status, answer, _ = http_json_with_headers(
-        daemon.url + "/api/press",
+        daemon_process.url + "/api/press",
         "POST",
         {},
-        cookie=daemon.joined.table_cookie,
+        cookie=daemon_process.joined.table_cookie,
         headers={"Host": "evil.example", "Origin": "http://evil.example"},
     )
     assert (status, answer["error"]["code"]) == (421, "bad_host")
-    assert daemon.get("/api/state")["presses"] == before
+    assert daemon_process.get("/api/state")["presses"] == before
 
 
 @pytest.mark.parametrize(
@@ -134,22 +134,25 @@ def test_a_rebound_name_is_refused_and_the_press_not_made(daemon: RunningDaemon)
     [("[" * 30_000 + "]" * 30_000, "bad_json"), ('{"players": ["Ann", "\\udc00", "Cy"]}', "bad_text")],
     ids=["30,000 brackets deep", "a lone surrogate"],
 )
-def test_bodies_that_are_not_honest_text_are_refused(daemon: RunningDaemon, body: str, code: str) -> None:
+def test_bodies_that_are_not_honest_text_are_refused(daemon_process: RunningDaemon, body: str, code: str) -> None:
     for path in ("/api/session", "/api/games"):
-        parts = urlsplit(daemon.url)
+        parts = urlsplit(daemon_process.url)
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
         conn.request(
-            "POST", path, body.encode(), {"Content-Type": "application/json", "Cookie": daemon.joined.table_cookie}
+            "POST",
+            path,
+            body.encode(),
+            {"Content-Type": "application/json", "Cookie": daemon_process.joined.table_cookie},
         )
         response = conn.getresponse()
         assert response.status == 400, (path, response.read())
         assert code.encode() in response.read()
         conn.close()
-    assert daemon.request("GET", "/api/game")[0] == 200
+    assert daemon_process.request("GET", "/api/game")[0] == 200
 
 
-def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on(daemon: RunningDaemon) -> None:
-    parts = urlsplit(daemon.url)
+def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on(daemon_process: RunningDaemon) -> None:
+    parts = urlsplit(daemon_process.url)
     statuses = []
     began = time.monotonic()
     for n in range(300):
@@ -163,7 +166,7 @@ def test_guesses_from_300_addresses_run_out_of_budget_and_joined_phones_carry_on
     refilled = math.ceil((time.monotonic() - began) * PinGuard.BUDGET_PER_HOUR / 3600)
     assert statuses.count(401) <= PinGuard.BUDGET + refilled
     assert statuses[-1] == 202  # the budget is spent: a PIN now only waits for the launcher's button
-    _joined_phone_carries_on(daemon)
+    _joined_phone_carries_on(daemon_process)
 
 
 def test_a_phone_that_hangs_up_frees_its_place_to_follow_at_once(tmp_path) -> None:

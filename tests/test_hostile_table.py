@@ -254,11 +254,13 @@ def test_restore_with_keep_pins_takes_the_backups_pins(tmp_path: Path) -> None:
 # --- 4. new-pins while the daemon runs -------------------------------------------------------------------------
 
 
-def test_new_pins_signs_out_the_old_pins_phones_in_the_running_daemon_at_once(daemon) -> None:  # type: ignore[no-untyped-def]
-    config = daemon.state_dir.parent / "config.toml"
-    assert daemon.post("/api/press")[0] == 200
-    assert daemon.get("/api/session") == {"role": "none"}  # no cookie
-    assert http_json(daemon.url + "/api/session", "GET", cookie=daemon.joined.table_cookie)[1] == {"role": "table"}
+def test_new_pins_signs_out_the_old_pins_phones_in_the_running_daemon_at_once(daemon_process) -> None:  # type: ignore[no-untyped-def]
+    config = daemon_process.state_dir.parent / "config.toml"
+    assert daemon_process.post("/api/press")[0] == 200
+    assert daemon_process.get("/api/session") == {"role": "none"}  # no cookie
+    assert http_json(daemon_process.url + "/api/session", "GET", cookie=daemon_process.joined.table_cookie)[1] == {
+        "role": "table"
+    }
     done = subprocess.run(
         [sys.executable, "-m", "launcher", "new-pins", "--config", str(config), "--only", "table"],
         capture_output=True,
@@ -269,14 +271,16 @@ def test_new_pins_signs_out_the_old_pins_phones_in_the_running_daemon_at_once(da
     assert done.returncode == 0, done.stderr
     assert "signs out the phones joined with the old ones" in done.stdout
     # The very next request with the old table PIN's cookie is a stranger's; the admin's session stays.
-    assert http_json(daemon.url + "/api/session", "GET", cookie=daemon.joined.table_cookie)[1] == {"role": "none"}
-    status, answer = daemon.post("/api/press")
+    assert http_json(daemon_process.url + "/api/session", "GET", cookie=daemon_process.joined.table_cookie)[1] == {
+        "role": "none"
+    }
+    status, answer = daemon_process.post("/api/press")
     assert status == 401 and answer["error"]["code"] == "join_required"
-    assert daemon.request("GET", "/api/session", admin=True)[1] == {"role": "admin"}
+    assert daemon_process.request("GET", "/api/session", admin=True)[1] == {"role": "admin"}
     new_pin = re.search(r"Table PIN: (\d+)", done.stdout)
     assert new_pin is not None
-    assert http_json(daemon.url + "/api/session", "POST", {"pin": daemon.table_pin})[0] == 401
-    assert http_json(daemon.url + "/api/session", "POST", {"pin": new_pin.group(1)})[0] == 201
+    assert http_json(daemon_process.url + "/api/session", "POST", {"pin": daemon_process.table_pin})[0] == 401
+    assert http_json(daemon_process.url + "/api/session", "POST", {"pin": new_pin.group(1)})[0] == 201
 
 
 # --- 7. first-start PINs in the journal -----------------------------------------------------------------------
@@ -328,16 +332,16 @@ OBJECT_NAMES = ["__proto__", "constructor", "toString", "hasOwnProperty"]
 
 @pytest.mark.browser
 def test_players_named_like_objects_keys_score_and_keep_their_statistics_on_the_page(  # type: ignore[no-untyped-def]
-    daemon, playwright_chromium
+    daemon_process, playwright_chromium
 ) -> None:
     playwright, browser = playwright_chromium
-    status, answer = daemon.post("/api/games", {"players": OBJECT_NAMES, "mode": "lowest_total"})
+    status, answer = daemon_process.post("/api/games", {"players": OBJECT_NAMES, "mode": "lowest_total"})
     assert status == 201, answer
     errors: list[str] = []
     context = browser.new_context(**{**playwright.devices["Pixel 5"], "locale": "en-US"})
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
-    open_joined(page, daemon)
+    open_joined(page, daemon_process)
     page.locator("#tab-round").tap()
     page.locator("#winner").select_option("__proto__")
     for name, cards in zip(OBJECT_NAMES[1:], (["7"], ["skip"], ["7", "7"]), strict=True):
@@ -347,7 +351,7 @@ def test_players_named_like_objects_keys_score_and_keep_their_statistics_on_the_
             hand.locator(f'.cell[data-kind="{kind}"] .card-add').tap()
     page.locator("#entry-save").tap()
     expect(page.locator("#tab-scores")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
-    scoreboard = daemon.get("/api/game")["game"]["scoreboard"]
+    scoreboard = daemon_process.get("/api/game")["game"]["scoreboard"]
     assert scoreboard["totals"] == {"__proto__": 0, "constructor": 7, "toString": 20, "hasOwnProperty": 14}
     rows = page.locator("#totals tbody tr")
     expect(rows.locator(".side-name")).to_have_text(OBJECT_NAMES)

@@ -22,25 +22,25 @@ from tests.sse_client import SseClient
 OUTCOMES = {"launcher.missed", "launcher.fired", "launcher.jammed", "launcher.empty"}
 
 
-def test_200_presses_over_http_reach_every_phone_in_order(daemon: RunningDaemon) -> None:
-    start_id = daemon.get("/api/state")["last_event_id"]
-    follower = SseClient(daemon.url, last_event_id=start_id, cookie=daemon.joined.table_cookie)
+def test_200_presses_over_http_reach_every_phone_in_order(daemon_process: RunningDaemon) -> None:
+    start_id = daemon_process.get("/api/state")["last_event_id"]
+    follower = SseClient(daemon_process.url, last_event_id=start_id, cookie=daemon_process.joined.table_cookie)
     replies = []
     late_client: SseClient | None = None
     late_last_id = 0
     for n in range(1, 201):
         if n == 50:
-            late_client = SseClient(daemon.url, cookie=daemon.joined.table_cookie)
+            late_client = SseClient(daemon_process.url, cookie=daemon_process.joined.table_cookie)
             late_client.connected.wait(5)
         if n == 100:
             assert late_client is not None
-            late_last_id = daemon.get("/api/state")["last_event_id"]
+            late_last_id = daemon_process.get("/api/state")["last_event_id"]
             wait_until(lambda c=late_client, last=late_last_id: c.ids() and c.ids()[-1] == last)
             late_client.close()
-        status, body = daemon.post("/api/press", {})
+        status, body = daemon_process.post("/api/press", {})
         assert status == 200, body
         replies.append(body)
-    state = daemon.get("/api/state")
+    state = daemon_process.get("/api/state")
     wait_until(lambda: follower.ids() and follower.ids()[-1] == state["last_event_id"])
     follower.close()
 
@@ -64,21 +64,21 @@ def test_200_presses_over_http_reach_every_phone_in_order(daemon: RunningDaemon)
     assert 40 < sum(1 for e in events if e["type"] == "launcher.fired") < 120  # about one press in three fires
 
     # A phone that dropped out and reconnects with Last-Event-ID gets exactly what it missed.
-    catch_up = SseClient(daemon.url, last_event_id=late_last_id, cookie=daemon.joined.table_cookie)
+    catch_up = SseClient(daemon_process.url, last_event_id=late_last_id, cookie=daemon_process.joined.table_cookie)
     wait_until(lambda: catch_up.ids() and catch_up.ids()[-1] == state["last_event_id"])
     catch_up.close()
     assert catch_up.ids() == [i for i in ids if i > late_last_id]
     assert [e for _, e, _ in catch_up.events] == [e for e in events if e["id"] > late_last_id]
 
 
-def test_streams_start_with_a_comment_and_keep_a_heartbeat(daemon: RunningDaemon) -> None:
-    client = SseClient(daemon.url, cookie=daemon.joined.table_cookie)
+def test_streams_start_with_a_comment_and_keep_a_heartbeat(daemon_process: RunningDaemon) -> None:
+    client = SseClient(daemon_process.url, cookie=daemon_process.joined.table_cookie)
     assert client.connected.wait(5)
     wait_until(lambda: client.comments.count("heartbeat") >= 2, timeout=5)  # heartbeat_s = 0.5 in the test config
-    assert daemon.get("/api/state")["connection"]["sse_clients"] == 1
+    assert daemon_process.get("/api/state")["connection"]["sse_clients"] == 1
     client.close()
     assert client.comments[0] == "connected"
-    wait_until(lambda: daemon.get("/api/state")["connection"]["sse_clients"] == 0, timeout=5)
+    wait_until(lambda: daemon_process.get("/api/state")["connection"]["sse_clients"] == 0, timeout=5)
 
 
 @pytest.mark.parametrize(
@@ -91,12 +91,12 @@ def test_streams_start_with_a_comment_and_keep_a_heartbeat(daemon: RunningDaemon
     ],
 )
 def test_bad_requests_get_a_clear_4xx(
-    daemon: RunningDaemon, path: str, method: str, body: object, status: int, code: str
+    daemon_process: RunningDaemon, path: str, method: str, body: object, status: int, code: str
 ) -> None:
-    got, reply = daemon.request(method, path, body)
+    got, reply = daemon_process.request(method, path, body)
     assert got == status
     assert reply["error"]["code"] == code and reply["error"]["message"]
-    assert daemon.get("/api/state")["presses"] == 0, "a refused request changes nothing"
+    assert daemon_process.get("/api/state")["presses"] == 0, "a refused request changes nothing"
 
 
 SLOW_SIM = FAST_SIM_TOML.replace("cards_per_second = 250.0", "cards_per_second = 1.5")
@@ -183,8 +183,8 @@ def test_a_signal_during_a_fire_stops_the_motor_before_anything_else(tmp_path: P
     daemon.close()  # twice is fine
 
 
-def test_the_simulated_daemon_runs_the_firmware_and_says_which(daemon: RunningDaemon) -> None:
+def test_the_simulated_daemon_runs_the_firmware_and_says_which(daemon_process: RunningDaemon) -> None:
     """`uno-launcher run --sim`, as a newcomer starts it, runs the motor on firmware/main.py as a Pi's header does."""
-    hardware = daemon.get("/api/state")["hardware"]
+    hardware = daemon_process.get("/api/state")["hardware"]
     assert (hardware["backend"], hardware["runs_on"], hardware["link"]) == ("sim", "the simulated header", "up")
     assert hardware["firmware"] == int(load_firmware().VERSION)

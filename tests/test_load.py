@@ -61,16 +61,16 @@ def _process(pid: int) -> tuple[int, int]:
     return threads, rss
 
 
-def _sse_clients(daemon: RunningDaemon) -> int:
-    return daemon.get("/api/state")["connection"]["sse_clients"]
+def _sse_clients(daemon_process: RunningDaemon) -> int:
+    return daemon_process.get("/api/state")["connection"]["sse_clients"]
 
 
 class Table:
     """The one phone that declares and scores: it reads the table first, so what it sends is always accepted
     (presses from other phones only ever settle demands, never open one)."""
 
-    def __init__(self, daemon: RunningDaemon, rng: random.Random) -> None:
-        self.daemon = daemon
+    def __init__(self, daemon_process: RunningDaemon, rng: random.Random) -> None:
+        self.daemon = daemon_process
         self.rng = rng
 
     def act(self) -> tuple[str, int, Any]:
@@ -100,13 +100,13 @@ class Table:
         return action, status, answer
 
 
-def _press(daemon: RunningDaemon) -> tuple[str, int, Any]:
-    status, answer = daemon.post("/api/press", {})
+def _press(daemon_process: RunningDaemon) -> tuple[str, int, Any]:
+    status, answer = daemon_process.post("/api/press", {})
     return "press", status, answer
 
 
-def _reload(daemon: RunningDaemon) -> tuple[str, int, Any]:
-    status, answer = daemon.post("/api/hopper", {"cards": 500})
+def _reload(daemon_process: RunningDaemon) -> tuple[str, int, Any]:
+    status, answer = daemon_process.post("/api/hopper", {"cards": 500})
     return "hopper", status, answer
 
 
@@ -114,9 +114,9 @@ class Vanishing(threading.Thread):
     """A wave of phones that open the stream and vanish: no shutdown, no FIN first; half reset the connection.
     Records how long the daemon took to free them (their count back in `sse_clients`)."""
 
-    def __init__(self, daemon: RunningDaemon, count: int) -> None:
+    def __init__(self, daemon_process: RunningDaemon, count: int) -> None:
         super().__init__(daemon=True)
-        self.daemon = daemon
+        self.daemon = daemon_process
         self.count = count
         self.freed_after: float | None = None
         self.error: BaseException | None = None

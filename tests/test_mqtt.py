@@ -95,8 +95,8 @@ def test_a_daemon_without_mqtt_has_no_bridge_no_client_thread_and_no_outbox(tmp_
 # --- what the table publishes -----------------------------------------------------------------------------------
 
 
-def press(daemon: RunningDaemon) -> dict[str, object]:
-    status, answer = daemon.post("/api/press", {})
+def press(daemon_process: RunningDaemon) -> dict[str, object]:
+    status, answer = daemon_process.post("/api/press", {})
     assert status == 200, answer
     return answer  # type: ignore[no-any-return]
 

@@ -143,8 +143,11 @@ def test_the_check_finds_a_field_that_tells_and_passes_one_that_does_not() -> No
 
 
 @pytest.fixture
-def streams(daemon: RunningDaemon) -> Iterator[tuple[SseClient, SseClient]]:
-    stranger, phone = SseClient(daemon.url), SseClient(daemon.url, cookie=daemon.joined.table_cookie)
+def streams(daemon_process: RunningDaemon) -> Iterator[tuple[SseClient, SseClient]]:
+    stranger, phone = (
+        SseClient(daemon_process.url),
+        SseClient(daemon_process.url, cookie=daemon_process.joined.table_cookie),
+    )
     try:
         stranger.connected.wait(10)
         phone.connected.wait(10)
@@ -155,23 +158,23 @@ def streams(daemon: RunningDaemon) -> Iterator[tuple[SseClient, SseClient]]:
 
 
 def test_nothing_a_stranger_or_a_phone_reads_before_a_press_tells_a_fire_from_a_miss(
-    daemon: RunningDaemon, streams: tuple[SseClient, SseClient]
+    daemon_process: RunningDaemon, streams: tuple[SseClient, SseClient]
 ) -> None:
     stranger_stream, phone_stream = streams
-    past = Past(loaded=daemon.get("/api/state")["hopper"]["loaded"])
+    past = Past(loaded=daemon_process.get("/api/state")["hopper"]["loaded"])
     # The first press closes the shuffle to the phones' contributions: from then on the board may be armed.
-    status, answer = daemon.post("/api/press")
+    status, answer = daemon_process.post("/api/press")
     assert status == 200, answer
     past.told(answer, "web")
     readings: list[dict[str, Any]] = []
     fired: list[bool] = []
     seen = 0
     for _ in range(PRESSES):
-        last_id = daemon.get("/api/state")["last_event_id"]
+        last_id = daemon_process.get("/api/state")["last_event_id"]
         for stream in (stranger_stream, phone_stream):
             wait_until(lambda s=stream, last=last_id: s.ids() and s.ids()[-1] >= last, 10)
-        stranger = daemon.get("/api/state")
-        _, phone = daemon.request("GET", "/api/state")
+        stranger = daemon_process.get("/api/state")
+        _, phone = daemon_process.request("GET", "/api/state")
         assert stranger["last_event_id"] == phone["last_event_id"] == last_id  # nothing happened meanwhile
         streamed = [[e for i, e, _ in s.events if seen < i <= last_id] for s in (stranger_stream, phone_stream)]
         assert streamed[0] == streamed[1]  # a stranger's stream and a phone's tell the same
@@ -183,7 +186,7 @@ def test_nothing_a_stranger_or_a_phone_reads_before_a_press_tells_a_fire_from_a_
                 "events": [past.event(e) for e in streamed[1]],
             }
         )
-        status, answer = daemon.post("/api/press")
+        status, answer = daemon_process.post("/api/press")
         assert status == 200, answer
         past.told(answer, "web")
         fired.append(answer["cards"] > 0)

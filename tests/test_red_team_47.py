@@ -318,14 +318,14 @@ def daemon_with_a_long_log(tmp_path: Path) -> Iterator[RunningDaemon]:
         running.close()
 
 
-def _stream_never_read(daemon: RunningDaemon, source: str, cookie: str) -> socket.socket | None:
+def _stream_never_read(daemon_process: RunningDaemon, source: str, cookie: str) -> socket.socket | None:
     """A stream asking for the log from its start, on a 1 KB receive buffer, never read."""
     sock = socket.socket()
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
         sock.settimeout(1)
         sock.bind((source, 0))
-        host, port = daemon.url.removeprefix("http://").rsplit(":", 1)
+        host, port = daemon_process.url.removeprefix("http://").rsplit(":", 1)
         sock.connect((host, int(port)))
         sock.sendall(STREAM_FROM_THE_START % (f"Cookie: {cookie}\r\n".encode() if cookie else b""))
         sock.setblocking(False)
@@ -337,7 +337,7 @@ def _stream_never_read(daemon: RunningDaemon, source: str, cookie: str) -> socke
 
 @contextmanager
 def _streams_from_the_start(
-    daemon: RunningDaemon, holders: list[tuple[str, str]], every_s: float
+    daemon_process: RunningDaemon, holders: list[tuple[str, str]], every_s: float
 ) -> Iterator[list[socket.socket]]:
     """Each (address, cookie) in `holders` opens one such stream, again every `every_s` s, keeping the old ones
     open, while the block runs (at most 20 waves)."""
@@ -346,7 +346,7 @@ def _streams_from_the_start(
 
     def run() -> None:
         for _ in range(20):
-            opened.extend(s for a, c in holders if (s := _stream_never_read(daemon, a, c)) is not None)
+            opened.extend(s for a, c in holders if (s := _stream_never_read(daemon_process, a, c)) is not None)
             if stop.wait(every_s):
                 return
 
@@ -362,10 +362,10 @@ def _streams_from_the_start(
             sock.close()
 
 
-def _probes(daemon: RunningDaemon, first: int) -> list[bool]:
+def _probes(daemon_process: RunningDaemon, first: int) -> list[bool]:
     results = []
     for n in range(PROBES):
-        results.append(new_phone(daemon, first + n))
+        results.append(new_phone(daemon_process, first + n))
         time.sleep(0.25)
     return results
 
@@ -429,7 +429,7 @@ def test_a_guests_streams_asking_for_the_whole_log_never_read_do_not_lock_new_ph
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
+def daemon_process(tmp_path: Path) -> Iterator[RunningDaemon]:
     running = start_daemon(tmp_path)
     try:
         yield running
@@ -437,8 +437,8 @@ def daemon(tmp_path: Path) -> Iterator[RunningDaemon]:
         running.close()
 
 
-def _join_status(daemon: RunningDaemon, source: str, body: dict[str, str]) -> int | str:
-    conn = http.client.HTTPConnection(*_host_port(daemon), timeout=PROBE_S, source_address=(source, 0))
+def _join_status(daemon_process: RunningDaemon, source: str, body: dict[str, str]) -> int | str:
+    conn = http.client.HTTPConnection(*_host_port(daemon_process), timeout=PROBE_S, source_address=(source, 0))
     try:
         conn.request("POST", "/api/session", body=json.dumps(body), headers={"Content-Type": "application/json"})
         answer = conn.getresponse()
@@ -451,14 +451,14 @@ def _join_status(daemon: RunningDaemon, source: str, body: dict[str, str]) -> in
 
 
 @contextmanager
-def _budget_spent_by_a_stranger(daemon: RunningDaemon) -> Iterator[list[int | str]]:
+def _budget_spent_by_a_stranger(daemon_process: RunningDaemon) -> Iterator[list[int | str]]:
     """A stranger's 5 wrong PINs from each of 20 addresses at once (each address's free tries): the network's 100
     checks, two PBKDF2 hashes each, in a burst; the block runs while they are checked, then waits for them."""
     answers: list[int | str] = []
-    wrong = "000000" if daemon.table_pin != "000000" else "111111"
+    wrong = "000000" if daemon_process.table_pin != "000000" else "111111"
 
     def guess(source: str) -> None:
-        answers.extend(_join_status(daemon, source, {"pin": wrong}) for _ in range(5))
+        answers.extend(_join_status(daemon_process, source, {"pin": wrong}) for _ in range(5))
 
     threads = [threading.Thread(target=guess, args=(f"127.0.0.{n}",)) for n in range(2, 22)]
     for thread in threads:
@@ -471,19 +471,19 @@ def _budget_spent_by_a_stranger(daemon: RunningDaemon) -> Iterator[list[int | st
 
 
 def test_while_a_stranger_spends_the_guessing_budget_new_phones_join_by_the_invite_link(
-    daemon: RunningDaemon,
+    daemon_process: RunningDaemon,
 ) -> None:
     """The household's way in needs no budget (RELIABILITY.md): during the stranger's burst of 100 checks and after
     it, a new phone given the invite link loads the page and joins within PROBE_S, 8 of 8 each time."""
-    status, invite = daemon.request("GET", "/api/invite")
+    status, invite = daemon_process.request("GET", "/api/invite")
     assert status == 200, invite
     token = {"token": invite["join_url"].split("#join=", 1)[1]}
 
     def by_invite(n: int) -> bool:
         began = time.monotonic()
-        return _join_status(daemon, f"127.0.1.{n}", token) == 201 and time.monotonic() - began < PROBE_S
+        return _join_status(daemon_process, f"127.0.1.{n}", token) == 201 and time.monotonic() - began < PROBE_S
 
-    with _budget_spent_by_a_stranger(daemon) as guesses:
+    with _budget_spent_by_a_stranger(daemon_process) as guesses:
         during = [by_invite(n) for n in range(1, 1 + PROBES)]
     after = [by_invite(n) for n in range(20, 20 + PROBES)]
     print(f"\nthe stranger's guesses {sorted(map(str, guesses))[:3]}...; invite joins {sum(during)}, {sum(after)} of 8")
@@ -502,11 +502,13 @@ def test_while_a_stranger_spends_the_guessing_budget_new_phones_join_by_the_invi
     "wrong, or have the page offer the invite link / the code at once when a join waits.",
 )
 def test_after_a_stranger_spends_the_guessing_budget_new_phones_join_with_the_table_pin(
-    daemon: RunningDaemon,
+    daemon_process: RunningDaemon,
 ) -> None:
-    with _budget_spent_by_a_stranger(daemon):
+    with _budget_spent_by_a_stranger(daemon_process):
         pass
-    joined = [_join_status(daemon, f"127.0.1.{n}", {"pin": daemon.table_pin}) for n in range(1, 1 + PROBES)]
+    joined = [
+        _join_status(daemon_process, f"127.0.1.{n}", {"pin": daemon_process.table_pin}) for n in range(1, 1 + PROBES)
+    ]
     print(f"\nnew phones with the right PIN after the stranger's burst: {joined}")
     assert joined == [201] * PROBES, f"new phones typing the right PIN were answered {joined}"
 
@@ -544,25 +546,29 @@ def _reads_in_a_loop(address: tuple[str, int], path: str, sources: list[str], si
 
 @pytest.mark.slow
 def test_strangers_asking_a_shuffles_qr_code_from_64_addresses_leave_new_phones_their_join(
-    daemon: RunningDaemon,
+    daemon_process: RunningDaemon,
 ) -> None:
     """A record's QR code is drawn in pure Python (6-114 ms a code, measured apart; kept for 64 records); 64
     strangers' addresses ask an ended shuffle's QR code as fast as it is answered (some 800 a second): new phones
     still load the page and join within PROBE_S, 8 of 8."""
     for _ in range(20):
-        assert daemon.post("/api/press", {})[0] == 200
-    assert daemon.post("/api/shuffles", {"profile": "classic"})[0] == 201  # shuffle 1 ends: its record is public
-    status, code = http_status_and_body(daemon, "/api/shuffles/1/qr")
+        assert daemon_process.post("/api/press", {})[0] == 200
+    assert (
+        daemon_process.post("/api/shuffles", {"profile": "classic"})[0] == 201
+    )  # shuffle 1 ends: its record is public
+    status, code = http_status_and_body(daemon_process, "/api/shuffles/1/qr")
     assert status == 200 and code["size"] > 0, code
     spawn = multiprocessing.get_context("spawn")
     signals = (spawn.Event(), spawn.Event(), spawn.Queue())
     sources = [f"127.0.0.{n}" for n in range(2, 66)]
-    stranger = spawn.Process(target=_reads_in_a_loop, args=(_host_port(daemon), "/api/shuffles/1/qr", sources, signals))
+    stranger = spawn.Process(
+        target=_reads_in_a_loop, args=(_host_port(daemon_process), "/api/shuffles/1/qr", sources, signals)
+    )
     stranger.start()
     try:
         assert signals[0].wait(60), "the stranger's process did not start"
         time.sleep(1)
-        results = _probes(daemon, first=1)
+        results = _probes(daemon_process, first=1)
     finally:
         signals[1].set()
         answered = signals[2].get(timeout=60)
@@ -571,8 +577,8 @@ def test_strangers_asking_a_shuffles_qr_code_from_64_addresses_leave_new_phones_
     assert answered > 100 and all(results), f"new phones got in {sum(results)} of {len(results)}"
 
 
-def http_status_and_body(daemon: RunningDaemon, path: str) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection(*_host_port(daemon), timeout=10)
+def http_status_and_body(daemon_process: RunningDaemon, path: str) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection(*_host_port(daemon_process), timeout=10)
     try:
         conn.request("GET", path)
         answer = conn.getresponse()

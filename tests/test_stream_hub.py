@@ -26,7 +26,7 @@ STREAM = b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-str
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDaemon]:
+def daemon_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDaemon]:
     running = start_daemon(tmp_path_factory.mktemp("hub"))  # [web] threads = 32, the default
     try:
         yield running
@@ -34,8 +34,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDaemon]:
         running.close()
 
 
-def _open(daemon: RunningDaemon, source: str, extra: bytes = b"") -> socket.socket:
-    parts = urlsplit(daemon.url)
+def _open(daemon_process: RunningDaemon, source: str, extra: bytes = b"") -> socket.socket:
+    parts = urlsplit(daemon_process.url)
     sock = socket.create_connection((parts.hostname, parts.port), timeout=5, source_address=(source, 0))
     sock.sendall(STREAM + extra + b"\r\n")
     return sock
@@ -61,16 +61,18 @@ def _threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
-def test_more_phones_follow_than_the_server_has_threads_and_each_gets_every_event(daemon: RunningDaemon) -> None:
-    threads_before = _threads(daemon.process.pid)
+def test_more_phones_follow_than_the_server_has_threads_and_each_gets_every_event(
+    daemon_process: RunningDaemon,
+) -> None:
+    threads_before = _threads(daemon_process.process.pid)
     # Two strangers' streams per address (StreamGate.PER_ADDRESS) from 60 addresses: 120, with 32 server threads.
-    streams = [_open(daemon, f"127.0.7.{1 + n // 2}") for n in range(120)]
+    streams = [_open(daemon_process, f"127.0.7.{1 + n // 2}") for n in range(120)]
     try:
         heads = [_read_until(s, b": connected\n\n") for s in streams]
         assert all(h.startswith(b"HTTP/1.1 200 ") and b": connected\n\n" in h for h in heads)
-        assert daemon.get("/api/state")["connection"]["sse_clients"] == 120
-        assert _threads(daemon.process.pid) <= threads_before + 2  # the streams' writer; no thread per stream
-        status, reply = daemon.post("/api/press", {})
+        assert daemon_process.get("/api/state")["connection"]["sse_clients"] == 120
+        assert _threads(daemon_process.process.pid) <= threads_before + 2  # the streams' writer; no thread per stream
+        status, reply = daemon_process.post("/api/press", {})
         assert status == 200, reply
         marker = f'"press":{reply["press"]}'.encode()
         received = [_read_until(s, marker) for s in streams]
@@ -80,40 +82,40 @@ def test_more_phones_follow_than_the_server_has_threads_and_each_gets_every_even
     finally:
         for sock in streams:
             sock.close()
-    wait_until(lambda: daemon.get("/api/state")["connection"]["sse_clients"] == 0, timeout=5)
+    wait_until(lambda: daemon_process.get("/api/state")["connection"]["sse_clients"] == 0, timeout=5)
 
 
-def test_a_stream_that_gives_way_is_ended_and_its_place_taken(daemon: RunningDaemon) -> None:
+def test_a_stream_that_gives_way_is_ended_and_its_place_taken(daemon_process: RunningDaemon) -> None:
     """A fifth tab of one session takes the place of its first (StreamGate.PER_SESSION): that stream ends."""
-    cookie = f"Cookie: {daemon.joined.table_cookie}\r\n".encode()
-    tabs = [_open(daemon, "127.0.8.1", cookie) for _ in range(StreamGate.PER_SESSION)]
+    cookie = f"Cookie: {daemon_process.joined.table_cookie}\r\n".encode()
+    tabs = [_open(daemon_process, "127.0.8.1", cookie) for _ in range(StreamGate.PER_SESSION)]
     try:
         for tab in tabs:
             assert b": connected\n\n" in _read_until(tab, b": connected\n\n")
-        fifth = _open(daemon, "127.0.8.1", cookie)
+        fifth = _open(daemon_process, "127.0.8.1", cookie)
         tabs.append(fifth)
         assert b": connected\n\n" in _read_until(fifth, b": connected\n\n")
         began = time.monotonic()
         _read_until(tabs[0], b"never sent", within_s=5)  # returns when the daemon closes it
         assert time.monotonic() - began < 4, "the stream that gave way is still open"
-        assert daemon.get("/api/state")["connection"]["sse_clients"] == StreamGate.PER_SESSION
+        assert daemon_process.get("/api/state")["connection"]["sse_clients"] == StreamGate.PER_SESSION
     finally:
         for tab in tabs:
             tab.close()
 
 
-def test_a_stream_connection_serves_no_request_sent_after_it(daemon: RunningDaemon) -> None:
+def test_a_stream_connection_serves_no_request_sent_after_it(daemon_process: RunningDaemon) -> None:
     """Bytes after the stream's request (a pipelined request, or a flood) are never answered inside the stream nor
     read on: the stream ends, and its place is free again (the page would reconnect with Last-Event-ID)."""
-    sock = _open(daemon, "127.0.8.2")
+    sock = _open(daemon_process, "127.0.8.2")
     try:
         assert b": connected\n\n" in _read_until(sock, b": connected\n\n")
-        following = daemon.get("/api/state")["connection"]["sse_clients"]
+        following = daemon_process.get("/api/state")["connection"]["sse_clients"]
         sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         began = time.monotonic()
         later = _read_until(sock, b"never sent", within_s=5)  # returns when the daemon closes it
         assert b"HTTP/1.1" not in later and time.monotonic() - began < 4
-        wait_until(lambda: daemon.get("/api/state")["connection"]["sse_clients"] == following - 1, timeout=5)
+        wait_until(lambda: daemon_process.get("/api/state")["connection"]["sse_clients"] == following - 1, timeout=5)
     finally:
         sock.close()
 

@@ -126,11 +126,11 @@ def join(table: RunningDaemon, first: RunningDaemon) -> None:
     assert status == 200, answer
 
 
-def score_next(daemon: RunningDaemon, table: str) -> dict[str, int]:
-    view = daemon.get("/api/tournament")["tournament"]
+def score_next(daemon_process: RunningDaemon, table: str) -> dict[str, int]:
+    view = daemon_process.get("/api/tournament")["tournament"]
     (mine,) = [t for t in view["tables"] if t["table"] == table]
     points = points_for(table, mine["next_round"], mine["seats"])
-    status, answer = daemon.post("/api/tournament/rounds", {"number": mine["next_round"], "points": points})
+    status, answer = daemon_process.post("/api/tournament/rounds", {"number": mine["next_round"], "points": points})
     assert status == 201, answer
     return points
 

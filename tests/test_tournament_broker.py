@@ -31,18 +31,18 @@ def start_table(tmp_path: Path, broker: Broker, name: str) -> RunningDaemon:
     return start_daemon(table_dir(tmp_path, name), mqtt_toml(broker, name))
 
 
-def connected(daemon: RunningDaemon) -> bool:
-    return bool(daemon.get("/api/state")["mqtt"]["state"] == "connected")
+def connected(daemon_process: RunningDaemon) -> bool:
+    return bool(daemon_process.get("/api/state")["mqtt"]["state"] == "connected")
 
 
-def rounds(daemon: RunningDaemon) -> list[tuple[str, int, dict[str, int], int]]:
-    view = daemon.get("/api/tournament")["tournament"] or {"rounds": []}
+def rounds(daemon_process: RunningDaemon) -> list[tuple[str, int, dict[str, int], int]]:
+    view = daemon_process.get("/api/tournament")["tournament"] or {"rounds": []}
     return [(r["table"], r["number"], r["points"], r["version"]) for r in view["rounds"]]
 
 
-def score(daemon: RunningDaemon, table: str, players: list[str], tables: list[str], number: int) -> None:
+def score(daemon_process: RunningDaemon, table: str, players: list[str], tables: list[str], number: int) -> None:
     seats = list(Rotation.of(players, tables).seats_at(table, number).seats)
-    status, answer = daemon.post(
+    status, answer = daemon_process.post(
         "/api/tournament/rounds", {"number": number, "points": points_for(table, number, seats)}
     )
     assert status == 201, answer

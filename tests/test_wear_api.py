@@ -111,8 +111,8 @@ FIRES_STORED = "SELECT fires FROM wear WHERE period = 'lifetime'"
 CARDS_OUT_STORED = "SELECT dispensed FROM hopper WHERE id = 1"
 
 
-def _care(daemon: RunningDaemon) -> dict[str, int]:
-    status, care = daemon.request("GET", "/api/care", admin=True)
+def _care(daemon_process: RunningDaemon) -> dict[str, int]:
+    status, care = daemon_process.request("GET", "/api/care", admin=True)
     assert status == 200, care
     lifetime = care["lifetime"]
     return {"fires": lifetime["fires"], "cards": lifetime["cards"]}
@@ -143,6 +143,6 @@ def test_a_kill_in_the_middle_of_a_fire_loses_at_most_that_fires_counts(tmp_path
         daemon.close()
 
 
-def _press_ignoring_the_kill(daemon: RunningDaemon) -> None:
+def _press_ignoring_the_kill(daemon_process: RunningDaemon) -> None:
     with contextlib.suppress(OSError, http.client.HTTPException, ValueError):  # killed while the fire was under way
-        daemon.post("/api/press", {})
+        daemon_process.post("/api/press", {})
