@@ -1,0 +1,101 @@
+"""A stream resuming from an event memory no longer holds (webui/stream.py): what it replays from the log on the
+disk is bounded, so a stream's request never waits for its phone (issue #45's red team: 128 streams from id 0,
+never read, held every server thread for 48 s); beyond the bound a `gap` message says what was skipped, a phone a
+little behind still gets every event, and a stream that gave way stops replaying."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from launcher.daemon import OUTBUF_HIGH_WATERMARK, Daemon
+from launcher.events import EventBus, EventType
+from tests.conftest import MakeDaemon, joined_client, local_config
+
+MEMORY = 50  # events memory keeps here, so that a short log is mostly on the disk
+LOG = 3000  # ~500 KB of frames: far past what one replay reads from the disk
+
+
+@pytest.fixture
+def daemon(make_daemon: MakeDaemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Daemon:
+    monkeypatch.setattr(EventBus, "RECENT", MEMORY)
+    running = make_daemon(local_config(tmp_path), virtual=True)
+    for n in range(LOG):
+        running.bus.publish(EventType.LAUNCHER_MISSED, {"source": "web", "press": n, "cards": 0, "tension": 0.5})
+    return running
+
+
+class Message:
+    def __init__(self, raw: bytes) -> None:
+        fields = dict(line.split(": ", 1) for line in raw.decode().split("\n") if not line.startswith(":"))
+        self.id = int(fields["id"])
+        self.event = fields.get("event", "message")
+        self.data: dict[str, Any] = json.loads(fields["data"])
+        self.size = len(raw) + 2
+
+
+def _stream(client: FlaskClient, last_event_id: int) -> Iterator[bytes]:
+    answer = client.get("/api/events", headers={"Last-Event-ID": str(last_event_id)}, buffered=False)
+    assert answer.status_code == 200
+    return iter(answer.response)
+
+
+def _read_to(body: Iterator[bytes], newest: int) -> list[Message]:
+    """The messages of the stream up to the one with id `newest` (its comments left out)."""
+    text = b""
+    messages: list[Message] = []
+    while not messages or messages[-1].id < newest:
+        text += next(body)
+        *whole, text = text.split(b"\n\n")
+        messages += [Message(raw) for raw in whole if raw and not raw.startswith(b":")]
+    return messages
+
+
+def test_a_stream_from_the_log_s_start_replays_a_bounded_part_then_says_the_gap_then_follows(daemon: Daemon) -> None:
+    newest, in_memory_after = daemon.bus.last_id, daemon.bus.kept_after()
+    assert newest - in_memory_after == MEMORY
+    messages = _read_to(_stream(daemon.app.test_client(), 0), newest)
+    gaps = [m for m in messages if m.event == "gap"]
+    assert len(gaps) == 1, [m.id for m in gaps]
+    gap = gaps[0]
+    before = messages[: messages.index(gap)]
+    after = messages[messages.index(gap) + 1 :]
+    assert [m.id for m in before] == list(range(1, len(before) + 1)), "the log's start, in order, none missed"
+    assert sum(m.size for m in before) < OUTBUF_HIGH_WATERMARK * 3 // 4, "the disk part never makes the thread wait"
+    assert len(before) < LOG // 2
+    assert gap.id == in_memory_after and gap.data == {"after": before[-1].id, "to": in_memory_after}
+    assert [m.id for m in after] == list(range(in_memory_after + 1, newest + 1)), "all memory holds, once each"
+    offsets = {m.id - m.data["data"]["press"] for m in before + after if m.data["type"] == "launcher.missed"}
+    assert len(offsets) == 1, "each event is the one of its id"
+
+
+def test_a_reconnect_after_the_gap_resumes_after_it_with_nothing_skipped(daemon: Daemon) -> None:
+    """The browser reconnects with the gap's id (its Last-Event-ID): every event after it, no second gap."""
+    newest, in_memory_after = daemon.bus.last_id, daemon.bus.kept_after()
+    messages = _read_to(_stream(daemon.app.test_client(), in_memory_after), newest)
+    assert [(m.event, m.id) for m in messages] == [("message", n) for n in range(in_memory_after + 1, newest + 1)]
+
+
+def test_a_phone_a_little_behind_memory_gets_every_event_it_missed_from_the_disk(daemon: Daemon) -> None:
+    newest, in_memory_after = daemon.bus.last_id, daemon.bus.kept_after()
+    away_from = in_memory_after - 200  # some 35 KB on the disk
+    messages = _read_to(_stream(daemon.app.test_client(), away_from), newest)
+    assert [(m.event, m.id) for m in messages] == [("message", n) for n in range(away_from + 1, newest + 1)]
+
+
+def test_a_stream_that_gives_way_during_its_replay_replays_no_more(daemon: Daemon) -> None:
+    """A session's fifth stream makes its oldest give way (StreamGate): the oldest, still replaying from the disk,
+    ends at its next page, and sends nothing after it."""
+    phone = joined_client(daemon)
+    oldest = _stream(phone, 0)
+    assert next(oldest) == b": connected\n\n"
+    first_page = next(oldest)
+    assert first_page.startswith(b"id: 1\n")
+    others = [_stream(phone, daemon.bus.last_id) for _ in range(4)]
+    assert list(oldest) == []
+    assert all(next(other) == b": connected\n\n" for other in others)
