@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def test_a_stream_from_the_log_s_start_replays_a_bounded_part_then_says_the_gap_
     before = messages[: messages.index(gap)]
     after = messages[messages.index(gap) + 1 :]
     assert [m.id for m in before] == list(range(1, len(before) + 1)), "the log's start, in order, none missed"
-    assert sum(m.size for m in before) < OUTBUF_HIGH_WATERMARK * 3 // 4, "the disk part never makes the thread wait"
+    assert sum(m.size for m in before) <= 64 * 1024 < OUTBUF_HIGH_WATERMARK, "the thread never waits for the phone"
     assert len(before) < LOG // 2
     assert gap.id == in_memory_after and gap.data == {"after": before[-1].id, "to": in_memory_after}
     assert [m.id for m in after] == list(range(in_memory_after + 1, newest + 1)), "all memory holds, once each"
@@ -99,3 +100,20 @@ def test_a_stream_that_gives_way_during_its_replay_replays_no_more(daemon: Daemo
     others = [_stream(phone, daemon.bus.last_id) for _ in range(4)]
     assert list(oldest) == []
     assert all(next(other) == b": connected\n\n" for other in others)
+
+
+def test_a_replay_running_on_into_memory_leaves_memory_s_events_to_the_writer(
+    make_daemon: MakeDaemon, tmp_path: Path
+) -> None:
+    """Memory holds 512 KB of a long game's large events: a phone 10 events behind it is sent at most 64 KiB from its
+    request (what memory holds comes afterwards, from the writer), and still every event, once, in order."""
+    daemon = make_daemon(local_config(tmp_path), virtual=True)
+    for n in range(400):
+        daemon.bus.publish(EventType.ROUND_SCORED, {"n": n, "scoreboard": "x" * 2000})
+    newest, away_from = daemon.bus.last_id, daemon.bus.kept_after() - 10
+    body = _stream(daemon.app.test_client(), away_from)
+    assert next(body) == b": connected\n\n"
+    from_the_request = next(body)
+    assert len(from_the_request) <= 64 * 1024
+    messages = _read_to(chain([from_the_request], body), newest)
+    assert [(m.event, m.id) for m in messages] == [("message", n) for n in range(away_from + 1, newest + 1)]

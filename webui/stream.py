@@ -26,7 +26,7 @@ from flask import Blueprint, Response, current_app, request
 
 from launcher.access import Role
 from launcher.channel import HAND_OVER, MARK_STREAM
-from launcher.events import EventBus
+from launcher.events import Event, EventBus
 from webui import access
 from webui.errors import ApiError
 from webui.parts import Parts, parts
@@ -35,9 +35,9 @@ from webui.stream_hub import HEARTBEAT, StreamPipe
 bp = Blueprint("stream", __name__)
 
 RETRY_AFTER_S = 10
-# What one stream replays from the log on the disk (what memory holds goes from the writer, as the phone reads):
-# well below waitress's high watermark (launcher/daemon.py), so its thread never waits for the phone. Beyond, a
-# `gap` message skips to what memory holds; the page reads /api/state on every (re)connection anyway.
+# The bytes one stream replays from the log on the disk (what memory holds goes from the writer, as the phone
+# reads): well below waitress's high watermark (launcher/daemon.py), so its thread never waits for the phone.
+# Beyond, a `gap` message skips to what memory holds; the page reads /api/state on every (re)connection anyway.
 REPLAY_BYTES = 64 * 1024
 
 
@@ -137,6 +137,20 @@ def _last_event_id(bus: EventBus) -> int:
         return bus.last_id  # garbled: follow from now rather than fail the stream
 
 
+def _from_log(bus: EventBus, last_id: int, replayed: int) -> list[Event]:
+    """The next events after `last_id` whose frames fit in what is left of REPLAY_BYTES once `replayed` bytes were
+    sent (the first one always at the start: an event larger than the bound is still replayed). A page read from
+    the log may run on into memory's events: those that do not fit, the writer sends."""
+    room = REPLAY_BYTES - replayed
+    fits: list[Event] = []
+    for event in bus.events_after(last_id, max_bytes=max(1, room)):
+        room -= len(event.frame)
+        if room < 0 and (fits or replayed):
+            break
+        fits.append(event)
+    return fits
+
+
 def _gap(after: int, to: int) -> bytes:
     """The `gap` message: the events after `after` up to `to` are not sent (the page reads /api/state); its id
     makes a reconnect resume after them."""
@@ -165,12 +179,12 @@ def _events(
         while bus.recent_after(last_id) is None:  # older than memory holds
             if ticket.given_way.is_set():
                 return  # a joined phone took its place: no more of the log for it
-            if replayed >= REPLAY_BYTES:
+            page = _from_log(bus, last_id, replayed)
+            if not page:
                 skipped_to = bus.kept_after()
                 yield _gap(last_id, skipped_to)
                 last_id = skipped_to
                 continue
-            page = bus.events_after(last_id, max_bytes=REPLAY_BYTES - replayed)
             last_id = page[-1].id
             frames = b"".join(event.frame for event in page)
             replayed += len(frames)
