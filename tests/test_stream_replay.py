@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from launcher.channel import HAND_OVER, MARK_STREAM
 from launcher.daemon import OUTBUF_HIGH_WATERMARK, Daemon
 from launcher.events import EventBus, EventType
 from tests.conftest import MakeDaemon, joined_client, local_config
@@ -117,3 +118,40 @@ def test_a_replay_running_on_into_memory_leaves_memory_s_events_to_the_writer(
     assert len(from_the_request) <= 64 * 1024
     messages = _read_to(chain([from_the_request], body), newest)
     assert [(m.event, m.id) for m in messages] == [("message", n) for n in range(away_from + 1, newest + 1)]
+
+
+class _ClosedPipe:
+    """A connection handed over whose phone has gone: the writer ends it at once."""
+
+    chunked = False
+    total_outbufs_len = 0
+
+    def stream_open(self) -> bool:
+        return False
+
+    def write_stream(self, data: bytes) -> bool:
+        return False
+
+    def end_stream(self) -> None:
+        pass
+
+
+def test_a_stream_s_request_leaves_its_party_s_share_of_the_threads_only_once_its_replay_is_sent(
+    daemon: Daemon,
+) -> None:
+    """Marked a stream (launcher/turns.py: no longer counted in its party's quarter of the threads) only when its
+    connection is handed to the writer, not while its own thread still sends the replay."""
+    told: list[object] = []
+    answer = daemon.app.test_client().get(
+        "/api/events",
+        headers={"Last-Event-ID": "0"},
+        buffered=False,
+        environ_overrides={
+            MARK_STREAM: lambda: told.append("marked a stream"),
+            HAND_OVER: lambda: told.append("handed over") or _ClosedPipe(),
+        },
+    )
+    for chunk in answer.response:
+        told.append(len(chunk))
+    assert told[-2:] == ["marked a stream", "handed over"], told
+    assert len(told) > 3 and all(isinstance(size, int) for size in told[:-2]), "the comment, the replay, the gap"
