@@ -674,8 +674,6 @@ function connect(joined = false) {
     if (source.readyState === EventSource.CLOSED) setTimeout(() => source === stream && connect(), 5000);
   };
   source.onmessage = (message) => onEvent(JSON.parse(message.data));
-  // Events too old to replay were skipped (docs/API.md); the state read on opening holds what they changed.
-  source.addEventListener("gap", (message) => (ui.lastId = Number(message.lastEventId)));
 }
 
 // A phone that has just joined follows as a joined phone from now on: the daemon admits a stream by what the phone

@@ -242,8 +242,6 @@ function connect() {
     if (GAME_CHANGES.test(event.type)) reloadGame();
     if (event.type === "pins.changed") loadInvite().catch(() => {});
   };
-  // Events too old to replay were skipped (docs/API.md); the game and trouble read on opening hold what they changed.
-  source.addEventListener("gap", (message) => (screen.lastId = Number(message.lastEventId)));
 }
 
 // ---- Start ----
