@@ -234,8 +234,15 @@ class EventBus:
             first = len(recent) - missed  # ids are consecutive: the one after `last_id` is this far from the end
             return [recent[i] for i in range(first, first + min(missed, limit))]
 
-    def events_after(self, last_id: int, limit: int = 1000) -> list[Event]:
-        """Events with an id above `last_id`, oldest first, at most `limit` of them."""
+    def kept_after(self) -> int:
+        """The id after which memory holds every event (a replay from it reads no disk)."""
+        with self._changed:
+            return self._recent[0].id - 1 if self._recent else self._last_id
+
+    def events_after(self, last_id: int, limit: int = 1000, max_bytes: int | None = None) -> list[Event]:
+        """Events with an id above `last_id`, oldest first, at most `limit` of them; of those read from the store,
+        no more once `max_bytes` (else PAGE_BYTES) of data are read (the first one always)."""
+        max_bytes = max_bytes or self.PAGE_BYTES
         with self._changed:
             recent = list(self._recent)
             numbered = self._last_id
@@ -245,8 +252,8 @@ class EventBus:
             with contextlib.suppress(StoreError):  # a full disk: the store gives what it has
                 self._writes.flush()
         with self._store.connect() as conn:
-            older = [Event(*row) for row in event_table.after(conn, last_id, limit=limit, max_bytes=self.PAGE_BYTES)]
-        if len(older) == limit or sum(len(e.data_text) for e in older) >= self.PAGE_BYTES:
+            older = [Event(*row) for row in event_table.after(conn, last_id, limit=limit, max_bytes=max_bytes)]
+        if len(older) == limit or sum(len(e.data_text) for e in older) >= max_bytes:
             return older  # a full page: the store may hold more before what memory has, read by the next call
         newest = older[-1].id if older else last_id
         return (older + [e for e in recent if e.id > newest])[:limit]
