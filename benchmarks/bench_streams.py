@@ -49,7 +49,7 @@ from measure import ROOT, cpu_seconds, parse, percentile, rss_mb, threads
 from launcher.access.book import MOST_SESSIONS
 from launcher.config import WebConfig
 from tests.conftest import FAST_SIM_TOML, http_json, join, start_daemon
-from webui.stream import StreamGate
+from webui.stream_gate import StreamGate
 
 BATCH = 64  # streams connecting at once: below the listen backlog (128 for the daemon and the one-thread server)
 CONNECT_S = 60.0  # for all the streams of one step to connect

@@ -24,7 +24,7 @@ import pytest
 from launcher.access.book import PinGuard
 from tests.conftest import FAST_SIM_TOML, RunningDaemon, http_json_with_headers, start_daemon
 from tests.sse_client import SseClient
-from webui.stream import StreamGate
+from webui.stream_gate import StreamGate
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webui.stream import StreamGate, StreamTicket
+from webui.stream_gate import StreamGate, StreamTicket
 
 
 def _held(tickets: list[StreamTicket | None]) -> list[StreamTicket]:

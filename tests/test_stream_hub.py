@@ -18,7 +18,7 @@ from launcher.events import EventBus, EventType
 from launcher.store import Store
 from tests.conftest import FAST_SIM_TOML, MakeDaemon, RunningDaemon, local_config, start_daemon, wait_until
 from webui.parts import parts
-from webui.stream import StreamGate
+from webui.stream_gate import StreamGate
 
 pytestmark = pytest.mark.slow
 

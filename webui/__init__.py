@@ -38,6 +38,7 @@ from webui import (
     tournament_api,
 )
 from webui.parts import Parts
+from webui.stream_gate import StreamGate
 from webui.stream_hub import StreamHub
 
 # The API's routes (webui/openapi.py reads their views' declarations from these too).
@@ -98,7 +99,7 @@ def create_app(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
     )
     app.json = JSONProvider(app)
-    streams = stream.StreamGate()
+    streams = StreamGate()
     Parts(
         controller=controller,
         bus=bus,

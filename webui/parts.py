@@ -21,7 +21,7 @@ from launcher.table.games import GameDesk
 from launcher.table.history import History
 
 if TYPE_CHECKING:  # webui/stream.py reads the parts too
-    from webui.stream import StreamGate
+    from webui.stream_gate import StreamGate
     from webui.stream_hub import StreamHub
 
 _KEY = "launcher.parts"

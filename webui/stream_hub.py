@@ -25,7 +25,7 @@ from launcher.events import EventBus
 from launcher.threads import StoppableThread
 
 if TYPE_CHECKING:  # webui/stream.py hands streams over
-    from webui.stream import StreamGate, StreamTicket
+    from webui.stream_gate import StreamGate, StreamTicket
 
 log = logging.getLogger(__name__)
 
