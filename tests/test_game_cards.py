@@ -15,8 +15,7 @@ from launcher.game.cards import (
 from launcher.game.rulesets import (
     HOUSE_RULE_CHOICES,
     HOUSE_RULE_NUMBERS,
-    HOUSE_RULE_TEXTS,
-    LANGUAGES,
+    HOUSE_RULE_RULESETS,
     HouseRules,
     Ruleset,
     validate_players,
@@ -194,17 +193,12 @@ def test_bad_house_rules_are_refused_by_name(mapping, message):
     assert str(caught.value).startswith(message)
 
 
-def test_every_house_rule_toggle_has_a_name_and_explanation_in_three_languages():
+def test_every_house_rule_toggle_says_where_it_means_something():
     toggles = [k for k in HouseRules().to_dict() if k not in HOUSE_RULE_NUMBERS and k not in HOUSE_RULE_CHOICES]
-    assert [text.key for text in HOUSE_RULE_TEXTS] == toggles
-    for text in HOUSE_RULE_TEXTS:
-        for strings in (text.name, text.explanation):
-            assert sorted(strings) == sorted(LANGUAGES)
-            assert all(s.strip() and "\n" not in s for s in strings.values())
-        assert text.rulesets
-    simplified = {t.key: t.explanation["zh-Hans"] for t in HOUSE_RULE_TEXTS}
-    traditional = {t.key: t.explanation["zh-Hant"] for t in HOUSE_RULE_TEXTS}
-    assert all(simplified[k] != traditional[k] for k in simplified)  # really two scripts, not one copied
+    assert list(HOUSE_RULE_RULESETS) == toggles
+    assert all(rulesets and rulesets <= set(Ruleset) for rulesets in HOUSE_RULE_RULESETS.values())
+    # The UNO Attack deck has no zeros (GAME.md): the rules about a 0 are classic UNO's only.
+    assert HOUSE_RULE_RULESETS["seven_zero"] == HOUSE_RULE_RULESETS["red_zero_100"] == {Ruleset.CLASSIC}
 
 
 # --- players -------------------------------------------------------------------------------------------------------

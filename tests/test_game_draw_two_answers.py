@@ -7,7 +7,7 @@ import pytest
 
 from launcher.game.attacks import Cause, Demand, Table
 from launcher.game.cards import GameError
-from launcher.game.rulesets import HOUSE_RULE_TEXTS, HouseRules, Ruleset
+from launcher.game.rulesets import HOUSE_RULE_RULESETS, HouseRules, Ruleset
 
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
 
@@ -68,9 +68,8 @@ def test_without_the_rule_or_too_late_the_draw_two_is_taken(card):
 
 
 def test_the_answers_are_house_rules_of_classic_uno():
-    texts = {text.key: text for text in HOUSE_RULE_TEXTS}
     for key in ("skip_passes_draw_two", "reverse_returns_draw_two"):
-        assert texts[key].rulesets == {Ruleset.CLASSIC}
+        assert HOUSE_RULE_RULESETS[key] == {Ruleset.CLASSIC}
         assert HouseRules.from_mapping({key: True}).to_dict()[key] is True
 
 

@@ -1,6 +1,10 @@
 """The registry of scoring options is the one list: the request checks, the OpenAPI description of a new game, the
 rules every phone receives and the game's own limits all agree with it."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from launcher.access.bodies import BodyError
@@ -11,6 +15,7 @@ from launcher.table.game_requests import new_game
 from launcher.table.game_view import rules
 from webui.openapi import SPEC
 
+I18N = Path(__file__).resolve().parent.parent / "webui" / "static" / "i18n"
 FOUR = ["Ann", "Bob", "Cy", "Dee"]
 SIX = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
 THREE_TEAMS = {"Red": ["Ann", "Dee"], "Blue": ["Bob", "Eve"], "Gold": ["Cy", "Fay"]}
@@ -54,6 +59,43 @@ def test_the_page_receives_the_registry():
     assert bust["modes"] == ["lowest_total", "knock_out"]
     stacking = next(rule for rule in offered["house_rules"] if rule["key"] == "stacking")
     assert stacking["modes"] == [m.value for m in Mode]
+
+
+def test_the_page_receives_each_house_rules_words_as_catalogue_keys_not_words():
+    offered = {rule["key"]: rule for rule in rules()["house_rules"]}
+    assert list(offered) == [
+        k
+        for k in HouseRules().to_dict()
+        if k not in ("party_penalty", "forgot_uno_penalty", "first_player", "reverse_start")
+    ]
+    assert offered["seven_zero"] == {
+        "key": "seven_zero",
+        "words": "house.seven_zero",
+        "about": "house.seven_zero_about",
+        "rulesets": ["classic"],  # the UNO Attack deck has no zeros
+        "modes": [m.value for m in Mode],
+    }
+    assert offered["stacking"]["rulesets"] == ["uno_attack", "classic"]
+    assert all(set(rule) == {"key", "words", "about", "rulesets", "modes"} for rule in offered.values())
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-Hans", "zh-Hant"])
+def test_every_house_rule_has_a_name_and_a_line_about_it_in_each_language(lang):
+    words = json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+    english = json.loads((I18N / "en.json").read_text(encoding="utf-8"))
+    for rule in rules()["house_rules"]:
+        for key in (rule["words"], rule["about"]):
+            assert words[key].strip() and "\n" not in words[key], key
+            if lang != "en":  # translated, not English left behind (a card name such as UNO Attack may stay)
+                assert words[key] != english[key] and re.search(r"[\u3400-\u9fff]", words[key]), key
+
+
+def test_the_house_rules_are_really_in_two_chinese_scripts():
+    simplified, traditional = (
+        json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8")) for lang in ("zh-Hans", "zh-Hant")
+    )
+    abouts = [rule["about"] for rule in rules()["house_rules"]]
+    assert [key for key in abouts if simplified[key] == traditional[key]] == []  # not one copied into the other
 
 
 def test_a_new_game_takes_the_registrys_defaults_and_only_its_fields():

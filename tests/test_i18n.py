@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from launcher.table.game_actions import ACTIONS
-from launcher.table.game_options import OPTIONS
+from launcher.table.game_options import OPTIONS, house_rules
 
 WEBUI = Path(__file__).resolve().parent.parent / "webui"
 I18N = WEBUI / "static" / "i18n"
@@ -39,11 +39,12 @@ def script_keys() -> set[str]:
 
 
 def registry_keys() -> set[str]:
-    """The words of the declarations' buttons and of the scoring options and their choices: the page gets these keys
-    from the daemon's registries."""
+    """The words of the declarations' buttons, of the scoring options and their choices and of the house rules: the
+    page gets these keys from the daemon's registries."""
     buttons = {button.words for action in ACTIONS for button in action.buttons}
     choices = {key for option in OPTIONS for c in option.choices for key in c.view().values() if key != c.value}
-    return buttons | {option.words for option in OPTIONS} | choices
+    house = {rule[words] for rule in house_rules() for words in ("words", "about")}
+    return buttons | {option.words for option in OPTIONS} | choices | house
 
 
 def test_there_is_one_catalogue_per_language():

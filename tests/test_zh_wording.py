@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 from opencc_purepy import OpenCC
 
-from launcher.game.rulesets import HOUSE_RULE_TEXTS
-
 I18N = Path(__file__).resolve().parent.parent / "webui" / "static" / "i18n"
 SCRIPTS = ["zh-Hans", "zh-Hant"]
 TO_TRADITIONAL, TO_SIMPLIFIED = OpenCC("s2t"), OpenCC("t2s")
@@ -81,12 +79,8 @@ def catalogue(lang: str) -> dict[str, str]:
 
 
 def texts(lang: str) -> dict[str, str]:
-    """Every Chinese text of `lang` the page can show: its catalogue and the daemon's house rules."""
-    found = {key: text for key, text in catalogue(lang).items() if key not in OWN_NAMES}
-    for rule in HOUSE_RULE_TEXTS:
-        found[f"house rule {rule.key}"] = rule.name[lang]
-        found[f"house rule {rule.key}, explained"] = rule.explanation[lang]
-    return found
+    """Every Chinese text of `lang` the page can show (the house rules' too: the daemon sends no words)."""
+    return {key: text for key, text in catalogue(lang).items() if key not in OWN_NAMES}
 
 
 def other_script(lang: str, text: str) -> list[str]:

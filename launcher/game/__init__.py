@@ -16,13 +16,13 @@ from launcher.game.cards import (
 )
 from launcher.game.entries import RoundEntry, RoundResult
 from launcher.game.modes import Final, Mode
-from launcher.game.rulesets import HOUSE_RULE_TEXTS, OFFICIAL, HouseRules, HouseRuleText, Ruleset, validate_players
+from launcher.game.rulesets import HOUSE_RULE_RULESETS, OFFICIAL, HouseRules, Ruleset, validate_players
 from launcher.game.scoring import Game
 from launcher.game.statistics import PlayerStats
 
 __all__ = [
     "CLASSIC",
-    "HOUSE_RULE_TEXTS",
+    "HOUSE_RULE_RULESETS",
     "OFFICIAL",
     "UNO_ATTACK",
     "CardKind",
@@ -32,7 +32,6 @@ __all__ = [
     "Final",
     "Game",
     "GameError",
-    "HouseRuleText",
     "HouseRules",
     "Mode",
     "NotYourPress",

@@ -1,6 +1,7 @@
 """What a table plays: the ruleset (UNO Attack or classic UNO), the house rules, and the players.
 
-Each house rule has a name and a one-line explanation in English, 简体中文 and 繁體中文 for the rule picker.
+Each house rule toggle says the rulesets it means something in; its name and one-line explanation are the page's
+words, in the catalogues (webui/static/i18n/*.json).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from launcher.refusals import Refusal
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10  # the most any ruleset seats: classic UNO
 MAX_NAME_LENGTH = 40
-LANGUAGES = ("en", "zh-Hans", "zh-Hant")
 
 
 Choice = TypeVar("Choice", bound=StrEnum)
@@ -166,210 +166,28 @@ class HouseRules:
 OFFICIAL = HouseRules()  # no house rule
 
 
-@dataclass(frozen=True, slots=True)
-class HouseRuleText:
-    key: str
-    name: dict[str, str]  # by language: "en", "zh-Hans", "zh-Hant"
-    explanation: dict[str, str]
-    rulesets: frozenset[Ruleset]  # where the rule means something
-
-
 _BOTH = frozenset(Ruleset)
 
-HOUSE_RULE_TEXTS: tuple[HouseRuleText, ...] = (
-    HouseRuleText(
-        "stacking",
-        {"en": "Stacking", "zh-Hans": "叠加", "zh-Hant": "疊加"},
-        {
-            "en": "A Hit 2 or Draw Two may be answered with another, passing the sum on (Hit 2 on Hit 2: the next "
-            "player presses 4 times); a Wild Draw Four may go on a Draw Two, not the reverse.",
-            "zh-Hans": "被罚时可以再出一张罚按牌或 +2，把惩罚累加给下家（罚按牌叠罚按牌，下家按 4 次）；"
-            "+4 可以叠在 +2 上，反过来不行。",
-            "zh-Hant": "被罰時可以再出一張罰按牌或 +2，把懲罰累加給下家（罰按牌疊罰按牌，下家按 4 次）；"
-            "+4 可以疊在 +2 上，反過來不行。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "jump_in",
-        {"en": "Jump-in", "zh-Hans": "抢出", "zh-Hant": "搶出"},
-        {
-            "en": "A card identical in colour and number to the one just played may be played out of turn; play "
-            "continues from whoever jumped in. The phones follow whoever plays and call it a jump-in; the table "
-            "checks that the card was identical. Without this rule the phones name any play out of turn.",
-            "zh-Hans": "手上有和刚打出的牌颜色、数字完全相同的牌时，可以不按顺序抢先打出，之后从抢出的人接着出。"
-            "手机跟着出牌的人走，并标明是抢出；牌是否完全相同由大家检查。不用这条规则时，手机会指出不按顺序的出牌。",
-            "zh-Hant": "手上有和剛打出的牌顏色、數字完全相同的牌時，可以不按順序搶先打出，之後從搶出的人接著出。"
-            "手機跟著出牌的人走，並標明是搶出；牌是否完全相同由大家檢查。不用這條規則時，手機會指出不按順序的出牌。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "multiple_identical",
-        {"en": "Identical cards together", "zh-Hans": "同牌一起出", "zh-Hant": "同牌一起出"},
-        {
-            "en": "Identical cards may be played at once: n Skips skip n players, n Hit 2s or Draw Twos add up, "
-            "an even number of Reverses keeps the direction.",
-            "zh-Hans": "完全相同的牌可以一次打出：n 张禁止牌就跳过 n 个人，n 张罚按牌或 +2 累加，偶数张反转方向不变。",
-            "zh-Hant": "完全相同的牌可以一次打出：n 張阻擋牌就跳過 n 個人，n 張罰按牌或 +2 累加，偶數張反轉方向不變。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "pairs_one_effect",
-        {"en": "Pairs, one effect", "zh-Hans": "对牌一起出", "zh-Hant": "對牌一起出"},
-        {
-            "en": "Two identical cards may be played together, to go out faster; the pair acts as one card (a pair "
-            "of Skips skips one player, a pair of Draw Twos gives 2).",
-            "zh-Hans": "两张完全相同的牌可以一起出，出得更快；"
-            "一对只算一张的效果（一对禁止牌只跳过一个人，一对 +2 只罚两张）。",
-            "zh-Hant": "兩張完全相同的牌可以一起出，出得更快；"
-            "一對只算一張的效果（一對阻擋牌只跳過一個人，一對 +2 只罰兩張）。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "seven_zero",
-        {"en": "Seven-zero", "zh-Hans": "七零规则", "zh-Hant": "七零規則"},
-        {
-            "en": "When a 0 is played, every hand passes to the next player in the direction of play. The phones "
-            "cannot see the hands: the table passes them; the turn goes on as after any card.",
-            "zh-Hans": "有人打出 0 时，所有人把手牌按出牌方向传给下家。手机看不到手牌：由大家自己传牌，轮次照常往下。",
-            "zh-Hant": "有人打出 0 時，所有人把手牌按出牌方向傳給下家。手機看不到手牌：由大家自己傳牌，輪次照常往下。",
-        },
-        frozenset({Ruleset.CLASSIC}),  # the UNO Attack deck has no zeros
-    ),
-    HouseRuleText(
-        "last_card_not_action",
-        {"en": "No action card to finish", "zh-Hans": "最后一张不能是功能牌", "zh-Hant": "最後一張不能是功能牌"},
-        {
-            "en": "Nobody may go out on an action or Wild card; whoever holds only such a card must draw (classic) "
-            "or press (UNO Attack) instead.",
-            "zh-Hans": "最后一张不能是功能牌或万能牌；只剩这种牌时，必须摸牌（经典）或按发牌机（UNO Attack）。",
-            "zh-Hant": "最後一張不能是功能牌或萬用牌；只剩這種牌時，必須摸牌（經典）或按發牌機（UNO Attack）。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "last_card_not_skip_reverse_wild",
-        {
-            "en": "No Skip, Reverse or Wild to finish",
-            "zh-Hans": "最后一张不能是禁止、反转或变色",
-            "zh-Hant": "最後一張不能是阻擋、反轉或變色",
-        },
-        {
-            "en": "Nobody may go out on a Skip, a Reverse or a Wild; a Draw Two or Wild Draw Four may end the "
-            "round (the next player still takes it). Holding only such a card counts as having no card to play.",
-            "zh-Hans": "最后一张不能是禁止牌、反转牌或变色牌；+2、+4 可以最后出（下家照样受罚）。"
-            "只剩这种牌时，算作无牌可出。",
-            "zh-Hant": "最後一張不能是阻擋牌、反轉牌或變色牌；+2、+4 可以最後出（下家照樣受罰）。"
-            "只剩這種牌時，算作無牌可出。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "red_zero_100",
-        {"en": "Red 0 = 100", "zh-Hans": "红 0 算 100 分", "zh-Hant": "紅 0 算 100 分"},
-        {
-            "en": "At scoring, a red 0 left in a hand is worth 100 points instead of 0.",
-            "zh-Hans": "结算时，手上剩下的红色 0 算 100 分，不算 0 分。",
-            "zh-Hant": "結算時，手上剩下的紅色 0 算 100 分，不算 0 分。",
-        },
-        frozenset({Ruleset.CLASSIC}),
-    ),
-    HouseRuleText(
-        "reshuffle_doubles",
-        {"en": "Reshuffle doubles", "zh-Hans": "洗牌加倍", "zh-Hant": "洗牌加倍"},
-        {
-            "en": "If the draw pile ran out and was reshuffled during a round, that round's score counts double.",
-            "zh-Hans": "这一局里牌库用完、重新洗过牌的话，这一局的分数加倍。",
-            "zh-Hant": "這一局裡牌庫用完、重新洗過牌的話，這一局的分數加倍。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "highest_bust_loses",
-        {"en": "One loser", "zh-Hans": "只有一个输家", "zh-Hant": "只有一個輸家"},
-        {
-            "en": "Where passing the target loses (lowest total, knock-out play): if several pass it in the same "
-            "round, only the one with the highest total loses.",
-            "zh-Hans": "在先到目标分就输的玩法里（低分获胜、淘汰制）：同一局有几个人一起爆分时，只算分数最高的人输。",
-            "zh-Hant": "在先到目標分就輸的玩法裡（低分獲勝、淘汰制）：同一局有幾個人一起爆分時，只算分數最高的人輸。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "challenger_skipped",
-        {"en": "Challenger always skipped", "zh-Hans": "质疑者总被跳过", "zh-Hant": "質疑者總被跳過"},
-        {
-            "en": "After a Wild Draw Four is challenged, the challenger loses the turn whatever the challenge "
-            "shows; the official rules let the challenger play when the Wild Draw Four was illegal.",
-            "zh-Hans": "+4 被质疑后，不论质疑结果如何，质疑者都被跳过；正式规则是 +4 出得不合法时由质疑者接着出。",
-            "zh-Hant": "+4 被質疑後，不論質疑結果如何，質疑者都被跳過；正式規則是 +4 出得不合法時由質疑者接著出。",
-        },
-        frozenset({Ruleset.CLASSIC}),
-    ),
-    HouseRuleText(
-        "number_card_starts",
-        {"en": "A number card starts", "zh-Hans": "首张须是数字牌", "zh-Hant": "首張須是數字牌"},
-        {
-            "en": "The card turned up to start a round must be a number card: any other goes back into the deck "
-            "and the next is turned up.",
-            "zh-Hans": "开局翻开的第一张牌必须是数字牌：不是的话插回牌库，再翻下一张。",
-            "zh-Hant": "開局翻開的第一張牌必須是數字牌：不是的話插回牌庫，再翻下一張。",
-        },
-        _BOTH,
-    ),
-    HouseRuleText(
-        "first_draw_two_dealer",
-        {"en": "Dealer takes a first Draw Two", "zh-Hans": "首张 +2 由庄家罚摸", "zh-Hant": "首張 +2 由莊家罰摸"},
-        {
-            "en": "When the card turned up to start a round is a Draw Two, the dealer takes the 2 cards, even where "
-            "the player left of the dealer plays first (who would take them and lose the turn); play starts left of "
-            "the dealer.",
-            "zh-Hans": "开局翻开的第一张是 +2 时，由庄家罚摸两张；即使是庄家左边的人先出（本该由他摸两张并停出一次）"
-            "也一样。仍由庄家左边的人先出。",
-            "zh-Hant": "開局翻開的第一張是 +2 時，由莊家罰摸兩張；即使是莊家左邊的人先出（本該由他摸兩張並停出一次）"
-            "也一樣。仍由莊家左邊的人先出。",
-        },
-        frozenset({Ruleset.CLASSIC}),
-    ),
-    HouseRuleText(
-        "skip_passes_draw_two",
-        {"en": "Skip passes a Draw Two on", "zh-Hans": "禁止牌把 +2 转给下下家", "zh-Hant": "阻擋牌把 +2 轉給下下家"},
-        {
-            "en": "Whoever is hit by a Draw Two may, before taking a card, play a Skip of its colour: the next "
-            "player is skipped and the one after takes the cards and loses the turn.",
-            "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的禁止牌：下家被跳过，+2 转给下下家，由他摸牌并停出一次。",
-            "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的阻擋牌：下家被跳過，+2 轉給下下家，由他摸牌並停出一次。",
-        },
-        frozenset({Ruleset.CLASSIC}),
-    ),
-    HouseRuleText(
-        "reverse_returns_draw_two",
-        {"en": "Reverse returns a Draw Two", "zh-Hans": "反转牌把 +2 还给上家", "zh-Hant": "反轉牌把 +2 還給上家"},
-        {
-            "en": "Whoever is hit by a Draw Two may, before taking a card, play a Reverse of its colour: the "
-            "direction flips and the player before takes the cards and loses the turn.",
-            "zh-Hans": "被 +2 罚的人在摸牌前可以出一张同色的反转牌：出牌方向反转，+2 还给上家，由他摸牌并停出一次。",
-            "zh-Hant": "被 +2 罰的人在摸牌前可以出一張同色的反轉牌：出牌方向反轉，+2 還給上家，由他摸牌並停出一次。",
-        },
-        frozenset({Ruleset.CLASSIC}),
-    ),
-    HouseRuleText(
-        "party_penalties",
-        {"en": "Party penalties", "zh-Hans": "聚会惩罚", "zh-Hant": "聚會懲罰"},
-        {
-            "en": "Silence after a 6, slap the pile on a 9 or 4, five seconds per turn: whoever fails takes the set "
-            "penalty, 2 cards or 2 presses unless changed.",
-            "zh-Hans": "出 6 后不许出声，出 9 或 4 时抢拍弃牌堆，每次出牌限时 5 秒：犯规的人受设定的惩罚，"
-            "默认摸 2 张或按 2 次。",
-            "zh-Hant": "出 6 後不准出聲，出 9 或 4 時搶拍棄牌堆，每次出牌限時 5 秒：犯規的人受設定的懲罰，"
-            "預設摸 2 張或按 2 次。",
-        },
-        _BOTH,
-    ),
-)
+# Each toggle of HouseRules, in the order the new-game form offers them, with the rulesets where it means
+# something. Its words are the catalogues' (webui/static/i18n/*.json, keys house.<key> and house.<key>_about).
+HOUSE_RULE_RULESETS: dict[str, frozenset[Ruleset]] = {
+    "stacking": _BOTH,
+    "jump_in": _BOTH,
+    "multiple_identical": _BOTH,
+    "pairs_one_effect": _BOTH,
+    "seven_zero": frozenset({Ruleset.CLASSIC}),  # the UNO Attack deck has no zeros
+    "last_card_not_action": _BOTH,
+    "last_card_not_skip_reverse_wild": _BOTH,
+    "red_zero_100": frozenset({Ruleset.CLASSIC}),
+    "reshuffle_doubles": _BOTH,
+    "highest_bust_loses": _BOTH,
+    "challenger_skipped": frozenset({Ruleset.CLASSIC}),
+    "number_card_starts": _BOTH,
+    "first_draw_two_dealer": frozenset({Ruleset.CLASSIC}),
+    "skip_passes_draw_two": frozenset({Ruleset.CLASSIC}),
+    "reverse_returns_draw_two": frozenset({Ruleset.CLASSIC}),
+    "party_penalties": _BOTH,
+}
 
 
 def _check_name(what: str, name: object) -> str:

@@ -1,6 +1,7 @@
 """Every scoring option of a new game, each written once: its body field of POST /api/games, its JSON Schema (its
 limits), its default, the modes it belongs to, the catalogue keys of its words and, for a choice, each value with
-its words; and the house rules that only change the scoring of some modes.
+its words; the house rules that only change the scoring of some modes; and each house rule as the page receives it,
+with the catalogue keys of its words.
 
 The request checks (launcher/table/game_requests.py: which fields a new game takes, and the defaults), the OpenAPI
 description of POST /api/games (webui/openapi.py) and the rules every phone receives (launcher/table/game_view.py, from
@@ -17,7 +18,7 @@ from typing import Any
 
 from launcher.game import Final, HouseRules, Mode
 from launcher.game.modes import DEFAULT_FINAL
-from launcher.game.rulesets import HOUSE_RULE_CHOICES, HOUSE_RULE_NUMBERS, Ruleset
+from launcher.game.rulesets import HOUSE_RULE_CHOICES, HOUSE_RULE_NUMBERS, HOUSE_RULE_RULESETS, Ruleset
 from launcher.game.scoring import DEFAULT_TARGET, MAX_TARGET
 
 _ALL_MODES = frozenset(Mode)
@@ -146,6 +147,16 @@ def house_choices() -> list[dict[str, Any]]:
     ]
 
 
-def house_rule_modes(key: str) -> list[str]:
-    """The modes where house rule `key` means something, as the page receives them."""
-    return [m.value for m in Mode if m in HOUSE_RULE_MODES.get(key, _ALL_MODES)]
+def house_rules() -> list[dict[str, Any]]:
+    """The house rules toggled on and off, as the page receives them: each one's key, the catalogue keys of its
+    name and its line about it (as a choice's), and the rulesets and modes where it means something."""
+    return [
+        {
+            "key": key,
+            "words": f"house.{key}",  # named as a choice's words (Choice)
+            "about": f"house.{key}_about",
+            "rulesets": [r.value for r in Ruleset if r in rulesets],
+            "modes": [m.value for m in Mode if m in HOUSE_RULE_MODES.get(key, _ALL_MODES)],
+        }
+        for key, rulesets in HOUSE_RULE_RULESETS.items()
+    ]

@@ -7,30 +7,21 @@ from typing import Any
 from launcher.game import Game, Ruleset, Table
 from launcher.game.attacks import Demand
 from launcher.game.cards import CLASSIC, UNO_ATTACK
-from launcher.game.rulesets import HOUSE_RULE_NUMBERS, HOUSE_RULE_TEXTS, MIN_PLAYERS
+from launcher.game.rulesets import HOUSE_RULE_NUMBERS, MIN_PLAYERS
 from launcher.table import game_actions, game_options
 
 
 def rules() -> dict[str, Any]:
     """Everything the page needs to offer choices: rulesets, decks, the scoring options (each option of their
-    registry, with its limits, default, modes and words), house rules (with the modes they mean something in; the
-    choices of who starts, with each ruleset's own), and the declarations (each action of the registry, with its
-    fields and buttons; and which kinds each ruleset and mode offers)."""
+    registry, with its limits, default, modes and words), house rules (the keys of their words, the rulesets and
+    modes they mean something in; the choices of who starts, with each ruleset's own), and the declarations (each
+    action of the registry, with its fields and buttons; and which kinds each ruleset and mode offers)."""
     return {
         "rulesets": [r.value for r in Ruleset],
         "players": {r.value: {"min": MIN_PLAYERS, "max": r.max_players} for r in Ruleset},
         "scoring": [option.view() for option in game_options.OPTIONS],
         "decks": {Ruleset.UNO_ATTACK.value: UNO_ATTACK.to_dict(), Ruleset.CLASSIC.value: CLASSIC.to_dict()},
-        "house_rules": [
-            {
-                "key": t.key,
-                "name": t.name,
-                "explanation": t.explanation,
-                "rulesets": [r.value for r in t.rulesets],
-                "modes": game_options.house_rule_modes(t.key),
-            }
-            for t in HOUSE_RULE_TEXTS
-        ],
+        "house_rules": game_options.house_rules(),
         "house_choices": game_options.house_choices(),
         "house_rule_numbers": {
             key: {"min": n.low, "max": n.high, "default": n.default} for key, n in HOUSE_RULE_NUMBERS.items()

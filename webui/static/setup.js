@@ -238,8 +238,8 @@ function buildHouse() {
         "house",
         rule.key,
         Boolean(setup.house[rule.key]),
-        rule.name[ui.lang] ?? rule.name.en,
-        rule.explanation[ui.lang] ?? rule.explanation.en,
+        t(rule.words),
+        t(rule.about),
         (on) => {
           setup.house[rule.key] = on;
           $("party-row").hidden = !houseRules().party_penalties;
@@ -535,8 +535,8 @@ export function renderGameRules() {
       ? on.map((rule) => {
           const item = el("li");
           item.append(
-            el("strong", "", `✓ ${rule.name[ui.lang] ?? rule.name.en}`),
-            el("span", "", rule.explanation[ui.lang] ?? rule.explanation.en),
+            el("strong", "", `✓ ${t(rule.words)}`),
+            el("span", "", t(rule.about)),
           );
           return item;
         })
