@@ -44,13 +44,13 @@ def test_who_plays_first_is_picked_per_ruleset_and_the_game_starts_so(daemon_pro
     page.context.close()
 
 
-def test_the_house_rules_are_worded_in_traditional_chinese_from_the_catalogue(daemon, playwright_chromium):
+def test_the_house_rules_are_worded_in_traditional_chinese_from_the_catalogue(daemon_process, playwright_chromium):
     """A phone in English switched to 繁體中文: each house rule offered, and the one picked in the rules reference,
     reads in Traditional Chinese, with no English word but the name of the UNO Attack game."""
     en, hant = catalogue("en"), catalogue("zh-Hant")
     playwright, browser = playwright_chromium
-    page = phone(browser, playwright, origin(daemon.url), [], [])
-    open_joined(page, daemon)
+    page = phone(browser, playwright, origin(daemon_process.url), [], [])
+    open_joined(page, daemon_process)
     page.locator("#tab-new").tap()
     page.locator("#setup-more summary").tap()
     page.locator('input[name="ruleset"][value="classic"]').check()  # seven-zero: classic UNO's only
