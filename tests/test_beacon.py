@@ -101,7 +101,7 @@ def with_beacon(**changes: Any) -> dict[str, Any]:
 
 # Checks a signed record, then reads a stored game nested past Python's recursion limit, in one process.
 CHECK_THEN_READ_DEEP = """
-from launcher import fairness
+from launcher.fairplay import fairness
 from launcher.table.history import UNREADABLE, read_state
 from tests.test_beacon import BEACON
 assert fairness.verify(BEACON).beacon_signature_ok
