@@ -173,7 +173,9 @@ def test_a_phones_press_waits_no_longer_than_the_reveal_window(daemon: Daemon) -
     number, _ = committed(daemon, [joined_client(daemon)])
     before = daemon.clock.now()
     assert daemon.controller.press("web").wait(60)  # the phone never reveals (real seconds: a loaded machine)
-    assert daemon.clock.now() - before == pytest.approx(REVEAL_S, abs=0.01)
+    # Other threads' deadlines (the store's write-behind, the hopper's saver) may move virtual time on a little
+    # between the press's end and this reading: the window is a lower bound, and far from a second more.
+    assert REVEAL_S - 0.01 <= daemon.clock.now() - before < REVEAL_S + 0.5
     assert events(daemon, "shuffle.fixed") == [{"shuffle": number, "withheld": [1]}]
 
 
