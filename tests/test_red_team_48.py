@@ -9,12 +9,18 @@ Doors found:
   that stalls past 2 s (or a relay name whose first addresses never answer a SYN) and then a relay trickling its
   answer holds one fetch for as long as it trickles, and the shuffle's key is never fixed (every press refused
   `shuffle_sealing`), far past FAIRNESS.md's "about 27 seconds";
-- a stream handed to the writer is sent all memory holds after its id in one write (up to 1,000 events, 512 KiB),
-  past the 256 KiB the server holds for a connection: 128 strangers' streams never read queue 33 to 64 MiB.
+- a stream handed to the writer is sent all memory holds after its id in one write (up to 1,000 events), past the
+  256 KiB the server holds for a connection: a stranger's 128 streams never read (no PIN, 64 addresses) grew the
+  daemon by 88 MiB (a guest's memory of 717 KiB of frames), where 128 x 256 KiB is 32 MiB;
+- memory's 512 KiB bound counts characters, not the bytes streams are sent: with long Chinese names it holds
+  1,281 KiB of frames, which multiplies the door above.
 Held: the replay's ids (negative, huge, 4,301 digits, not numbers, other scripts' digits, in the header and the
-query) and the gap (the same before a fire as before a miss); the largest event a guest can make stays far below
-REPLAY_BYTES; relays answering a huge Content-Length, endless chunks, a chunk-size line without end, a redirect, or
-headers past the count http.client takes, each given up within the bound with the good relay after it asked.
+query); the gap (the same before a fire as before a miss); the largest event a guest can make (round.scored of a
+10-player classic game with 40-character names: 10.5 KB) far below REPLAY_BYTES; a reconnect storm of 128 streams
+from 64 addresses, each replaying 64 KiB of a 20,000-event log to its gap (775 replays in a few seconds): new phones 8
+of 8 within 2 s and the press 200; relays answering a huge Content-Length, a huge chunk, endless chunks, a chunk-size
+line without end, a redirect, more headers than http.client takes, or the answer and then a held connection: each
+given up within the bound and the good relay after it asked.
 """
 
 from __future__ import annotations
@@ -282,7 +288,7 @@ SCOREBOARD = "x" * 2000
 
 @pytest.fixture
 def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
-    running = make_daemon(local_config(tmp_path), virtual=True)
+    running = make_daemon(local_config(tmp_path).replace("web", heartbeat_s=0.2), virtual=True)
     for n in range(MEMORY_EVENTS):
         running.bus.publish(EventType.ROUND_SCORED, {"n": n, "scoreboard": SCOREBOARD})
     return running
@@ -306,30 +312,31 @@ def _gap_from_the_start(client: FlaskClient) -> dict[str, int] | None:
         answer.close()
 
 
-@pytest.mark.parametrize(
-    "raw",
-    ["-1", "-99999999999999999999", "9" * 40, "1" * 4301, "abc", "1e3", " 5 ", "+3", "1_0", "٣", "0x10", "\u00b2"],
-    ids=["minus-1", "huge-negative", "huge", "4301-digits", "word", "float", "spaces", "plus", "underscore",
-         "arabic-indic", "hex", "superscript"],
-)  # fmt: skip
-@pytest.mark.parametrize("where", ["header", "query"])
-def test_any_resume_id_an_attacker_sends_starts_a_stream_with_no_error_and_a_bounded_replay(
-    daemon: Daemon, raw: str, where: str
-) -> None:
-    """Whatever id comes, the stream starts (200, text/event-stream, `: connected`) and the request's first answer
-    after the comment is at most REPLAY_BYTES and an event (or a gap): never a 500, never the whole log."""
-    kwargs: dict[str, Any] = (
-        {"headers": {"Last-Event-ID": raw}} if where == "header" else {"query_string": {"last_event_id": raw}}
-    )
-    answer = daemon.app.test_client().get("/api/events", buffered=False, **kwargs)
-    assert (answer.status_code, answer.mimetype) == (200, "text/event-stream"), answer.get_data()[:200]
-    body = iter(answer.response)
-    assert next(body) == b": connected\n\n"
-    daemon.bus.publish(EventType.HOPPER_CHANGED, {"cards": 1})  # one comes, for a stream that follows from now
-    second = next(body)
-    answer.close()
-    assert len(second) <= REPLAY_BYTES + len(SCOREBOARD) + 200, f"{raw!r}: {len(second)} bytes at once"
-    assert second.startswith(b"id: "), second[:80]
+RESUME_IDS = ["-1", "-99999999999999999999", "9" * 40, "1" * 4301, "abc", "1e3", " 5 ", "+3", "1_0", "٣", "0x10", "²"]
+
+
+def test_any_resume_id_an_attacker_sends_starts_a_stream_with_no_error_and_a_bounded_replay(daemon: Daemon) -> None:
+    """Whatever id comes (negative, huge, past Python's 4,300 digits, a word, a float, spaced, signed, underscored,
+    Arabic-Indic or superscript digits, hex), in the header or the query: the stream starts (200,
+    text/event-stream, `: connected`), and what the request sends next is at most REPLAY_BYTES (and an event larger
+    than it) and an event, a gap or a heartbeat: never a 500, never the whole log at once."""
+    wrong: list[str] = []
+    for raw in RESUME_IDS:
+        for kwargs in ({"headers": {"Last-Event-ID": raw}}, {"query_string": {"last_event_id": raw}}):
+            answer = daemon.app.test_client().get("/api/events", buffered=False, **kwargs)  # type: ignore[arg-type]
+            if (answer.status_code, answer.mimetype) != (200, "text/event-stream"):
+                wrong.append(f"{raw[:20]!r} {kwargs.keys()}: {answer.status_code} {answer.get_data()[:80]!r}")
+                continue
+            body = iter(answer.response)
+            first = next(body)
+            daemon.bus.publish(EventType.HOPPER_CHANGED, {"cards": 1})  # for a stream that follows from now
+            second = next(body)  # an id past the newest follows from here: a heartbeat may come first
+            answer.close()
+            if first != b": connected\n\n" or len(second) > REPLAY_BYTES + len(SCOREBOARD) + 200:
+                wrong.append(f"{raw[:20]!r} {kwargs.keys()}: {first[:40]!r}, then {len(second)} bytes")
+            elif not (second.startswith(b"id: ") or second == b": heartbeat\n\n"):
+                wrong.append(f"{raw[:20]!r} {kwargs.keys()}: then {second[:60]!r}")
+    assert not wrong, wrong
 
 
 # --- 1. the gap: does it tell anything before a press? --------------------------------------------------------------
@@ -546,11 +553,17 @@ def _rss_kib(pid: int) -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
+# A phone's segments on the Wi-Fi (loopback's own are 64 KiB, and the kernel then takes a whole memory's worth into
+# the daemon's socket buffer before waitress queues a byte: a loopback test would measure the kernel, not the daemon)
+WIFI_MSS = 1400
+
+
 def _stream_unread(daemon: RunningDaemon, source: str, last_event_id: int) -> socket.socket | None:
     """A stream from `last_event_id` on a 1 KB receive buffer, never read."""
     sock = socket.socket()
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, WIFI_MSS)
         sock.settimeout(2)
         sock.bind((source, 0))
         sock.connect(_host_port(daemon))
@@ -561,12 +574,13 @@ def _stream_unread(daemon: RunningDaemon, source: str, last_event_id: int) -> so
         return None
 
 
-def _memory_filled_by_a_guest(daemon: RunningDaemon) -> int:
-    """A guest's classic game of 10 players with the longest names, and corrections of whose turn it is until the
-    daemon's memory holds some 512 KiB of their events; the bytes a phone reading from id 0 is sent."""
+def _memory_filled_by_a_guest(daemon: RunningDaemon) -> tuple[int, int]:
+    """A guest's classic game of 10 players with the longest names, and corrections of whose turn it is, past what
+    the daemon's memory holds (512 KiB of their events); the id after which memory holds every event (a stream's
+    gap from id 0 says it) and the bytes of memory's events a phone reading from there is sent."""
     status, reply = daemon.post("/api/games", {"players": LONGEST_NAMES, "ruleset": "classic"})
     assert status == 201, reply
-    for n in range(180):  # 2.7 KB each
+    for n in range(400):  # some 1.8 KB each
         status, reply = daemon.post("/api/attacks", {"kind": "turn", "player": LONGEST_NAMES[n % 10]})
         assert status == 200, reply
     newest = daemon.get("/api/state")["last_event_id"]
@@ -577,20 +591,35 @@ def _memory_filled_by_a_guest(daemon: RunningDaemon) -> int:
         got = b""
         while b"id: %d\n" % newest not in got:
             got += sock.recv(65536)
-    assert b"event: gap" not in got, "the guest's events went past memory: fewer will do"
-    return len(got)
+    gap = got.find(b"event: gap\ndata: ")
+    if gap < 0:  # memory holds all of it (its bound counts characters: the names' take 3 bytes each)
+        return 0, len(got)
+    kept_after = json.loads(got[gap:].split(b"\n", 2)[1].removeprefix(b"data: "))["to"]
+    return kept_after, len(got) - got.index(b"\n\n", gap) - 2
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="DOOR (the writer's queue above, on the daemon): a guest's 400 corrections of whose turn it is in a "
+    "classic game of 10 players with 40-character Chinese names leave 717 KiB of frames in memory (its 512 KiB "
+    "bound counts characters); a stranger's 128 streams (no PIN, 2 from each of 64 addresses) from id 0, never "
+    "read, on a phone's 1,400-byte segments: the daemon's RSS 53 -> 141 MiB (+88 MiB, where 128 x 256 KiB + 16 "
+    "MiB = 48 MiB is the bound), until DRAIN_S cuts them and they come back; a guest's 512 streams would take "
+    "some 350 MiB of a 512 MB Pi. New phones 8 of 8 and the press 200 meanwhile. Cause and fix: "
+    "webui/stream_hub.py StreamHub._write/_frames (a pass writes a stream all memory holds after its id, "
+    "checking BEHIND_BYTES only before): cut each write to what BEHIND_BYTES leaves.",
+)
 def test_strangers_streams_never_read_from_an_id_memory_holds_grow_the_daemon_by_what_the_server_bounds(
     daemon_process: RunningDaemon,
 ) -> None:
-    """A stranger's 128 streams (2 from each of 64 addresses, no PIN) from id 0, which memory still holds, never
-    read: the daemon's RSS grows by at most 128 × the 256 KiB the server holds for a connection (and some)."""
-    sent = _memory_filled_by_a_guest(daemon_process)
+    """A stranger's 128 streams (2 from each of 64 addresses, no PIN) from the oldest id memory holds, never read
+    (on a phone's segment size): the daemon's RSS grows by at most 128 × the 256 KiB the server holds for a
+    connection, and 16 MiB."""
+    kept_after, sent = _memory_filled_by_a_guest(daemon_process)
     pid = daemon_process.process.pid
     before = _rss_kib(pid)
-    opened = [_stream_unread(daemon_process, f"127.0.0.{2 + n // 2}", 0) for n in range(STRANGERS)]
+    opened = [_stream_unread(daemon_process, f"127.0.0.{2 + n // 2}", kept_after) for n in range(STRANGERS)]
     try:
         time.sleep(3)  # the writer's passes
         after = _rss_kib(pid)
@@ -609,3 +638,25 @@ def test_strangers_streams_never_read_from_an_id_memory_holds_grow_the_daemon_by
     )
     assert all(results) and pressed == 200, f"new phones {sum(results)} of 8; the press {pressed}"
     assert grown <= bound, f"128 strangers' streams never read grew the daemon by {grown:.0f} MiB"
+
+
+# --- 1. memory's bound, in bytes sent -------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="DOOR (small, and it multiplies the two above): launcher/events.py EventBus._remember bounds memory by "
+    "`len(event.json_text)`, a count of characters, while docs/ARCHITECTURE.md and API.md say 512 KiB of JSON and "
+    "every stream is sent the UTF-8 frames: with the longest Chinese names a guest may give, memory holds 2.5 times "
+    "RECENT_BYTES in the bytes a stream is sent at once (measured: 1,281 KiB of frames for a 512 KiB bound; its "
+    "str copies take 2 bytes a character besides). "
+    "Fix: count `len(event.frame)`.",
+)
+def test_memory_s_bound_holds_the_bytes_a_stream_is_sent(make_daemon: MakeDaemon, tmp_path: Path) -> None:
+    daemon = make_daemon(local_config(tmp_path), virtual=True)
+    names = "、".join(LONGEST_NAMES)
+    for n in range(1500):  # more than memory keeps
+        daemon.bus.publish(EventType.ATTACK_STARTED, {"n": n, "players": names})
+    held = sum(len(e.frame) for e in daemon.bus.events_after(daemon.bus.kept_after()))
+    print(f"\nmemory holds {held // 1024} KiB of frames (bound {EventBus.RECENT_BYTES // 1024} KiB)")
+    assert held <= EventBus.RECENT_BYTES * 1.1, f"memory holds {held // 1024} KiB of the frames streams are sent"
