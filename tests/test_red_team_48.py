@@ -152,18 +152,6 @@ def _relay_behind(resolver: Any, case: str) -> Iterator[tuple[str, _Trickler]]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR: launcher/fairplay/beacon.py http_get (the Timer at l.90, `_shut` at l.107-111): the 2 s timer shuts "
-    "`connection.sock`, which is None until the name is resolved and a connection made (HTTPConnection connects in "
-    "request()); a timer firing then shuts nothing and nothing is armed again, so a resolver stalling 2.3 s, or a "
-    "relay name whose first two addresses drop SYNs (4 s of connects), followed by a relay trickling a byte every "
-    "0.1 s, holds the fetch far past 2 s (still reading after 3.5 s; 4,000 s at that pace). Fix: a deadline the "
-    "whole fetch honours: resolve and connect with what is left of it (socket.create_connection per address "
-    "with the remaining time, or getaddrinfo on a thread given up at the deadline), and have the timer shut the "
-    "socket as soon as one is made after it fired (set `sock` under a lock the timer takes; check `cut` after "
-    "connect).",
-)
 @pytest.mark.parametrize("case", ["resolver-stalls", "first-addresses-dead"])
 def test_a_fetch_is_given_up_within_its_bound_however_slowly_the_relay_is_reached(resolver: Any, case: str) -> None:
     outcome: list[object] = []
@@ -192,15 +180,6 @@ def test_a_fetch_is_given_up_within_its_bound_however_slowly_the_relay_is_reache
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR (the fetch above, seen from the shuffle): launcher/fairplay/beacon_wait.py PendingBeacon._run "
-    "settles only when fetch_signature returns, and http_get does not return while a relay reached after a stalled "
-    "resolver trickles: the round is not settled by `deadline + last_try_s` (mixing.py's _last_wait), so every "
-    'press after the wait is refused `shuffle_sealing` for as long as the relay trickles (FAIRNESS.md: "up to '
-    'about 27 seconds when the relays cannot be reached"). Fix: the bound in http_get (above); besides, the '
-    "wait could settle at its deadline from a thread of its own instead of after the fetch under way.",
-)
 def test_the_shuffle_s_round_is_settled_by_its_deadline_however_the_relay_is_reached(
     resolver: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

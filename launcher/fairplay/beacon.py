@@ -82,20 +82,27 @@ class BeaconRound:
 def http_get(url: str, timeout: float) -> bytes:
     """The body of a GET over HTTP(S), at most MAX_ANSWER bytes, all of it within `timeout` seconds (TimeoutError
     past it). A socket's own timeout bounds each read only: a relay sending a byte a second would hold the wait for
-    an hour, so a timer shuts the socket at the deadline, which ends whatever read is under way."""
+    an hour, so a timer shuts the socket at the deadline, which ends whatever read is under way. Before there is a
+    socket (the name resolved, the addresses tried) there is nothing to shut: that part runs on a thread of its own,
+    awaited until the deadline only."""
     parts = urllib.parse.urlsplit(url)
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     connection = kind(parts.hostname or "", parts.port, timeout=timeout)
-    cut = threading.Event()
-    timer = threading.Timer(timeout, _shut, (connection, cut))
+    cut, over = threading.Event(), threading.Event()
+    timer = threading.Timer(timeout, _shut, (connection, cut, over))
     timer.daemon = True
     timer.start()
     try:
+        _connect(connection, cut, over)
         connection.request("GET", parts.path, headers={"Accept": "application/json", "User-Agent": "uno-launcher"})
         answer = connection.getresponse()
         if answer.status != 200:
             raise OSError(f"HTTP {answer.status}")
         body = answer.read(MAX_ANSWER)
+    except OSError:
+        if not cut.is_set():
+            raise
+        body = b""
     finally:
         timer.cancel()
         connection.close()
@@ -104,11 +111,35 @@ def http_get(url: str, timeout: float) -> bytes:
     return body
 
 
-def _shut(connection: http.client.HTTPConnection, cut: threading.Event) -> None:
+def _connect(connection: http.client.HTTPConnection, cut: threading.Event, over: threading.Event) -> None:
+    """Connects `connection` (and shakes hands for HTTPS) by the deadline `over` marks, or leaves it to `cut`."""
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            connection.connect()
+        except BaseException as e:  # handed to the fetch, which logs it as the relay's
+            failed.append(e)
+        finally:
+            over.set()
+            if cut.is_set():  # connected after the deadline: nobody reads it
+                connection.close()
+
+    threading.Thread(target=connect, name="drand-connect", daemon=True).start()
+    over.wait()
+    if cut.is_set():
+        raise TimeoutError("not connected in time")
+    if failed:
+        raise failed[0]
+
+
+def _shut(connection: http.client.HTTPConnection, cut: threading.Event, over: threading.Event) -> None:
     cut.set()
-    if connection.sock is not None:
+    over.set()
+    sock = connection.sock  # once: the fetch's thread may close it meanwhile
+    if sock is not None:
         with contextlib.suppress(OSError):  # already closed
-            connection.sock.shutdown(socket.SHUT_RDWR)
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def fetch_signature(number: int, fetch: Fetch, relays: tuple[str, ...] = RELAYS) -> str | None:
