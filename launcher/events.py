@@ -100,8 +100,9 @@ class Event:
 class EventBus:
     """Numbers events, keeps the recent ones for streams, and hands them to a writer thread for the store."""
 
-    # Events kept in memory for replay, at most this many and this much JSON (a game's scoreboard makes some events
-    # large: the bound in bytes keeps the daemon's memory flat on a 512 MB Pi); older ones are read from the store.
+    # Events kept in memory for replay, at most this many and this many bytes of their frames, as streams are sent
+    # them (a game's scoreboard makes some events large, and a Chinese name takes 3 bytes a character: the bound in
+    # bytes keeps the daemon's memory flat on a 512 MB Pi); older ones are read from the store.
     RECENT = 2048
     RECENT_BYTES = 512 * 1024
     PAGE_BYTES = 256 * 1024  # of data read from the store for one page of a replay (an old log's events may be large)
@@ -142,7 +143,7 @@ class EventBus:
         self._saved_since_forgetting = 0
         self._saved_id = self._last_id
         self._recent: deque[Event] = deque()
-        self._recent_bytes = 0  # the JSON of the events in _recent
+        self._recent_bytes = 0  # the frames of the events in _recent
         self._changed = threading.Condition()
         self._listeners: list[Callable[[], None]] = []  # told after each event and when the streams end
         self._streams_ended = False
@@ -217,9 +218,9 @@ class EventBus:
     def _remember(self, event: Event) -> None:
         """Keep the event for replay, forgetting the oldest beyond the bounds (the newest is always kept)."""
         self._recent.append(event)
-        self._recent_bytes += len(event.json_text)
+        self._recent_bytes += len(event.frame)
         while len(self._recent) > self.RECENT or (self._recent_bytes > self.RECENT_BYTES and len(self._recent) > 1):
-            self._recent_bytes -= len(self._recent.popleft().json_text)
+            self._recent_bytes -= len(self._recent.popleft().frame)
 
     def recent_after(self, last_id: int, limit: int = 1000) -> list[Event] | None:
         """Events with an id above `last_id` from memory, oldest first, at most `limit`; None when memory no longer

@@ -16,6 +16,8 @@ Doors found:
   here (every stream, the family's too, waits for it) and handed out 337 MiB;
 - memory's 512 KiB bound counts characters, not the bytes streams are sent: with long Chinese names it holds
   1,281 KiB of frames, which multiplies the door above.
+The last two are closed (the writer hands a stream at most what BEHIND_BYTES leaves; memory counts frames' bytes):
+their tests pass.
 Held: the replay's ids (negative, huge, 4,301 digits, not numbers, other scripts' digits, in the header and the
 query); the gap (the same before a fire as before a miss); the largest event a guest can make (round.scored of a
 10-player classic game with 40-character names: 10.5 KB) far below REPLAY_BYTES; a reconnect storm of 128 streams
@@ -387,18 +389,6 @@ class _UnreadPipe:
 STRANGERS = 128  # StreamGate's quarter of 512: two from each of 64 addresses, no PIN
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR: webui/stream_hub.py StreamHub._write (l.126-133, `_frames` l.142) checks BEHIND_BYTES (64 KiB) "
-    "before a write but "
-    "writes all of `recent_after(seen)` at once (up to 1,000 events: all memory's 512 KiB of a long game's "
-    "events), so a stream resuming from the oldest id memory holds, never read, is queued ~512 KiB, twice the "
-    "256 KiB the server holds for a connection (OUTBUF_HIGH_WATERMARK, RELIABILITY.md). Measured: 515 KiB for "
-    "one; 32.6 MiB for 128 strangers' streams (no PIN, 2 from each of 64 addresses) each behind by a different "
-    "amount (64 MiB all from the oldest; a guest's 512 streams four times that) on a 512 MB Pi, again every "
-    "DRAIN_S as they reconnect. Fix: write a stream at most BEHIND_BYTES (or the high watermark less what is "
-    "queued) of frames a pass, the rest in the next passes as it drains (`_frames` cut by bytes).",
-)
 def test_a_stream_never_read_is_queued_no_more_than_the_server_holds_for_a_connection(daemon: Daemon) -> None:
     pipes = [_UnreadPipe() for _ in range(STRANGERS)]
     oldest, newest = daemon.bus.kept_after(), daemon.bus.last_id
@@ -580,17 +570,6 @@ def _memory_filled_by_a_guest(daemon: RunningDaemon) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR (the writer's queue above, on the daemon): a guest's 400 corrections of whose turn it is in a "
-    "classic game of 10 players with 40-character Chinese names leave 717 KiB of frames in memory (its 512 KiB "
-    "bound counts characters); a stranger's 128 streams (no PIN, 2 from each of 64 addresses) from id 0, never "
-    "read, on a phone's 1,400-byte segments: the daemon's RSS 53 -> 141 MiB (+88 MiB, where 128 x 256 KiB + 16 "
-    "MiB = 48 MiB is the bound), until DRAIN_S cuts them and they come back; a guest's 512 streams would take "
-    "some 350 MiB of a 512 MB Pi. New phones 8 of 8 and the press 200 meanwhile. Cause and fix: "
-    "webui/stream_hub.py StreamHub._write/_frames (a pass writes a stream all memory holds after its id, "
-    "checking BEHIND_BYTES only before): cut each write to what BEHIND_BYTES leaves.",
-)
 def test_strangers_streams_never_read_from_an_id_memory_holds_grow_the_daemon_by_what_the_server_bounds(
     daemon_process: RunningDaemon,
 ) -> None:
@@ -624,15 +603,6 @@ def test_strangers_streams_never_read_from_an_id_memory_holds_grow_the_daemon_by
 # --- 1. memory's bound, in bytes sent -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DOOR (small, and it multiplies the two above): launcher/events.py EventBus._remember bounds memory by "
-    "`len(event.json_text)`, a count of characters, while docs/ARCHITECTURE.md and API.md say 512 KiB of JSON and "
-    "every stream is sent the UTF-8 frames: with the longest Chinese names a guest may give, memory holds 2.5 times "
-    "RECENT_BYTES in the bytes a stream is sent at once (measured: 1,281 KiB of frames for a 512 KiB bound; its "
-    "str copies take 2 bytes a character besides). "
-    "Fix: count `len(event.frame)`.",
-)
 def test_memory_s_bound_holds_the_bytes_a_stream_is_sent(make_daemon: MakeDaemon, tmp_path: Path) -> None:
     daemon = make_daemon(local_config(tmp_path), virtual=True)
     names = "、".join(LONGEST_NAMES)

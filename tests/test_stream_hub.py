@@ -13,12 +13,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from launcher.access.channel import HAND_OVER, MARK_STREAM
 from launcher.daemon import CHANNEL_TIMEOUT_S
 from launcher.events import EventBus, EventType
 from launcher.store import Store
 from tests.conftest import FAST_SIM_TOML, MakeDaemon, RunningDaemon, local_config, start_daemon, wait_until
 from webui.parts import parts
 from webui.stream_gate import StreamGate
+from webui.stream_hub import BEHIND_BYTES
 
 pytestmark = pytest.mark.slow
 
@@ -173,3 +175,46 @@ def test_a_quiet_stream_outlives_the_servers_idle_timeout(tmp_path: Path) -> Non
             assert marker in _read_until(sock, marker)
     finally:
         running.close()
+
+
+class _ReadingPipe:
+    """A handed-over connection whose phone reads everything between two passes; what each write handed it."""
+
+    chunked = False  # HTTP/1.0: the frames as they are
+    total_outbufs_len = 0  # read at once
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def stream_open(self) -> bool:
+        return True
+
+    def write_stream(self, data: bytes) -> bool:
+        self.writes.append(data)
+        return True
+
+    def end_stream(self) -> None:
+        pass
+
+
+def test_a_stream_far_behind_is_sent_what_memory_holds_in_writes_of_at_most_its_allowance(
+    make_daemon: MakeDaemon, tmp_path: Path
+) -> None:
+    """A phone resuming from the oldest id memory holds (some 300 KiB of events behind) gets every event once and in
+    order, no write larger than what a stream may have unsent (BEHIND_BYTES), the rest in the following passes."""
+    daemon = make_daemon(local_config(tmp_path))
+    for n in range(300):
+        daemon.bus.publish(EventType.ATTACK_STARTED, {"n": n, "note": "甲乙丙丁" * 80})  # about 1 KB each
+    start = daemon.bus.kept_after()
+    missed = b"".join(event.frame for event in daemon.bus.events_after(start))
+    assert len(missed) > 4 * BEHIND_BYTES
+    pipe = _ReadingPipe()
+    answer = daemon.app.test_client().get(
+        "/api/events",
+        headers={"Last-Event-ID": str(start)},
+        buffered=False,
+        environ_overrides={MARK_STREAM: lambda: None, HAND_OVER: lambda: pipe},
+    )
+    assert b"".join(answer.response) == b": connected\n\n"
+    wait_until(lambda: b"".join(pipe.writes) == missed, what="every event memory holds, in order")
+    assert max(len(write) for write in pipe.writes) <= BEHIND_BYTES, [len(write) for write in pipe.writes]

@@ -5,23 +5,27 @@ its connection over (launcher/access/channel.py, `HAND_OVER`). From then on this
 (`EventBus.listen`), writes each stream what it has not seen: the events' bytes are made once when they are
 published (`Event.frame`), read from the bus's memory by position, and joined once per pass for all the streams
 that have seen the same (nearly always all of them), so a press's events that came together leave in one write.
-Writes never wait: a stream whose unsent output is past `BEHIND_BYTES` gets nothing more until it drains, and the
-server's guard cuts it off if it does not within `DRAIN_S` (launcher/access/connections.py); the page comes back with
-Last-Event-ID. A stream so far behind that memory no longer holds what it missed is ended at once for the same
-reason: this thread never reads the disk. A phone that hung up, a stream that gave way (`StreamGate`) and the
-shutdown end a stream within one pass; a pass runs at least every `PASS_S`, and a quiet stream gets a heartbeat.
+Writes never wait: a stream is handed at most what `BEHIND_BYTES` leaves beside its unsent output (one event at
+least), the rest in later passes as it drains, so a stream never read holds no more than that and one event of the
+server's memory; the server's guard cuts it off if it does not drain within `DRAIN_S`
+(launcher/access/connections.py), and the page comes back with Last-Event-ID. A stream so far behind that memory no
+longer holds what it missed is ended at once for the same reason: this thread never reads the disk. A phone that
+hung up, a stream that gave way (`StreamGate`) and the shutdown end a stream within one pass; a pass runs at least
+every `PASS_S`, and a quiet stream gets a heartbeat.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import itertools
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from launcher.clock import REAL_CLOCK, Clock
-from launcher.events import EventBus
+from launcher.events import Event, EventBus
 from launcher.threads import StoppableThread
 
 if TYPE_CHECKING:  # webui/stream.py hands streams over
@@ -99,12 +103,11 @@ class StreamHub:
     def _pass(self, followers: list[_Follower]) -> list[_Follower]:
         """Write each stream what it has not seen (or a heartbeat); the streams still open."""
         now = self._clock.now()
-        newest = self._bus.last_id
-        made: dict[tuple[int, bool], tuple[bytes, int] | None] = {}  # (seen, chunked) → (bytes, last id)
+        pages = _Pages(self._bus)
         kept = []
         for follower in followers:
             try:
-                going_on = self._write(follower, now, newest, made)
+                going_on = self._write(follower, now, pages)
             except Exception:  # one stream's trouble must not stop every other's
                 log.exception("a stream to %s failed; it is ended", follower.ticket.party)
                 going_on = False
@@ -112,24 +115,20 @@ class StreamHub:
                 kept.append(follower)
             else:
                 self._end(follower)
-        if any(found is not None and found[1] < newest for found in made.values()):
+        if pages.cut_short:
             self._wake.set()  # a page of a long catch-up: the next one in the next pass
         return kept
 
-    def _write(
-        self, follower: _Follower, now: float, newest: int, made: dict[tuple[int, bool], tuple[bytes, int] | None]
-    ) -> bool:
+    def _write(self, follower: _Follower, now: float, pages: _Pages) -> bool:
         """Write `follower` what it has not seen, or a heartbeat when quiet; False when it ends."""
         pipe = follower.pipe
         if follower.ticket.given_way.is_set() or not pipe.stream_open():
             return False
-        if pipe.total_outbufs_len >= BEHIND_BYTES:
+        room = BEHIND_BYTES - pipe.total_outbufs_len
+        if room <= 0:
             return True  # behind: nothing more until it drains, or the guard cuts it off
-        if follower.seen < newest:
-            key = (follower.seen, pipe.chunked)
-            if key not in made:
-                made[key] = self._frames(*key)
-            found = made[key]
+        if follower.seen < pages.newest:
+            found = pages.page(follower.seen, room, pipe.chunked)
             if found is None or not pipe.write_stream(found[0]):
                 return False  # out of memory's reach (the page replays from the log), or gone
             follower.seen, follower.written_at = found[1], now
@@ -139,17 +138,45 @@ class StreamHub:
             follower.written_at = now
         return True
 
-    def _frames(self, seen: int, chunked: bool) -> tuple[bytes, int] | None:
-        events = self._bus.recent_after(seen)
-        if not events:
-            return None
-        data = b"".join(event.frame for event in events)
-        return (_chunk(data) if chunked else data), events[-1].id
-
     def _end(self, follower: _Follower) -> None:
         self._gate.leave(follower.ticket)
         with contextlib.suppress(OSError):  # the server is closing already: the connection goes with it
             follower.pipe.end_stream()
+
+
+@dataclass(slots=True)
+class _Pages:
+    """One pass's pages: memory's events after each place streams have reached, read once, and their frames joined
+    once for each cut the streams there have room for (every caught-up stream with room: one join, one write)."""
+
+    bus: EventBus
+    newest: int = field(init=False)
+    cut_short: bool = False  # a page ended before the newest event
+    _missed: dict[int, tuple[list[Event], list[int]] | None] = field(default_factory=dict)  # seen → events, ends
+    _joined: dict[tuple[int, int, bool], bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.newest = self.bus.last_id
+
+    def page(self, seen: int, room: int, chunked: bool) -> tuple[bytes, int] | None:
+        """The frames after `seen` that fit in `room` bytes (the first always, so a stream moves on), and the last's
+        id; None when memory no longer holds what follows `seen`."""
+        if seen not in self._missed:
+            events = self.bus.recent_after(seen)
+            ends = list(itertools.accumulate(len(event.frame) for event in events or ()))
+            self._missed[seen] = (events, ends) if events else None
+        missed = self._missed[seen]
+        if missed is None:
+            return None
+        events, ends = missed
+        count = max(1, bisect.bisect_right(ends, room))
+        key = (seen, count, chunked)
+        if key not in self._joined:
+            data = b"".join(event.frame for event in events[:count])
+            self._joined[key] = _chunk(data) if chunked else data
+        last = events[count - 1].id
+        self.cut_short |= last < self.newest
+        return self._joined[key], last
 
 
 def _chunk(data: bytes) -> bytes:
