@@ -401,3 +401,18 @@ def test_a_typed_hand_total_over_the_whole_deck_is_refused_with_the_range(client
     new_game(client, players=["Ann", "Bob"])
     error = refused(client, "POST", "/api/games/current/rounds", {"winner": "Ann", "hands": {"Bob": 10**6}})
     assert (error["reason"], error["low"]) == ("out_of_range", 0)
+
+
+def test_every_field_a_refusal_carries_is_in_the_apis_error_schema() -> None:
+    """docs/API.md's table names the fields each refusal carries; /api/openapi.json's Error must describe them all,
+    or a client validating answers by the API's own description rejects a refusal (the fuzzer met `held`)."""
+    from webui.openapi import SPEC
+
+    described = set(SPEC["components"]["schemas"]["Error"]["properties"]["error"]["properties"])
+    api = (Path(__file__).parent.parent / "docs/API.md").read_text(encoding="utf-8")
+    table = api.split("### Refusals in the player's language", 1)[1].split("\n#", 1)[0]
+    carried = set()
+    for _code, fields in re.findall(r"^\| `(\w+)` \| ([^|]*) \|", table, flags=re.M):
+        carried.update(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", fields)))
+    assert {"held", "player", "count"} <= carried  # the table was read
+    assert carried - described == set()

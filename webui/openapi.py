@@ -646,6 +646,19 @@ SPEC: dict[str, Any] = {
                                 "description": "a contribution's refusal: the shuffle it was sent for",
                             },
                             "playing": {"type": "integer", "description": "shuffle_over: the shuffle in play"},
+                            "held": {
+                                "type": "array",
+                                "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]},
+                                "description": "over_deck: who holds how many of the card, [[player, count], ...]",
+                            },
+                            "onto": {"type": "string", "description": "stack_mismatch: the attack's cause"},
+                            "players": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "description": "hand_missing: the players still in the game with no hand",
+                            },
+                            "side": {"type": "string", "description": "eliminated: the player or team out"},
+                            "round": {"type": "integer", "description": "eliminated: the round it went out in"},
                         },
                     }
                 },
