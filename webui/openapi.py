@@ -648,7 +648,7 @@ SPEC: dict[str, Any] = {
                             "playing": {"type": "integer", "description": "shuffle_over: the shuffle in play"},
                             "held": {
                                 "type": "array",
-                                "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]},
+                                "items": {"type": "array", "minItems": 2, "maxItems": 2},
                                 "description": "over_deck: who holds how many of the card, [[player, count], ...]",
                             },
                             "onto": {"type": "string", "description": "stack_mismatch: the attack's cause"},
