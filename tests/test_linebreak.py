@@ -70,6 +70,13 @@ def test_a_placeholder_is_never_cut_and_a_number_stays_with_its_word(lang: str) 
 
 
 @pytest.mark.parametrize("lang", SCRIPTS)
+def test_a_latin_word_inside_chinese_is_never_cut(lang: str) -> None:
+    """Seen on the admin's fault banner at 393 px: "请有管理员 PI / N 的人检查一下"."""
+    cut = {key: breakable(text, lang) for key, text in catalogue(lang).items()}
+    assert [(key, text) for key, text in cut.items() if re.search(r"[A-Za-z0-9]\u200b[A-Za-z0-9]", text)] == []
+
+
+@pytest.mark.parametrize("lang", SCRIPTS)
 def test_no_text_ends_with_one_letter_alone_or_breaks_before_punctuation(lang: str) -> None:
     for key, text in catalogue(lang).items():
         if not text.strip():

@@ -67,7 +67,8 @@ def _sample(field: str) -> str:
 
 def _cuts(template: str, lang: str) -> set[int]:
     """Where in `template` a line may break: BudouX's cuts, none inside a placeholder or a glossary word, none after
-    a number (一 / 张牌), none before punctuation or a space, and one after each run of punctuation."""
+    a number (一 / 张牌), none inside a Latin word (UNO, PIN), none before punctuation or a space, and one after each
+    run of punctuation."""
     probe, starts = "", []  # the sentence as BudouX reads it; where each piece of the template starts in it
     pieces = [p for p in re.split(r"(\{\w+\})", template) if p]
     for piece in pieces:
@@ -90,6 +91,7 @@ def _cuts(template: str, lang: str) -> set[int]:
     kept = {i for word in _WORDS.finditer(template) for i in range(word.start() + 1, word.end())}
     kept |= {i for i in cuts if _punctuation(template[i]) or template[i].isspace() or template[i - 1] in _NUMERAL}
     kept |= {i for i in cuts if unicodedata.category(template[i - 1]) in ("Ps", "Pi")}  # not after （ or “
+    kept |= {i for i in cuts if (template[i - 1] + template[i]).isascii() and (template[i - 1] + template[i]).isalnum()}
     for p in _PLACEHOLDER.finditer(template):
         end = p.end()
         if _sample(p[0][1:-1]) == "12":  # a number goes with the word after it (12 张, 12 局)
