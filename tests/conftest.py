@@ -217,6 +217,20 @@ def _stop(process: subprocess.Popen[str]) -> None:
         process.stdout.close()
 
 
+def start_daemon_with_log(tmp_path: Path, events: int) -> RunningDaemon:
+    """`start_daemon`, its event log `events` misses long, written into its store between two starts as weeks of
+    play leave it: a stream resuming from id 0 replays the log from the disk, past what memory holds."""
+    from launcher.events import EventBus, EventType
+    from launcher.store import STORE_FILE, Store
+
+    start_daemon(tmp_path).close()
+    bus = EventBus(Store(tmp_path / "state" / STORE_FILE))
+    for n in range(events):
+        bus.publish(EventType.LAUNCHER_MISSED, {"press": 1 + n % 1000, "tension": 0.5, "misses_in_row": 1})
+    bus.close()
+    return start_daemon(tmp_path)
+
+
 @pytest.fixture
 def daemon_process(tmp_path: Path) -> Iterator[RunningDaemon]:
     running = start_daemon(tmp_path)

@@ -5,10 +5,7 @@ events memory sent after it), not before it."""
 import pytest
 from playwright.sync_api import expect
 
-from launcher.events import EventBus, EventType
-from launcher.store import Store
-from launcher.store.database import STORE_FILE
-from tests.conftest import start_daemon
+from tests.conftest import start_daemon_with_log
 from tests.test_browser import WAIT_MS, open_joined, playwright_chromium
 from tests.test_browser_sound import SHOW_AGAIN, new_phone
 
@@ -34,12 +31,7 @@ window.EventSource = class extends NativeEventSource {
 
 @pytest.fixture
 def daemon_with_a_long_log(tmp_path):
-    start_daemon(tmp_path).close()
-    bus = EventBus(Store(tmp_path / "state" / STORE_FILE))
-    for n in range(LOG):
-        bus.publish(EventType.LAUNCHER_MISSED, {"source": "web", "press": n, "cards": 0, "tension": 0.5})
-    bus.close()
-    running = start_daemon(tmp_path)
+    running = start_daemon_with_log(tmp_path, LOG)
     try:
         yield running
     finally:

@@ -33,13 +33,10 @@ from typing import Any
 
 import pytest
 
-from launcher.events import EventBus, EventType
 from launcher.fairplay import fairness, record_qr
 from launcher.fairplay.beacon import FETCH_TIMEOUT_S, PERIOD, BeaconRound, http_get, round_time
 from launcher.fairplay.beacon_wait import WAIT_S, BeaconSource
-from launcher.store import Store
-from launcher.store.database import STORE_FILE
-from tests.conftest import RunningDaemon, joined_client, start_daemon
+from tests.conftest import RunningDaemon, joined_client, start_daemon_with_log
 from tests.test_attack_connections import PROBE_S, _host_port, _join_from, new_phone
 from tests.test_beacon import ANSWER, BEACON, ROUND, SIGNATURE, beacon_record
 from tests.test_red_team_45 import GAME, daemon_playing
@@ -305,14 +302,7 @@ def daemon_with_a_long_log(tmp_path: Path) -> Iterator[RunningDaemon]:
     weeks of play leave it), so a stream resuming from id 0 replays most of it from the disk."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4096)), hard))
-    start_daemon(tmp_path).close()
-    store = Store(tmp_path / "state" / STORE_FILE)
-    bus = EventBus(store)
-    for n in range(LOG_EVENTS):
-        data = {"source": "web", "press": n % 1000, "cards": 0, "shuffle": 1 + n // 1000, "jackpot": False}
-        bus.publish(EventType.LAUNCHER_MISSED, data)
-    bus.close()
-    running = start_daemon(tmp_path)
+    running = start_daemon_with_log(tmp_path, LOG_EVENTS)
     try:
         yield running
     finally:
@@ -406,15 +396,6 @@ def test_a_guests_streams_asking_for_the_whole_log_never_read_do_not_lock_new_ph
 
 
 # --- 1. the network's guessing budget, spent by a stranger -----------------------------------------------------------
-
-
-@pytest.fixture
-def daemon_process(tmp_path: Path) -> Iterator[RunningDaemon]:
-    running = start_daemon(tmp_path)
-    try:
-        yield running
-    finally:
-        running.close()
 
 
 def _join_status(daemon_process: RunningDaemon, source: str, body: dict[str, str]) -> int | str:
