@@ -59,6 +59,11 @@ def _read_until(sock: socket.socket, wanted: bytes, within_s: float = 10.0) -> b
     return got
 
 
+def _wait_for_no_streams(daemon_process: RunningDaemon) -> None:
+    """Until the streams a test closed have left their places (within a pass of the writer, stream_hub.PASS_S)."""
+    wait_until(lambda: daemon_process.get("/api/state")["connection"]["sse_clients"] == 0, timeout=5, what="no stream")
+
+
 def _threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
@@ -84,19 +89,18 @@ def test_more_phones_follow_than_the_server_has_threads_and_each_gets_every_even
     finally:
         for sock in streams:
             sock.close()
-    wait_until(lambda: daemon_process.get("/api/state")["connection"]["sse_clients"] == 0, timeout=5)
+    _wait_for_no_streams(daemon_process)
 
 
 def test_a_stream_that_gives_way_is_ended_and_its_place_taken(daemon_process: RunningDaemon) -> None:
     """A fifth tab of one session takes the place of its first (StreamGate.PER_SESSION): that stream ends."""
+    _wait_for_no_streams(daemon_process)
     cookie = f"Cookie: {daemon_process.joined.table_cookie}\r\n".encode()
-    tabs = [_open(daemon_process, "127.0.8.1", cookie) for _ in range(StreamGate.PER_SESSION)]
+    tabs: list[socket.socket] = []
     try:
-        for tab in tabs:
-            assert b": connected\n\n" in _read_until(tab, b": connected\n\n")
-        fifth = _open(daemon_process, "127.0.8.1", cookie)
-        tabs.append(fifth)
-        assert b": connected\n\n" in _read_until(fifth, b": connected\n\n")
+        for _ in range(StreamGate.PER_SESSION + 1):  # one after another: the oldest is the first opened
+            tabs.append(_open(daemon_process, "127.0.8.1", cookie))
+            assert b": connected\n\n" in _read_until(tabs[-1], b": connected\n\n")
         began = time.monotonic()
         _read_until(tabs[0], b"never sent", within_s=5)  # returns when the daemon closes it
         assert time.monotonic() - began < 4, "the stream that gave way is still open"
@@ -109,15 +113,16 @@ def test_a_stream_that_gives_way_is_ended_and_its_place_taken(daemon_process: Ru
 def test_a_stream_connection_serves_no_request_sent_after_it(daemon_process: RunningDaemon) -> None:
     """Bytes after the stream's request (a pipelined request, or a flood) are never answered inside the stream nor
     read on: the stream ends, and its place is free again (the page would reconnect with Last-Event-ID)."""
+    _wait_for_no_streams(daemon_process)
     sock = _open(daemon_process, "127.0.8.2")
     try:
         assert b": connected\n\n" in _read_until(sock, b": connected\n\n")
-        following = daemon_process.get("/api/state")["connection"]["sse_clients"]
+        assert daemon_process.get("/api/state")["connection"]["sse_clients"] == 1
         sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         began = time.monotonic()
         later = _read_until(sock, b"never sent", within_s=5)  # returns when the daemon closes it
         assert b"HTTP/1.1" not in later and time.monotonic() - began < 4
-        wait_until(lambda: daemon_process.get("/api/state")["connection"]["sse_clients"] == following - 1, timeout=5)
+        _wait_for_no_streams(daemon_process)
     finally:
         sock.close()
 
