@@ -17,7 +17,7 @@ from types import FrameType
 from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
-from launcher.access.book import AccessBook
+from launcher.access.book import AccessBook, PinGuard
 from launcher.access.budgets import Budget, Budgets
 from launcher.access.connections import guarded_server
 from launcher.access.doorbell import Doorbell
@@ -331,6 +331,7 @@ class Daemon:
             access=self.access,
             doorbell=self.doorbell,
             budgets=self.budgets,
+            pin_guard=PinGuard(clock=self.clock.now),
             profiles=self.profiles,
             power=self.power,
             history=self.history,

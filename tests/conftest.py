@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests.virtual_clock import VirtualClock
+from webui.parts import Parts, parts
 
 # Every phone of the tests comes from 127.0.0.1 (at a table each has its own address), and tests play many games
 # in a row (in virtual time that stands still): the budgets of one phone at their highest, for every daemon a test
@@ -291,6 +292,19 @@ def make_daemon() -> Iterator[MakeDaemon]:
         running.close()
         if own is not None:
             own.close()
+
+
+def app_parts(daemon: Daemon) -> Parts:
+    """The parts an in-process daemon's app hands its views (webui/parts.py)."""
+    with daemon.app.app_context():
+        return parts()
+
+
+def hand_the_app(daemon: Daemon, **changed: Any) -> Parts:
+    """The daemon's app with some of its parts replaced, as if create_app() had been handed them."""
+    replaced = replace(app_parts(daemon), **changed)
+    replaced.install(daemon.app)
+    return replaced
 
 
 def joined_client(daemon: Daemon, *, admin: bool = False) -> FlaskClient:

@@ -18,7 +18,7 @@ from launcher.access import book as access
 from launcher.access.book import SESSION_IDLE_S, AccessBook, NewPins, PinGuard, Role
 from launcher.daemon import Daemon
 from launcher.store import STORE_FILE, Store, access_tables
-from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config, start_daemon
+from tests.conftest import MakeDaemon, ManualClock, hand_the_app, joined_client, local_config, start_daemon
 from tests.virtual_clock import VirtualClock
 from webui.openapi import SPEC
 
@@ -106,7 +106,7 @@ def test_the_admin_pin_may_do_everything(daemon: Daemon) -> None:
 
 def test_wrong_pins_are_limited_per_phone_and_the_limit_is_shown(daemon: Daemon) -> None:
     clock = ManualClock()
-    daemon.app.extensions["launcher.access.pin_guard"] = PinGuard(clock=clock)
+    hand_the_app(daemon, pin_guard=PinGuard(clock=clock))
     table, _ = _pins(daemon)
     wrong = "0000" if table != "0000" else "1111"
     guesser = daemon.app.test_client()

@@ -16,7 +16,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from launcher.fairplay import sealing
 from tests.conftest import FAST_SIM_TOML, start_daemon
-from webui.page import page_catalogue
+from webui.words import page_catalogue
 
 pytestmark = pytest.mark.browser
 

@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from launcher.access.book import PinGuard
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests import test_browser
-from tests.conftest import http_json, join, start_daemon
+from tests.conftest import app_parts, http_json, join, start_daemon
 from tests.test_browser import WAIT_MS, catalogue, open_joined
 from tests.test_browser_jam import JAM_TOML
 from tests.test_pin_guessing import spend_the_budget
@@ -239,7 +238,7 @@ def test_axe_finds_nothing_serious_on_the_page_its_dialogs_and_the_admins_sectio
     # The doorbell: with the table's PIN budget spent, a phone that joins waits with a code to be let in.
     page.locator("#leave").tap()
     expect(page.locator("#join")).to_be_visible(timeout=WAIT_MS)
-    spend_the_budget(daemon.app.extensions.setdefault("launcher.access.pin_guard", PinGuard()))
+    spend_the_budget(app_parts(daemon).pin_guard)
     page.locator("#join-pin").fill(table_pin)
     page.locator("#join button").tap()
     expect(page.locator("#join-code")).to_be_visible(timeout=WAIT_MS)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from launcher.access.book import PinGuard
 from launcher.access.doorbell import CODE_ALPHABET
 from launcher.config import Config
 from launcher.daemon import Daemon
 from tests import test_browser
+from tests.conftest import app_parts
 from tests.test_browser import ARTIFACTS, WAIT_MS, catalogue
 from tests.test_browser_access import join_with, open_not_joined, phone
 from tests.test_pin_guessing import spend_the_budget
@@ -71,7 +71,7 @@ def test_a_waiting_pin_shows_its_code_and_a_joined_phone_lets_it_in(daemon, play
     open_not_joined(host, url)
     join_with(host, daemon.new_pins.table)
     expect(host.locator("#role")).to_have_text(english["role.table"], timeout=WAIT_MS)
-    spend_the_budget(daemon.app.extensions.setdefault("launcher.access.pin_guard", PinGuard()))
+    spend_the_budget(app_parts(daemon).pin_guard)
 
     page = phone(browser, playwright, viewport={"width": 393, "height": 851})
     open_not_joined(page, url)

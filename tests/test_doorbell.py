@@ -39,7 +39,7 @@ from launcher.access.doorbell_hold import HOLD_S
 from launcher.config import LimitsConfig
 from launcher.daemon import Daemon
 from launcher.hardware.sim import MemoryWire
-from tests.conftest import TESTS_LIMITS, ManualClock, local_config, start_daemon
+from tests.conftest import TESTS_LIMITS, ManualClock, hand_the_app, local_config, start_daemon
 from tests.virtual_clock import VirtualClock
 
 HOUR_S = 3600.0
@@ -107,7 +107,7 @@ class Table:
     def guard(self) -> ManualClock:
         """A PinGuard on a clock of the test's, so that its refill is exact; that clock."""
         clock = ManualClock()
-        self.daemon.app.extensions["launcher.access.pin_guard"] = PinGuard(clock=clock)
+        hand_the_app(self.daemon, pin_guard=PinGuard(clock=clock))
         return clock
 
     def spend_the_budget(self, first: int = 0) -> int:

@@ -376,7 +376,7 @@ def default_limits(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_new_games_at_30_a_second_for_a_minute_keep_a_dozen_and_grow_the_store_little(default_limits) -> None:  # type: ignore[no-untyped-def]
     daemon = default_limits
     phone = joined_client(daemon)
-    budgets = daemon.app.extensions["launcher.access.budgets"]
+    budgets = daemon.budgets
     before = budgets.store_size()
     statuses = []
     for _ in range(30 * 60):  # a minute of virtual time
@@ -394,7 +394,7 @@ def test_new_games_at_30_a_second_for_a_minute_keep_a_dozen_and_grow_the_store_l
 def test_the_store_budget_refuses_new_games_and_tells_the_admin(default_limits) -> None:  # type: ignore[no-untyped-def]
     daemon = default_limits
     phone, admin = joined_client(daemon), joined_client(daemon, admin=True)
-    budgets = daemon.app.extensions["launcher.access.budgets"]
+    budgets = daemon.budgets
     assert "notices" not in admin.get("/api/session").get_json()
     budgets.store_bytes = budgets.store_size()  # the budget reached
     refused = phone.post("/api/games", json={"players": ["Ann", "Bob"]})

@@ -18,7 +18,7 @@ from launcher.access.book import AccessBook, PinGuard, Role
 from launcher.daemon import Daemon
 from launcher.store import MIGRATIONS, STORE_FILE, Store
 from launcher.system import backup
-from tests.conftest import MakeDaemon, joined_client, local_config
+from tests.conftest import MakeDaemon, app_parts, joined_client, local_config
 
 SVG_DATA = "data:image/svg+xml;base64,"
 
@@ -74,7 +74,7 @@ def test_the_digits_are_not_shown_to_the_admin_who_did_not_set_them_nor_to_a_pho
 
 def test_the_link_joins_while_the_guessing_budget_is_spent(daemon: Daemon) -> None:
     token = _token(_invite(joined_client(daemon)))
-    guard: PinGuard = daemon.app.extensions["launcher.access.pin_guard"]
+    guard = app_parts(daemon).pin_guard
     for n in range(PinGuard.BUDGET + 1):
         try:
             guard.take(f"10.0.{n // 250}.{n % 250}")

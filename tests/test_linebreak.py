@@ -10,7 +10,7 @@ from itertools import pairwise
 import pytest
 
 from webui.linebreak import NBSP, WORD_JOINER, ZWSP, breakable, page_strings, phrases, whole_words
-from webui.page import catalogue
+from webui.words import catalogue
 
 SCRIPTS = ["zh-Hans", "zh-Hant"]
 PLACEHOLDER = re.compile(r"\{\w+\}")

@@ -13,8 +13,8 @@ from flask.testing import FlaskClient
 from launcher.daemon import Daemon
 from tests import test_web
 from tests.test_browser import catalogue
-from webui import page
-from webui.page import LANG_COOKIE, LANGUAGES, fill_words
+from webui.words import LANG_COOKIE, LANGUAGES, fill_words
+from webui.words import catalogue as raw_catalogue
 
 
 class _Page(HTMLParser):
@@ -131,7 +131,7 @@ def test_a_phone_that_has_the_page_is_answered_not_modified_and_each_language_ha
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_home_screen_name_is_in_the_pages_language(client: FlaskClient, lang: str) -> None:
-    words = page.catalogue(lang)  # a name on a home screen is one line: no places to break in it
+    words = raw_catalogue(lang)  # a name on a home screen is one line: no places to break in it
     link = read(client, lang).links["manifest"]
     answer = client.get(link)
     assert answer.status_code == 200 and answer.mimetype == "application/manifest+json"
@@ -148,7 +148,7 @@ def test_the_home_screen_name_is_in_the_pages_language(client: FlaskClient, lang
 
 def test_a_manifest_asked_in_an_unknown_language_comes_in_the_browsers(client: FlaskClient) -> None:
     answer = client.get("/manifest.webmanifest?lang=xx", headers={"Accept-Language": "zh-TW"})
-    assert answer.get_json(force=True)["name"] == page.catalogue("zh-Hant")["app.title"]
+    assert answer.get_json(force=True)["name"] == raw_catalogue("zh-Hant")["app.title"]
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

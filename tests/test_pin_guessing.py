@@ -9,7 +9,7 @@ import pytest
 
 from launcher.access.book import PinGuard, Role, TooManyTries, make_up_pin
 from launcher.daemon import Daemon
-from tests.conftest import MakeDaemon, ManualClock, joined_client, local_config
+from tests.conftest import MakeDaemon, ManualClock, hand_the_app, joined_client, local_config
 
 DAY_S = 24 * 3600
 
@@ -87,7 +87,7 @@ def daemon(make_daemon: MakeDaemon, tmp_path: Path) -> Daemon:
 
 def test_joined_phones_carry_on_while_the_budget_is_spent(daemon: Daemon) -> None:
     clock = ManualClock()
-    guard = daemon.app.extensions["launcher.access.pin_guard"] = PinGuard(clock=clock)
+    guard = hand_the_app(daemon, pin_guard=PinGuard(clock=clock)).pin_guard
     phone = joined_client(daemon)
     attack(guard, clock, guesses=2_000, addresses=1_000, spread_s=30.0)
     spend_the_budget(guard)

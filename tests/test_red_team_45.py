@@ -486,9 +486,7 @@ def test_a_stranger_on_the_home_ipv6_network_cannot_drop_a_family_phone_s_waitin
 
 
 def test_a_stranger_on_the_home_ipv6_network_cannot_spend_the_family_s_joins(door: Table) -> None:
-    door.daemon.app.extensions["launcher.access.budgets"].joins = PerMinute(
-        Refusal.TOO_MANY_JOINS, "joins", LimitsConfig().joins_per_minute, door.clock
-    )
+    door.daemon.budgets.joins = PerMinute(Refusal.TOO_MANY_JOINS, "joins", LimitsConfig().joins_per_minute, door.clock)
     phones = door.daemon.app.test_client()
     for _ in range(LimitsConfig().joins_per_minute):
         phones.post("/api/session", json={"pin": "000000"}, environ_overrides={"REMOTE_ADDR": STRANGER})

@@ -17,7 +17,7 @@ from waitress.channel import HTTPChannel
 import webui
 from launcher.daemon import Daemon
 from tests.conftest import MakeDaemon, joined_client, local_config, wait_until
-from webui.page import guess_language
+from webui.words import guess_language
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 
 from launcher.access.bodies import MAX_BODY_BYTES as MAX_BODY_BYTES  # the server refuses a larger body unread
-from launcher.access.book import AccessBook, Role, session_digest
+from launcher.access.book import AccessBook, PinGuard, Role, session_digest
 from launcher.access.budgets import Budgets
 from launcher.access.channel import MARK_JOINED
 from launcher.access.doorbell import Doorbell
@@ -37,6 +37,8 @@ from webui import (
     stream,
     tournament_api,
 )
+from webui.game_text import GameText
+from webui.page_cache import Pages
 from webui.parts import Parts
 from webui.stream_gate import StreamGate
 from webui.stream_hub import StreamHub
@@ -80,6 +82,7 @@ def create_app(
     access: AccessBook,
     doorbell: Doorbell,
     budgets: Budgets,
+    pin_guard: PinGuard,
     profiles: Mapping[str, Profile],
     power: PowerMonitor,
     history: History,
@@ -112,10 +115,16 @@ def create_app(
         tournaments=tournaments,
         doorbell=doorbell,
         mqtt_link=mqtt_link,
+        access=access,
+        budgets=budgets,
+        pin_guard=pin_guard,
+        served_names=gate.served_names(public_urls),
         streams=streams,
         stream_hub=StreamHub(bus, streams, heartbeat_s),
+        pages=Pages(),
+        game_text=GameText(app.json),
     ).install(app)
-    gate.install(app, access, budgets, public_urls)
+    gate.install(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     page.install(app)

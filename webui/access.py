@@ -20,11 +20,12 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, g, request
 
-from launcher.access.book import AccessBook, PinGuard, Role, session_digest
+from launcher.access.book import AccessBook, Role, session_digest
 from launcher.access.budgets import Budget, Budgets, OverBudget, PerMinute
 from launcher.access.channel import party
 from launcher.refusals import Refusal
 from webui.errors import ApiError
+from webui.parts import parts
 
 COOKIE = "uno_session"
 COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest browsers keep a cookie; the session's idle limit ends it sooner
@@ -65,8 +66,7 @@ def unbudgeted(why: str) -> Callable[[View], View]:
 
 
 def book() -> AccessBook:
-    access: AccessBook = current_app.extensions["launcher.access.book"]
-    return access
+    return parts().access
 
 
 def session_token() -> str | None:
@@ -79,8 +79,7 @@ def caller_role() -> Role:
 
 
 def budgets() -> Budgets:
-    kept: Budgets = current_app.extensions["launcher.access.budgets"]
-    return kept
+    return parts().budgets
 
 
 def spend(budget: PerMinute, *, grows_store: bool = True) -> None:
@@ -133,7 +132,7 @@ def _check_host() -> None:
         return
     except ValueError:
         pass
-    if name not in current_app.extensions["launcher.names"]:
+    if name not in parts().served_names:
         raise ApiError(
             421, "bad_host", f"this launcher does not answer to the name {name[:80]!r}; open it by its address"
         )
@@ -168,9 +167,5 @@ def _gate() -> None:
     raise ApiError(401, "join_required", "join the table first: enter its PIN on the page, or scan its QR code")
 
 
-def install(app: Flask, access: AccessBook, budgets: Budgets, public_urls: list[str]) -> None:
-    app.extensions["launcher.access.book"] = access
-    app.extensions["launcher.access.budgets"] = budgets
-    app.extensions["launcher.names"] = served_names(public_urls)
-    app.extensions["launcher.access.pin_guard"] = PinGuard()
+def install(app: Flask) -> None:
     app.before_request(_gate)

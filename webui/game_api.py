@@ -5,14 +5,10 @@ refusals to 4xx answers."""
 from __future__ import annotations
 
 import contextlib
-import secrets
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, request
-from flask.blueprints import BlueprintSetupState
-from flask.json.provider import JSONProvider
+from flask import Blueprint, Response, jsonify, request
 
 from launcher.access.bodies import Shape
 from launcher.access.budgets import Budget
@@ -20,7 +16,6 @@ from launcher.fairplay.schedule import Profile
 from launcher.game import GameError, OpenAttacks
 from launcher.press.controller import PressRefused
 from launcher.refusals import Refusal
-from launcher.table.game_view import rules
 from launcher.table.games import CannotUndo, GameDesk, GameOver, NoGame
 from webui import access
 from webui.api import json_object
@@ -29,58 +24,6 @@ from webui.errors import ApiError
 from webui.parts import parts
 
 bp = Blueprint("game", __name__, url_prefix="/api")
-
-
-class _Version:
-    """One version of the game: its ETag, known at once, and its text, encoded the first time a phone needs it."""
-
-    def __init__(self, etag: str, view: dict[str, Any] | None, encode: Callable[[dict[str, Any] | None], str]) -> None:
-        self.etag = etag
-        self._view = view
-        self._encode = encode
-        self._lock = threading.Lock()
-        self._text: str | None = None
-
-    @property
-    def view(self) -> dict[str, Any] | None:
-        return self._view
-
-    def text(self) -> str:
-        with self._lock:
-            if self._text is None:
-                self._text = self._encode(self._view)
-            return self._text
-
-
-class _GameText:
-    """GET /api/game's versions: encoding a long game is the largest piece of work an answer does, so it is done
-    once per version (the desk hands out the same view until the next change), compressed once per version
-    (webui/compress.py keeps the gzip by ETag), and a phone that has the version is answered 304 from the ETag alone,
-    before the text is encoded or read. The ETag names this run too: numbers start again after a restart."""
-
-    def __init__(self, json: JSONProvider) -> None:
-        self._json = json
-        self._lock = threading.Lock()
-        self._run = secrets.token_hex(4)
-        self._rules = json.dumps(rules())  # the choices the page offers never change while the daemon runs
-        self._current = _Version(f"game-{self._run}-0", None, self._encode)
-        self._count = 0
-
-    def version(self, view: dict[str, Any] | None) -> _Version:
-        """The version `view` is (a new one when it is not the view last seen)."""
-        with self._lock:
-            if self._count == 0 or view is not self._current.view:
-                self._count += 1
-                self._current = _Version(f"game-{self._run}-{self._count}", view, self._encode)
-            return self._current
-
-    def _encode(self, view: dict[str, Any] | None) -> str:
-        return f'{{"game":{self._json.dumps(view)},"rules":{self._rules}}}'
-
-
-@bp.record_once
-def _encode_once_per_change(state: BlueprintSetupState) -> None:
-    state.app.extensions["launcher.game_text"] = _GameText(state.app.json)
 
 
 def _desk() -> GameDesk:
@@ -116,8 +59,7 @@ def _call(code: str, action: Callable[..., dict[str, Any]], *args: Any) -> dict[
 
 @bp.get("/game")
 def game() -> Response:
-    text: _GameText = current_app.extensions["launcher.game_text"]
-    version = text.version(_desk().view())
+    version = parts().game_text.version(_desk().view())
     had = _held(version.etag)
     if had is not None:  # decided on the ETag alone: the text is neither encoded nor read for a phone that has it
         response = Response(status=304)

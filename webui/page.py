@@ -7,83 +7,15 @@ app's manifest (its name on a home screen) is answered in the same language.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-import threading
-from collections.abc import Iterable
-from functools import cache
-from html import escape
-from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, jsonify, render_template, request
 
 from webui.errors import ApiError
-from webui.linebreak import page_strings
-
-LANGUAGES = ("en", "zh-Hans", "zh-Hant")
-LANG_COOKIE = "uno-launcher.lang"  # set by the page when a language is picked, so the next page comes in it
-_TRADITIONAL = ("zh-hant", "zh-tw", "zh-hk", "zh-mo")
-_STATIC = Path(__file__).parent / "static"
-# An element whose words come from the catalogue, still empty: `<tag … data-i18n="key" …></tag>`.
-_WORDED = re.compile(r'(<(?P<tag>[a-z][a-z0-9]*)\b[^>]*\sdata-i18n="(?P<key>[^"]+)"[^>]*>)(</(?P=tag)>)')
+from webui.parts import parts
+from webui.words import LANG_COOKIE, LANGUAGES, catalogue, guess_language, page_catalogue
 
 bp = Blueprint("page", __name__)
-
-
-def guess_language(preferred: Iterable[str], picked: str | None = None) -> str:
-    """The page's language: the one picked on this phone, else the first of the browser's list the page speaks."""
-    if picked in LANGUAGES:
-        return str(picked)
-    for tag in (t.lower() for t in preferred):
-        if tag.startswith(_TRADITIONAL):
-            return "zh-Hant"
-        if tag == "zh" or tag.startswith("zh-"):
-            return "zh-Hans"
-        if tag == "en" or tag.startswith("en-"):
-            return "en"
-    return "en"
-
-
-@cache
-def catalogue(lang: str) -> dict[str, str]:
-    strings: dict[str, str] = json.loads((_STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
-    return strings
-
-
-@cache
-def page_catalogue(lang: str) -> dict[str, str]:
-    """The catalogue as the page gets it: in Chinese, with the places a line may break (webui/linebreak.py)."""
-    return page_strings(catalogue(lang), lang)
-
-
-def fill_words(html: str, strings: dict[str, str]) -> str:
-    """Put each element's catalogue words inside it, as the page's script would (a missing key shows as itself)."""
-
-    def worded(found: re.Match[str]) -> str:
-        return found[1] + escape(strings.get(found["key"], found["key"]), quote=False) + found[4]
-
-    return _WORDED.sub(worded, html)
-
-
-class _Pages:
-    """Each page in each language, and its ETag, made at the first asking (url_for needs a request)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._made: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def get(self, template: str, lang: str) -> tuple[str, str]:
-        with self._lock:
-            made = self._made.get((template, lang))
-        if made is None:
-            strings = page_catalogue(lang)
-            html = fill_words(render_template(template, lang=lang, strings=strings), strings)
-            made = (html, hashlib.sha256(html.encode()).hexdigest()[:32])
-            with self._lock:
-                self._made[template, lang] = made
-        return made
 
 
 def _language() -> str:
@@ -91,7 +23,7 @@ def _language() -> str:
 
 
 def _page(template: str) -> Response:
-    html, etag = current_app.extensions["launcher.pages"].get(template, _language())
+    html, etag = parts().pages.get(template, _language())
     response = Response(html, mimetype="text/html")
     response.set_etag(etag)
     response.vary.add("Accept-Language")
@@ -132,5 +64,4 @@ def manifest() -> Response:
 
 
 def install(app: Any) -> None:
-    app.extensions["launcher.pages"] = _Pages()
     app.register_blueprint(bp)

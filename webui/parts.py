@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from flask import Flask, current_app
 
+from launcher.access.book import AccessBook, PinGuard
+from launcher.access.budgets import Budgets
 from launcher.access.doorbell import Doorbell
 from launcher.events import EventBus
 from launcher.fairplay.schedule import Profile
@@ -19,6 +21,8 @@ from launcher.press.wear import Wear
 from launcher.system.power import PowerMonitor
 from launcher.table.games import GameDesk
 from launcher.table.history import History
+from webui.game_text import GameText
+from webui.page_cache import Pages
 
 if TYPE_CHECKING:  # webui/stream.py reads the parts too
     from webui.stream_gate import StreamGate
@@ -29,6 +33,8 @@ _KEY = "launcher.parts"
 
 @dataclass(frozen=True)
 class Parts:
+    """Every part a view calls: the launcher's, handed to `create_app()`, and the web layer's own it makes there."""
+
     controller: Controller
     bus: EventBus
     shuffles: ShuffleBook
@@ -39,8 +45,14 @@ class Parts:
     wear: Wear
     tournaments: TournamentBook
     doorbell: Doorbell
+    access: AccessBook
+    budgets: Budgets
+    pin_guard: PinGuard
+    served_names: frozenset[str]  # the host names the page answers to (webui/access.py)
     streams: StreamGate
     stream_hub: StreamHub
+    pages: Pages
+    game_text: GameText
     mqtt_link: MqttLink | None = None  # None: no [mqtt]
 
     def install(self, app: Flask) -> None:

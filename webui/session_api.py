@@ -46,8 +46,7 @@ _PINS = Shape("a PIN change", {role.label: Field(check=_pin(role)) for role in _
 
 
 def _guard() -> PinGuard:
-    guard: PinGuard = current_app.extensions["launcher.access.pin_guard"]
-    return guard
+    return parts().pin_guard
 
 
 @bp.get("/session")
