@@ -15,8 +15,9 @@ from launcher.fairplay.schedule import PROFILES
 from launcher.fairplay.shuffles import ShuffleBook
 from launcher.hardware.base import DispenseResult, StopReason
 from launcher.hardware.sim import SimulatedHardware
-from launcher.press.controller import Controller, PressTicket
+from launcher.press.controller import Controller
 from launcher.press.hopper import Hopper, HopperCount
+from launcher.press.ticket import PressTicket
 from launcher.press.wear import HINT_JAMS, JAM_LIMIT_PER_1000, WINDOW_FIRES, Period, Wear, WearRecord
 from launcher.store import Store, wear_table
 from tests.test_controller import ScriptedSchedule, fast_config
