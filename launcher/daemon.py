@@ -1,4 +1,5 @@
-"""The daemon: builds every part from the config, serves the page, and shuts down with the motor off.
+"""The daemon: builds every part from the config (in the order launcher/daemon_parts.py declares them), serves the
+page, and shuts down with the motor off.
 
 One process: the hardware backend, the controller, the event bus with its SQLite writer, and waitress serving
 the Flask app in-process. SIGTERM and SIGINT stop the motor first, end the live streams, then close the rest.
