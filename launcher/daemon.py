@@ -1,4 +1,5 @@
-"""The daemon: builds every part from the config, serves the page, and shuts down with the motor off.
+"""The daemon: builds every part from the config (in the order launcher/daemon_parts.py declares them), serves the
+page, and shuts down with the motor off.
 
 One process: the hardware backend, the controller, the event bus with its SQLite writer, and waitress serving
 the Flask app in-process. SIGTERM and SIGINT stop the motor first, end the live streams, then close the rest.
@@ -10,43 +11,39 @@ import contextlib
 import logging
 import signal
 import socket
-import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 
 from waitress import wasyncore
 from waitress.server import BaseWSGIServer, MultiSocketServer
 
-from launcher.access.book import AccessBook, PinGuard
-from launcher.access.budgets import Budget, Budgets
+from launcher.access.book import AccessBook, NewPins, PinGuard
+from launcher.access.budgets import Budgets
 from launcher.access.connections import guarded_server
 from launcher.access.doorbell import Doorbell
 from launcher.access.doorbell_hold import HoldToLetIn
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import Config
-from launcher.errors import LauncherError
+from launcher.daemon_parts import PARTS
+from launcher.daemon_parts import StartupError as StartupError  # where the command line catches it
 from launcher.events import EventBus, EventType
-from launcher.fairplay.beacon_wait import BeaconSource
-from launcher.fairplay.schedule import MAX_PAUSE_MS, PROFILES
+from launcher.fairplay.schedule import MAX_PAUSE_MS, Profile
 from launcher.fairplay.shuffles import ShuffleBook
-from launcher.hardware.base import Aims, Hardware, Links, Refills
-from launcher.home.home_assistant import HomeAssistant
+from launcher.hardware.base import Hardware
 from launcher.home.moments import MomentTeller
-from launcher.home.mqtt import MqttBridge, MqttError, Snapshot
+from launcher.home.mqtt import MqttBridge
 from launcher.home.mqtt_link import MqttLink
 from launcher.home.tournament import TournamentBook
-from launcher.home.tournament_post import TournamentPost
 from launcher.press.aiming import SeatAimer
 from launcher.press.controller import Controller
-from launcher.press.hopper import COUNT_SAVE_WITHIN_S, Hopper, HopperCount
 from launcher.press.wear import Wear
-from launcher.store import STORE_FILE, Store, WriteBehind, hopper_table
-from launcher.store.placement import kept_in_memory
+from launcher.store import Store, WriteBehind
 from launcher.system import sdnotify
 from launcher.system.netinfo import public_urls
-from launcher.system.power import PowerMonitor, PowerWarning, SysfsPowerFlags
+from launcher.system.power import PowerMonitor
 from launcher.system.poweroff import HoldToPowerOff, simulated_power_off, system_power_off
-from launcher.system.statelock import StateDirBusy, StateLock
+from launcher.system.statelock import StateLock
 from launcher.table.games import GameDesk
 from launcher.table.history import History
 from webui import MAX_BODY_BYTES, create_app
@@ -69,12 +66,7 @@ CONNECTION_OPTIONS = [
 ]
 CONNECTION_LIMIT = 768
 CHANNEL_TIMEOUT_S = 30
-LOCAL_TABLE = "table"  # this table's name in a tournament when it has no [mqtt] table
 WATCHDOG_SLACK_S = 5.0  # beyond the longest pause, fire and rest, before the controller's worker counts as stuck
-
-
-class StartupError(LauncherError, RuntimeError):
-    """The daemon cannot start; the message says why, for the console."""
 
 
 def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
@@ -110,6 +102,37 @@ def build_hardware(config: Config, *, clock: Clock = REAL_CLOCK) -> Hardware:
 
 
 class Daemon:
+    """Every part, built in the order launcher/daemon_parts.py declares them; serving, and the shutdown."""
+
+    config: Config
+    clock: Clock
+    sysfs: Path
+    make_hardware: Callable[[], Hardware]  # a test's hardware, else the config's backend
+    store: Store
+    _state_lock: StateLock
+    writes: WriteBehind
+    bus: EventBus
+    hardware: Hardware
+    profiles: dict[str, Profile]
+    access: AccessBook
+    new_pins: NewPins | None
+    shuffles: ShuffleBook
+    aimer: SeatAimer | None
+    history: History
+    games: GameDesk
+    wear: Wear
+    controller: Controller
+    tournaments: TournamentBook
+    budgets: Budgets
+    mqtt_link: MqttLink | None
+    mqtt: MqttBridge | None
+    power: PowerMonitor
+    power_off: HoldToPowerOff | None
+    doorbell: Doorbell
+    doorbell_hold: HoldToLetIn
+    server: BaseWSGIServer | MultiSocketServer
+    moments: MomentTeller | None  # Home Assistant's event entity, told at once with [mqtt]
+
     def __init__(
         self,
         config: Config,
@@ -121,194 +144,23 @@ class Daemon:
         """`clock` times the launcher (fires, cues, rests, the button's hold, the hopper's and the wear's saves);
         the web server, the event log and the power monitor keep real time. Tests pass a virtual clock to make
         fires exact."""
-        self.config = config
-        self.clock = clock
-        with contextlib.ExitStack() as undo:  # if any part fails to start, close the ones already up
-            self.store = Store(config.state_dir / STORE_FILE)  # first: it names what is wrong with the directory
-            if (volatile := kept_in_memory(self.store.path)) is not None:  # an overlay root: gone at the next boot
-                log.warning("%s", volatile)
-            try:
-                self._state_lock = StateLock(config.state_dir)  # one daemon per store, held until close()
-            except StateDirBusy as e:
-                raise StartupError(str(e)) from None
-            undo.callback(self._state_lock.close)
-            # The frequent writes (events, the hopper's count, the wear counters) wait here for the next commit.
-            self.writes = WriteBehind(self.store, clock=clock)
-            undo.callback(self.writes.close)
-            self.bus = EventBus(self.store, keep_days=config.state.keep_events_days, writes=self.writes)
-            undo.callback(self.bus.close)
-            self.hardware = hardware or build_hardware(config, clock=clock)
-            undo.callback(self.hardware.close)
-            self.profiles = {**PROFILES, "custom": config.schedule.custom}
-            self.access = AccessBook(self.store)
-            self.new_pins = self.access.first_run()  # made up on a first start: the one time they can be shown
-            # A start that fails from here on shows them nowhere: forgotten, the next start makes up new ones.
-            undo.callback(self.access.forget_unshown, self.new_pins)
-            beacon = BeaconSource() if config.fairness.beacon == "drand-quicknet" else None
-            self.shuffles = ShuffleBook(self.store, self.bus, clock=clock, beacon=beacon)
-            undo.callback(self.shuffles.close)
-            aimer = SeatAimer(self.hardware.aim_at) if isinstance(self.hardware, Aims) else None
-            self.history = History(self.store)
-            self.history.catch_up()  # games kept before the history existed
-            self.games = GameDesk(
-                self.store,
-                self.bus,
-                history=self.history,
-                on_change=aimer.face if aimer else None,
-                clock=clock,
-                writes=self.writes,
-            )
-            undo.callback(self.games.close)
-            # The launcher's lifetime counters, for the admin.
-            self.wear = Wear.kept_in(self.store, clock=clock, writes=self.writes)
-            undo.callback(self.wear.close)
-            self.controller = Controller(
-                hardware=self.hardware,
-                shuffles=self.shuffles,
-                profile=config.schedule.active_profile,
-                bus=self.bus,
-                # Saved as each card leaves, so that a restart (even after kill -9) knows what is in the hopper.
-                hopper=Hopper(
-                    self._saved_hopper(),
-                    on_changed=self._save_hopper,
-                    on_reload=self.hardware.refill if isinstance(self.hardware, Refills) else None,
-                    sync=self.writes.flush,
-                    clock=clock,
-                ),
-                min_rest_ms=config.dispense.min_rest_ms,
-                game=self.games,
-                wear=self.wear,
-                shuffle_presses=config.schedule.shuffle_presses,
-                clock=clock,
-            )
-            self.games.starting = self.controller.arming_paused
-            undo.callback(self.controller.close)
-            self.tournaments = TournamentBook(self.store, self.bus, table=config.mqtt.table or LOCAL_TABLE)
-            self.budgets = Budgets(config.limits, self.store.path, clock=clock)  # what joined phones may spend
-            self.mqtt_link = MqttLink(config.mqtt.broker) if config.mqtt.enabled else None
-            self.mqtt = self._mqtt_bridge()
-            self.moments: MomentTeller | None = None  # Home Assistant's event entity, told at once with [mqtt]
-            if self.mqtt is not None:
-                undo.callback(self.mqtt.close)
-            self.power = PowerMonitor(SysfsPowerFlags(sysfs), bus=self.bus)  # the Pi's brown-out warnings
-            self.power.start()
-            undo.callback(self.power.close)
-            self.power_off = self._power_off_button(config.power.hold_to_poweroff_s)
-            if self.power_off is not None:
-                undo.callback(self.power_off.close)
-            # PINs that cannot be checked now wait for a person to let them in: a joined phone, or this hold.
-            self.doorbell = Doorbell(check=self.access.role_for_pin, clock=clock)
-            self.doorbell_hold = HoldToLetIn(self.doorbell, inputs=self.hardware.inputs, clock=clock)
-            undo.callback(self.doorbell_hold.close)
-            self._follow_link()
-            self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
-            self._stopping = False  # a signal has started the shutdown
-            self.server = self._listen()
-            if self.mqtt is not None:
-                self.mqtt.start()  # once the page's address is known: Home Assistant's device links to it
-                self.moments = MomentTeller(config.mqtt.table, bus=self.bus, send=self.mqtt.publish_now)
-                self.moments.start()
+        self.config, self.clock, self.sysfs = config, clock, sysfs
+        self.make_hardware = (lambda: hardware) if hardware is not None else lambda: build_hardware(config, clock=clock)
+        self._sockets: dict[int, object] = {}  # waitress' socket map: the listener and every connection
+        self._stopping = False  # a signal has started the shutdown
+        with contextlib.ExitStack() as undo:  # if any part fails to start, undo the ones already up, newest first
+            for part in PARTS:
+                built = part.build(self)
+                if part.name is not None:
+                    setattr(self, part.name, built)
+                if part.undo is not None:
+                    undo.callback(part.undo, self)
             undo.pop_all()
         self.bus.publish(EventType.DAEMON_STARTED, {"hardware": self.hardware.describe()})
 
-    def _mqtt_bridge(self) -> MqttBridge | None:
-        """[mqtt]: the table on the home broker. Its outbox thread waits on the network and the event log, which keep
-        real time, as the web server does."""
-        if not self.config.mqtt.enabled:
-            return None
-        try:
-            assert self.mqtt_link is not None
-            bridge = MqttBridge(
-                self.config.mqtt,
-                bus=self.bus,
-                store=self.store,
-                tournaments=TournamentPost(self.tournaments, check_store=self.budgets.check_store),
-                link=self.mqtt_link,
-                snapshot=self._mqtt_snapshot,
-                new_shuffle=self._new_shuffle_from_home,
-                home=HomeAssistant(self.config.mqtt, page_url=self._page_url),
-                clock=REAL_CLOCK,
-            )
-        except MqttError as e:
-            raise StartupError(str(e)) from None
-        self.tournaments.on_join(bridge.joined)
-        return bridge  # started once the server listens; it connects in the background (a broker down holds nothing)
-
-    def _new_shuffle_from_home(self) -> None:
-        """Home Assistant's button: any client on the broker can press it, so it spends what POST /api/shuffles
-        spends, under one key for the whole broker (refused, it is a line in the bridge's refusal log)."""
-        self.budgets.spend(Budget.SHUFFLES, "mqtt")
-        self.controller.new_shuffle()
-
-    def _page_url(self) -> str:
-        """The page's address, as the console's QR code gives it (read once the server listens)."""
-        return self.urls[-1]
-
-    def _mqtt_snapshot(self) -> Snapshot:
-        state = self.controller.snapshot()
-        weak = PowerWarning.UNDER_VOLTAGE in self.power.snapshot()["warnings"]
-        return Snapshot(hopper=state["hopper"]["remaining"], fault=state["fault"] is not None, under_voltage=weak)
-
-    def _saved_hopper(self) -> HopperCount:
-        """The hopper as the last run left it (full on a first start); the simulated one is set to match."""
-        with self.store.connect() as conn:
-            try:
-                saved = hopper_table.load(conn)
-            except (TypeError, ValueError) as e:  # only an edited or damaged store's row
-                raise self.store.damaged("the hopper's count", e) from None
-        count = HopperCount(*saved) if saved else HopperCount(loaded=self.config.dispense.hopper_cards, dispensed=0)
-        if isinstance(self.hardware, Refills):
-            self.hardware.refill(count.remaining)
-        return count
-
-    def _save_hopper(self, count: HopperCount) -> None:
-        """On the hopper saver's thread: the newest count to the write-behind, written with the press's commit (the
-        game's change) or within COUNT_SAVE_WITHIN_S."""
-        self.writes.later(
-            "hopper",
-            lambda conn: hopper_table.save(conn, count.loaded, count.dispensed),
-            within_s=COUNT_SAVE_WITHIN_S,
-        )
-
-    def _follow_link(self) -> None:
-        """A board on USB can come and go: its link state becomes the controller's FAULT, and back."""
-        if not isinstance(self.hardware, Links):
-            return  # the GPIO header does not come and go
-        self.hardware.when_link_changed = self.controller.link_changed
-        if self.hardware.describe().get("link") != "up":  # read after attaching, so no change falls between
-            self.controller.link_changed(False, "waiting for the board to answer")
-        else:
-            self.controller.link_changed(True, "the board answered")  # the board may be armed for the next press
-
-    def _power_off_button(self, hold_s: float) -> HoldToPowerOff | None:
-        """[power] hold_to_poweroff_s: the big button held while the launcher is quiet switches the Pi off."""
-        if not hold_s:
-            return None
-        return HoldToPowerOff(
-            hold_s=hold_s,
-            inputs=self.hardware.inputs,
-            quiet_since=self.controller.quiet_since,
-            attack_open=self._attack_open,
-            bus=self.bus,
-            stop_motor=self.controller.emergency_stop,
-            shut_down=self._shut_down_from_a_thread,
-            clock=self.clock,
-        )
-
-    def _attack_open(self) -> bool:
-        game = self.games.view()
-        return game is not None and bool(game["table"]["demands"])
-
-    @staticmethod
-    def _shut_down_from_a_thread() -> None:
-        """The shutdown SIGTERM starts, in the main thread, where serve() runs (and where Python runs handlers)."""
-        main = threading.main_thread().ident
-        assert main is not None  # the main thread has always started
-        signal.pthread_kill(main, signal.SIGTERM)
-
-    def _listen(self) -> BaseWSGIServer | MultiSocketServer:
+    def listen(self) -> BaseWSGIServer | MultiSocketServer:
+        """The web server, its socket bound (port 0: any free port) before the page is built, so the page knows it."""
         web = self.config.web
-        # Bind first, so that port 0 (any free port) is known before the page is built.
         family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
         # "::" is every interface: IPv4 phones too (as ::ffff:a.b.c.d), where the kernel allows it, since the
         # addresses printed for phones are the LAN's IPv4 ones.

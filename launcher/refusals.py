@@ -37,7 +37,7 @@ class Refusal(StrEnum):
     ELIMINATED = "eliminated"  # side, round: out of the game since that round
     LAST_CARD_NEEDED = "last_card_needed"  # player: the house rule needs the card they went out on
     NO_FINISH_ON = "no_finish_on"  # player, card: nobody goes out on that card (Trade Hands, or the house rule)
-    # Declarations (launcher/game/plays.py, table_core.py, launcher/table/game_requests.py).
+    # Declarations (launcher/game/plays.py, table_core.py, open_demands.py, launcher/table/game_requests.py).
     FIRST_CARD_BACK = "first_card_back"  # card: it goes back into the deck, another is turned up
     FIRST_CARD_LATE = "first_card_late"  # the round is under way
     NOTHING_TO_CHALLENGE = "nothing_to_challenge"  # player: owes no Wild Draw Four

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from launcher import daemon as daemon_module
+from launcher import daemon_parts
 from launcher.cli import main
 from launcher.daemon import Daemon
 from launcher.fairplay import beacon, fairness
@@ -183,7 +183,7 @@ def served(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[VirtualClock, list
         return answer
 
     source = BeaconSource(fetch, lambda: round_time(ROUND) - 6.5 + clock.now() - start, ("https://relay",))
-    monkeypatch.setattr(daemon_module, "BeaconSource", lambda: source)
+    monkeypatch.setattr(daemon_parts, "BeaconSource", lambda: source)
     yield clock, asked, answers
     clock.close()
 

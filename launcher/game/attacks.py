@@ -5,9 +5,9 @@ answers who must press and how many presses are left (UNO Attack) or how many ca
 (classic UNO). Demands are served one at a time in the order they were declared. No I/O, no clock:
 `to_dict()` and `Table.from_dict()` round-trip exactly, so a restarted daemon resumes an attack in progress.
 
-A table is made of three parts, each a module: the round's state and the launcher's side (table_core.py), the
-declarations of play (plays.py: those of both rulesets, and those of each), and what is owed (demands.py). Each
-ruleset has its table class, with only its own plays.
+A table is made of four parts, each a module: the round's state and the launcher's side (table_core.py), the
+declarations of play (plays.py: those of both rulesets, and those of each), what is owed (demands.py) and the queue
+of open demands (open_demands.py). Each ruleset has its table class, with only its own plays.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Self
 
 from launcher.game.cards import GameError, flag, whole_number
 from launcher.game.demands import Cause, Demand, OpenAttacks
+from launcher.game.open_demands import OpenDemands
 from launcher.game.table_core import TableCore, play
 from launcher.refusals import Refusal
 
@@ -28,7 +29,7 @@ class CommonPlays(TableCore):
     def played(self, by: str) -> None:
         """A card without a launcher effect (a number, Wild, Discard All, Trade Hands): the turn passes on."""
         self._known(by)
-        self._check_free()
+        self._demands.check_free()
         self._check_turn(by)
         self._turn_to(self._after(by))
 
@@ -36,7 +37,7 @@ class CommonPlays(TableCore):
     def declined(self, player: str) -> None:
         """No play (or none wanted): one press, or one card in classic UNO, and the turn ends."""
         self._known(player)
-        self._check_free()
+        self._demands.check_free()
         self._check_turn(player)
         self._demands.append(self._owed(player, Cause.DECLINED, 1))
         self._turn_to(self._after(player))
@@ -75,14 +76,14 @@ class CommonPlays(TableCore):
     def _answer_draw_two(self, by: str, allowed: bool) -> int:
         """With the house rule (`allowed`), the player hit by a Draw Two, before taking a card, answers it with this
         card: returns the cards it passes on (0: nothing answered). Else play must be free."""
-        holding = self._holding_play()
+        holding = self._demands.holding_play()
         if allowed and len(holding) == 1:
             attack = holding[0]
             answerable = attack.by is not None and not attack.started and not attack.carried
             if attack.cause is Cause.DRAW_TWO and attack.player == by and answerable:
                 self._demands.remove(attack)
                 return attack.cards
-        self._check_free()
+        self._demands.check_free()
         return 0
 
     def _pass_draw_two(self, by: str, victim: str, cards: int) -> None:
@@ -198,9 +199,9 @@ class CommonPlays(TableCore):
             dealer=dealer,
             track_turns=self.track_turns,
         )
-        table._demands = [
+        table._demands = OpenDemands(
             replace(d, by=d.by if d.by in table.players else None) for d in carried if d.player in table.players
-        ]
+        )
         return table
 
 
@@ -212,7 +213,7 @@ class UnoAttackPlays(TableCore):
         """The next player presses twice (per Hit 2) and loses the turn."""
         self._known(by)
         count = self._count("hit_2", count)
-        owed = self._take_stack(by, Cause.HIT_2, {Cause.HIT_2})
+        owed = self._demands.take_stack(by, Cause.HIT_2, {Cause.HIT_2}, stacking=self.house_rules.stacking)
         self._check_turn(by, stacked=owed > 0)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.HIT_2, presses=owed + 2 * count, by=by, stacked=owed > 0))
@@ -222,7 +223,7 @@ class UnoAttackPlays(TableCore):
     def wild_all_hit(self, by: str) -> None:
         """Every other player, from the next in the direction of play, presses once; then the next player plays."""
         self._known(by)
-        self._check_free()
+        self._demands.check_free()
         self._check_turn(by)
         self._demands += [Demand(p, Cause.WILD_ALL_HIT, presses=1, by=by) for p in self._others(by)]
         self._turn_to(self._after(by))
@@ -231,7 +232,7 @@ class UnoAttackPlays(TableCore):
     def wild_hit_fire(self, by: str) -> None:
         """The next player presses until the launcher fires and loses the turn."""
         self._known(by)
-        self._check_free()
+        self._demands.check_free()
         self._check_turn(by)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.WILD_HIT_FIRE, until_fire=True, by=by))
@@ -254,7 +255,7 @@ class ClassicPlays(TableCore):
 
     def deal(self, n: int = 7) -> list[tuple[str, int]]:
         """n cards to each player, from the dealer's left round to the dealer."""
-        self._check_free()
+        self._demands.check_free()
         deck = self.ruleset.deck
         # One card must remain to turn up as the first card.
         n = whole_number("cards per player", n, 1, (deck.total - 1) // len(self.players))
@@ -267,7 +268,7 @@ class ClassicPlays(TableCore):
         """The next player takes exactly 2 cards (per Draw Two) and loses the turn."""
         self._known(by)
         count = self._count("draw_two", count)
-        owed = self._take_stack(by, Cause.DRAW_TWO, {Cause.DRAW_TWO})
+        owed = self._demands.take_stack(by, Cause.DRAW_TWO, {Cause.DRAW_TWO}, stacking=self.house_rules.stacking)
         self._check_turn(by, stacked=owed > 0)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.DRAW_TWO, cards=owed + 2 * count, by=by, stacked=owed > 0))
@@ -278,7 +279,9 @@ class ClassicPlays(TableCore):
         """The next player takes exactly 4 cards (per Wild Draw Four) and loses the turn, unless they challenge."""
         self._known(by)
         count = self._count("wild_draw_four", count)
-        owed = self._take_stack(by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR})
+        owed = self._demands.take_stack(
+            by, Cause.WILD_DRAW_FOUR, {Cause.DRAW_TWO, Cause.WILD_DRAW_FOUR}, stacking=self.house_rules.stacking
+        )
         self._check_turn(by, stacked=owed > 0)
         victim = self._after(by)
         self._demands.append(Demand(victim, Cause.WILD_DRAW_FOUR, cards=owed + 4 * count, by=by, stacked=owed > 0))

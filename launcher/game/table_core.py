@@ -1,5 +1,6 @@
 """The state of one round at the table and the launcher's side of it: seats, whose turn, the open demands, the
-presses that serve them, and the round trip through JSON. The declarations of play are in plays.py.
+presses that serve them, and the round trip through JSON. The declarations of play are in plays.py; the queue of
+open demands is open_demands.py.
 
 Seats are listed clockwise; direction 1 is clockwise (to the dealer's left), -1 counter-clockwise.
 """
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from launcher.game.cards import GameError, exact_keys, flag, whole_number
-from launcher.game.demands import HOLDS_PLAY, Cause, Demand, NotYourPress, Press
+from launcher.game.demands import Cause, Demand, NotYourPress, Press
+from launcher.game.open_demands import OpenDemands
 from launcher.game.rulesets import OFFICIAL, FirstPlayer, HouseRules, ReverseStart, Ruleset, validate_players
 from launcher.refusals import Refusal
 
@@ -58,7 +59,7 @@ class TableCore:
         self._dealer = self.players[0] if dealer is None else self._known(dealer)
         self._direction = 1
         self._current: str | None = None
-        self._demands: list[Demand] = []
+        self._demands = OpenDemands()
         self._under_way = False  # a play, a penalty or a press of this round (not the deal's, not a carried one's)
         self._turn_to(self._first())
 
@@ -153,23 +154,9 @@ class TableCore:
                 self._drew = player
                 self._took_turn(player)
             return Press(player, Cause.PLAIN, outcome_fired, cards, closed=True)
-        index = self._demands.index(demand)
         if demand.cause is not Cause.DEAL and not demand.carried:
             self._under_way = True
-        if demand.until_fire:
-            left = replace(demand, started=True)
-            closed = outcome_fired
-        elif demand.presses:
-            left = replace(demand, presses=demand.presses - 1, started=True)
-            closed = left.presses == 0
-        else:
-            left = replace(demand, cards=max(0, demand.cards - cards), started=True)
-            closed = left.cards == 0
-        if closed:
-            del self._demands[index]
-        else:
-            self._demands[index] = left
-        return Press(demand.player, demand.cause, outcome_fired, cards, closed)
+        return self._demands.serve(demand, outcome_fired, cards)
 
     # --- persistence ---------------------------------------------------------------------------------------------
 
@@ -217,7 +204,7 @@ class TableCore:
         table._uno_window = None if data["uno_window"] is None else table._known(data["uno_window"])
         if not isinstance(data["demands"], list):
             raise GameError(f"demands must be a list, not {data['demands']!r:.40}")
-        table._demands = [Demand.from_dict(d, table.players) for d in data["demands"]]
+        table._demands = OpenDemands(Demand.from_dict(d, table.players) for d in data["demands"])
         return table
 
     # --- helpers -------------------------------------------------------------------------------------------------
@@ -273,19 +260,6 @@ class TableCore:
         self._known(player)
         self._demands.append(self._owed(player, cause, amount))
 
-    def _holding_play(self) -> list[Demand]:
-        return [demand for demand in self._demands if demand.cause in HOLDS_PLAY]
-
-    def _check_free(self) -> None:
-        holding = self._holding_play()
-        if holding:
-            first = holding[0]
-            raise GameError(
-                f"{first.player} must first {first.describe()} for the {first.cause.label}",
-                Refusal.OWES,
-                **first.owed(),
-            )
-
     def _check_turn(self, by: str, *, stacked: bool = False) -> None:
         """Note a play out of turn: not by the player whose turn it is, nor by the player whose press just ended
         their turn (they may play the card it shot), nor by the player hit who stacks. It is accepted (the turn
@@ -319,7 +293,7 @@ class TableCore:
         """Why a press for `player` is not called for, or None: they owe, or it is their turn and play is free."""
         if self.owed_by(player) is not None:
             return None
-        holding = self._holding_play()
+        holding = self._demands.holding_play()
         if holding:
             first = holding[0]
             owed = f"{first.player} must first {first.describe()} for the {first.cause.label}"
@@ -327,39 +301,6 @@ class TableCore:
         if self._current is not None and player != self._current:
             return f"it is not {player}'s press: it is {self._current}'s turn, and {player} owes the launcher nothing"
         return None
-
-    def _take_stack(self, by: str, card: Cause, onto: set[Cause]) -> int:
-        """With stacking on, `by` may answer the attack on them (not yet pressed) with `card`: the sum passes on.
-        Returns what was owed (0 when nothing is stacked); refuses any other card while play is held."""
-        holding = self._holding_play()
-        if self.house_rules.stacking and len(holding) == 1:
-            attack = holding[0]
-            # Only a card somebody played this round is answered: not a first card, not a carried attack.
-            if attack.player == by and not attack.started and attack.by is not None and not attack.carried:
-                if attack.cause not in onto:
-                    raise GameError(
-                        f"a {card.label} does not stack on a {attack.cause.label}",
-                        Refusal.STACK_MISMATCH,
-                        card=card.value,
-                        onto=attack.cause.value,
-                    )
-                self._demands.remove(attack)
-                return attack.presses + attack.cards
-            owed = f"{attack.player} must first {attack.describe()} for the {attack.cause.label}"
-            if attack.player != by and attack.by is not None and not attack.carried:
-                raise GameError(
-                    f"only {attack.player}, who is hit, may stack on the {attack.cause.label}: {owed}",
-                    Refusal.STACK_NOT_HIT,
-                    player=attack.player,
-                )
-            if attack.started:
-                raise GameError(
-                    f"too late to stack: {attack.player} has started pressing; {owed}",
-                    Refusal.STACK_TOO_LATE,
-                    player=attack.player,
-                )
-        self._check_free()
-        return 0
 
 
 _TABLE_KEYS = (

@@ -1,10 +1,7 @@
 """The table on a home MQTT broker: its events out, a shared tournament in and out, and a Home Assistant device.
 
-The event log is the outbox. A thread of ours (`mqtt-outbox`) reads the bus from the last event the broker
-acknowledged (kept in the store, with the presses counted), publishes what the table tells (QoS 1), waits for every
-acknowledgement, then moves the mark on. A broker that is down for an hour, or a daemon restarted meanwhile, loses
-nothing: the table plays on, and the backlog goes out in order once the broker is back. paho keeps unacknowledged
-messages over a reconnect (a persistent session: clean_start false, a session expiry) and sends them again.
+The event log is the outbox (launcher/home/mqtt_outbox.py): it goes out in order, from the last event the broker
+acknowledged, and a broker away for an hour, or a daemon restarted meanwhile, loses nothing.
 
 Topics (docs/HOME.md has them all, docs/RELIABILITY.md who may publish what):
     uno-launcher/<table>/status              "online", or "offline" by the last will (retained)
@@ -24,12 +21,10 @@ store) and keeps the link's state (launcher/home/mqtt_link.py), so paho's networ
 
 from __future__ import annotations
 
-import json
 import logging
 import ssl
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +38,12 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from launcher.clock import REAL_CLOCK, Clock
 from launcher.config import TOURNAMENT_LEVEL, MqttConfig
 from launcher.errors import LauncherError
-from launcher.events import Event, EventBus, EventType
+from launcher.events import EventBus
 from launcher.home.mqtt_link import MqttLink, RefusalLog
-from launcher.home.topics import ROOT, Message, table_topic
+from launcher.home.mqtt_outbox import BATCH, MqttOutbox
+from launcher.home.topics import ROOT, Message, Snapshot, state_messages, table_topic
 from launcher.home.tournament_post import TournamentPost
-from launcher.store import Store, StoreError, mqtt_table
+from launcher.store import Store, mqtt_table
 from launcher.threads import StoppableThread
 
 if TYPE_CHECKING:  # built by the daemon, it builds its messages with this module's
@@ -55,39 +51,13 @@ if TYPE_CHECKING:  # built by the daemon, it builds its messages with this modul
 
 log = logging.getLogger(__name__)
 
+__all__ = ["MqttBridge", "MqttError", "Snapshot", "Unexpected"]  # Snapshot: what `snapshot` answers
+
 SESSION_EXPIRY_S = 7 * 24 * 3600  # the broker keeps our session (and what it queued for us) this long offline
-BATCH = 256  # events read and published before their acknowledgements are awaited
-IDLE_S = 1.0  # how long the outbox waits for a new event before it looks again
-RETRY_S = 1.0  # after a failure to save the mark
 RECONNECT_S = (1, 30)  # paho's reconnect delay: first, doubling up to
 MAX_INBOX = 1024  # what paho handed over and the inbox has not done yet; beyond, a message is dropped and counted
 CATCH_UP_S = 10.0  # after messages were dropped, the retained tournament messages asked for again at most this often
 MAX_PAYLOAD = 16 * 1024  # bytes of a message kept for the inbox: what the table takes is far smaller (4 KiB at most)
-
-# What the table tells the broker, as it happened: presses, fires, what came out, rounds, hopper, faults.
-TOLD = frozenset(
-    {
-        EventType.BUTTON_PRESSED,
-        EventType.LAUNCHER_MISSED,
-        EventType.LAUNCHER_FIRED,
-        EventType.LAUNCHER_DEALT,
-        EventType.LAUNCHER_JAMMED,
-        EventType.LAUNCHER_EMPTY,
-        EventType.LAUNCHER_STOPPED,
-        EventType.GAME_STARTED,
-        EventType.GAME_FINISHED,
-        EventType.ROUND_SCORED,
-        EventType.ROUND_UNDONE,
-        EventType.ROUND_EDITED,
-        EventType.HOPPER_CHANGED,
-        EventType.HOPPER_RELOADED,
-        EventType.HARDWARE_FAULT,
-        EventType.HARDWARE_OK,
-        EventType.SHUFFLE_STARTED,
-    }
-)
-FIRES = (EventType.LAUNCHER_FIRED, EventType.LAUNCHER_DEALT)
-HOPPER = (EventType.HOPPER_CHANGED, EventType.HOPPER_RELOADED)
 
 
 class MqttError(LauncherError, RuntimeError):
@@ -98,54 +68,8 @@ class Unexpected(LauncherError, ValueError):
     """A message this table does not take: a topic nothing listens on, or a command it does not know."""
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The launcher's state as it stands, sent (retained) at each connection."""
-
-    hopper: int
-    fault: bool
-    under_voltage: bool = False  # the Pi's own warning (launcher/system/power.py)
-
-
 def tournament_topic(*levels: str) -> str:
     return "/".join((ROOT, TOURNAMENT_LEVEL, *levels))
-
-
-def state_messages(table: str, *, presses: int | None = None, snapshot: Snapshot | None = None) -> list[Message]:
-    out = []
-    if presses is not None:
-        out.append(Message(table_topic(table, "state", "presses"), str(presses), retain=True))
-    if snapshot is not None:
-        out.append(Message(table_topic(table, "state", "hopper"), str(snapshot.hopper), retain=True))
-        out.append(Message(table_topic(table, "state", "fault"), "ON" if snapshot.fault else "OFF", retain=True))
-        out.append(_under_voltage(table, snapshot.under_voltage))
-    return out
-
-
-def _under_voltage(table: str, now: bool) -> Message:
-    return Message(table_topic(table, "state", "under_voltage"), "ON" if now else "OFF", retain=True)
-
-
-def messages_for(table: str, event: Event, presses: int) -> list[Message]:
-    """What one event of the log becomes on the broker; `presses` counts this event if it is a press."""
-    kind = event.type
-    out: list[Message] = []
-    if kind in TOLD:
-        out.append(Message(table_topic(table, "event", kind), event.json_text))
-    if kind == EventType.BUTTON_PRESSED:
-        out += state_messages(table, presses=presses)
-    elif kind in FIRES:
-        data = event.data
-        fire = {"cards": data.get("dispensed", 0), "ts": event.ts, "event": event.id}
-        out.append(Message(table_topic(table, "state", "last_fire"), json.dumps(fire), retain=True))
-    elif kind in HOPPER:
-        out.append(Message(table_topic(table, "state", "hopper"), str(event.data.get("remaining", 0)), retain=True))
-    elif kind in (EventType.HARDWARE_FAULT, EventType.HARDWARE_OK):
-        fault = "ON" if kind == EventType.HARDWARE_FAULT else "OFF"
-        out.append(Message(table_topic(table, "state", "fault"), fault, retain=True))
-    elif kind == EventType.POWER_CHANGED:
-        out.append(_under_voltage(table, "under_voltage" in event.data.get("warnings", [])))
-    return out
 
 
 def _password(config: MqttConfig) -> str | None:
@@ -196,8 +120,6 @@ class MqttBridge:
         only with [mqtt] allow_new_shuffle. `link`: the broker's state as /api/state tells it. `home`: the Home
         Assistant device, its discovery and the table's moments."""
         self._config = config
-        self._bus = bus
-        self._store = store
         self._tournaments = tournaments
         self.link = link
         self._snapshot = snapshot
@@ -205,27 +127,22 @@ class MqttBridge:
         self._home = home
         self._clock = clock
         self._status = table_topic(config.table, "status")
+        self._outbox = MqttOutbox(
+            table=config.table,
+            bus=bus,
+            store=store,
+            tournaments=tournaments,
+            publish=lambda message: self._publish(message).mid,
+            clock=clock,
+        )
         with store.connect() as conn:
-            kept = mqtt_table.load(conn)
-            if kept is None:  # MQTT is new here: the broker hears from now on, not the whole log
-                kept = (bus.last_id, 0)
-                mqtt_table.save(conn, *kept)
             random = mqtt_table.client_random(conn)
-        self._sent, self._presses = kept
-        self._acked: set[int] = set()
-        self._changed = clock.condition()
-        self._connected = False
         self._inbox: deque[Callable[[], None]] = deque()
         self._dropped = 0
         self._arrived = clock.condition()
         self._refusals = RefusalLog(clock=clock)
         self._client = self._make_client(config, f"uno-launcher-{config.table}-{random}")
-        self._outbox = StoppableThread(self._drain, "mqtt-outbox", clock=clock, wake=self._wake)
         self._worker = StoppableThread(self._work, "mqtt-inbox", clock=clock, wake=self._wake_inbox)
-
-    def _wake(self) -> None:
-        with self._changed:
-            self._changed.notify_all()
 
     def _make_client(self, config: MqttConfig, client_id: str) -> paho.Client:
         client = _Client(
@@ -251,14 +168,12 @@ class MqttBridge:
 
     @property
     def connected(self) -> bool:
-        with self._changed:
-            return self._connected
+        return self._outbox.connected
 
     @property
     def sent(self) -> int:
         """The last event id the broker acknowledged."""
-        with self._changed:
-            return self._sent
+        return self._outbox.sent
 
     def publish_now(self, message: Message) -> bool:
         """Publish at once, outside the outbox (QoS 1, not awaited), what is news now or never
@@ -266,8 +181,11 @@ class MqttBridge:
         False, and nothing sent, while the broker is away."""
         if not self.connected:
             return False
-        self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+        self._publish(message)
         return True
+
+    def _publish(self, message: Message) -> paho.MQTTMessageInfo:
+        return self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
 
     def start(self) -> None:
         properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
@@ -321,9 +239,7 @@ class MqttBridge:
         self._hand(lambda: self._lost(str(reason)))
 
     def _on_publish(self, client: paho.Client, userdata: Any, mid: int, reason: ReasonCode, props: Any) -> None:
-        with self._changed:
-            self._acked.add(mid)
-            self._changed.notify_all()
+        self._outbox.acknowledged(mid)
 
     def _on_message(self, client: paho.Client, userdata: Any, message: paho.MQTTMessage) -> None:
         topic, size = message.topic, len(message.payload)
@@ -369,8 +285,7 @@ class MqttBridge:
         self.link.up()
         client = self._client
         client.publish(self._status, "online", qos=1, retain=True)
-        with self._changed:
-            presses = self._presses
+        presses = self._outbox.presses
         try:
             snapshot = self._snapshot()
         except LauncherError as e:  # a store in trouble: the outbox's state messages still come
@@ -378,7 +293,7 @@ class MqttBridge:
             snapshot = None
         extra = self._home.announcement()
         for message in state_messages(self._config.table, presses=presses, snapshot=snapshot) + extra:
-            client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+            self._publish(message)
         # No local: what this table publishes is not sent back to it (its retained rounds still come at a start).
         subscriptions = [(tournament_topic("#"), SubscribeOptions(qos=1, noLocal=True))]
         if self._config.allow_new_shuffle:
@@ -387,14 +302,10 @@ class MqttBridge:
         client.subscribe(subscriptions)
         # A broker that lost its retained messages is filled again, and a table that was away catches up.
         self._send(self._tournaments.announcements() + self._tournaments.asks())
-        with self._changed:
-            self._connected = True
-            self._changed.notify_all()
+        self._outbox.resume()
 
     def _lost(self, reason: str) -> None:
-        with self._changed:
-            was, self._connected = self._connected, False
-        if was:  # else the attempt's own failure or the broker's refusal said why, and stays said
+        if self._outbox.pause():  # else the attempt's own failure or the broker's refusal said why, and stays said
             self.link.down(reason)
             log.warning("the MQTT broker is gone (%s): the table plays on, its events wait in the log", reason)
 
@@ -412,7 +323,7 @@ class MqttBridge:
         try:
             if self._home.takes(topic):
                 for answer in self._home.receive(topic, payload, retained=retained):
-                    self._client.publish(answer.topic, answer.payload, qos=1, retain=answer.retain)
+                    self._publish(answer)
             else:
                 self._take(topic, payload)
         except LauncherError as e:  # refused: malformed, unsigned, foreign, or the launcher cannot now (busy)
@@ -434,56 +345,3 @@ class MqttBridge:
             self._new_shuffle()
         else:
             raise Unexpected("nothing of this table listens there")
-
-    # --- the outbox thread ------------------------------------------------------------------------------------
-
-    def _drain(self) -> None:
-        stopping = self._outbox.stopping
-        while not stopping.is_set():
-            with self._changed:
-                self._changed.wait_for(lambda: self._connected or stopping.is_set(), timeout=IDLE_S)
-                if not self._connected:
-                    continue
-                sent, presses = self._sent, self._presses
-            events = self._bus.events_after(sent, limit=BATCH)
-            if not events:
-                self._bus.wait(sent, timeout=IDLE_S)
-                continue
-            mids = []
-            for event in events:
-                if event.type == EventType.BUTTON_PRESSED:
-                    presses += 1
-                out = messages_for(self._config.table, event, presses)
-                out += [Message(t, p, retain=True) for t, p in self._tournaments.outgoing(event)]
-                for message in out:
-                    info = self._client.publish(message.topic, message.payload, qos=1, retain=message.retain)
-                    mids.append(info.mid)
-            if not self._await(mids):
-                return  # stopping: what was not acknowledged goes out at the next start
-            self._mark(events[-1].id, presses)
-
-    def _await(self, mids: list[int]) -> bool:
-        """Wait until the broker acknowledged every message (over reconnects, paho sends them again)."""
-        stopping = self._outbox.stopping
-        with self._changed:
-            while not all(mid in self._acked for mid in mids):
-                if stopping.is_set():
-                    return False
-                self._changed.wait(timeout=IDLE_S)
-            # Cleared, not only these: the acknowledgements of what the connection sent itself (status, discovery)
-            # must not stay to be taken for a later message's when paho's message ids come round again.
-            self._acked.clear()
-        return True
-
-    def _mark(self, sent: int, presses: int) -> None:
-        stopping = self._outbox.stopping
-        while not stopping.is_set():
-            try:
-                with self._store.connect() as conn:
-                    mqtt_table.save(conn, sent, presses)
-                break
-            except StoreError as e:  # sent again after a restart if it never saves: duplicates, never a loss
-                log.error("%s; the MQTT outbox's mark is saved again in %g s", e, RETRY_S)
-                stopping.wait(RETRY_S)
-        with self._changed:
-            self._sent, self._presses = sent, presses
