@@ -3,13 +3,16 @@ holds, within budget).
 
 Topics under uno-launcher/tournament/<id>/, every payload sealed (launcher/home/tournament_wire.py):
     setup                      the players and tables (retained; any table holding the key may send it again)
-    round/<table>/<number>     a round's newest version, points null once taken back (retained; only <table> sends,
-                               and a newer version of a table's own round, from before its store was restored from
-                               a backup, is taken back by it too)
-    ask/<table>                "what do you have": every table that hears it tells its own again (not retained)
+    round/<table>/<number>     a round's newest version, points null once taken back (retained; <table> scores and
+                               corrects it, every table holding it tells it again, signed as <table>'s; a newer
+                               version of a table's own round, from before its store was restored from a backup, is
+                               taken back by it too)
+    ask/<table>                "what do you have": every table that hears it tells what it holds again (not retained)
 
-A table tells everything it scored, and asks, each time it (re)connects, so a broker that lost its retained
-messages (a power cut, a new broker, wiped persistence) is filled again and a table that was away catches up.
+A table tells every round it holds (the ones it scored, and the other tables' as it last heard them), and asks, each
+time it (re)connects, so a broker that lost its retained messages (a power cut, a new broker, wiped persistence) is
+filled again and a table that was away catches up, even while the table that scored a round is off; an old version
+a client put back on the broker meanwhile is overwritten by the first table that answers.
 """
 
 from __future__ import annotations
@@ -81,17 +84,19 @@ class TournamentPost:
         if event.type == EventType.TOURNAMENT_SET_UP:
             body = {k: data[k] for k in ("players", "tables", "created_ts")}
             return [(topic(id, "setup"), seal(key, topic(id, "setup"), self._table, body))]
-        return [self._round(key, id, data["number"], Version(data["version"], data["points"]))]
+        return [self._round(key, id, self._table, data["number"], Version(data["version"], data["points"]))]
 
     def announcements(self, id: str | None = None) -> list[Signed]:
-        """Every setup this table holds and every round it scored (of one tournament, or all), signed."""
+        """Every setup this table holds and every round it holds, of every table (of one tournament, or all),
+        signed: the other tables' as their own, with their version, so that a table that is off is vouched for."""
         out = []
         for held in [id] if id is not None else self._book.held():
             key, setup = self._book.key(held), self._book.setup(held)
             if key is None or setup is None:
                 continue
             out.append(self._setup(key, held, setup))
-            out += [self._round(key, held, n, v) for n, v in sorted(self._book.told(held, self._table).items())]
+            for table in setup["tables"]:
+                out += [self._round(key, held, table, n, v) for n, v in sorted(self._book.told(held, table).items())]
         return out
 
     def asks(self, id: str | None = None) -> list[Signed]:
@@ -115,16 +120,17 @@ class TournamentPost:
             return [self._setup(key, id, setup)]
         if len(kind) == 3 and kind[:2] == ["round", self._table]:
             mine = self._book.told(id, self._table)
-            return [self._round(key, id, n, v) for n, v in mine.items() if str(n) == kind[2]]
+            return [self._round(key, id, self._table, n, v) for n, v in mine.items() if str(n) == kind[2]]
         return []
 
     def _setup(self, key: bytes, id: str, setup: dict[str, Any]) -> Signed:
         return topic(id, "setup"), seal(key, topic(id, "setup"), self._table, setup)
 
-    def _round(self, key: bytes, id: str, number: int, told: Version) -> Signed:
-        at = topic(id, "round", self._table, str(number))
+    def _round(self, key: bytes, id: str, table: str, number: int, told: Version) -> Signed:
+        """Round `number` of `table`, signed as that table's (the key is the tournament's, not one table's)."""
+        at = topic(id, "round", table, str(number))
         points = None if told.points is None else dict(told.points)
-        return at, seal(key, at, self._table, {"number": number, "version": told.version, "points": points})
+        return at, seal(key, at, table, {"number": number, "version": told.version, "points": points})
 
     # --- what comes from the broker -------------------------------------------------------------------------
 
@@ -187,7 +193,7 @@ class TournamentPost:
             if table == self._table and key is not None:
                 # An older version of this table's own round: an echo from before a correction, or a replay kept
                 # retained over the newest. The newest goes back on the broker, so a table joining reads it.
-                return [self._round(key, id, number, before)]
+                return [self._round(key, id, table, number, before)]
             raise TournamentError("replayed", f"version {version} of round {number} at {table} is older than kept")
         if before is None or version > before.version:
             try:
