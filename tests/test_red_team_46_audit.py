@@ -25,8 +25,12 @@ from launcher.home.mqtt_link import REFUSALS_PER_MINUTE, MqttLink
 from launcher.home.tournament import TournamentBook
 from launcher.home.tournament_post import MAX_MESSAGE_BYTES, TournamentPost
 from launcher.store import Store
+from tests.conftest import wait_until
 from tests.mosquitto import Broker, Listener, free_port
 from tests.test_red_team_46 import DEVICE, ROOT, broker, inbox_done, kitchen_on, tables
+from tests.test_tournament import join
+from tests.test_tournament_broker import connected, score, set_up, start_table
+from tests.test_tournament_broker import rounds as daemon_rounds
 from tests.test_tournament_trust import EIGHT, Table, rounds, set_up_and_join
 from tests.virtual_clock import VirtualClock
 
@@ -191,3 +195,28 @@ def test_an_old_version_replayed_while_its_table_is_off_never_splits_a_table_tha
     assert rounds(porch) == rounds(garden) == rounds(kitchen), "the porch believes the replay"
     (topic,) = [t for t, _ in replay]
     assert json.loads(retained[topic])["body"]["version"] == 2, "the broker still holds the replay for the next one"
+
+
+@pytest.mark.slow
+def test_three_daemons_the_scorer_off_and_the_broker_wiped_a_table_joining_gets_its_rounds(
+    tmp_path: Path, broker: Broker
+) -> None:
+    with ExitStack() as stack:
+        kitchen = start_table(tmp_path, broker, "kitchen")
+        stack.callback(kitchen.close)
+        garden = start_table(tmp_path, broker, "garden")
+        stack.callback(garden.close)
+        set_up(kitchen, [garden], TWELVE, THREE)
+        score(kitchen, "kitchen", TWELVE, THREE, 1)
+        score(kitchen, "kitchen", TWELVE, THREE, 2)
+        score(garden, "garden", TWELVE, THREE, 1)
+        wait_until(lambda: len(daemon_rounds(garden)) == 3 and len(daemon_rounds(kitchen)) == 3)
+        kitchen.close()  # switched off for the night
+        broker.kill_and_wipe()  # and the broker's power cut, before its autosave
+        broker.start()
+        wait_until(lambda: connected(garden), timeout=40)
+        porch = start_table(tmp_path, broker, "porch")
+        stack.callback(porch.close)
+        join(porch, garden)  # the garden's admin reads the code out
+        wait_until(lambda: len(daemon_rounds(porch)) == 3, timeout=30)
+        assert daemon_rounds(porch) == daemon_rounds(garden)
