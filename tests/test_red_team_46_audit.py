@@ -10,11 +10,16 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
+import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
+import paho.mqtt.client as paho
 import pytest
+from paho.mqtt.enums import CallbackAPIVersion
 
 from launcher.config import from_mapping
 from launcher.events import EventBus
@@ -25,8 +30,9 @@ from launcher.home.mqtt_link import REFUSALS_PER_MINUTE, MqttLink
 from launcher.home.tournament import TournamentBook
 from launcher.home.tournament_post import MAX_MESSAGE_BYTES, TournamentPost
 from launcher.store import Store
-from tests.conftest import wait_until
+from tests.conftest import start_daemon, wait_until
 from tests.mosquitto import Broker, Listener, free_port
+from tests.test_mqtt import mqtt_toml, table_dir
 from tests.test_red_team_46 import DEVICE, ROOT, broker, inbox_done, kitchen_on, tables
 from tests.test_tournament import join
 from tests.test_tournament_broker import connected, score, set_up, start_table
@@ -220,3 +226,75 @@ def test_three_daemons_the_scorer_off_and_the_broker_wiped_a_table_joining_gets_
         join(porch, garden)  # the garden's admin reads the code out
         wait_until(lambda: len(daemon_rounds(porch)) == 3, timeout=30)
         assert daemon_rounds(porch) == daemon_rounds(garden)
+
+
+def home_md_block(after: str) -> str:
+    """The first fenced block of docs/HOME.md after the line that starts with `after`."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "HOME.md").read_text(encoding="utf-8")
+    found = re.search(re.escape(after) + r".*?\n```[a-z]*\n(.*?)```", text, re.S)
+    assert found is not None, after
+    return found.group(1)
+
+
+class Reader:
+    """A client of the broker with a user of its own, keeping the retained messages it is given."""
+
+    def __init__(self, broker: Broker, user: str, password: str, topic: str) -> None:
+        self.retained: dict[str, bytes] = {}
+        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=user, protocol=paho.MQTTv5)
+        self.client.username_pw_set(user, password)
+        self.client.on_message = self._on_message
+        self.client.on_connect = lambda client, *_: client.subscribe(topic, qos=1)
+        self.client.connect("127.0.0.1", broker.port)
+        self.client.loop_start()
+
+    def _on_message(self, client: Any, userdata: Any, message: paho.MQTTMessage) -> None:
+        if message.retain:
+            self.retained[message.topic] = bytes(message.payload)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+@pytest.mark.slow
+def test_with_home_mds_acl_a_table_refills_the_broker_with_the_rounds_of_a_table_that_is_off(tmp_path: Path) -> None:
+    directory = tmp_path / "broker"
+    directory.mkdir()
+    broker = Broker(directory)
+    passwords, acl = directory / "passwd", directory / "acl"
+    for i, user in enumerate(("kitchen", "garden", "homeassistant")):
+        create = ["-c"] if i == 0 else []
+        subprocess.run(["mosquitto_passwd", *create, "-b", str(passwords), user, f"{user}-pw"], check=True)
+    acl.write_text(home_md_block("Let each user write only what is theirs"), encoding="utf-8")
+    for path in (passwords, acl):
+        path.chmod(0o600)
+    settings = home_md_block("And `/etc/mosquitto/conf.d/uno-launcher.conf`").replace(
+        "/etc/mosquitto/", f"{directory}/"
+    )
+    text = broker.config.read_text(encoding="utf-8").replace("allow_anonymous true\n", "")
+    broker.config.write_text(text + settings.replace("listener 1883\n", ""), encoding="utf-8")
+    tables = ["kitchen", "garden"]
+    with ExitStack() as stack:
+        broker.start()
+        stack.callback(broker.stop)
+        daemons = {}
+        for name in tables:
+            secret = tmp_path / f"{name}-password"
+            secret.write_text(f"{name}-pw\n", encoding="utf-8")
+            extra = f'username = "{name}"\npassword_file = "{secret}"'
+            daemons[name] = start_daemon(table_dir(tmp_path, name), mqtt_toml(broker, name, extra))
+            stack.callback(daemons[name].close)
+        kitchen, garden = daemons["kitchen"], daemons["garden"]
+        id = set_up(kitchen, [garden], EIGHT, tables)
+        score(kitchen, "kitchen", EIGHT, tables, 1)
+        score(garden, "garden", EIGHT, tables, 1)
+        wait_until(lambda: len(daemon_rounds(garden)) == 2 and len(daemon_rounds(kitchen)) == 2)
+        kitchen.close()
+        broker.kill_and_wipe()
+        broker.start()
+        wait_until(lambda: connected(garden), timeout=40)
+        reader = Reader(broker, "homeassistant", "homeassistant-pw", "uno-launcher/tournament/#")
+        stack.callback(reader.close)
+        wanted = {f"uno-launcher/tournament/{id}/{at}" for at in ("setup", "round/kitchen/1", "round/garden/1")}
+        wait_until(lambda: wanted <= set(reader.retained), timeout=20)
