@@ -2,8 +2,9 @@
 had tried yet. Found and closed: a payload nested just deep enough to parse but not to be checked raised past the
 refusal log (a traceback per message, none counted in the 30 lines a minute); with the table that scored a round
 switched off, a broker that lost it gave a new table nothing of it, and an old version a client put back on the
-broker was believed by a table joining then (each table told only the rounds it had scored). Held, now tested: the
-bridge's own thread logs a broker it cannot reach within 10 s, then less and less often."""
+broker was believed by a table joining then (each table told only the rounds it had scored); a tournament's round
+was no moment for Home Assistant. Held, now tested: the bridge's own thread logs a broker it cannot reach within
+10 s, then less and less often; HOME.md's ACL, as written, lets the tables do what they do."""
 
 from __future__ import annotations
 
@@ -22,25 +23,27 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from launcher.config import from_mapping
-from launcher.events import EventBus
+from launcher.events import Event, EventBus, EventType
 from launcher.game.rotation import Rotation, TournamentError
 from launcher.home.home_assistant import HomeAssistant
+from launcher.home.moments import EVENT_TYPES, moment_messages
 from launcher.home.mqtt import MqttBridge, Snapshot
 from launcher.home.mqtt_link import REFUSALS_PER_MINUTE, MqttLink
 from launcher.home.tournament import TournamentBook
 from launcher.home.tournament_post import MAX_MESSAGE_BYTES, TournamentPost
 from launcher.store import Store
-from tests.conftest import start_daemon, wait_until
+from tests.conftest import RunningDaemon, start_daemon, wait_until
 from tests.mosquitto import Broker, Listener, free_port
+from tests.test_home_assistant import MOMENT, kitchen
 from tests.test_mqtt import mqtt_toml, table_dir
 from tests.test_red_team_46 import DEVICE, ROOT, broker, inbox_done, kitchen_on, tables
-from tests.test_tournament import join
+from tests.test_tournament import FOUR, join
 from tests.test_tournament_broker import connected, score, set_up, start_table
 from tests.test_tournament_broker import rounds as daemon_rounds
 from tests.test_tournament_trust import EIGHT, Table, rounds, set_up_and_join
 from tests.virtual_clock import VirtualClock
 
-__all__ = ["broker", "tables"]  # the red team's fixtures, taken by name (not a copy of them)
+__all__ = ["broker", "kitchen", "tables"]  # the red team's fixtures, taken by name (not a copy of them)
 
 ENVELOPE = '{"from":"garden","body":{"x":%s},"mac":"%s"}'
 
@@ -298,3 +301,43 @@ def test_with_home_mds_acl_a_table_refills_the_broker_with_the_rounds_of_a_table
         stack.callback(reader.close)
         wanted = {f"uno-launcher/tournament/{id}/{at}" for at in ("setup", "round/kitchen/1", "round/garden/1")}
         wait_until(lambda: wanted <= set(reader.retained), timeout=20)
+
+
+# --- Home Assistant: a tournament's rounds are moments of the table that scores them ------------------------------
+
+STANDINGS = [{"player": "Bo", "points": 40, "rounds": 2}, {"player": "Ann", "points": 25, "rounds": 2}]
+
+
+def tournament_round(origin: str | None, points: dict[str, int] | None, version: int = 1) -> Event:
+    data = {"tournament": "0123456789ab", "table": "kitchen", "number": 3, "points": points, "version": version}
+    return Event.of(9, 1000.0, EventType.TOURNAMENT_ROUND, {**data, "origin": origin, "standings": STANDINGS})
+
+
+def test_a_tournament_round_scored_here_is_a_moment_with_the_leader_and_one_from_elsewhere_is_none() -> None:
+    scored = {"Ann": 10, "Bo": 20, "Cy": 0, "Di": 5}
+    (message,) = moment_messages("kitchen", tournament_round("kitchen", scored), now=1000.0)
+    body = json.loads(message.payload)
+    assert body["event_type"] == "tournament_round" and "tournament_round" in EVENT_TYPES
+    assert (body["round"], body["points"], body["corrected"]) == (3, scored, False)
+    assert (body["leader"], body["leader_points"]) == ("Bo", 40)
+    (taken_back,) = moment_messages("kitchen", tournament_round("kitchen", None, version=2), now=1000.0)
+    assert json.loads(taken_back.payload)["points"] is None and json.loads(taken_back.payload)["corrected"] is True
+    # Heard from the broker (the garden's own device tells its rounds), or replayed to this table: not its moment.
+    assert moment_messages("kitchen", tournament_round(None, scored), now=1000.0) == []
+    assert moment_messages("garden", tournament_round("kitchen", scored), now=1000.0) == []
+
+
+@pytest.mark.slow
+def test_a_tournament_round_scored_at_the_table_reaches_home_assistant_as_a_moment(
+    kitchen: tuple[RunningDaemon, Listener],
+) -> None:
+    table, listener = kitchen
+    status, answer = table.post("/api/tournaments", {"players": FOUR, "tables": ["kitchen"]})
+    assert status == 201, answer
+    seats = answer["tournament"]["tables"][0]["seats"]
+    scored = dict(zip(seats, (30, 0, 25, 5), strict=True))  # the first seat ahead of everyone
+    status, answer = table.post("/api/tournament/rounds", {"number": 1, "points": scored})
+    assert status == 201, answer
+    (told,) = wait_until(lambda: [json.loads(p) for p in listener.on(MOMENT)])
+    assert told["event_type"] == "tournament_round" and told["points"] == scored
+    assert (told["leader"], told["leader_points"]) == (seats[0], 30)
