@@ -220,6 +220,12 @@ MOMENTS = [
     (EventType.HARDWARE_FAULT, {"message": "m", "cause": "motor"}, "fault", {"cause": "motor"}),
     (EventType.ROUND_SCORED, {"round": 2, "winner": "Bo", "scores": {}}, "round_scored", {"winner": "Bo"}),
     (EventType.GAME_FINISHED, {"winners": ["Ann", "Bo"], "losers": []}, "game_won", {"winner": "Ann & Bo"}),
+    (
+        EventType.TOURNAMENT_ROUND,
+        {"number": 3, "points": {"Bo": 9}, "version": 1, "origin": "kitchen", "standings": [{"player": "Bo"}]},
+        "tournament_round",
+        {"round": 3, "leader": "Bo"},
+    ),
 ]
 
 

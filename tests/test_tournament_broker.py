@@ -31,6 +31,15 @@ def start_table(tmp_path: Path, broker: Broker, name: str) -> RunningDaemon:
     return start_daemon(table_dir(tmp_path, name), mqtt_toml(broker, name))
 
 
+def started(stack: ExitStack, tmp_path: Path, broker: Broker, *names: str) -> list[RunningDaemon]:
+    """A daemon per table name on the broker, each closed with `stack`."""
+    daemons = []
+    for name in names:
+        daemons.append(start_table(tmp_path, broker, name))
+        stack.callback(daemons[-1].close)
+    return daemons
+
+
 def connected(daemon_process: RunningDaemon) -> bool:
     return bool(daemon_process.get("/api/state")["mqtt"]["state"] == "connected")
 
@@ -63,10 +72,7 @@ def test_forged_rounds_setups_corrections_replays_and_commands_change_nothing_at
     tmp_path: Path, broker: Broker
 ) -> None:
     with ExitStack() as stack:
-        kitchen = start_table(tmp_path, broker, "kitchen")
-        stack.callback(kitchen.close)
-        garden = start_table(tmp_path, broker, "garden")
-        stack.callback(garden.close)
+        kitchen, garden = started(stack, tmp_path, broker, "kitchen", "garden")
         spy = Listener(broker, "uno-launcher/tournament/#", client_id="forger")
         stack.callback(spy.close)
         tables = ["kitchen", "garden"]

@@ -31,6 +31,12 @@ def _fired(data: dict[str, Any]) -> Told:
     return ("jackpot" if data.get("jackpot") else "fire"), {"cards": data.get("dispensed", 0)}
 
 
+def _tournament_round(data: dict[str, Any]) -> Told:
+    leader = (data.get("standings") or [{}])[0]
+    told = {"round": data.get("number"), "points": data.get("points"), "corrected": data.get("version", 1) > 1}
+    return "tournament_round", {**told, "leader": leader.get("player"), "leader_points": leader.get("points")}
+
+
 def _won(data: dict[str, Any]) -> Told:
     winners = data.get("winners", [])
     return "game_won", {"winner": " & ".join(winners), "winners": winners, "losers": data.get("losers", [])}
@@ -46,8 +52,9 @@ MOMENTS: dict[str, Callable[[dict[str, Any]], Told]] = {
     EventType.HARDWARE_FAULT: lambda d: ("fault", {"cause": d.get("cause"), "message": d.get("message")}),
     EventType.ROUND_SCORED: lambda d: ("round_scored", {"round": d.get("round"), "winner": d.get("winner")}),
     EventType.GAME_FINISHED: _won,
+    EventType.TOURNAMENT_ROUND: _tournament_round,
 }
-EVENT_TYPES = ("miss", "fire", "jackpot", "jam", "empty", "fault", "round_scored", "game_won")
+EVENT_TYPES = ("miss", "fire", "jackpot", "jam", "empty", "fault", "round_scored", "game_won", "tournament_round")
 
 
 def moments_topic(table: str) -> str:
@@ -57,7 +64,8 @@ def moments_topic(table: str) -> str:
 def moment_messages(table: str, event: Event, *, now: float) -> list[Message]:
     """The event entity's message for an event that is a moment of the table and still news at `now` (wall time)."""
     told = MOMENTS.get(event.type)
-    if told is None or now - event.ts > FRESH_S:
+    # A tournament's events name the table they were made at: one heard from another table is that table's moment.
+    if told is None or now - event.ts > FRESH_S or event.data.get("origin", table) != table:
         return []
     kind, attributes = told(event.data)
     body = {"event_type": kind, **attributes, "event": event.id}

@@ -3,13 +3,17 @@ holds, within budget).
 
 Topics under uno-launcher/tournament/<id>/, every payload sealed (launcher/home/tournament_wire.py):
     setup                      the players and tables (retained; any table holding the key may send it again)
-    round/<table>/<number>     a round's newest version, points null once taken back (retained; only <table> sends,
-                               and a newer version of a table's own round, from before its store was restored from
-                               a backup, is taken back by it too)
+    round/<table>/<number>     a round's newest version, points null once taken back (retained; <table> scores and
+                               corrects it; every table holding it tells it again at its connection, and answers an
+                               older version with its newest, signed as <table>'s; a newer version of a table's own
+                               round, from before its store was restored from a backup, is taken back by it too)
     ask/<table>                "what do you have": every table that hears it tells its own again (not retained)
 
-A table tells everything it scored, and asks, each time it (re)connects, so a broker that lost its retained
-messages (a power cut, a new broker, wiped persistence) is filled again and a table that was away catches up.
+Each time a table (re)connects it tells every round it holds (the ones it scored, and the other tables' as it last
+heard them), and asks, so a broker that lost its retained messages (a power cut, a new broker, wiped persistence) is
+filled again, even with the table that scored a round switched off, and a table that was away catches up. An ask is
+answered with the table's own rounds only: asks come again after every flood (launcher/home/mqtt.py's catch-up),
+and an answer of every table's rounds from every table would be the flood again, times the tables.
 """
 
 from __future__ import annotations
@@ -81,17 +85,20 @@ class TournamentPost:
         if event.type == EventType.TOURNAMENT_SET_UP:
             body = {k: data[k] for k in ("players", "tables", "created_ts")}
             return [(topic(id, "setup"), seal(key, topic(id, "setup"), self._table, body))]
-        return [self._round(key, id, data["number"], Version(data["version"], data["points"]))]
+        return [self._round(key, id, self._table, data["number"], Version(data["version"], data["points"]))]
 
-    def announcements(self, id: str | None = None) -> list[Signed]:
-        """Every setup this table holds and every round it scored (of one tournament, or all), signed."""
+    def announcements(self, id: str | None = None, *, own: bool = False) -> list[Signed]:
+        """Every setup this table holds (of one tournament, or all) and every round it holds, signed: the other
+        tables' as theirs, with their version, so that a table that is off is vouched for; `own`: only this
+        table's rounds."""
         out = []
         for held in [id] if id is not None else self._book.held():
             key, setup = self._book.key(held), self._book.setup(held)
             if key is None or setup is None:
                 continue
             out.append(self._setup(key, held, setup))
-            out += [self._round(key, held, n, v) for n, v in sorted(self._book.told(held, self._table).items())]
+            for table in [self._table] if own else setup["tables"]:
+                out += [self._round(key, held, table, n, v) for n, v in sorted(self._book.told(held, table).items())]
         return out
 
     def asks(self, id: str | None = None) -> list[Signed]:
@@ -115,16 +122,17 @@ class TournamentPost:
             return [self._setup(key, id, setup)]
         if len(kind) == 3 and kind[:2] == ["round", self._table]:
             mine = self._book.told(id, self._table)
-            return [self._round(key, id, n, v) for n, v in mine.items() if str(n) == kind[2]]
+            return [self._round(key, id, self._table, n, v) for n, v in mine.items() if str(n) == kind[2]]
         return []
 
     def _setup(self, key: bytes, id: str, setup: dict[str, Any]) -> Signed:
         return topic(id, "setup"), seal(key, topic(id, "setup"), self._table, setup)
 
-    def _round(self, key: bytes, id: str, number: int, told: Version) -> Signed:
-        at = topic(id, "round", self._table, str(number))
+    def _round(self, key: bytes, id: str, table: str, number: int, told: Version) -> Signed:
+        """Round `number` of `table`, signed as that table's (the key is the tournament's, not one table's)."""
+        at = topic(id, "round", table, str(number))
         points = None if told.points is None else dict(told.points)
-        return at, seal(key, at, self._table, {"number": number, "version": told.version, "points": points})
+        return at, seal(key, at, table, {"number": number, "version": told.version, "points": points})
 
     # --- what comes from the broker -------------------------------------------------------------------------
 
@@ -183,12 +191,12 @@ class TournamentPost:
             return []
         before = self._book.told(id, table).get(number)
         if before is not None and version < before.version:
+            # An older version: an echo from before a correction, a table that missed one, or a replay kept retained
+            # over the newest. The newest goes back on the broker, so a table joining reads it, even while the table
+            # that scored it is off (one answer per message from each table that holds it).
             key = self._book.key(id)
-            if table == self._table and key is not None:
-                # An older version of this table's own round: an echo from before a correction, or a replay kept
-                # retained over the newest. The newest goes back on the broker, so a table joining reads it.
-                return [self._round(key, id, number, before)]
-            raise TournamentError("replayed", f"version {version} of round {number} at {table} is older than kept")
+            assert key is not None, "a round is only taken for a tournament whose key is held (receive)"
+            return [self._round(key, id, table, number, before)]
         if before is None or version > before.version:
             try:
                 self._spend(self._rounds, table)
@@ -243,7 +251,7 @@ class TournamentPost:
         if not self._book.first_ask(nonce):  # before the budget: a replayed ask spends none of its table's
             raise TournamentError("replayed", "this ask was answered already")
         self._spend(self._asks, sender, grows=False)
-        return self.announcements(id)
+        return self.announcements(id, own=True)
 
     def _spend(self, budget: PerMinute, sender: str, *, grows: bool = True) -> None:
         try:

@@ -89,6 +89,8 @@ def open_sealed(key: bytes, topic: str, data: Any) -> Opened:
         signed = _signed_text(topic, sender, body)
     except UnicodeEncodeError:  # a lone surrogate (JSON "\\ud800"): no table can have signed it
         raise TournamentError("unsigned", "the message holds text that is not Unicode") from None
+    except RecursionError:  # parsed with the stack left, too deep to encode again: no table sends such a body
+        raise TournamentError("unsigned", "the message is nested deeper than any tournament message") from None
     expected = hmac.new(key, signed, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, mac):
         raise TournamentError("bad_signature", "the message is not signed with the tournament's key")
