@@ -23,7 +23,6 @@ from tests.family_table import (
     FAST,
     HOPPER,
     RECORD_MOMENTS,
-    WATCHABLE,
     WORN,
     Family,
     Seat,
@@ -112,7 +111,6 @@ def the_tvs_moment(f: Family) -> None:
     mine(f, "mum", "mine.play", "Mum")
     not_mine(f, "kids", "dad")
     f.shoot("02-mums-turn")
-    roller_speed(f.daemon, WATCHABLE)
     tv, said = f.page("tv"), f.seat("tv").say
     tv.evaluate(RECORD_MOMENTS)
     tap_still(f.page("mum").locator("#press"))
@@ -123,7 +121,6 @@ def the_tvs_moment(f: Family) -> None:
     moments = tv.evaluate("moments")
     assert ["running", said("tv.pressing", player="Mum")] in [m[:2] for m in moments], moments
     assert ["outcome", six] in [[m[0], m[2]] for m in moments], moments
-    roller_speed(f.daemon, FAST)
     f.told("prompt.turn", player="小红")
     # Then the caption says what came out, for a while after the moment.
     tv.wait_for_function("(said) => moments.some((m) => m[1] === said)", arg=said("line.cards", n=CARDS_A_FIRE))
