@@ -165,8 +165,8 @@ def a_shared_phone_and_a_jam(f: Family) -> None:
 
 
 def an_empty_hopper(f: Family) -> None:
-    """The three fires emptied the hopper: before anyone presses, every phone says so and its button is off; Dad
-    refills from his phone, and presses."""
+    """The three fires emptied the hopper: before anyone presses, every screen says so and every button is off; Dad
+    refills from the top of his phone, and presses."""
     dad = f.page("dad")
     for seat, page in f.phones():
         expect(page.locator("#hopper-text")).to_have_text(seat.say("hopper.level", remaining=0, loaded=HOPPER))
@@ -175,6 +175,11 @@ def an_empty_hopper(f: Family) -> None:
         # Told at the top, with the refill at hand there (the hopper's own ↻ is far below on a small phone).
         expect(page.locator("#trouble-what")).to_have_text(seat.say("trouble.empty"))
         expect(page.locator("#trouble-refill")).to_be_visible()
+    # The TV too, before anyone presses, and its disc is off: the refill is tapped on a phone.
+    tv, said = f.page("tv"), f.seat("tv").say
+    expect(tv.locator("#tv-trouble-what")).to_have_text(said("trouble.empty"), timeout=WAIT_MS)
+    expect(tv.locator("#tv-trouble-do")).to_have_text(said("trouble.do_refill_phone"))
+    expect(tv.locator("#stage")).to_have_attribute("data-blocked", "")
     f.shoot("10-empty")
     dad.locator("#trouble-refill").tap()
     confirm(dad)
