@@ -149,6 +149,7 @@ def play_the_corners(f: Family, daemon: Daemon, children: tuple[str, str]) -> No
     expect(page.locator("#trouble-what")).to_have_text(seat.say("trouble.fault"), timeout=WAIT_MS)
     post(admin, "/api/attacks", {"kind": "turn", "player": first})
     own_line(f, "mine.wait_fault", "FAULT", player=first)
+    expect(page.locator("#trouble-reset")).to_be_hidden()  # the admin's to tap, not the table's
     blocked(f, "button.why_fault", "FAULT")
     shoot(f, "6-fault")
     roller_speed(daemon, FAST)

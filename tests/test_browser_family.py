@@ -207,16 +207,17 @@ def a_fault_mid_fire(f: Family) -> None:
             expect(page.locator("#press")).to_be_disabled()
             expect(page.locator("#press-caption")).to_have_text(seat.say("button.why_fault"))
             expect(page.locator("#fault-reset")).to_be_visible(visible=seat.admin)
+            # The admin's Reset is at the top too, where the fault is told (the banner's is below the first screen).
+            expect(page.locator("#trouble-reset")).to_be_visible(visible=seat.admin)
     # 小红 is next: the children's phone tells her to wait for the admin, as its button does.
     expect(f.page("kids").locator("#prompt-me-text")).to_have_text(
         f.seat("kids").say("mine.wait_fault", player="小红"), timeout=WAIT_MS
     )
     f.shoot("12-fault")
     roller_speed(f.daemon, FAST)
-    f.page("dad").locator("#fault-reset").tap()
+    f.page("dad").locator("#trouble-reset").tap()
     f.no_trouble()
     f.told("prompt.turn", player="小红")  # cards came out: Mum's press was hers
-    f.page("dad").evaluate("window.scrollTo(0, 0)")
     f.shoot("13-fault-reset")
 
 

@@ -230,8 +230,10 @@ function renderTrouble(trouble) {
   $("trouble-what").textContent = words.what;
   $("trouble-do").textContent = words.todo;
   $("trouble-next").textContent = words.after;
-  // The refill at hand where the hopper's trouble is told: on a small phone the hopper's own ↻ is far below.
+  // The way out at hand where the trouble is told: on a small phone the hopper's own ↻, and the admin's Reset in the
+  // fault banner, are below the first screen.
   $("trouble-refill").hidden = !["empty", "short"].includes(trouble.code);
+  $("trouble-reset").hidden = trouble.code !== "fault" || !ui.admin;
 }
 
 // What this phone's player is called to do now: "turn" (their plain turn: play a card, or press if they cannot),
