@@ -197,7 +197,8 @@ def test_a_hopper_too_low_for_a_press_is_flagged_under_the_button_before_a_press
     tmp_path, playwright_chromium, lang, size
 ):
     """Issue #47: 剩 0/1 was not flagged until a press failed. A fire of this profile takes 2 cards: with 1 left the
-    phone says so under the button; with none left the button is off and says to refill first."""
+    phone says so under the button; with none left the button is off and says to refill first, and the trouble at
+    the top says the hopper is empty, with its refill."""
     _, browser = playwright_chromium
     strings = catalogue(lang)
     running = start_daemon(tmp_path, FAST_SIM_TOML + TWO_EACH_TOML)
@@ -219,15 +220,18 @@ def test_a_hopper_too_low_for_a_press_is_flagged_under_the_button_before_a_press
         assert running.post("/api/hopper", {"cards": 2})[0] == 200
         expect(low).to_be_hidden(timeout=WAIT_MS)
         tap_still(page.locator("#press"))  # the last 2 cards: nothing owed, no trouble, but the hopper is empty
-        expect(low).to_have_text(strings["hopper.empty"], timeout=WAIT_MS)
+        # Told at the top as trouble, with the refill at hand there (the hopper's own ↻ is far below).
+        expect(page.locator("#trouble-what")).to_have_text(strings["trouble.empty"], timeout=WAIT_MS)
+        expect(page.locator("#trouble-do")).to_have_text(strings["trouble.do_refill"])
+        expect(low).to_be_hidden()
         expect(page.locator("#press")).to_be_disabled()
         expect(page.locator("#press-caption")).to_have_text(strings["button.why_empty"])
-        assert_whole_on_first_screen(page, "#hopper-low")
+        assert_whole_on_first_screen(page, "#trouble-refill")
         assert running.get("/api/state")["trouble"] is None  # told before any press failed
 
-        page.locator("#reload").tap()
+        page.locator("#trouble-refill").tap()
         page.locator("#confirm-yes").tap()
-        expect(low).to_be_hidden(timeout=WAIT_MS)
+        expect(page.locator("#trouble")).to_be_hidden(timeout=WAIT_MS)
         expect(page.locator("#press")).to_be_enabled()
         page.context.close()
     finally:

@@ -23,7 +23,6 @@ from tests.family_table import (
     FAST,
     HOPPER,
     RECORD_MOMENTS,
-    WATCHABLE,
     WORN,
     Family,
     Seat,
@@ -42,7 +41,6 @@ pytestmark = pytest.mark.browser
 
 SEATING = ["Dad", "Mum", "小红", "阿明"]  # Dad deals: Mum plays first, then 小红, 阿明 and Dad
 KIDS = ("小红", "阿明")
-EITHER = {"en": "小红 or 阿明", "zh-Hans": "小红或阿明", "zh-Hant": "小红或阿明"}  # "it's 小红 or 阿明's phone"
 SMALL, PHONE, TV = (320, 640), (393, 851), (1280, 720)
 
 THE_FAMILY = (
@@ -64,12 +62,17 @@ def one_language(lang: str, sizes: tuple[tuple[int, int], ...] = (PHONE, SMALL, 
     )
 
 
-def mine(f: Family, name: str, key: str, player: str, **values: object) -> None:
+# On a phone several players share, its own line names the one holding it in place of "you".
+SHARED = {"mine.play": ("mine.shared_turn", {}), "mine.twice": ("prompt.times", {"n": 2})}
+
+
+def mine(f: Family, name: str, key: str, player: str) -> None:
     """The phone `name` says the prompt is for one of its own: on a shared phone, which of them."""
     seat, page = f.seat(name), f.page(name)
-    words = seat.say(key, **values)
+    words = seat.say(key)
     if len(seat.players) > 1:
-        words = seat.say("mine.shared", players=EITHER[seat.lang], player=player, mine=words)
+        shared, values = SHARED[key]
+        words = seat.say(shared, player=player, **values)
     expect(page.locator("#prompt-me-text")).to_have_text(words, timeout=WAIT_MS)
 
 
@@ -108,7 +111,6 @@ def the_tvs_moment(f: Family) -> None:
     mine(f, "mum", "mine.play", "Mum")
     not_mine(f, "kids", "dad")
     f.shoot("02-mums-turn")
-    roller_speed(f.daemon, WATCHABLE)
     tv, said = f.page("tv"), f.seat("tv").say
     tv.evaluate(RECORD_MOMENTS)
     tap_still(f.page("mum").locator("#press"))
@@ -119,7 +121,6 @@ def the_tvs_moment(f: Family) -> None:
     moments = tv.evaluate("moments")
     assert ["running", said("tv.pressing", player="Mum")] in [m[:2] for m in moments], moments
     assert ["outcome", six] in [[m[0], m[2]] for m in moments], moments
-    roller_speed(f.daemon, FAST)
     f.told("prompt.turn", player="小红")
     # Then the caption says what came out, for a while after the moment.
     tv.wait_for_function("(said) => moments.some((m) => m[1] === said)", arg=said("line.cards", n=CARDS_A_FIRE))
@@ -164,19 +165,26 @@ def a_shared_phone_and_a_jam(f: Family) -> None:
 
 
 def an_empty_hopper(f: Family) -> None:
-    """The three fires emptied the hopper: before anyone presses, every phone says so and its button is off; Dad
-    refills from his phone, and presses."""
+    """The three fires emptied the hopper: before anyone presses, every screen says so and every button is off; Dad
+    refills from the top of his phone, and presses."""
     dad = f.page("dad")
     for seat, page in f.phones():
         expect(page.locator("#hopper-text")).to_have_text(seat.say("hopper.level", remaining=0, loaded=HOPPER))
         expect(page.locator("#press")).to_be_disabled()
         expect(page.locator("#press-caption")).to_have_text(seat.say("button.why_empty"), timeout=WAIT_MS)
+        # Told at the top, with the refill at hand there (the hopper's own ↻ is far below on a small phone).
+        expect(page.locator("#trouble-what")).to_have_text(seat.say("trouble.empty"))
+        expect(page.locator("#trouble-refill")).to_be_visible()
+    # The TV too, before anyone presses, and its disc is off: the refill is tapped on a phone.
+    tv, said = f.page("tv"), f.seat("tv").say
+    expect(tv.locator("#tv-trouble-what")).to_have_text(said("trouble.empty"), timeout=WAIT_MS)
+    expect(tv.locator("#tv-trouble-do")).to_have_text(said("trouble.do_refill_phone"))
+    expect(tv.locator("#stage")).to_have_attribute("data-blocked", "")
     f.shoot("10-empty")
-    dad.locator("#reload").tap()
+    dad.locator("#trouble-refill").tap()
     confirm(dad)
     f.no_trouble()
     f.told("prompt.turn", player="Dad")
-    dad.evaluate("window.scrollTo(0, 0)")  # back up from the hopper's ↻ to the button
     f.shoot("11-refilled")
     press(dad)
     f.told("prompt.turn", player="Mum")
@@ -199,12 +207,17 @@ def a_fault_mid_fire(f: Family) -> None:
             expect(page.locator("#press")).to_be_disabled()
             expect(page.locator("#press-caption")).to_have_text(seat.say("button.why_fault"))
             expect(page.locator("#fault-reset")).to_be_visible(visible=seat.admin)
+            # The admin's Reset is at the top too, where the fault is told (the banner's is below the first screen).
+            expect(page.locator("#trouble-reset")).to_be_visible(visible=seat.admin)
+    # 小红 is next: the children's phone tells her to wait for the admin, as its button does.
+    expect(f.page("kids").locator("#prompt-me-text")).to_have_text(
+        f.seat("kids").say("mine.wait_fault", player="小红"), timeout=WAIT_MS
+    )
     f.shoot("12-fault")
     roller_speed(f.daemon, FAST)
-    f.page("dad").locator("#fault-reset").tap()
+    f.page("dad").locator("#trouble-reset").tap()
     f.no_trouble()
     f.told("prompt.turn", player="小红")  # cards came out: Mum's press was hers
-    f.page("dad").evaluate("window.scrollTo(0, 0)")
     f.shoot("13-fault-reset")
 
 

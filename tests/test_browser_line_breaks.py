@@ -33,11 +33,11 @@ pytestmark = pytest.mark.browser
 # 40 letters; one wider than the line must break: that is checked apart).
 NAMES = {"zh-Hans": "欧阳小红", "zh-Hant": "歐陽小紅"}
 LATIN = "Alexandra"
-NAME_FIELDS = {"by", "losers", "player", "players", "who", "winner", "winners", "table"}
+NAME_FIELDS = {"before", "by", "losers", "player", "players", "who", "winner", "winners", "table"}
 # Where each kind of text is drawn on the phone: the elements that show it, by the longest prefix of its key (the
 # trouble's first line, what happened, is bigger than what to do and who goes next).
 PLACES = {
-    "prompt.": ("#prompt-text",),
+    "prompt.": ("#prompt-text", "#prompt-me-text"),  # a shared phone's own line says the table's demand
     "mine.": ("#prompt-me-text",),
     "button.": ("#press-caption",),
     "press_for.": ("#press-for-text",),
@@ -58,16 +58,21 @@ PARSERS = {
 INVISIBLE = "\u200b\u2060"
 
 # Each text shown in the element, its lines read from the layout (a character starts a new line when it is drawn
-# lower than the one before), then the element as it was. Hidden parts are shown for the reading.
-LINES_JS = """([selector, texts]) => {
+# lower than the one before), then the element as it was. Hidden parts are shown for the reading. Each is read after
+# the page's own fitting of its words (fit.js, on the next turn of the event loop) is done.
+LINES_JS = """async ([selector, texts]) => {
   const element = document.querySelector(selector);
   const stage = document.querySelector("#stage");
   const hidden = [];
   for (let e = element; e; e = e.parentElement) if (e.hidden) { hidden.push(e); e.hidden = false; }
   const saved = [element.textContent, stage.dataset.moment];
   if (selector === "#press-outcome") stage.dataset.moment = "outcome";
-  const read = texts.map((text) => {
-    element.textContent = text;
+  const read = [];
+  for (const text of texts) {
+    do {  // the page may put its own words back meanwhile (an event came)
+      element.textContent = text;
+      await new Promise((resolve) => setTimeout(resolve));
+    } while (element.textContent !== text);
     const node = element.firstChild, lines = [""];
     let top = null;
     for (let i = 0; i < text.length; i++) {
@@ -79,8 +84,8 @@ LINES_JS = """([selector, texts]) => {
       if (rect) top = rect.top;
       lines[lines.length - 1] += text[i];
     }
-    return lines;
-  });
+    read.push(lines);
+  }
   element.textContent = saved[0];
   if (saved[1] === undefined) delete stage.dataset.moment; else stage.dataset.moment = saved[1];
   for (const e of hidden) e.hidden = true;
@@ -100,7 +105,6 @@ def filled(strings: dict[str, str], template: str, name: str) -> str:
             "reason": strings["fault.cause_board"],
             "profile": strings["profile.classic"],
             "ruleset": strings["ruleset.uno_attack"],
-            "mine": strings["mine.play"],  # a shared phone's: whose turn it is, then what that player does
         }
         return words.get(field, "12")
 

@@ -79,7 +79,7 @@ def test_a_phone_two_children_share_acts_for_whichever_of_them_the_table_asks(tm
 
         # 阿明's turn: the phone says so, and his card is recorded as his, on his turn: the Wild Hit-Fire hits Dad.
         declare(running, kind="turn", player="阿明")
-        mine = fill(hans["mine.shared"], players="小红或阿明", player="阿明", mine=hans["mine.play"])
+        mine = fill(hans["mine.shared_turn"], player="阿明")
         expect(page.locator("#prompt-me-text")).to_have_text(mine, timeout=WAIT_MS)
         expect(page.locator("#quick")).to_have_attribute("open", "")
         expect(page.locator("#quick-who")).to_be_hidden()
@@ -118,7 +118,7 @@ def test_a_phone_two_children_share_acts_for_whichever_of_them_the_table_asks(tm
         page.locator("#fix-penalty").tap()
         expect(question.locator("select")).to_have_value("阿明")
         confirm(page)
-        mine = fill(hans["mine.shared"], players="小红或阿明", player="阿明", mine=fill(hans["mine.twice"], n=2))
+        mine = fill(hans["prompt.times"], player="阿明", n=2)
         expect(page.locator("#prompt-me-text")).to_have_text(mine, timeout=WAIT_MS)
         owed = table(running)["pending"]
         assert owed["player"] == "阿明" and owed["presses"] == 2 and owed["cause"] == "uno_penalty"
@@ -126,7 +126,7 @@ def test_a_phone_two_children_share_acts_for_whichever_of_them_the_table_asks(tm
         # His press from the phone he shares (Dad's turn) counts for him at once: no "press for 阿明?".
         page.locator("#press").tap()
         expect(page.locator("#prompt-me-text")).to_have_text(
-            fill(hans["mine.shared"], players="小红或阿明", player="阿明", mine=hans["mine.once"]), timeout=WAIT_MS
+            fill(hans["prompt.more_one"], player="阿明"), timeout=WAIT_MS
         )
         expect(page.locator("#press-for")).to_be_hidden()
         owed = table(running)["pending"]

@@ -33,6 +33,7 @@ function renderAccess() {
   for (const [id, notice] of Object.entries(store)) $(id).hidden = !access.notices.includes(notice);
   $("store-full").hidden = !Object.values(store).some((notice) => access.notices.includes(notice));
   $("fault-reset").hidden = role !== "admin"; // the fault banner itself shows only during a fault
+  ui.admin = role === "admin"; // the prompt's own Reset (game.js), redrawn with the seat below
   $("join-qr").alt = t("admin.qr");
   for (const form of [$("join"), $("admin-join")]) form.querySelector("[type=submit]").disabled = access.joining;
   ui.joined = role ? joined : null; // unknown while offline: the button stays as it was
@@ -169,12 +170,13 @@ function startAccess() {
       renderAccess();
     }),
   );
-  $("fault-reset").addEventListener("click", () =>
+  const reset = () =>
     act("POST", "/api/reset", undefined, (body) => {
       ui.fault = body.fault;
       renderFault();
-    }),
-  );
+    });
+  $("fault-reset").addEventListener("click", reset);
+  $("trouble-reset").addEventListener("click", reset);
   $("role").addEventListener("click", () => {
     $("access").open = true;
     $("access").scrollIntoView({ block: "start" });

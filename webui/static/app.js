@@ -22,7 +22,7 @@ import {
 import { confirmed } from "./confirm.js";
 import { setTension } from "./motion.js";
 import { phonePlayer, phoneCall, renderPrompt } from "./game.js";
-import { asked, BLOCKED_BY, faultReason, game, mayChangeTrouble } from "./gamestate.js";
+import { asked, BLOCKED_BY, faultReason, game, mayChangeTrouble, shownTrouble } from "./gamestate.js";
 
 const LANGS = ["en", "zh-Hans", "zh-Hant"];
 const LANG_KEY = "uno-launcher.lang";
@@ -107,8 +107,7 @@ function renderConn() {
 export function renderButton() {
   const button = $("press");
   const outsider = ui.joined === false;
-  // A press on an empty hopper can only fail: the count says so before anyone presses.
-  const blocked = BLOCKED_BY[ui.trouble?.code] ?? (ui.hopper?.remaining === 0 ? BLOCKED_BY.empty : undefined);
+  const blocked = BLOCKED_BY[shownTrouble()?.code];
   button.disabled = ui.busy || outsider || Boolean(blocked);
   button.setAttribute("aria-busy", String(ui.busy));
   let caption;
@@ -209,14 +208,14 @@ function renderHopper() {
   $("hopper-low").hidden = !low;
   $("hopper-low").textContent = low;
   renderButton();
+  renderPrompt(); // an empty hopper is told as trouble at the top, with its refill
 }
 
-// Under the button, before a press fails: the hopper is empty, or holds fewer cards than a press may take (what a
-// classic deal owes, else the most the shuffle's profile fires). Trouble that says it already (empty, short) wins.
+// Under the button, before a press fails: the hopper holds fewer cards than a press may take (what a classic deal
+// owes, else the most the shuffle's profile fires). An empty one is trouble, told at the top (gamestate.js).
 function hopperLow() {
   const remaining = ui.hopper?.remaining;
-  if (remaining === undefined || ["empty", "short"].includes(ui.trouble?.code)) return "";
-  if (remaining === 0) return t("hopper.empty");
+  if (!remaining || ["empty", "short"].includes(ui.trouble?.code)) return "";
   const deal = game.data?.scoreboard.over ? null : game.data?.table.pending?.cards;
   const needed = deal || (ui.profiles?.find((p) => p.name === ui.shuffle?.profile)?.max_cards ?? 1);
   if (remaining >= needed) return "";
@@ -584,8 +583,7 @@ async function refreshState() {
 // What stops the table now (docs/API.md: `trouble`), told in every phone's prompt and on its button.
 function showTrouble(trouble) {
   ui.trouble = trouble ?? null;
-  renderHopper(); // and the button
-  renderPrompt();
+  renderHopper(); // and the button and the prompt
 }
 
 let troubleReads = 0; // only the newest read is shown
@@ -739,6 +737,7 @@ export async function start() {
   $("press-for-yes").addEventListener("click", () => press($("press-for").dataset.player));
   $("press-for-no").addEventListener("click", () => askPressFor(null));
   $("reload").addEventListener("click", reload);
+  $("trouble-refill").addEventListener("click", reload);
   $("new-shuffle").addEventListener("click", newShuffle);
   $("seal-copy").addEventListener("click", () => copyText($("seal-full"), t("toast.copied")));
   $("fair-chip").addEventListener("click", openFairness);

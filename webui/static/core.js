@@ -25,6 +25,7 @@ export const ui = {
   conn: "connecting", // connecting | live | reconnecting
   busy: false, // a press from this phone is in flight
   joined: null, // this phone has joined the table (true / false) once its role is known (access.js)
+  admin: false, // it joined with the admin PIN (access.js): a FAULT's Reset is offered at the top
   hopper: null, // the hopper's count, {loaded, dispensed, remaining}, once known
   fault: null, // message of the latched hardware fault, if any
   faultCause: null, // why it latched (launcher/press/outcomes.py FaultCause), worded by app.js

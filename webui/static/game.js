@@ -4,6 +4,7 @@
 // Player and team names are data: they only ever reach the page through textContent.
 import { request, refusal } from "./api.js";
 import { confirmed } from "./confirm.js";
+import { keepWithin } from "./fit.js";
 import { $, byName, hooks, ui, t, stored, remember, vibrate, toast } from "./core.js";
 import {
   game,
@@ -19,6 +20,8 @@ import {
   demandText,
   asked,
   troubleWords,
+  shownTrouble,
+  BLOCKED_BY,
 } from "./gamestate.js";
 import { resetEntry, renderEntry, renderScores } from "./score.js";
 import { renderSetup, renderGameRules } from "./setup.js";
@@ -29,6 +32,7 @@ const WATCH_KEY = "uno-launcher.watching"; // "yes": this phone chose to watch, 
 const VIBRATE_ME = [200, 100, 200];
 const GAME_RELOAD_MS = 100; // events close together are read with one GET /api/game
 const MAX_COUNT = 4; // identical cards at once (house rule): 1 to this
+const PROMPT_ME_LINES = 2; // this phone's own line: the button stays on a 320×640 first screen under it
 // The declarations come from the daemon's registry (rules.actions): each action's kind, the rulesets, modes and
 // house rule it belongs to, its fields (how the page fills each: "who", "count", "catchers", "first_card", "preset")
 // and its buttons (group, symbol, catalogue key, the values it sends). The page keeps no list of its own.
@@ -218,8 +222,7 @@ function demandShort(demand) {
   return `${CARD}${demand.cards}`;
 }
 
-function renderTrouble() {
-  const trouble = ui.trouble;
+function renderTrouble(trouble) {
   $("trouble").hidden = !trouble;
   if (!trouble) return;
   $("trouble").dataset.code = trouble.code;
@@ -227,6 +230,10 @@ function renderTrouble() {
   $("trouble-what").textContent = words.what;
   $("trouble-do").textContent = words.todo;
   $("trouble-next").textContent = words.after;
+  // The way out at hand where the trouble is told: on a small phone the hopper's own ↻, and the admin's Reset in the
+  // fault banner, are below the first screen.
+  $("trouble-refill").hidden = !["empty", "short"].includes(trouble.code);
+  $("trouble-reset").hidden = trouble.code !== "fault" || !ui.admin;
 }
 
 // What this phone's player is called to do now: "turn" (their plain turn: play a card, or press if they cannot),
@@ -238,8 +245,9 @@ export function phoneCall() {
 
 export function renderPrompt() {
   const data = game.data;
-  $("prompt").hidden = !data && !ui.trouble;
-  renderTrouble();
+  const trouble = shownTrouble();
+  $("prompt").hidden = !data && !trouble;
+  renderTrouble(trouble);
   if (!data) {
     for (const id of ["prompt-row", "prompt-cause", "prompt-next", "prompt-me"]) $(id).hidden = true;
     renderQuick();
@@ -275,14 +283,15 @@ export function renderPrompt() {
   $("prompt-symbol").textContent = symbol;
   $("prompt-text").textContent = text;
   $("prompt-me").hidden = !mine && !before;
-  // This phone's own line says it, in the words of "you"; trouble's own line says whose go it is after.
-  $("prompt-row").hidden = mine || Boolean(ui.trouble && !pending);
+  // This phone's own line says it, in the words of "you"; trouble's own line says whose go it is after (and while no
+  // press can be taken, what is owed waits: the table's line would contradict the grey button).
+  $("prompt-row").hidden = mine || Boolean(trouble && (!pending || BLOCKED_BY[trouble.code]));
   if (before) $("prompt-me").dataset.waiting = "true";
   else delete $("prompt-me").dataset.waiting;
   $("prompt-me-symbol").textContent = mine ? "👉" : "⏳";
-  $("prompt-me-text").textContent = holderText(mine ? mineText(pending) : before ? t("mine.after", { player: before }) : "");
+  $("prompt-me-text").textContent = mine ? mineText(pending, trouble) : before ? afterText(before) : "";
   $("prompt-cause").textContent = cause;
-  $("prompt-cause").hidden = !cause || Boolean(ui.trouble);
+  $("prompt-cause").hidden = !cause || Boolean(trouble);
   const waiting = scoreboard.over ? [] : table.demands.slice(1);
   $("prompt-next").hidden = waiting.length === 0;
   $("prompt-queue").replaceChildren(
@@ -305,14 +314,30 @@ function pressesBefore(demands, player) {
   return index > 0 ? demands[index - 1].player : null;
 }
 
-// On a phone several players share, its banner first says which of them the table asks: "Ann or Ben: Ben's go".
-function holderText(text) {
-  if (!text || game.mine.length < 2) return text;
-  return t("mine.shared", { players: names(game.mine, "disjunction"), player: game.me, mine: text });
+// While the launcher cannot take a press, what the player asked does meanwhile: wait, and for whom (the disc says
+// why it is off). Literal keys for tests/test_i18n.py.
+const WAIT_FOR = {
+  fault: (player) => t("mine.wait_fault", { player }),
+  lid_open: (player) => t("mine.wait_lid", { player }),
+  board_lost: (player) => t("mine.wait_board", { player }),
+  empty: (player) => t("mine.wait_empty", { player }),
+  short: (player) => t("mine.wait_empty", { player }),
+};
+
+// Due after `before` in the queue; on a shared phone, which of its players.
+function afterText(before) {
+  if (game.mine.length > 1) return t("mine.shared_after", { player: game.me, before });
+  return t("mine.after", { player: before });
 }
 
-// What this phone's own banner says: "Your turn", or what it owes in the words of "you".
-function mineText(demand) {
+// What this phone's own banner says: "Your turn", or what it owes in the words of "you". On a phone several players
+// share, the name of the one the table asks in place of "you" (who holds it now), in one short line: "Ben: press
+// twice" (the button's caption says a tap is for a player who cannot play).
+function mineText(demand, trouble) {
+  const shared = game.mine.length > 1;
+  const wait = WAIT_FOR[trouble?.code];
+  if (wait) return wait(shared ? game.me : t("mine.you"));
+  if (shared) return demand ? demandText(demand) : t("mine.shared_turn", { player: game.me });
   if (!demand) return t("mine.play");
   const values = { n: demand.presses || demand.cards };
   if (demand.until_fire) return t("mine.until_fire", values);
@@ -725,6 +750,7 @@ function startGame() {
   game.watching = stored(WATCH_KEY) === "yes";
   $("first-card-go").addEventListener("click", () => declare("first_card"));
   $("undo-declaration").addEventListener("click", undoDeclaration);
+  keepWithin($("prompt-me-text"), PROMPT_ME_LINES);
   loadGame().catch(() => renderGame());
 }
 

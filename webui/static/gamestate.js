@@ -311,6 +311,13 @@ export const BLOCKED_BY = {
   short: () => t("button.why_empty"),
 };
 
+// The trouble a phone tells: the launcher's (/api/state's), else an empty hopper its count shows before a press
+// fails (a press could only fail, so the refill is offered at once).
+const EMPTY = { code: "empty", player: null, owed: [] };
+export function shownTrouble() {
+  return ui.trouble ?? (ui.hopper?.remaining === 0 ? EMPTY : null);
+}
+
 // The trouble in words, as every phone's prompt and the table screen tell it: `what` happened, what `todo`, and who
 // presses `after` ("" when nobody is named). `screen`: the table screen's own, `{ cause }` of a FAULT, which it names
 // (it has no fault banner), and its refill is tapped on a phone (it has no ↻).

@@ -17,6 +17,7 @@ import {
   names,
   showError,
   mayChangeTrouble,
+  shownTrouble,
   troubleWords,
 } from "./gamestate.js";
 import { plug as motion, setTension } from "./motion.js";
@@ -77,10 +78,10 @@ function nextWords(queue, current) {
   return current ? t("tv.next_then", { players, player: current }) : t("tv.next", { players });
 }
 
-// Trouble at the launcher (/api/state's `trouble`), in the words of every phone's prompt: what happened, what to do,
-// who presses after.
+// Trouble at the launcher (/api/state's `trouble`, or an empty hopper before a press fails), in the words of every
+// phone's prompt: what happened, what to do, who presses after.
 function renderTrouble() {
-  const trouble = ui.trouble;
+  const trouble = shownTrouble();
   renderDisc();
   $("tv-trouble").hidden = !trouble;
   if (!trouble) return;
@@ -93,6 +94,7 @@ function renderTrouble() {
 
 function showState(state) {
   ui.trouble = state.trouble ?? null;
+  ui.hopper = state.hopper;
   screen.faultCause = state.fault_cause;
   renderTrouble();
 }
@@ -138,7 +140,7 @@ function showOutcome(text, lasts = true) {
 // While the launcher cannot take a press (a FAULT, the lid open, the board lost, an empty hopper) the disc is off as
 // every phone's button is: grey, its caption saying why, not the red of a button waiting for a press.
 function renderDisc() {
-  const blocked = BLOCKED_BY[ui.trouble?.code];
+  const blocked = BLOCKED_BY[shownTrouble()?.code];
   $("stage").toggleAttribute("data-blocked", Boolean(blocked));
   $("tv-outcome").textContent = screen.shown || (blocked ? blocked() : "");
 }
@@ -178,6 +180,11 @@ function onLauncher({ type, data }) {
       break;
     case "hardware.ok":
       showOutcome(t("feed.ok"));
+      break;
+    case "hopper.changed":
+    case "hopper.reloaded":
+      ui.hopper = data; // emptied: told as the phones tell it, before a press fails
+      renderTrouble();
       break;
     case "attack.started":
     case "attack.progress":
