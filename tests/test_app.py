@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
+from launcher.access.book import PinGuard
 from launcher.daemon import Daemon
 from tests.conftest import local_daemon
 from webui import create_app
@@ -29,6 +30,7 @@ def _app_of(daemon: Daemon) -> Flask:
         access=daemon.access,
         doorbell=daemon.doorbell,
         budgets=daemon.budgets,
+        pin_guard=PinGuard(clock=daemon.clock.now),
         profiles=daemon.profiles,
         power=daemon.power,
         history=daemon.history,
