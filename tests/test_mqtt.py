@@ -149,8 +149,10 @@ def test_a_broker_down_loses_nothing_the_table_plays_on_and_catches_up_in_order(
         press(kitchen)
     broker.start()
     wait_until(lambda: len(set(event_ids(listener, PRESSED))) == 18, timeout=30)
-    ids = event_ids(listener, PRESSED)
-    assert ids == sorted(ids), "sent in the order they happened"
+    # At least once (docs/HOME.md): a press the broker had passed on when it stopped, but whose acknowledgement the
+    # table never got, comes again after the reconnect; what is new comes in the order it happened.
+    firsts = list(dict.fromkeys(event_ids(listener, PRESSED)))
+    assert firsts == sorted(firsts), "sent in the order they happened"
     wait_until(lambda: listener.on("uno-launcher/kitchen/state/presses")[-1:] == [b"18"])
 
 
