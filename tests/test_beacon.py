@@ -304,15 +304,16 @@ def test_with_the_beacon_withholding_chooses_nothing() -> None:
     host's phone keeps whichever of revealing or withholding makes the first press fire. Without a beacon that
     works (1 - 0.75^2 = 44 %); with one, the round is signed after the reveals close, so the host can only judge
     the two keys without it, and the press fires as often as chance (25 %)."""
-    import secrets
+    import random
 
     from launcher.fairplay.sealing import Contribution, sealed_key
-    from tests.test_fairness_redteam import chi_square_p, first_press_fires
+    from tests.test_fairness_redteam import chi_square_p, first_press_fires, token
 
     shuffles = 8_000
     won_without = won_with = 0
+    draw = random.Random(5)  # seeded: see tests/test_fairness_redteam.py's token()
     for _ in range(shuffles):
-        seal, seed, honest, mine = (secrets.token_hex(16) for _ in range(4))
+        seal, seed, honest, mine = (token(draw) for _ in range(4))
         table = [Contribution(commitment_of(honest), honest)]
 
         def key(revealed: bool, beacon: BeaconRound | None = None) -> bytes:
@@ -321,7 +322,7 @@ def test_with_the_beacon_withholding_chooses_nothing() -> None:
 
         reveal = first_press_fires(key(True)) or not first_press_fires(key(False))  # the best it can judge
         won_without += first_press_fires(key(reveal))
-        round_had = BeaconRound(ROUND, secrets.token_hex(48))  # published after the choice
+        round_had = BeaconRound(ROUND, draw.randbytes(48).hex())  # published after the choice
         won_with += first_press_fires(key(reveal, round_had))
     best_of_two = 1 - 0.75**2
     assert chi_square_p([shuffles - won_without, won_without], [1 - best_of_two, best_of_two]) > 0.01
