@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from launcher.access.bodies import Check, Field, Shape, parsed_by
-from launcher.access.book import PinError, PinGuard, Role, TooManyTries, check_pin_shape
+from launcher.access.book import PinError, Role, TooManyTries, check_pin_shape
 from launcher.access.budgets import Budget
 from launcher.access.doorbell import CODE_LENGTH, WAIT_S, NoSuchCode, PinWasWrong, Still, WaitOver
 from launcher.events import EventType
@@ -43,10 +43,6 @@ _JOIN = Shape(
 )
 _CHANGEABLE = (Role.TABLE, Role.ADMIN)
 _PINS = Shape("a PIN change", {role.label: Field(check=_pin(role)) for role in _CHANGEABLE})
-
-
-def _guard() -> PinGuard:
-    return parts().pin_guard
 
 
 @bp.get("/session")
@@ -87,7 +83,7 @@ def join() -> tuple[Response, int]:
         _spend_a_join()
         return _joined(role, None)
     pin: str = sent["pin"]
-    guard, client = _guard(), access.client()
+    guard, client = parts().pin_guard, access.client()
     try:
         tries_left = guard.take(client)  # before the PIN is checked, so parallel guesses all count
     except TooManyTries:
@@ -132,7 +128,7 @@ def _collect(ticket: str) -> tuple[Response, int]:
         raise ApiError(401, "pin_was_wrong", str(e)) from None
     if isinstance(looked, Still):
         return _waiting(ticket, looked.code, looked.left_s)
-    _guard().forgive(looked.client, refund=False)
+    parts().pin_guard.forgive(looked.client, refund=False)
     return _joined(looked.role, looked.table_pin)
 
 
