@@ -492,3 +492,40 @@ def test_a_press_is_marked_sent_only_once_the_broker_acknowledged_it(tmp_path: P
     finally:
         outbox.stop()
         table.bus.close()
+
+
+# --- what a stranger reads ------------------------------------------------------------------------------------------
+
+
+def test_neither_a_stranger_nor_a_guest_reads_the_tournaments_key_anywhere(daemon: Daemon) -> None:
+    admin = joined_client(daemon, admin=True)
+    made = admin.post("/api/tournaments", json={"players": EIGHT, "tables": ["table", "garden"]})
+    assert made.status_code == 201
+    code = admin.get("/api/tournament/code").get_json()["code"]
+    assert code
+    stranger, guest = daemon.app.test_client(), joined_client(daemon)
+    assert stranger.get("/api/tournament/code").status_code in (401, 403)
+    assert guest.get("/api/tournament/code").status_code == 403
+    for reader in (stranger, guest):
+        for path in ("/api/state", "/api/tournament"):
+            text = reader.get(path).get_data(as_text=True)
+            assert code not in text and code.replace("-", "") not in text, path
+
+
+@pytest.mark.slow
+def test_a_stranger_reading_why_the_broker_refused_the_table_learns_no_password(tmp_path: Path) -> None:
+    broker = _home_md_broker(tmp_path / "broker")
+    broker.start()
+    try:
+        secret = tmp_path / "kitchen-password"
+        secret.write_text("not-the-kitchens-s3cret\n", encoding="utf-8")
+        extra = f'username = "kitchen"\npassword_file = "{secret}"'
+        kitchen = start_daemon(table_dir(tmp_path, "kitchen"), mqtt_toml(broker, "kitchen", extra))
+        try:
+            link = wait_until(lambda: (kitchen.get("/api/state")["mqtt"] or {}).get("reason"), timeout=20)
+            text = json.dumps(kitchen.get("/api/state"))
+            assert "s3cret" not in text and str(secret) not in text, link
+        finally:
+            kitchen.close()
+    finally:
+        broker.stop()
