@@ -59,6 +59,12 @@ class Table:
                 answers += self.post.receive(topic.split("/")[2:], payload.encode())
         return answers
 
+    def wiped(self, levels: list[str]) -> list[Signed]:
+        """A retained message cleared, as the bridge takes it (a refusal is a log line there): what is put back."""
+        with suppress(TournamentError):
+            return self.post.wiped(levels)
+        return []
+
     def view(self) -> dict[str, object]:
         return self.book.view()
 

@@ -114,6 +114,8 @@ class MqttOutbox:
             if not events:
                 self._bus.wait(sent, timeout=IDLE_S)
                 continue
+            with self._changed:  # acknowledgements heard meanwhile were of the connection's own messages: a
+                self._acked.clear()  # message id of theirs, come round again, must not pass for this batch's
             mids = []
             for event in events:
                 if event.type == EventType.BUTTON_PRESSED:

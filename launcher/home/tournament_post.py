@@ -13,7 +13,10 @@ Each time a table (re)connects it tells every round it holds (the ones it scored
 heard them), and asks, so a broker that lost its retained messages (a power cut, a new broker, wiped persistence) is
 filled again, even with the table that scored a round switched off, and a table that was away catches up. An ask is
 answered with the table's own rounds only: asks come again after every flood (launcher/home/mqtt.py's catch-up),
-and an answer of every table's rounds from every table would be the flood again, times the tables.
+and an answer of every table's rounds from every table would be the flood again, times the tables. A setup
+cleared on the broker is put back by every table holding it (a round by its own table), and an older version is
+answered with the newest, each at most ANSWERS_PER_MINUTE a minute for one topic: a client replaying or clearing
+again and again costs the tables a bounded number of messages.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ MAX_MESSAGE_BYTES = 4096  # a setup of 16 names or a round of 4 scores is far be
 SETUPS_PER_MINUTE = 6  # setups a minute taken from one table: a family sets up one an evening
 ROUNDS_PER_MINUTE = 240  # new rounds and corrections a minute from one table: a whole catch-up of several at once
 ASKS_PER_MINUTE = 6  # asks a minute answered for one table: it asks once per connection
+# Answers to an older version, or to a wipe, a minute for one topic: a table that missed a correction needs one;
+# without a bound, a client replaying a seen old version (or clearing a topic) over and over made every table
+# holding it publish once per message.
+ANSWERS_PER_MINUTE = 2
 MAX_EARLY = 512  # signed rounds heard before their setup (a broker sends retained messages in any order)
 HELD_RETRY_S = 15.0  # a round refused over budget is tried again this soon: a quarter of a minute's budget is back
 
@@ -62,6 +69,7 @@ class TournamentPost:
         self._setups = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament setups", SETUPS_PER_MINUTE, clock)
         self._rounds = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament rounds", ROUNDS_PER_MINUTE, clock)
         self._asks = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament asks", ASKS_PER_MINUTE, clock)
+        self._answers = PerMinute(Refusal.TOO_MANY_DECLARATIONS, "tournament answers", ANSWERS_PER_MINUTE, clock)
         self._clock = clock
         self._lock = threading.Lock()  # the rounds held over budget: held by the inbox, taken by their own thread
         self._held: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()  # (id, table, number): body
@@ -113,17 +121,22 @@ class TournamentPost:
 
     def wiped(self, levels: list[str]) -> list[Signed]:
         """A topic under uno-launcher/tournament/ emptied (a retained message cleared by any client): this table's
-        setup or own round put back as it holds it, so a table joining meanwhile still finds it; [] for the rest."""
+        setup or own round put back as it holds it, so a table joining meanwhile still finds it, at most
+        ANSWERS_PER_MINUTE a minute for one topic; [] for the rest."""
         id, kind = levels[0] if levels else "", levels[1:]
         key, setup = self._book.key(id), self._book.setup(id)
         if key is None or setup is None:
             return []
         if kind == ["setup"]:
-            return [self._setup(key, id, setup)]
-        if len(kind) == 3 and kind[:2] == ["round", self._table]:
+            put_back = [self._setup(key, id, setup)]
+        elif len(kind) == 3 and kind[:2] == ["round", self._table]:
             mine = self._book.told(id, self._table)
-            return [self._round(key, id, self._table, n, v) for n, v in mine.items() if str(n) == kind[2]]
-        return []
+            put_back = [self._round(key, id, self._table, n, v) for n, v in mine.items() if str(n) == kind[2]]
+        else:
+            return []
+        if put_back:
+            self._spend(self._answers, topic(*levels), grows=False)
+        return put_back
 
     def _setup(self, key: bytes, id: str, setup: dict[str, Any]) -> Signed:
         return topic(id, "setup"), seal(key, topic(id, "setup"), self._table, setup)
@@ -193,10 +206,12 @@ class TournamentPost:
         if before is not None and version < before.version:
             # An older version: an echo from before a correction, a table that missed one, or a replay kept retained
             # over the newest. The newest goes back on the broker, so a table joining reads it, even while the table
-            # that scored it is off (one answer per message from each table that holds it).
+            # that scored it is off (from each table that holds it, at most ANSWERS_PER_MINUTE a minute).
             key = self._book.key(id)
             assert key is not None, "a round is only taken for a tournament whose key is held (receive)"
-            return [self._round(key, id, table, number, before)]
+            answer = self._round(key, id, table, number, before)
+            self._spend(self._answers, answer[0], grows=False)
+            return [answer]
         if before is None or version > before.version:
             try:
                 self._spend(self._rounds, table)
